@@ -1,0 +1,57 @@
+/* rpxprof/latency.h — the latency profiler: samples and their statistics.
+ *
+ * Lifecycle: rpx_latency_create(warmup) → rpx_latency_add_* ... →
+ * rpx_latency_stats_get → rpx_latency_destroy.
+ *
+ * Samples are kept in nanoseconds (double, so amortised batch times keep
+ * their fraction). The first `warmup` samples added are excluded from the
+ * statistics; if no sample is left after them, all samples are used. With no
+ * samples at all every statistic is unavailable. Percentiles follow numpy's
+ * default (linear interpolation between closest ranks); std is the sample
+ * standard deviation (n - 1), unavailable below two samples. */
+#ifndef RPXPROF_LATENCY_H
+#define RPXPROF_LATENCY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rpx_latency rpx_latency;
+
+typedef struct rpx_latency_stats {
+    size_t n;                     /* samples the statistics were computed from */
+    int available;                /* 0: no samples, every value below is NaN */
+    double p50_ms, p95_ms, p99_ms;
+    double mean_ms, min_ms, max_ms;
+    double std_ms;                /* NaN when n < 2 */
+} rpx_latency_stats;
+
+int rpx_latency_create(long warmup, rpx_latency **out);
+void rpx_latency_destroy(rpx_latency *lat);
+/* Pre-size storage so that adding n samples does not allocate. */
+int rpx_latency_reserve(rpx_latency *lat, size_t n);
+int rpx_latency_add_ns(rpx_latency *lat, double ns);
+int rpx_latency_add_seconds(rpx_latency *lat, double seconds);
+/* One per-item sample: total_ns / batch_size (batch_size >= 1). */
+int rpx_latency_add_batch_ns(rpx_latency *lat, double total_ns, size_t batch_size);
+int rpx_latency_add_batch_seconds(rpx_latency *lat, double total_seconds, size_t batch_size);
+
+/* Every sample added, warmup included, in order. */
+size_t rpx_latency_count(const rpx_latency *lat);
+const double *rpx_latency_samples_ns(const rpx_latency *lat);
+/* Index of the first sample used by the statistics. */
+size_t rpx_latency_first_used(const rpx_latency *lat);
+
+int rpx_latency_stats_get(const rpx_latency *lat, rpx_latency_stats *out);
+
+/* numpy.percentile(x, q) with the default 'linear' method, q in [0, 100],
+ * on n >= 1 values sorted ascending. */
+double rpx_percentile_sorted(const double *sorted, size_t n, double q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

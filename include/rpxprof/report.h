@@ -1,0 +1,71 @@
+/* rpxprof/report.h — reports: the profile report builder and JSON output.
+ *
+ * Reports are jansson trees (json_t). rpx_json_dump writes them with every
+ * real number in its shortest round-trip form, locale-independently, and NaN
+ * or infinity as null; rpx_json_write_file writes atomically (temporary file
+ * in the same folder, flushed, renamed), or to stdout for "-".
+ *
+ * The profile builder turns the measured pieces into an
+ * "rpxprof.profile/1" report; any C runner with its own loop can use it. */
+#ifndef RPXPROF_REPORT_H
+#define RPXPROF_REPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpxprof/clock.h"
+#include "rpxprof/latency.h"
+#include "rpxprof/memory.h"
+#include "rpxprof/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RPX_PROFILE_SCHEMA "rpxprof.profile/1"
+
+/* A real, or null when it is NaN or infinite. Never NULL (except out of memory). */
+json_t *rpx_json_real_or_null(double v);
+/* A size in bytes as MiB (bytes / 2^20), or null when bytes < 0. */
+json_t *rpx_json_mib_or_null(int64_t bytes);
+
+/* Serialise with 2-space indentation (arrays of scalars on one line).
+ * Returns a malloc'ed NUL-terminated string, or NULL out of memory. */
+char *rpx_json_dumps(const json_t *value);
+/* Write `value` + "\n" to `path` atomically ("-" is stdout). Parent folders
+ * are created. */
+int rpx_json_write_file(const char *path, const json_t *value, rpx_error *err);
+/* Write `len` bytes to `path` atomically, creating parent folders. */
+int rpx_write_file_atomic(const char *path, const void *data, size_t len, rpx_error *err);
+
+/* Everything a profile report is made of. Strings may be NULL (→ null). */
+typedef struct rpx_profile_desc {
+    const char *model_callable;   /* the --model text */
+    const char *target_kind;      /* "shared_object", ... */
+    const char *device;           /* "cpu" | "cuda" */
+    const char *precision;
+    const char *unit;
+    long warmup_calls;
+    const rpx_inputs *inputs;     /* names, shapes, dtypes */
+    const char *inputs_path;
+    const char *inputs_sha256;
+    json_t *metadata;             /* object (borrowed), or NULL for {} */
+    const rpx_latency *latency;   /* samples (ns) and statistics */
+    const rpx_memory_peaks *memory;
+    json_t *cuda_peaks;           /* object {ordinal: MiB} (borrowed), or NULL for {} */
+    const rpx_timer_info *timer;
+    json_t *system_card;          /* object (borrowed), or NULL for null */
+    const char *status;           /* "complete", "failed", "interrupted", ... */
+    const char *error;            /* reason when status is not complete, else NULL */
+    json_t *notes;                /* array of strings (borrowed), or NULL for [] */
+    int64_t wall_ns;              /* loop wall time, < 0 if unknown */
+} rpx_profile_desc;
+
+/* Build the report object. NULL only when out of memory. */
+json_t *rpx_profile_report(const rpx_profile_desc *desc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

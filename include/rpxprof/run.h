@@ -1,0 +1,61 @@
+/* rpxprof/run.h — the timing loop.
+ *
+ * warmup calls (untimed, each synchronized) → memory peaks reset → for each
+ * repeat: sync · t0 · call · sync · t1 · record. Time is integer nanoseconds
+ * from CLOCK_MONOTONIC; the loop does no allocation, I/O or formatting (the
+ * sample buffer is allocated before it; an optional progress thread reads a
+ * counter and prints from outside the loop). */
+#ifndef RPXPROF_RUN_H
+#define RPXPROF_RUN_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpxprof/memory.h"
+#include "rpxprof/model.h"
+#include "rpxprof/target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Synchronize every device the call may have used (NULL for the CPU). */
+typedef int (*rpx_sync_fn)(void *ctx, rpx_error *err);
+
+typedef struct rpx_run_config {
+    long warmup;                  /* >= 0 */
+    long repeats;                 /* >= 1 */
+    rpx_sync_fn sync;             /* NULL: nothing to synchronize */
+    void *sync_ctx;
+    int progress;                 /* print a progress line on stderr */
+    volatile sig_atomic_t *stop;  /* if non-NULL and set, stop after the current call */
+} rpx_run_config;
+
+typedef enum rpx_run_status {
+    RPX_RUN_COMPLETE = 0,
+    RPX_RUN_FAILED,               /* the call (or a sync) returned an error */
+    RPX_RUN_INTERRUPTED           /* *stop was set */
+} rpx_run_status;
+
+typedef struct rpx_run_result {
+    rpx_run_status status;
+    int64_t *samples_ns;          /* `measured` timed calls, in order; free with rpx_run_result_free */
+    size_t measured;
+    long warmup_done;
+    long failed_call;             /* index of the failing call (warmup calls count from 0 too); -1 */
+    int failed_in_warmup;
+    rpx_memory_peaks memory;
+    int64_t wall_ns;              /* from the first warmup call to the end of the loop */
+} rpx_run_result;
+
+/* Run the loop. Returns 0 when the loop ran (check result->status: a failing
+ * call fills `err` with the model's message), a negative code otherwise. */
+int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
+                    const rpx_inputs *inputs, rpx_run_result *result, rpx_error *err);
+void rpx_run_result_free(rpx_run_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

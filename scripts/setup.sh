@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages rpxprof needs to build, run and test.
+# Idempotent; prints nothing when everything is already installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config          # toolchain
+  libzip-dev zlib1g-dev                     # NPZ archives
+  libjansson-dev                            # JSON
+  libssl-dev                                # SHA-256 (libcrypto)
+  libcmocka-dev                             # unit tests
+  clang libclang-rt-14-dev                  # fuzzing (libFuzzer) and sanitizers
+  python3 python3-numpy python3-jsonschema  # test fixtures and checks
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >/dev/null
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

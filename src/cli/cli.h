@@ -1,0 +1,24 @@
+/* cli.h — what the subcommands share: error output, number parsing, exit codes. */
+#ifndef RPX_CLI_H
+#define RPX_CLI_H
+
+#include <stdio.h>
+
+/* Exit codes (docs/cli.md). */
+enum {
+    RPX_EXIT_OK = 0,
+    RPX_EXIT_FAILURE = 1,         /* the run, the inputs or the model failed */
+    RPX_EXIT_USAGE = 2,           /* bad command line */
+    RPX_EXIT_INTERRUPTED = 130    /* SIGINT/SIGTERM: report written with status interrupted */
+};
+
+/* "rpxprof CMD: error: MESSAGE\n" on stderr; returns `code`. */
+int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Strict base-10 parse of a whole string into a long. 0 or -1. */
+int rpx_cli_parse_long(const char *s, long *out);
+
+int rpx_cli_run(int argc, char **argv);
+int rpx_cli_inputs(int argc, char **argv);
+
+#endif

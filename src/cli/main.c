@@ -1,0 +1,68 @@
+/* main.c — owns the top-level command line: dispatch, --help, --version. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+    "Usage: rpxprof COMMAND [OPTION]...\n"
+    "Profile machine-learning prediction functions: latency, memory, and the\n"
+    "hardware and software they ran on.\n"
+    "\n"
+    "Commands:\n"
+    "  run       time a prediction function on fixed inputs and write a JSON report\n"
+    "  inputs    make or show NPZ input files (inputs make, inputs show)\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     show this help and exit\n"
+    "  -V, --version  show the version and exit\n"
+    "\n"
+    "Run 'rpxprof COMMAND --help' for a command's options.\n"
+    "Exit status: 0 success, 1 failure, 2 bad command line, 130 interrupted.\n";
+
+int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "rpxprof%s%s: error: ", cmd ? " " : "", cmd ? cmd : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+int rpx_cli_parse_long(const char *s, long *out)
+{
+    char *end;
+    long v;
+    if (!s || !*s) return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+    if (!cmd) {
+        fputs(usage, stderr);
+        return RPX_EXIT_USAGE;
+    }
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage, stdout);
+        return RPX_EXIT_OK;
+    }
+    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("rpxprof %s\n", RPX_VERSION);
+        return RPX_EXIT_OK;
+    }
+    if (strcmp(cmd, "run") == 0) return rpx_cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "inputs") == 0) return rpx_cli_inputs(argc - 1, argv + 1);
+    return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
+                        "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
+}

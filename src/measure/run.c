@@ -1,0 +1,166 @@
+/* run.c — owns the timing loop and its progress line. */
+#include "rpxprof/run.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rpxprof/clock.h"
+#include "rpxprof/error.h"
+
+typedef struct progress {
+    _Atomic long done;            /* calls finished, warmup included */
+    _Atomic int finished;
+    long total, warmup;
+    int64_t start_ns;
+    pthread_t thread;
+    int running;
+} progress;
+
+static void *progress_main(void *arg)
+{
+    progress *p = arg;
+    const struct timespec tick = {0, 200 * 1000 * 1000};
+    int printed = 0;
+    while (!atomic_load_explicit(&p->finished, memory_order_acquire)) {
+        long done = atomic_load_explicit(&p->done, memory_order_relaxed);
+        double elapsed = (double)(rpx_clock_now_ns() - p->start_ns) / 1e9;
+        double eta = done > 0 ? elapsed * (double)(p->total - done) / (double)done : 0.0;
+        if (done < p->warmup)
+            fprintf(stderr, "\rrpxprof: warmup %ld/%ld, %.1f s elapsed            ", done,
+                    p->warmup, elapsed);
+        else
+            fprintf(stderr, "\rrpxprof: %ld/%ld calls, %.1f s elapsed, ETA %.1f s      ",
+                    done - p->warmup, p->total - p->warmup, elapsed, eta);
+        fflush(stderr);
+        printed = 1;
+        nanosleep(&tick, NULL);
+    }
+    if (printed) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    return NULL;
+}
+
+static void progress_start(progress *p, long warmup, long repeats)
+{
+    atomic_init(&p->done, 0);
+    atomic_init(&p->finished, 0);
+    p->total = warmup + repeats;
+    p->warmup = warmup;
+    p->start_ns = rpx_clock_now_ns();
+    p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
+}
+
+static void progress_stop(progress *p)
+{
+    if (!p->running) return;
+    atomic_store_explicit(&p->finished, 1, memory_order_release);
+    pthread_join(p->thread, NULL);
+    p->running = 0;
+}
+
+static int call_failed(rpx_run_result *r, const rpx_target *t, long index, int in_warmup, int rc,
+                       const rpx_error *merr, rpx_error *err)
+{
+    r->status = RPX_RUN_FAILED;
+    r->failed_call = index;
+    r->failed_in_warmup = in_warmup;
+    rpx_error_set(err, RPX_EMODEL, "--model %s: %s call %ld failed (returned %d): %s", t->spec,
+                  in_warmup ? "warmup" : "timed", index, rc,
+                  merr->message[0] ? merr->message : "no message given");
+    return 0;
+}
+
+int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
+                    const rpx_inputs *inputs, rpx_run_result *result, rpx_error *err)
+{
+    const rpx_call_fn call = target ? target->call : NULL;
+    void *const state = target ? target->state : NULL;
+    const rpx_sync_fn sync = cfg ? cfg->sync : NULL;
+    void *const sync_ctx = cfg ? cfg->sync_ctx : NULL;
+    volatile sig_atomic_t *const stop = cfg ? cfg->stop : NULL;
+    progress prog = {0};
+    rpx_error merr;
+    int64_t *samples;
+    int64_t start;
+    long i;
+    int rc;
+
+    if (!cfg || !target || !call || !inputs || !result)
+        return rpx_error_set(err, RPX_EINVAL, "rpx_measure_run: missing argument");
+    if (cfg->warmup < 0)
+        return rpx_error_set(err, RPX_EINVAL, "--warmup %ld: must be 0 or more", cfg->warmup);
+    if (cfg->repeats < 1)
+        return rpx_error_set(err, RPX_EINVAL, "--repeats %ld: must be 1 or more", cfg->repeats);
+    memset(result, 0, sizeof *result);
+    result->failed_call = -1;
+    rpx_memory_peaks_init(&result->memory);
+    samples = calloc((size_t)cfg->repeats, sizeof *samples);
+    if (!samples)
+        return rpx_error_set(err, RPX_ENOMEM, "--repeats %ld: cannot allocate the sample buffer",
+                             cfg->repeats);
+    result->samples_ns = samples;
+    memset(&merr, 0, sizeof merr);
+    if (cfg->progress) progress_start(&prog, cfg->warmup, cfg->repeats);
+
+    start = rpx_clock_now_ns();
+    for (i = 0; i < cfg->warmup; i++) {
+        if (stop && *stop) goto interrupted;
+        if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
+        if ((rc = call(state, inputs, &merr)) != 0) goto warmup_failed;
+        if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
+        result->warmup_done = i + 1;
+        if (cfg->progress) atomic_store_explicit(&prog.done, i + 1, memory_order_relaxed);
+    }
+
+    rpx_memory_begin_inference(&result->memory);
+    for (i = 0; i < cfg->repeats; i++) {
+        int64_t t0, t1;
+        if (stop && *stop) goto interrupted;
+        if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto timed_failed;
+        t0 = rpx_clock_now_ns();
+        rc = call(state, inputs, &merr);
+        if (sync && rc == 0) rc = sync(sync_ctx, &merr);
+        t1 = rpx_clock_now_ns();
+        if (rc != 0) goto timed_failed;
+        samples[i] = t1 - t0;
+        result->measured = (size_t)i + 1;
+        if (cfg->progress)
+            atomic_store_explicit(&prog.done, cfg->warmup + i + 1, memory_order_relaxed);
+    }
+    rpx_memory_end_inference(&result->memory);
+    result->wall_ns = rpx_clock_now_ns() - start;
+    result->status = RPX_RUN_COMPLETE;
+    progress_stop(&prog);
+    return 0;
+
+warmup_failed:
+    progress_stop(&prog);
+    result->wall_ns = rpx_clock_now_ns() - start;
+    return call_failed(result, target, i, 1, rc, &merr, err);
+timed_failed:
+    rpx_memory_end_inference(&result->memory);
+    progress_stop(&prog);
+    result->wall_ns = rpx_clock_now_ns() - start;
+    return call_failed(result, target, i, 0, rc, &merr, err);
+interrupted:
+    if (result->warmup_done == cfg->warmup) rpx_memory_end_inference(&result->memory);
+    progress_stop(&prog);
+    result->wall_ns = rpx_clock_now_ns() - start;
+    result->status = RPX_RUN_INTERRUPTED;
+    rpx_error_set(err, RPX_EINTERRUPTED, "interrupted after %zu timed calls", result->measured);
+    return 0;
+}
+
+void rpx_run_result_free(rpx_run_result *result)
+{
+    if (!result) return;
+    free(result->samples_ns);
+    result->samples_ns = NULL;
+    result->measured = 0;
+}

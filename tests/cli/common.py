@@ -1,0 +1,50 @@
+"""Shared helpers for the CLI tests: paths from CTest's environment, running the
+real binary, making inputs with numpy, validating reports against the schema."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = os.environ.get("RPX_BIN", "build/rpxprof")
+BUILD = os.environ.get("RPX_BUILD", "build")
+SOURCE = os.environ.get("RPX_SOURCE", ".")
+SANITIZED = os.environ.get("RPX_SANITIZED") == "1"
+MODELS = os.path.join(BUILD, "test-models", "librpxtest_models.so")
+
+
+def run(*args, env=None, check=None, timeout=300):
+    """Run rpxprof; returns CompletedProcess with text output."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, env=e,
+                       timeout=timeout, stdin=subprocess.DEVNULL)
+    if check is not None and p.returncode != check:
+        raise AssertionError(f"rpxprof {' '.join(map(str, args))}: exit {p.returncode}, "
+                             f"expected {check}\nstdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+def validate_profile(report):
+    import jsonschema
+    with open(os.path.join(SOURCE, "schemas", "profile.json")) as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator(schema).validate(report)
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="rpxtest-")
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+
+def main():
+    unittest.main(verbosity=2)

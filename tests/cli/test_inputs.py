@@ -1,0 +1,134 @@
+"""`rpxprof inputs make` and `inputs show`, checked with numpy and hashlib."""
+import hashlib
+import json
+import os
+
+import numpy as np
+
+from common import TempDirTest, main, run
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64"]
+
+
+class InputsTest(TempDirTest):
+    def test_make_every_dtype_numpy_reads_back(self):
+        for compress in ([], ["--compress"]):
+            for dt in DTYPES:
+                with self.subTest(dtype=dt, compress=bool(compress)):
+                    out = self.path(f"{dt}{len(compress)}.npz")
+                    fill = "1" if dt == "bool" else "3" if dt.startswith(("int", "uint")) else "0.1"
+                    run("inputs", "make", out, f"a=2x3x4:{dt}={fill}", f"s=scalar:{dt}",
+                        f"e=0x5:{dt}", *compress, check=0)
+                    with np.load(out, allow_pickle=False) as z:
+                        self.assertEqual(list(z.keys()), ["a", "s", "e"])
+                        a, s, e = z["a"], z["s"], z["e"]
+                    self.assertEqual(a.dtype, np.dtype(dt))
+                    self.assertEqual(a.shape, (2, 3, 4))
+                    np.testing.assert_array_equal(a, np.full((2, 3, 4), np.array(fill).astype(np.float64).astype(dt) if dt != "bool" else True, dtype=dt))
+                    self.assertEqual(s.shape, ())
+                    self.assertEqual(s, np.zeros((), dt))
+                    self.assertEqual(e.shape, (0, 5))
+
+    def test_float16_rounding_matches_numpy(self):
+        values = ["0.1", "65504", "1e-7", "-2.5", "3.14159", "70000", "6e-8"]
+        for v in values:
+            with self.subTest(v):
+                out = self.path("h.npz")
+                run("inputs", "make", out, f"h=1:float16={v}", check=0)
+                with np.load(out) as z:
+                    got = z["h"][0]
+                want = np.float16(np.float32(float(v)))
+                self.assertEqual(got.tobytes(), want.tobytes(), f"{v}: {got} vs {want}")
+
+    def test_large_int64_fill_exact(self):
+        out = self.path("big.npz")
+        run("inputs", "make", out, "a=2:int64=9223372036854775807",
+            "b=1:uint64=18446744073709551615", "c=1:int64=-9223372036854775808", check=0)
+        with np.load(out) as z:
+            self.assertEqual(int(z["a"][0]), 2**63 - 1)
+            self.assertEqual(int(z["b"][0]), 2**64 - 1)
+            self.assertEqual(int(z["c"][0]), -2**63)
+
+    def test_random_is_seeded_and_in_range(self):
+        a, b, c = self.path("a.npz"), self.path("b.npz"), self.path("c.npz")
+        spec = ["rgb=64x64x3:uint8=random", "f=1000:float32=random", "h=1000:float16=random",
+                "d=1000:float64=random", "m=1000:bool=random", "i=1000:int16=random"]
+        run("inputs", "make", a, *spec, "--seed", "7", check=0)
+        run("inputs", "make", b, *spec, "--seed", "7", check=0)
+        run("inputs", "make", c, *spec, "--seed", "8", check=0)
+        with np.load(a) as za, np.load(b) as zb, np.load(c) as zc:
+            for k in za.keys():
+                np.testing.assert_array_equal(za[k], zb[k])
+            self.assertFalse(np.array_equal(za["rgb"], zc["rgb"]))
+            self.assertGreater(len(np.unique(za["rgb"])), 200)
+            for k in ("f", "h", "d"):
+                self.assertTrue(((za[k] >= 0) & (za[k] < 1)).all(), k)
+                self.assertGreater(za[k].std(), 0.2)
+            self.assertTrue(0.4 < za["m"].mean() < 0.6)
+            self.assertLess(za["i"].min(), -16000)
+            self.assertGreater(za["i"].max(), 16000)
+
+    def test_make_errors_leave_no_file(self):
+        out = self.path("bad.npz")
+        cases = [
+            ("rgb=480x640x3:uint9", "unknown dtype 'uint9'"),
+            ("rgb=480xx3:uint8", "bad shape"),
+            ("rgb=480x640x3", "missing ':DTYPE'"),
+            ("rgb=2:uint8=300", "fill '300' does not fit uint8"),
+            ("rgb=2:int8=1.5", "fill '1.5' does not fit int8"),
+            ("rgb=2:float32=abc", "fill 'abc' is not a number"),
+            ("=2:uint8", "expected NAME=SHAPE:DTYPE"),
+        ]
+        for spec, msg in cases:
+            with self.subTest(spec):
+                p = run("inputs", "make", out, spec)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(msg, p.stderr)
+                self.assertFalse(os.path.exists(out))
+        p = run("inputs", "make", out, "a=2:uint8", "a=3:uint8")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("'a'", p.stderr)
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_show_json_matches_numpy_and_hashlib(self):
+        path = self.path("np.npz")
+        arrays = {"rgb": np.zeros((4, 5, 3), np.uint8),
+                  "f": np.asfortranarray(np.ones((3, 2), np.float32)),
+                  "be": np.arange(6, dtype=">i4").reshape(2, 3),
+                  "s": np.float64(2.5)}
+        np.savez_compressed(path, **arrays)
+        p = run("inputs", "show", path, "--json", check=0)
+        info = json.loads(p.stdout)
+        with open(path, "rb") as f:
+            self.assertEqual(info["sha256"], hashlib.sha256(f.read()).hexdigest())
+        self.assertEqual(info["file"], path)
+        self.assertEqual([a["name"] for a in info["arrays"]], list(arrays))
+        for a in info["arrays"]:
+            want = np.asarray(arrays[a["name"]])
+            self.assertEqual(a["shape"], list(want.shape))
+            self.assertEqual(a["dtype"], want.dtype.newbyteorder("=").name)
+            self.assertEqual(a["nbytes"], want.nbytes)
+            self.assertTrue(a["compressed"])
+        self.assertEqual(info["arrays"][1]["order"], "F")
+        self.assertEqual(info["arrays"][2]["descr"], ">i4")
+        text = run("inputs", "show", path, check=0).stdout
+        self.assertIn("rgb", text)
+        self.assertIn("4x5x3", text)
+        self.assertIn("scalar", text)
+
+    def test_show_refuses_bad_file(self):
+        path = self.path("not.npz")
+        with open(path, "w") as f:
+            f.write("hello, not a zip file\n")
+        p = run("inputs", "show", path)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("not.npz", p.stderr)
+
+    def test_help(self):
+        self.assertIn("Usage: rpxprof inputs make", run("inputs", "--help", check=0).stdout)
+        self.assertIn("Usage: rpxprof inputs make", run("inputs", "make", "--help", check=0).stdout)
+
+
+if __name__ == "__main__":
+    main()

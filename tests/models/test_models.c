@@ -1,0 +1,175 @@
+/* Test models with known behaviour (independent truth for the CLI tests).
+ *   busywait      spins for RPX_TEST_BUSY_NS nanoseconds (default 1,000,000)
+ *   alloc_touch   each call allocates, touches and frees RPX_TEST_ALLOC_MB MiB (default 256)
+ *   hold          setup allocates and touches RPX_TEST_HOLD_MB MiB (default 64), held to teardown
+ *   fail_setup    setup fails with a message
+ *   fail_call     call number RPX_TEST_FAIL_AT (0-based, default 0) fails with a message
+ *   counted       counts setup, calls and teardown into RPX_TEST_COUNT_FILE at teardown */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rpxprof/model.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT const int rpx_model_abi_version = RPX_MODEL_ABI_VERSION;
+
+static long env_long(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : dflt;
+}
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+EXPORT int busywait_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                          rpx_error *err);
+EXPORT int busywait(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int alloc_touch(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int hold_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                      rpx_error *err);
+EXPORT int hold(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT void hold_teardown(void *state);
+EXPORT int fail_setup_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                            rpx_error *err);
+EXPORT int fail_setup(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int fail_call(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int counted_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                         rpx_error *err);
+EXPORT int counted(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT void counted_teardown(void *state);
+
+static long long busy_ns = 1000000;
+
+int busywait_setup(void **state, const rpx_inputs *in, const rpx_run_info *info, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)info;
+    (void)err;
+    busy_ns = env_long("RPX_TEST_BUSY_NS", 1000000);
+    return 0;
+}
+
+int busywait(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long long end = now_ns() + busy_ns;
+    (void)state;
+    (void)in;
+    (void)err;
+    while (now_ns() < end) {
+    }
+    return 0;
+}
+
+int alloc_touch(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    size_t n = (size_t)env_long("RPX_TEST_ALLOC_MB", 256) << 20;
+    volatile char *p = malloc(n);
+    size_t i;
+    (void)state;
+    (void)in;
+    if (!p) return rpx_model_error(err, "alloc_touch: malloc(%zu) failed", n);
+    for (i = 0; i < n; i += 4096) p[i] = (char)i;
+    free((void *)p);
+    return 0;
+}
+
+int hold_setup(void **state, const rpx_inputs *in, const rpx_run_info *info, rpx_error *err)
+{
+    size_t n = (size_t)env_long("RPX_TEST_HOLD_MB", 64) << 20;
+    char *p = malloc(n);
+    (void)in;
+    (void)info;
+    if (!p) return rpx_model_error(err, "hold: malloc(%zu) failed", n);
+    memset(p, 1, n);
+    *state = p;
+    return 0;
+}
+
+int hold(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)in;
+    (void)err;
+    return ((volatile char *)state)[0] == 1 ? 0 : -1;
+}
+
+void hold_teardown(void *state)
+{
+    free(state);
+}
+
+int fail_setup_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                     rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)info;
+    return rpx_model_error(err, "weights file /nonexistent/weights.bin not found");
+}
+
+int fail_setup(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)err;
+    return 0;
+}
+
+static long fail_calls;
+
+int fail_call(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long at = env_long("RPX_TEST_FAIL_AT", 0);
+    (void)state;
+    (void)in;
+    if (fail_calls++ == at) return rpx_model_error(err, "tensor shape mismatch at call %ld", at);
+    return 0;
+}
+
+typedef struct counts {
+    long setup, calls;
+    int inputs_ok;
+} counts;
+
+int counted_setup(void **state, const rpx_inputs *in, const rpx_run_info *info, rpx_error *err)
+{
+    counts *c = calloc(1, sizeof *c);
+    size_t i;
+    if (!c) return rpx_model_error(err, "out of memory");
+    c->setup = 1;
+    c->inputs_ok = info && info->abi_version == RPX_MODEL_ABI_VERSION;
+    for (i = 0; i < in->count; i++)
+        if (((size_t)in->tensors[i].data % RPX_TENSOR_ALIGN) != 0) c->inputs_ok = 0;
+    *state = c;
+    return 0;
+}
+
+int counted(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)in;
+    (void)err;
+    ((counts *)state)->calls++;
+    return 0;
+}
+
+void counted_teardown(void *state)
+{
+    counts *c = state;
+    const char *path = getenv("RPX_TEST_COUNT_FILE");
+    if (path) {
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%ld %ld %d\n", c->setup, c->calls, c->inputs_ok);
+            fclose(f);
+        }
+    }
+    free(c);
+}

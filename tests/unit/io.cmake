@@ -1,0 +1,1 @@
+# io.cmake — see tests/CMakeLists.txt

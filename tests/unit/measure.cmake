@@ -1,0 +1,1 @@
+# measure.cmake — see tests/CMakeLists.txt
