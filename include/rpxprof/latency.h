@@ -8,7 +8,9 @@
  * statistics; if no sample is left after them, all samples are used. With no
  * samples at all every statistic is unavailable. Percentiles follow numpy's
  * default (linear interpolation between closest ranks); std is the sample
- * standard deviation (n - 1), unavailable below two samples. */
+ * standard deviation (n - 1), unavailable below two samples. The arithmetic is
+ * numpy 1.24's (its lerp, its pairwise summation for mean and std), so the
+ * statistics equal numpy's on the exported samples; ns become ms (/ 1e6) last. */
 #ifndef RPXPROF_LATENCY_H
 #define RPXPROF_LATENCY_H
 
@@ -33,9 +35,13 @@ int rpx_latency_create(long warmup, rpx_latency **out);
 void rpx_latency_destroy(rpx_latency *lat);
 /* Pre-size storage so that adding n samples does not allocate. */
 int rpx_latency_reserve(rpx_latency *lat, size_t n);
+/* ns must be finite and >= 0 (RPX_EINVAL otherwise). */
 int rpx_latency_add_ns(rpx_latency *lat, double ns);
+/* seconds * 1e9 rounded to a whole nanosecond, so decimal inputs land on exact
+ * values (0.067 s -> 67000000 ns, not 67000000.00000001). */
 int rpx_latency_add_seconds(rpx_latency *lat, double seconds);
-/* One per-item sample: total_ns / batch_size (batch_size >= 1). */
+/* One per-item sample: total_ns / batch_size (batch_size >= 1, RPX_EINVAL for
+ * 0); the _seconds form rounds the total to a whole nanosecond first. */
 int rpx_latency_add_batch_ns(rpx_latency *lat, double total_ns, size_t batch_size);
 int rpx_latency_add_batch_seconds(rpx_latency *lat, double total_seconds, size_t batch_size);
 

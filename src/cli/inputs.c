@@ -109,6 +109,7 @@ static int parse_shape(const char *s, size_t len, spec *sp)
     sp->ndim = 0;
     sp->count = 1;
     if (strcmp(buf, "scalar") == 0 || buf[0] == '\0') return 0;
+    if (buf[len - 1] == 'x' || buf[0] == 'x' || strstr(buf, "xx")) return -1;
     for (tok = strtok_r(buf, "x", &save); tok; tok = strtok_r(NULL, "x", &save)) {
         long d;
         if (sp->ndim >= RPX_MAX_DIMS || rpx_cli_parse_long(tok, &d) || d < 0) return -1;
@@ -116,8 +117,7 @@ static int parse_shape(const char *s, size_t len, spec *sp)
         if (d && sp->count > SIZE_MAX / (size_t)d) return -2;
         sp->count *= (size_t)d;
     }
-    if (sp->ndim == 0 || buf[len - 1] == 'x' || buf[0] == 'x' || strstr(buf, "xx")) return -1;
-    return 0;
+    return sp->ndim == 0 ? -1 : 0;
 }
 
 /* Fill element i of the array with a number, range-checked for integers. */
@@ -143,14 +143,21 @@ static int fill_value(spec *sp, const char *fill, rng *r)
         case RPX_DTYPE_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
         case RPX_DTYPE_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
         case RPX_DTYPE_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
-        case RPX_DTYPE_INT64: lo = -9223372036854775808.0L; hi = 9223372036854775807.0L; break;
         case RPX_DTYPE_UINT8: lo = 0; hi = UINT8_MAX; break;
         case RPX_DTYPE_UINT16: lo = 0; hi = UINT16_MAX; break;
         case RPX_DTYPE_UINT32: lo = 0; hi = UINT32_MAX; break;
-        case RPX_DTYPE_UINT64: lo = 0; hi = 18446744073709551615.0L; break;
         default: break;
         }
-        if (!is_float && (v != floor(v) || (long double)v < lo || (long double)v > hi)) return -4;
+        if (sp->dtype == RPX_DTYPE_INT64 || sp->dtype == RPX_DTYPE_UINT64) {
+            /* beyond 2^53 a double is not exact: parse the text as an integer */
+            errno = 0;
+            if (sp->dtype == RPX_DTYPE_INT64) (void)strtoll(fill, &end, 10);
+            else if (fill[0] != '-') (void)strtoull(fill, &end, 10);
+            else end = (char *)fill;
+            if (*end || errno == ERANGE) return -4;
+        } else if (!is_float && (v != floor(v) || (long double)v < lo || (long double)v > hi)) {
+            return -4;
+        }
         /* integers beyond 2^53 are written from the text itself */
         switch (sp->dtype) {
         case RPX_DTYPE_BOOL: pattern[0] = v != 0; break;

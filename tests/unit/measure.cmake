@@ -1,1 +1,5 @@
 # measure.cmake — see tests/CMakeLists.txt
+# The latency profiler (statistics checked against numpy) and the memory
+# profiler (parsing, and RSS truth tests on this process).
+rpx_unit_test(test_latency ${CMAKE_CURRENT_LIST_DIR}/test_latency.c)
+rpx_unit_test(test_memory ${CMAKE_CURRENT_LIST_DIR}/test_memory.c)
