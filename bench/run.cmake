@@ -1,0 +1,6 @@
+# Harness floor and profiler footprint (issue 3): `cmake --build build --target bench-floor`.
+add_executable(rss_of ${CMAKE_CURRENT_SOURCE_DIR}/rss_of.c)
+add_custom_target(bench-floor
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_floor.py
+          $<TARGET_FILE:rpxprof_cli> $<TARGET_FILE:rss_of>
+  DEPENDS rpxprof_cli rss_of rpxprof-demo USES_TERMINAL)
