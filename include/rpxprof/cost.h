@@ -1,0 +1,82 @@
+/* rpxprof/cost.h — the model-cost layer: what a model does, whatever the
+ * hardware. Filled from an ONNX graph (rpx_cost_analyze_onnx) or declared by a
+ * runner for models that have no graph. Every field may be unknown: NaN for
+ * counts kept as double, -1 for integers; never 0 for "unknown".
+ *
+ * Lifecycle: rpx_cost_options_init → rpx_cost_analyze_onnx → read the
+ * rpx_efficiency and the per-node costs → rpx_cost_free. */
+#ifndef RPXPROF_COST_H
+#define RPXPROF_COST_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpxprof/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The reference's EfficiencyMetadata, with honest unknowns. */
+typedef struct rpx_efficiency {
+    const char *model_type;         /* "local" or "api" */
+    const char *source;             /* "onnx", "declared", or NULL when nothing is known */
+    double params;                  /* parameter elements (floating-point), NaN if unknown */
+    double param_bytes;             /* their storage bytes at the counted precision */
+    double flops;                   /* all supported nodes, NaN if unknown */
+    double flops_dense;             /* conv/gemm/matmul/attention only (what fvcore counts) */
+    double macs;                    /* dense linear algebra multiply-adds */
+    double activation_peak_bytes;   /* liveness-pass peak */
+    double traffic_bytes_ideal;     /* weights once + graph inputs and outputs */
+    double traffic_bytes_unfused;   /* every node reads its inputs, writes its outputs */
+    double intensity_ideal;         /* flops / traffic_bytes_ideal */
+    double intensity_unfused;
+    int traffic_is_heuristic;       /* traffic is the 3 × parameter-bytes floor */
+    int macs_derived;               /* macs = flops / 2 (only flops were known) */
+    int partial;                    /* unsupported nodes: totals cover part of the graph */
+    double coverage;                /* fraction of nodes costed, NaN if unknown */
+} rpx_efficiency;
+
+/* All unknown; model_type "local". */
+void rpx_efficiency_init(rpx_efficiency *e);
+/* The reference's derivations for declared values: macs = flops / 2 when only
+ * flops are known; traffic = 3 × param_bytes (marked heuristic) when nothing
+ * better is known; intensities when both sides exist. */
+void rpx_efficiency_derive(rpx_efficiency *e);
+/* The `efficiency` object of reports (null for unknowns). */
+json_t *rpx_efficiency_json(const rpx_efficiency *e);
+
+/* One costed node, for per-op listings and the unfused roofline bound. */
+typedef struct rpx_cost_node {
+    const char *name;
+    const char *op_type;
+    int supported;                  /* 0: unknown cost (never counted as 0) */
+    int dense;                      /* conv/gemm/matmul/attention product */
+    double macs, flops;
+    double bytes_read, bytes_written;
+} rpx_cost_node;
+
+typedef struct rpx_cost rpx_cost;
+
+typedef struct rpx_cost_options {
+    const char *precision;          /* NULL: tensors' own dtypes; "fp16" "bf16" "fp8" "int8" "fp32" */
+    /* NAME=DIMS bindings of graph inputs and NAME=VALUE of symbolic dims */
+    const char *const *input_shapes; size_t n_input_shapes;
+    const char *const *dims;         size_t n_dims;
+} rpx_cost_options;
+
+void rpx_cost_options_init(rpx_cost_options *o);
+int rpx_cost_analyze_onnx(const char *path, const rpx_cost_options *opt, rpx_cost **out,
+                          rpx_error *err);
+void rpx_cost_free(rpx_cost *cost);
+const rpx_efficiency *rpx_cost_efficiency(const rpx_cost *cost);
+size_t rpx_cost_node_count(const rpx_cost *cost);
+const rpx_cost_node *rpx_cost_node_at(const rpx_cost *cost, size_t index);
+/* The object `rpxprof cost --json` prints and `run --cost` attaches. */
+json_t *rpx_cost_json(const rpx_cost *cost, int per_op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
