@@ -54,6 +54,9 @@ typedef struct rpx_profile_desc {
     const rpx_latency *latency;   /* samples (ns) and statistics */
     const rpx_memory_peaks *memory;
     json_t *cuda_peaks;           /* object {ordinal: MiB} (borrowed), or NULL for {} */
+    json_t *cuda_memory_method;   /* how cuda_peaks were measured (borrowed), or NULL */
+    json_t *cuda;                 /* the `cuda` section (borrowed), or NULL for null */
+    const int64_t *sync_overhead_ns; /* median cost of one synchronisation, NULL if none */
     const rpx_timer_info *timer;
     json_t *system_card;          /* object (borrowed), or NULL for null */
     const char *status;           /* "complete", "failed", "interrupted", ... */

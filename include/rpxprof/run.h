@@ -30,6 +30,8 @@ typedef struct rpx_run_config {
     void *sync_ctx;
     int progress;                 /* print a progress line on stderr */
     volatile sig_atomic_t *stop;  /* if non-NULL and set, stop after the current call */
+    void (*peaks_reset)(void *ctx); /* called after warmup with the host peak reset (GPU peaks) */
+    void *peaks_ctx;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

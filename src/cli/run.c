@@ -8,6 +8,8 @@
 
 #include "cli/cli.h"
 #include "rpxprof/clock.h"
+#include "rpxprof/cuda.h"
+#include "rpxprof/gpu_memory.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/npz.h"
@@ -137,6 +139,25 @@ static int parse(int argc, char **argv, run_opts *o)
     return 0;
 }
 
+static void gpu_peaks_reset(void *ctx)
+{
+    rpx_gpu_mem_reset(ctx);
+}
+
+/* The report's `cuda` section: what the driver made visible. */
+static json_t *cuda_json(rpx_cuda *cuda)
+{
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    const char *ver = rpx_cuda_driver_version(cuda);
+    json_t *o = json_object();
+    json_object_set_new(o, "CUDA_VISIBLE_DEVICES", vis ? json_string(vis) : json_null());
+    json_object_set_new(o, "driver_api_version", ver ? json_string(ver) : json_null());
+    json_object_set_new(o, "visible_devices", rpx_cuda_devices_json(cuda));
+    json_object_set_new(o, "synchronized", json_string("primary context of every visible device, "
+                                                      "before and after every call"));
+    return o;
+}
+
 /* "HxW" of the first image-like input (rank >= 3, last dimension 1, 3 or 4). */
 static void input_resolution(const rpx_inputs *in, char *buf, size_t size)
 {
@@ -183,6 +204,10 @@ int rpx_cli_run(int argc, char **argv)
     rpx_timer_info timer;
     rpx_error err = {0};
     json_t *card = NULL, *notes = NULL, *report = NULL;
+    json_t *cuda_peaks = NULL, *cuda_method = NULL, *cuda_section = NULL;
+    rpx_cuda *cuda = NULL;
+    rpx_gpu_mem *gmem = NULL;
+    int64_t sync_ns = -1;
     char sha[65], reso[64];
     const char *batch = NULL;
     char batch_buf[64];
@@ -197,12 +222,6 @@ int rpx_cli_run(int argc, char **argv)
         json_decref(o.meta);
         return rc == -2 ? RPX_EXIT_OK : RPX_EXIT_USAGE;
     }
-    if (strcmp(o.device, "cuda") == 0) {
-        json_decref(o.meta);
-        return rpx_cli_fail("run", RPX_EXIT_FAILURE,
-                            "--device cuda: this build of rpxprof has no CUDA support yet; run "
-                            "with --device cpu");
-    }
 
     /* 1. inputs, loaded once, outside timing */
     if ((rc = rpx_npz_load(o.inputs, &npz, &err)) != 0 ||
@@ -210,10 +229,19 @@ int rpx_cli_run(int argc, char **argv)
         rpx_cli_fail("run", 0, "%s", err.message);
         goto out;
     }
-    /* 2. the target: load and set up */
+    /* 2. the target: load it; on cuda, open the driver and every visible device's
+     * primary context first, so that memory is tracked from before setup */
     if ((rc = rpx_target_open(o.model, &target, &err)) != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);
         goto out;
+    }
+    if (strcmp(o.device, "cuda") == 0) {
+        if ((rc = rpx_cuda_open(&cuda, &err)) != 0 ||
+            (rc = rpx_cuda_sync_overhead(cuda, 1001, &sync_ns, &err)) != 0 ||
+            (rc = rpx_gpu_mem_start(cuda, 1000, &gmem, &err)) != 0) {
+            rpx_cli_fail("run", 0, "%s", err.message);
+            goto out;
+        }
     }
     {
         rpx_run_info info = {RPX_MODEL_ABI_VERSION, o.device, o.precision, o.unit, o.warmup,
@@ -229,18 +257,26 @@ int rpx_cli_run(int argc, char **argv)
     }
     /* 3. the loop */
     {
-        rpx_run_config cfg = {o.warmup, o.repeats, NULL, NULL, !o.quiet && isatty(2), &g_stop};
+        rpx_run_config cfg = {o.warmup, o.repeats, NULL, NULL, !o.quiet && isatty(2), &g_stop,
+                              NULL, NULL};
         struct sigaction sa, old_int, old_term;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_signal;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
+        if (cuda) {
+            cfg.sync = rpx_cuda_sync_all;
+            cfg.sync_ctx = cuda;
+            cfg.peaks_reset = gpu_peaks_reset;
+            cfg.peaks_ctx = gmem;
+        }
         rc = rpx_measure_run(&cfg, target, rpx_npz_inputs(npz), &res, &err);
+        rpx_gpu_mem_stop(gmem);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     }
-    rpx_target_close(target);
+    rpx_target_close(target); /* teardown runs while the contexts are still held */
     target = NULL;
     if (rc != 0 || res.status == RPX_RUN_FAILED) {
         rpx_cli_fail("run", 0, "%s", err.message);
@@ -282,6 +318,15 @@ int rpx_cli_run(int argc, char **argv)
         d.latency = lat;
         d.memory = &res.memory;
         d.timer = &timer;
+        if (cuda) {
+            cuda_peaks = rpx_gpu_mem_peaks_json(gmem);
+            cuda_method = rpx_gpu_mem_method_json(gmem);
+            cuda_section = cuda_json(cuda);
+            d.cuda_peaks = cuda_peaks;
+            d.cuda_memory_method = cuda_method;
+            d.cuda = cuda_section;
+            d.sync_overhead_ns = &sync_ns;
+        }
         d.system_card = card;
         d.status = res.status == RPX_RUN_INTERRUPTED ? "interrupted" : "complete";
         d.error = res.status == RPX_RUN_INTERRUPTED ? err.message : NULL;
@@ -307,6 +352,11 @@ int rpx_cli_run(int argc, char **argv)
     }
 out:
     rpx_target_close(target);
+    rpx_gpu_mem_free(gmem);
+    rpx_cuda_close(cuda);
+    json_decref(cuda_peaks);
+    json_decref(cuda_method);
+    json_decref(cuda_section);
     rpx_run_result_free(&res);
     rpx_latency_destroy(lat);
     rpx_npz_free(npz);

@@ -119,6 +119,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     }
 
     rpx_memory_begin_inference(&result->memory);
+    if (cfg->peaks_reset) cfg->peaks_reset(cfg->peaks_ctx);
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
         if (stop && *stop) goto interrupted;

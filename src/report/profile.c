@@ -93,7 +93,7 @@ static json_t *samples_array(const rpx_latency *lat)
     return a;
 }
 
-static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda)
+static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda, json_t *cuda_method)
 {
     json_t *o = json_object(), *why = json_object();
     int ok = 1;
@@ -105,6 +105,7 @@ static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda)
     SET(o, "cpu_process_lifetime_peak_mb", rpx_json_mib_or_null(m ? m->lifetime_peak_bytes : -1));
     SET(o, "cpu_inference_peak_mb", rpx_json_mib_or_null(m ? m->inference_peak_bytes : -1));
     SET(o, "cuda_peak_allocated_mb_by_visible_device", borrowed(cuda, json_object));
+    if (cuda_method) SET(o, "cuda_peak_method", json_incref(cuda_method));
     if (!m) {
         SET(why, "cpu_process_lifetime_peak_mb", json_string("not measured"));
         SET(why, "cpu_inference_peak_mb", json_string("not measured"));
@@ -122,7 +123,7 @@ static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda)
     return o;
 }
 
-static json_t *timer_object(const rpx_timer_info *t)
+static json_t *timer_object(const rpx_timer_info *t, const int64_t *sync_ns)
 {
     json_t *o = json_object();
     int ok = 1;
@@ -133,6 +134,7 @@ static json_t *timer_object(const rpx_timer_info *t)
     SET(o, "overhead_min_ns", t ? json_integer(t->overhead_min_ns) : json_null());
     SET(o, "overhead_method",
         json_string("median of t1 - t0 over back-to-back clock reads"));
+    SET(o, "sync_overhead_ns", sync_ns ? json_integer(*sync_ns) : json_null());
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -180,8 +182,9 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "metadata", borrowed(d->metadata, json_object));
     SET(r, "latency", latency_object(d->latency));
     SET(r, "latency_samples_ms", samples_array(d->latency));
-    SET(r, "memory", memory_object(d->memory, d->cuda_peaks));
-    SET(r, "timer", timer_object(d->timer));
+    SET(r, "memory", memory_object(d->memory, d->cuda_peaks, d->cuda_memory_method));
+    SET(r, "timer", timer_object(d->timer, d->sync_overhead_ns));
+    SET(r, "cuda", borrowed(d->cuda, json_null));
     SET(r, "wall_time_ms", d->wall_ns >= 0 ? json_real((double)d->wall_ns / 1e6) : json_null());
     SET(r, "system_card", borrowed(d->system_card, json_null));
     SET(r, "status", json_string(d->status ? d->status : "complete"));

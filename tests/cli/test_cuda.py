@@ -1,0 +1,114 @@
+"""`rpxprof run --device cuda` against the stub CUDA driver (tests/stubs/cuda):
+refusals, the synchronisation order, CUDA_VISIBLE_DEVICES, per-device peaks."""
+import json
+import os
+
+import numpy as np
+
+from common import BUILD, TempDirTest, main, run, validate_profile
+
+STUB = os.path.join(BUILD, "stubs", "cuda", "libcuda.so.1")
+MODELS = os.path.join(BUILD, "test-models", "librpxtest_cuda_models.so")
+
+
+class CudaTest(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.inputs = self.path("in.npz")
+        np.savez(self.inputs, x=np.zeros(4, np.float32))
+        self.log = self.path("cuda.log")
+
+    def env(self, **extra):
+        e = {"RPX_CUDA_LIBRARY": STUB, "RPX_STUB_CUDA_LOG": self.log}
+        e.update(extra)
+        return e
+
+    def cuda_run(self, model, *args, env=None, check=0):
+        out = self.path("out.json")
+        p = run("run", "--model", f"{MODELS}:{model}", "--inputs", self.inputs, "--device",
+                "cuda", "--output", out, *args, env=env if env is not None else self.env(),
+                check=check)
+        r = None
+        if os.path.exists(out):
+            with open(out) as f:
+                r = json.load(f)
+        return p, r
+
+    def events_after_setup(self):
+        with open(self.log) as f:
+            events = f.read().split()
+        return events[events.index("setup") + 1:]
+
+    def refused(self, message, **env):
+        p, r = self.cuda_run("gpu_logged", env=self.env(**env), check=1)
+        self.assertIn(message, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIsNone(r, "a refused run writes no report")
+        if os.path.exists(self.log):
+            with open(self.log) as f:
+                self.assertNotIn("setup", f.read(), "the model must not be set up")
+
+    def test_refuses_without_driver(self):
+        self.refused("the CUDA driver cannot be loaded", RPX_CUDA_LIBRARY="/nonexistent/libcuda.so.1")
+
+    def test_refuses_when_cuinit_fails(self):
+        self.refused("cuInit failed: CUDA_ERROR_UNKNOWN (999)", RPX_STUB_CUDA_INIT_FAIL="999")
+
+    def test_refuses_with_no_visible_device(self):
+        self.refused('no CUDA device is visible (CUDA_VISIBLE_DEVICES="")', CUDA_VISIBLE_DEVICES="")
+
+    def test_sync_order_two_devices(self):
+        _, r = self.cuda_run("gpu_logged", "--warmup", "1", "--repeats", "2")
+        call = ["sync0", "sync1", "predict", "sync0", "sync1"]
+        self.assertEqual(self.events_after_setup(),
+                         call + ["mem0", "mem1"] + call + call + ["mem0", "mem1"])
+        validate_profile(r)
+        self.assertEqual(r["device"], "cuda")
+        self.assertEqual(len(r["cuda"]["visible_devices"]), 2)
+        self.assertIsNone(r["cuda"]["CUDA_VISIBLE_DEVICES"])
+        self.assertGreater(r["timer"]["sync_overhead_ns"], 0)
+
+    def test_visible_devices_honoured_and_recorded(self):
+        _, r = self.cuda_run("gpu_logged", "--warmup", "0", "--repeats", "3",
+                             env=self.env(CUDA_VISIBLE_DEVICES="1"))
+        self.assertEqual(set(self.events_after_setup()) - {"predict"}, {"sync0", "mem0"})
+        cuda = r["cuda"]
+        self.assertEqual(cuda["CUDA_VISIBLE_DEVICES"], "1")
+        self.assertEqual([d["name"] for d in cuda["visible_devices"]], ["Stub GPU 1"])
+        self.assertEqual(cuda["visible_devices"][0]["uuid"],
+                         "GPU-20212223-2425-2627-2829-2a2b2c2d2e2f")
+        self.assertEqual(cuda["visible_devices"][0]["compute_capability"], "9.0")
+        self.assertEqual(list(r["memory"]["cuda_peak_allocated_mb_by_visible_device"]), ["0"])
+        # by UUID prefix, as the driver accepts
+        _, r = self.cuda_run("gpu_logged", "--warmup", "0", "--repeats", "1",
+                             env=self.env(CUDA_VISIBLE_DEVICES="GPU-2021,0"))
+        self.assertEqual([d["name"] for d in r["cuda"]["visible_devices"]],
+                         ["Stub GPU 1", "Stub GPU 0"])
+
+    def test_peaks_map_to_the_right_device(self):
+        _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "5")
+        peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]
+        self.assertEqual(peaks["0"], 0)
+        self.assertEqual(peaks["1"], 150)  # 100 MiB of weights + a 50 MiB transient
+        method = r["memory"]["cuda_peak_method"]
+        self.assertEqual(method["method"], "cuda_mem_get_info_sampled")
+        self.assertEqual(method["baseline_mb"], {"0": 512, "1": 512})
+        _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "3",
+                             env=self.env(RPX_TEST_GPU_DEVICE="0", RPX_TEST_GPU_WEIGHTS_MB="10",
+                                          RPX_TEST_GPU_TRANSIENT_MB="30"))
+        peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]
+        self.assertEqual((peaks["0"], peaks["1"]), (40, 0))
+
+    def test_cpu_run_has_no_cuda_section(self):
+        out = self.path("cpu.json")
+        run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", self.inputs, "--output", out,
+            "--repeats", "3", env=self.env(), check=0)
+        with open(out) as f:
+            r = json.load(f)
+        self.assertIsNone(r["cuda"])
+        self.assertIsNone(r["timer"]["sync_overhead_ns"])
+        self.assertFalse(os.path.exists(self.log), "a cpu run must not touch the driver")
+
+
+if __name__ == "__main__":
+    main()
