@@ -16,12 +16,12 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 [ $quick -eq 1 ] && exit 0
 
 echo "== ASan+UBSan build and test =="
-cmake -S . -B build-asan -DRPX_WERROR=ON -DRPX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake -S . -B build-asan -DRPX_WERROR=ON -DRPX_SANITIZE=ON -DRPX_CUDA_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
 echo "== fuzzing (bounded) =="
-CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_TESTS=OFF -DRPX_CUDA_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-fuzz -j"$jobs" >/dev/null
 tests/fuzz/run_fuzz.sh build-fuzz "${RPX_FUZZ_SECONDS:-60}"

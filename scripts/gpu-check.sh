@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# GPU proof for --device cuda, on a machine with an NVIDIA GPU (minutes, not more).
+# Builds rpxprof with the CUDA examples, then checks:
+#   1. the spin model's p50 is within 5% of its spin time (microseconds without sync);
+#   2. the GEMM model's CUDA memory peak is within 5% of what it allocates;
+#   3. the GEMM's achieved TFLOP/s, printed next to the device's dense FP16 peak;
+#   4. a missing device (CUDA_VISIBLE_DEVICES="") is refused.
+# Usage: scripts/gpu-check.sh [BUILD_DIR]   (RPX_SKIP_SETUP=1 skips apt-get)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-gpu}
+passed=0 failed=0
+ok() { echo "PASS: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+py=/usr/bin/python3
+
+[ "${RPX_SKIP_SETUP:-0}" = 1 ] || scripts/setup.sh || echo "gpu-check: setup failed; trying the build anyway" >&2
+nvidia-smi -L 2>/dev/null || echo "gpu-check: nvidia-smi not available"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRPX_CUDA_EXAMPLES=ON -DRPX_TESTS=OFF >/dev/null || exit 1
+cmake --build "$build" -j"$(nproc)" >/dev/null || exit 1
+rpx="$build/rpxprof"
+ex="$build/examples/cuda"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$rpx" inputs make "$tmp/in.npz" x=1:float32 >/dev/null
+
+# 1. spin: p50 within 5% of the spin time
+spin_ms=2
+RPX_SPIN_MS=$spin_ms "$rpx" run --model "$ex/librpxcuda_spin.so:spin" --inputs "$tmp/in.npz" \
+  --device cuda --warmup 20 --repeats 300 --quiet --output "$tmp/spin.json" >/dev/null
+$py - "$tmp/spin.json" "$spin_ms" <<'PY' && ok "spin p50 within 5%" || bad "spin p50"
+import json, sys
+r = json.load(open(sys.argv[1])); want = float(sys.argv[2])
+p50 = r["latency"]["p50_ms"]
+print(f"spin: p50 {p50:.4f} ms for a {want} ms kernel; sync overhead {r['timer']['sync_overhead_ns']} ns; devices {[d['name'] for d in r['cuda']['visible_devices']]}")
+sys.exit(0 if abs(p50 - want) / want <= 0.05 else 1)
+PY
+
+# 2 and 3. GEMM: memory peak and achieved TFLOP/s
+n=8192 scratch_mb=256
+RPX_GEMM_N=$n RPX_GEMM_SCRATCH_MB=$scratch_mb "$rpx" run --model "$ex/librpxcuda_gemm.so:gemm" \
+  --inputs "$tmp/in.npz" --device cuda --precision fp16 --warmup 5 --repeats 50 --quiet \
+  --output "$tmp/gemm.json" >/dev/null
+"$rpx" gpus --json >"$tmp/gpus.json" 2>/dev/null || echo '{"gpus": []}' >"$tmp/gpus.json"
+$py - "$tmp/gemm.json" "$tmp/gpus.json" "$n" "$scratch_mb" <<'PY' && ok "GEMM memory peak within 5%" || bad "GEMM memory peak"
+import json, sys
+r = json.load(open(sys.argv[1])); gpus = json.load(open(sys.argv[2]))
+n, scratch = int(sys.argv[3]), int(sys.argv[4])
+mib = n * n * 2 / 2**20
+want = 2 * mib + mib + scratch  # A, B resident; C and the scratch per call
+peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]
+peak = peaks.get("0")
+p50 = r["latency"]["p50_ms"]
+tflops = 2 * n**3 / (p50 / 1e3) / 1e12
+name = (r["cuda"]["visible_devices"] or [{}])[0].get("name")
+peak_fp16 = None
+for g in gpus.get("gpus", []):
+    if name and g.get("name") and (g["name"].lower() in name.lower() or name.lower() in g["name"].lower()):
+        peak_fp16 = (g.get("peak_tflops") or {}).get("fp16")
+print(f"gemm: N={n} p50 {p50:.4f} ms -> {tflops:.1f} TFLOP/s achieved; device {name} dense fp16 peak "
+      f"{'n/a' if peak_fp16 is None else peak_fp16} TFLOP/s")
+print(f"gemm: CUDA peak {peak} MiB, the model allocates {want:.0f} MiB "
+      f"(method {r['memory']['cuda_peak_method']['method']})")
+sys.exit(0 if peak is not None and abs(peak - want) / want <= 0.05 else 1)
+PY
+
+# 4. no visible device: refused, no report
+out=$(CUDA_VISIBLE_DEVICES="" "$rpx" run --model "$ex/librpxcuda_spin.so:spin" --inputs "$tmp/in.npz" \
+  --device cuda --output "$tmp/none.json" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && [ ! -e "$tmp/none.json" ] && echo "$out" | grep -q "no CUDA device is visible"; then
+  ok "missing device refused: $out"
+else
+  bad "missing device not refused (exit $rc): $out"
+fi
+
+echo "gpu-check: $passed passed, $failed failed"
+[ $failed -eq 0 ]
