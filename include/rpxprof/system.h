@@ -1,7 +1,19 @@
 /* rpxprof/system.h — the system card: what hardware and software a
- * measurement ran on. Everything read from /proc, /sys and /etc goes through
- * rpx_sys_read, relative to the root named by RPX_SYSROOT (default "/"), so
- * tests run on captured snapshots of real machines. */
+ * measurement ran on, read from the machine itself. Every value that cannot
+ * be known is null, and its reason is kept in the `unavailable` object beside
+ * it ({field: reason}). docs/system.md lists every field and its source.
+ *
+ * Everything read from /proc, /sys and /etc goes through rpx_sys_read,
+ * relative to the root named by RPX_SYSROOT (default "/"), so tests run on
+ * captured snapshots of real machines. What cannot come from those files
+ * (the affinity mask, uname, the C library version, cpuid) is read live when
+ * RPX_SYSROOT is unset and from ROOT/rpxprof-snapshot/ when it is set
+ * (scripts/gather-snapshot.sh writes those files).
+ *
+ * Lifecycle in a run: rpx_system_conditions (start) → rpx_system_card →
+ * timed loop → rpx_system_conditions (end) → rpx_system_card_set_conditions.
+ * Library code never prints: warnings are sentences in the card's
+ * "warnings" array, for the CLI to show. */
 #ifndef RPXPROF_SYSTEM_H
 #define RPXPROF_SYSTEM_H
 
@@ -9,10 +21,13 @@
 #include <stddef.h>
 
 #include "rpxprof/model.h"
+#include "rpxprof/nvml.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define RPX_SYSTEM_CARD_SCHEMA "rpxprof.system_card/1"
 
 /* Read a small text file (≤ size-1 bytes kept, NUL-terminated) from the
  * system root. Returns the bytes read, or -errno. */
@@ -21,14 +36,39 @@ long rpx_sys_read(const char *path, char *buf, size_t size);
 const char *rpx_sys_root(void);
 
 typedef struct rpx_card_options {
-    const char *device;           /* "cpu" | "cuda" */
+    const char *device;           /* "cpu" | "cuda"; NULL is "cpu" */
     const char *precision;
     const char *batch_size;       /* as recorded by --meta batch_size, or NULL */
     const char *input_resolution; /* "HxW", or NULL */
+    /* Fields below may be left zero. */
+    rpx_nvml *nvml;               /* borrowed NVML handle; NULL: the card opens
+                                     NVML itself and closes it again */
+    int skip_gpus;                /* 1: do not look for GPUs (gpus is null, with why) */
+    const char *python_version;   /* set by targets that run Python, else NULL */
+    const char *pytorch_version;
 } rpx_card_options;
 
-/* Build the system card object. NULL only when out of memory. */
+/* Build the system card object (keys in docs/system.md; `conditions` start and
+ * end are null until rpx_system_card_set_conditions). `opt` may be NULL (not
+ * a run: precision, batch size and resolution are null). Returns NULL only
+ * when out of memory (err says so). Takes a few milliseconds without GPUs;
+ * the card records its own cost in `collect_ms`. */
 json_t *rpx_system_card(const rpx_card_options *opt, rpx_error *err);
+
+/* The machine's conditions now: load average, runnable and blocked tasks,
+ * CPU pressure and steal counters, and — when `nvml` is not NULL — the
+ * visible GPUs' other processes and clock-throttle reasons
+ * (rpx_nvml_conditions). Its own "warnings" array holds GPU sentences.
+ * NULL only when out of memory. */
+json_t *rpx_system_conditions(rpx_nvml *nvml_or_null);
+
+/* Store the conditions taken at the start and the end of a run in
+ * card.conditions (either may be NULL: null with a reason). The card takes
+ * its own references; the caller keeps (and frees) its own. Appends warnings
+ * to card.warnings: a load average above the CPUs this process may use, CPU
+ * time stolen by the hypervisor during the run, and the GPU sentences of
+ * each side. */
+void rpx_system_card_set_conditions(json_t *card, json_t *start, json_t *end);
 
 #ifdef __cplusplus
 }

@@ -20,5 +20,6 @@ int rpx_cli_parse_long(const char *s, long *out);
 
 int rpx_cli_run(int argc, char **argv);
 int rpx_cli_inputs(int argc, char **argv);
+int rpx_cli_system(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ static const char usage[] =
     "Commands:\n"
     "  run       time a prediction function on fixed inputs and write a JSON report\n"
     "  inputs    make or show NPZ input files (inputs make, inputs show)\n"
+    "  system    describe this machine: the system card a run report embeds\n"
     "\n"
     "Options:\n"
     "  -h, --help     show this help and exit\n"
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0) return rpx_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "inputs") == 0) return rpx_cli_inputs(argc - 1, argv + 1);
+    if (strcmp(cmd, "system") == 0) return rpx_cli_system(argc - 1, argv + 1);
     return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
                         "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
 }

@@ -1,9 +1,7 @@
-# Unit tests for the report, the timing loop, the target loader and the system card.
+# Unit tests for the report, the timing loop and the target loader (the system
+# card's are in system.cmake).
 rpx_unit_test(test_json ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_json.c)
 rpx_unit_test(test_run ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_run.c)
 rpx_unit_test(test_target ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_target.c)
-rpx_unit_test(test_card ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_card.c)
 set_tests_properties(unit.test_target PROPERTIES ENVIRONMENT
   "RPX_TEST_MODELS=${CMAKE_BINARY_DIR}/test-models;RPX_DEMO_LIBRARY=${CMAKE_BINARY_DIR}/librpxprof-demo.so")
-set_tests_properties(unit.test_card PROPERTIES ENVIRONMENT
-  "RPX_SNAPSHOTS=${CMAKE_CURRENT_SOURCE_DIR}/fixtures/sysroots")
