@@ -13,6 +13,7 @@
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/npz.h"
+#include "rpxprof/nvml.h"
 #include "rpxprof/report.h"
 #include "rpxprof/run.h"
 #include "rpxprof/system.h"
@@ -207,6 +208,8 @@ int rpx_cli_run(int argc, char **argv)
     json_t *cuda_peaks = NULL, *cuda_method = NULL, *cuda_section = NULL;
     rpx_cuda *cuda = NULL;
     rpx_gpu_mem *gmem = NULL;
+    rpx_nvml *nvml = NULL;
+    json_t *cond_start = NULL, *cond_end = NULL;
     int64_t sync_ns = -1;
     char sha[65], reso[64];
     const char *batch = NULL;
@@ -242,6 +245,10 @@ int rpx_cli_run(int argc, char **argv)
             rpx_cli_fail("run", 0, "%s", err.message);
             goto out;
         }
+        {
+            rpx_error nerr = {0};
+            if (rpx_nvml_open(&nvml, &nerr) != 0) nvml = NULL; /* the card says why */
+        }
     }
     {
         rpx_run_info info = {RPX_MODEL_ABI_VERSION, o.device, o.precision, o.unit, o.warmup,
@@ -265,6 +272,7 @@ int rpx_cli_run(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
+        cond_start = rpx_system_conditions(nvml);
         if (cuda) {
             cfg.sync = rpx_cuda_sync_all;
             cfg.sync_ctx = cuda;
@@ -273,6 +281,7 @@ int rpx_cli_run(int argc, char **argv)
         }
         rc = rpx_measure_run(&cfg, target, rpx_npz_inputs(npz), &res, &err);
         rpx_gpu_mem_stop(gmem);
+        cond_end = rpx_system_conditions(nvml);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     }
@@ -299,8 +308,10 @@ int rpx_cli_run(int argc, char **argv)
         }
     }
     {
-        rpx_card_options copt = {o.device, o.precision, batch, reso[0] ? reso : NULL};
+        rpx_card_options copt = {o.device, o.precision, batch, reso[0] ? reso : NULL,
+                                 nvml, 0, NULL, NULL};
         card = rpx_system_card(&copt, &err);
+        if (card) rpx_system_card_set_conditions(card, cond_start, cond_end);
     }
     notes = make_notes(&o, res.measured, &res.memory);
     {
@@ -342,6 +353,12 @@ int rpx_cli_run(int argc, char **argv)
         rpx_cli_fail("run", 0, "%s", err.message);
         goto out;
     }
+    if (!o.quiet) {
+        json_t *w;
+        size_t wi;
+        json_array_foreach(json_object_get(card, "warnings"), wi, w)
+            fprintf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
+    }
     if (strcmp(o.output, "-") != 0) printf("%s\n", o.output);
     if (res.status == RPX_RUN_INTERRUPTED) {
         fprintf(stderr, "rpxprof run: interrupted after %zu timed calls; report written\n",
@@ -354,6 +371,9 @@ out:
     rpx_target_close(target);
     rpx_gpu_mem_free(gmem);
     rpx_cuda_close(cuda);
+    rpx_nvml_close(nvml);
+    json_decref(cond_start);
+    json_decref(cond_end);
     json_decref(cuda_peaks);
     json_decref(cuda_method);
     json_decref(cuda_section);

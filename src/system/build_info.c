@@ -28,6 +28,9 @@ json_t *rpx__sys_build_section(json_t *warnings)
     int optimized;
     if (!b) return NULL;
     rpx__sys_put(b, "rpxprof_version", json_string(RPX_VERSION));
+#ifdef RPX_HAVE_GIT_COMMIT_H
+#include "rpx_git_commit.h" /* generated at build time: cmake/git_commit.cmake */
+#endif
 #ifdef RPX_GIT_COMMIT
     rpx__sys_put(b, "git_commit", rpx__sys_jstr(RPX_GIT_COMMIT));
 #else

@@ -27,11 +27,27 @@ def run(*args, env=None, check=None, timeout=300):
     return p
 
 
-def validate_profile(report):
+def load_schema(name):
+    with open(os.path.join(SOURCE, "schemas", name)) as f:
+        return json.load(f)
+
+
+def validate(report, schema_name):
+    """Validate against schemas/NAME; every schema in schemas/ can be $ref'd by its $id."""
     import jsonschema
-    with open(os.path.join(SOURCE, "schemas", "profile.json")) as f:
-        schema = json.load(f)
-    jsonschema.Draft202012Validator(schema).validate(report)
+    store = {}
+    for name in os.listdir(os.path.join(SOURCE, "schemas")):
+        if name.endswith(".json"):
+            s = load_schema(name)
+            if "$id" in s:
+                store[s["$id"]] = s
+    schema = load_schema(schema_name)
+    resolver = jsonschema.RefResolver.from_schema(schema, store=store)
+    jsonschema.Draft202012Validator(schema, resolver=resolver).validate(report)
+
+
+def validate_profile(report):
+    validate(report, "profile.json")
 
 
 class TempDirTest(unittest.TestCase):

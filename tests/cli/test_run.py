@@ -178,8 +178,14 @@ class RunTest(TempDirTest):
         validate_profile(r)
 
     def test_no_progress_when_not_a_terminal(self):
-        p, _ = self.profile(f"{MODELS}:busywait", "--warmup", "1", "--repeats", "600")
-        self.assertEqual(p.stderr, "")
+        p, r = self.profile(f"{MODELS}:busywait", "--warmup", "1", "--repeats", "600")
+        self.assertNotIn("ETA", p.stderr)
+        self.assertNotIn("\r", p.stderr)
+        # what stderr holds is the card's warnings, one line each
+        self.assertEqual(p.stderr.splitlines(),
+                         [f"rpxprof run: warning: {w}" for w in r["system_card"]["warnings"]])
+        q, _ = self.profile(f"{MODELS}:busywait", "--warmup", "1", "--repeats", "10", "--quiet")
+        self.assertEqual(q.stderr, "")
 
     def _progress_under_pty(self, *extra):
         master, slave = pty.openpty()
