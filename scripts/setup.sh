@@ -7,10 +7,12 @@ packages=(
   build-essential cmake pkg-config          # toolchain
   libzip-dev zlib1g-dev                     # NPZ archives
   libjansson-dev                            # JSON
-  libssl-dev                                # SHA-256 (libcrypto)
+  nettle-dev                                # SHA-256
   libcmocka-dev                             # unit tests
   clang libclang-rt-14-dev                  # fuzzing (libFuzzer) and sanitizers
   python3 python3-numpy python3-jsonschema  # test fixtures and checks
+  libonnx-dev protobuf-c-compiler libprotobuf-c-dev   # ONNX reading (onnx.proto, protoc-c)
+  python3-onnx python3-torch python3-torchvision    # ONNX test models
 )
 
 missing=()

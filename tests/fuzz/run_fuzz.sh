@@ -1,0 +1,76 @@
+#!/bin/sh
+# run_fuzz.sh BUILD_DIR SECONDS — run each libFuzzer target for SECONDS
+# (bounded by -max_total_time), starting from a seed corpus that numpy writes
+# (tests/fixtures/make_npz_fixtures.py: good and bad NPZ/NPY files).
+# Exits non-zero if a target crashes; the crashing input is kept in
+# BUILD_DIR/fuzz-artifacts/.
+#
+#   CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON && cmake --build build-fuzz -j2
+#   tests/fuzz/run_fuzz.sh build-fuzz 20
+set -eu
+
+if [ $# -lt 1 ]; then
+    echo "usage: $0 BUILD_DIR [SECONDS]" >&2
+    exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+SECONDS_EACH=${2:-20}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PYTHON=${RPX_PYTHON:-/usr/bin/python3}
+ART="$BUILD/fuzz-artifacts"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rpx_fuzz.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT INT TERM
+
+for t in fuzz_npy_header fuzz_npz; do
+    if [ ! -x "$BUILD/$t" ]; then
+        echo "$BUILD/$t is missing: configure with CC=clang -DRPX_FUZZ=ON and build" >&2
+        exit 2
+    fi
+done
+
+# Seeds: whole files for fuzz_npz (small ones, so mutations stay fast), and
+# every NPY stream (files and zip members, header plus a little data) for
+# fuzz_npy_header.
+"$PYTHON" "$HERE/../fixtures/make_npz_fixtures.py" "$WORK/fixtures" >/dev/null
+mkdir -p "$WORK/npz" "$WORK/npy" "$ART"
+"$PYTHON" - "$WORK/fixtures" "$WORK/npz" "$WORK/npy" <<'PY'
+import os, shutil, sys, zipfile
+src, npz_dir, npy_dir = sys.argv[1:4]
+n = 0
+for sub in ("good", "bad"):
+    for name in sorted(os.listdir(os.path.join(src, sub))):
+        path = os.path.join(src, sub, name)
+        data = open(path, "rb").read()
+        if len(data) <= 65536:
+            shutil.copy(path, os.path.join(npz_dir, sub + "_" + name))
+        streams = [data]
+        if zipfile.is_zipfile(path):
+            try:
+                with zipfile.ZipFile(path) as zf:
+                    streams = [zf.read(i) for i in zf.infolist()[:8]]
+            except Exception:
+                streams = []
+        for s in streams:
+            with open(os.path.join(npy_dir, "seed%04d" % n), "wb") as f:
+                f.write(s[:4096])
+            n += 1
+PY
+echo "seeds: $(ls "$WORK/npz" | wc -l) files for fuzz_npz, $(ls "$WORK/npy" | wc -l) streams for fuzz_npy_header"
+
+status=0
+run() { # target corpus max_len
+    echo "== $1: ${SECONDS_EACH}s"
+    if "$BUILD/$1" -max_total_time="$SECONDS_EACH" -max_len="$3" -timeout=20 -rss_limit_mb=4096 \
+        -artifact_prefix="$ART/$1-" -print_final_stats=1 "$2" >"$WORK/$1.log" 2>&1; then
+        grep -E "^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$WORK/$1.log" || true
+        echo "== $1: no crash"
+    else
+        rc=$?
+        tail -n 60 "$WORK/$1.log"
+        echo "== $1: FAILED (exit $rc); artifacts in $ART" >&2
+        status=1
+    fi
+}
+run fuzz_npy_header "$WORK/npy" 4096
+run fuzz_npz "$WORK/npz" 65536
+exit $status
