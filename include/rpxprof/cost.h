@@ -4,7 +4,11 @@
  * counts kept as double, -1 for integers; never 0 for "unknown".
  *
  * Lifecycle: rpx_cost_options_init → rpx_cost_analyze_onnx → read the
- * rpx_efficiency and the per-node costs → rpx_cost_free. */
+ * rpx_efficiency and the per-node costs → rpx_cost_free.
+ *
+ * The ONNX file is analysed alone: weights are never read (neither the bytes
+ * embedded in the file nor external data files, which need not exist), and
+ * memory does not grow with the weight size. Formulas: docs/cost.md. */
 #ifndef RPXPROF_COST_H
 #define RPXPROF_COST_H
 
@@ -17,6 +21,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define RPX_COST_SCHEMA "rpxprof.cost/1"
 
 /* The reference's EfficiencyMetadata, with honest unknowns. */
 typedef struct rpx_efficiency {
@@ -42,12 +48,14 @@ typedef struct rpx_efficiency {
 void rpx_efficiency_init(rpx_efficiency *e);
 /* The reference's derivations for declared values: macs = flops / 2 when only
  * flops are known; traffic = 3 × param_bytes (marked heuristic) when nothing
- * better is known; intensities when both sides exist. */
+ * better is known; intensities when both sides exist. An "api" model keeps
+ * every value unknown (what a remote endpoint runs is not known here). */
 void rpx_efficiency_derive(rpx_efficiency *e);
 /* The `efficiency` object of reports (null for unknowns). */
 json_t *rpx_efficiency_json(const rpx_efficiency *e);
 
-/* One costed node, for per-op listings and the unfused roofline bound. */
+/* One costed node, for per-op listings and the unfused roofline bound. The
+ * numbers are NaN when supported == 0. */
 typedef struct rpx_cost_node {
     const char *name;
     const char *op_type;
@@ -55,6 +63,10 @@ typedef struct rpx_cost_node {
     int dense;                      /* conv/gemm/matmul/attention product */
     double macs, flops;
     double bytes_read, bytes_written;
+    /* added by issue 6 */
+    const char *domain;             /* "" for the default ONNX domain */
+    double params;                  /* parameters first used by this node */
+    const char *reason;             /* why it is not costed; NULL when supported */
 } rpx_cost_node;
 
 typedef struct rpx_cost rpx_cost;
@@ -67,13 +79,26 @@ typedef struct rpx_cost_options {
 } rpx_cost_options;
 
 void rpx_cost_options_init(rpx_cost_options *o);
+/* Analyse PATH. Errors (RPX_EIO, RPX_EFORMAT for a malformed file or graph,
+ * RPX_EINVAL for options, e.g. an unbound dynamic dimension) name the file,
+ * the node or tensor, and the fix. *out is NULL on error. */
 int rpx_cost_analyze_onnx(const char *path, const rpx_cost_options *opt, rpx_cost **out,
                           rpx_error *err);
+/* The same on a serialized ModelProto in memory (`name` labels messages). */
+int rpx_cost_analyze_onnx_buffer(const void *data, size_t len, const char *name,
+                                 const rpx_cost_options *opt, rpx_cost **out, rpx_error *err);
 void rpx_cost_free(rpx_cost *cost);
 const rpx_efficiency *rpx_cost_efficiency(const rpx_cost *cost);
 size_t rpx_cost_node_count(const rpx_cost *cost);
 const rpx_cost_node *rpx_cost_node_at(const rpx_cost *cost, size_t index);
-/* The object `rpxprof cost --json` prints and `run --cost` attaches. */
+/* Notes the analysis made (value_info disagreeing with inference, shapes
+ * taken from value_info, opsets outside 7..21). */
+size_t rpx_cost_warning_count(const rpx_cost *cost);
+const char *rpx_cost_warning_at(const rpx_cost *cost, size_t index);
+/* The object `rpxprof cost --json` prints and `run --cost` attaches: the
+ * rpx_efficiency_json fields plus the model, the parameter breakdown, the
+ * table by operator type, the unsupported operators and, with per_op, every
+ * node (schemas/cost.json). */
 json_t *rpx_cost_json(const rpx_cost *cost, int per_op);
 
 #ifdef __cplusplus

@@ -105,6 +105,10 @@ static inline size_t rpx_dtype_size(rpx_dtype dtype)
 }
 
 /* Write a message into `error` and return -1, for `return rpx_model_error(...)`. */
+#if defined(__GNUC__)
+static inline int rpx_model_error(rpx_error *error, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#endif
 static inline int rpx_model_error(rpx_error *error, const char *fmt, ...)
 {
     va_list ap;

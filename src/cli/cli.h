@@ -20,6 +20,9 @@ int rpx_cli_parse_long(const char *s, long *out);
 
 int rpx_cli_run(int argc, char **argv);
 int rpx_cli_inputs(int argc, char **argv);
+int rpx_cli_cost(int argc, char **argv);
 int rpx_cli_system(int argc, char **argv);
+int rpx_cli_gpus(int argc, char **argv);
+int rpx_cli_roofline(int argc, char **argv);
 
 #endif

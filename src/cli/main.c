@@ -15,7 +15,10 @@ static const char usage[] =
     "Commands:\n"
     "  run       time a prediction function on fixed inputs and write a JSON report\n"
     "  inputs    make or show NPZ input files (inputs make, inputs show)\n"
+    "  cost      what an ONNX model costs: parameters, MACs, FLOPs, memory traffic\n"
     "  system    describe this machine: the system card a run report embeds\n"
+    "  gpus      list the GPU spec table (peaks, bandwidth, sources)\n"
+    "  roofline  the compute/memory lower bound of a model on a GPU or the host CPU\n"
     "\n"
     "Options:\n"
     "  -h, --help     show this help and exit\n"
@@ -64,7 +67,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0) return rpx_cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "inputs") == 0) return rpx_cli_inputs(argc - 1, argv + 1);
+    if (strcmp(cmd, "cost") == 0) return rpx_cli_cost(argc - 1, argv + 1);
     if (strcmp(cmd, "system") == 0) return rpx_cli_system(argc - 1, argv + 1);
+    if (strcmp(cmd, "gpus") == 0) return rpx_cli_gpus(argc - 1, argv + 1);
+    if (strcmp(cmd, "roofline") == 0) return rpx_cli_roofline(argc - 1, argv + 1);
     return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
                         "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
 }

@@ -21,7 +21,7 @@ ART="$BUILD/fuzz-artifacts"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rpx_fuzz.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
-for t in fuzz_npy_header fuzz_npz; do
+for t in fuzz_npy_header fuzz_npz fuzz_cost; do
     if [ ! -x "$BUILD/$t" ]; then
         echo "$BUILD/$t is missing: configure with CC=clang -DRPX_FUZZ=ON and build" >&2
         exit 2
@@ -57,6 +57,14 @@ for sub in ("good", "bad"):
 PY
 echo "seeds: $(ls "$WORK/npz" | wc -l) files for fuzz_npz, $(ls "$WORK/npy" | wc -l) streams for fuzz_npy_header"
 
+# Seeds for fuzz_cost: small good and bad ONNX models the onnx package writes.
+"$PYTHON" "$HERE/../fixtures/onnx/make_onnx_fixtures.py" "$WORK/onnx_fixtures" >/dev/null
+mkdir -p "$WORK/onnx"
+for f in "$WORK"/onnx_fixtures/good/*.onnx "$WORK"/onnx_fixtures/bad/*.onnx; do
+    cp "$f" "$WORK/onnx/$(basename "$(dirname "$f")")_$(basename "$f")"
+done
+echo "seeds: $(ls "$WORK/onnx" | wc -l) models for fuzz_cost"
+
 status=0
 run() { # target corpus max_len
     echo "== $1: ${SECONDS_EACH}s"
@@ -73,4 +81,5 @@ run() { # target corpus max_len
 }
 run fuzz_npy_header "$WORK/npy" 4096
 run fuzz_npz "$WORK/npz" 65536
+run fuzz_cost "$WORK/onnx" 65536
 exit $status
