@@ -1,0 +1,423 @@
+/* roofline.c — owns `rpxprof roofline`: the bound of a model's FLOPs and bytes
+ * (given as numbers, a cost object or a run report) on one or more targets,
+ * the host CPU's estimated and measured peak, and the SVG picture. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli/cli.h"
+#include "rpxprof/error.h"
+#include "rpxprof/report.h"
+#include "rpxprof/roofline.h"
+
+#define ROOFLINE_SCHEMA "rpxprof.roofline/1"
+#define CMD "roofline"
+
+int rpx_cli_load_specs(rpx_gpu_table *t, const char *const *files, size_t n, const char *cmd);
+
+static const char usage[] =
+    "Usage: rpxprof roofline --gpu KEY[,KEY]... (--flops N --bytes N | --cost FILE |\n"
+    "                        --report FILE) [--precision P] [OPTION]...\n"
+    "  or:  rpxprof roofline --measure-cpu [--json]\n"
+    "The lower bound that a model's FLOPs and memory traffic put on its latency on a\n"
+    "target: compute_ms = FLOPs / peak, memory_ms = bytes / bandwidth, latency = the\n"
+    "larger (a tie is compute-bound). Peaks are dense (no sparsity); FLOPs, never MACs.\n"
+    "\n"
+    "  -g, --gpu KEY[,KEY]  targets from 'rpxprof gpus'; host-cpu is this machine's CPU\n"
+    "  -p, --precision P    fp64, fp32, tf32, fp16, bf16, fp8 or int8 (default: the\n"
+    "                       report's precision, else fp32)\n"
+    "      --tf32           fp32 dense ops (conv, gemm, matmul, attention) on TF32\n"
+    "                       tensor cores; without it fp32 uses the non-tensor peak\n"
+    "      --flops N        FLOPs of one call (4878.9e9 is accepted)\n"
+    "      --bytes N        bytes one call must move (weights once + inputs + outputs)\n"
+    "      --cost FILE      a cost object ('rpxprof cost --json --per-op'): flops,\n"
+    "                       traffic_bytes_ideal and per-node costs (the unfused bound)\n"
+    "      --report FILE    a run report: its cost and its measured p50\n"
+    "      --p50 MS         a measured p50 latency: adds the achieved fraction\n"
+    "      --svg OUT.svg    draw the first target's roofline with the model's points\n"
+    "      --measure-cpu    measure this CPU: multithreaded FMA peak and triad\n"
+    "                       bandwidth (a second or two); host-cpu then uses them\n"
+    "      --threads N      threads for --measure-cpu (default: the CPUs allowed)\n"
+    "      --gpu-spec FILE  add or override spec entries (repeatable; also\n"
+    "                       $RPX_GPU_SPECS)\n"
+    "  -j, --json           print JSON (schemas/roofline.json)\n"
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "Example: rpxprof roofline --gpu h100-sxm --precision fp16 --flops 4878.9e9 "
+    "--bytes 2e8\n";
+
+/* A whole-string, finite, non-negative number ("4878.9e9"). */
+static int parse_num(const char *s, double *out)
+{
+    char *end;
+    double v;
+    if (!s || !*s) return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < 0) return -1;
+    *out = v;
+    return 0;
+}
+
+static json_t *load_json(const char *path, rpx_error *err)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root) {
+        if (je.line < 0 || je.position == 0)
+            rpx_error_set(err, RPX_EIO, "%s: %s", path, je.text);
+        else
+            rpx_error_set(err, RPX_EFORMAT, "%s: line %d, column %d: %s", path, je.line,
+                          je.column, je.text);
+    }
+    return root;
+}
+
+static void fmt_num(char *out, size_t size, double v, const char *unit)
+{
+    if (isnan(v))
+        snprintf(out, size, "n/a");
+    else
+        snprintf(out, size, "%.6g%s%s", v, unit && *unit ? " " : "", unit ? unit : "");
+}
+
+static double jnum(const json_t *o, const char *k)
+{
+    const json_t *v = o ? json_object_get(o, k) : NULL;
+    return v && json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const json_t *v = o ? json_object_get(o, k) : NULL;
+    return v && json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static const char *jstr_or(const json_t *o, const char *k, const char *def)
+{
+    const char *s = jstr(o, k);
+    return s ? s : def;
+}
+
+static void print_bound_line(const char *what, const json_t *b)
+{
+    char c[48], m[48], l[48], ai[48], rp[48];
+    const char *bn = jstr(b, "bottleneck");
+    fmt_num(c, sizeof c, jnum(b, "compute_ms"), "ms");
+    fmt_num(m, sizeof m, jnum(b, "memory_ms"), "ms");
+    fmt_num(l, sizeof l, jnum(b, "latency_ms"), "ms");
+    fmt_num(ai, sizeof ai, jnum(b, "arithmetic_intensity"), "FLOP/B");
+    fmt_num(rp, sizeof rp, jnum(b, "ridge_point"), "FLOP/B");
+    printf("  %-8s %s%s (compute %s, memory %s; intensity %s, ridge %s)\n", what, l,
+           bn ? (strcmp(bn, "compute") == 0 ? ", compute-bound" : ", memory-bound") : "", c, m,
+           ai, rp);
+}
+
+static void print_text(const json_t *bounds)
+{
+    const char *key;
+    json_t *r;
+    json_object_foreach((json_t *)bounds, key, r) {
+        const json_t *g = json_object_get(r, "gpu"), *pd = json_object_get(r, "peak_dense");
+        const json_t *ideal = json_object_get(r, "ideal"), *unf = json_object_get(r, "unfused");
+        const json_t *frac = json_object_get(r, "achieved_fraction");
+        const char *reason = jstr(r, "reason"), *note = jstr(pd, "note");
+        char pk[48], bw[48];
+        fmt_num(pk, sizeof pk, jnum(pd, "tflops"), "TFLOP/s");
+        fmt_num(bw, sizeof bw, jnum(r, "memory_bandwidth_gbps"), "GB/s");
+        printf("%s (%s), %s: peak %s (%s), bandwidth %s\n", jstr_or(g, "name", "?"), key,
+               jstr_or(r, "precision", "?"), pk, jstr_or(pd, "label", "none"), bw);
+        if (note) printf("  note: %s\n", note);
+        if (json_is_object(ideal)) print_bound_line("ideal:", ideal);
+        if (json_is_object(unf)) {
+            print_bound_line("unfused:", unf);
+            printf("           %lld nodes costed, %lld unknown\n",
+                   (long long)json_integer_value(json_object_get(unf, "nodes")),
+                   (long long)json_integer_value(json_object_get(unf, "nodes_unknown")));
+        }
+        if (json_is_object(frac)) {
+            char p50[48], fi[48], fu[48];
+            fmt_num(p50, sizeof p50, jnum(r, "measured_p50_ms"), "ms");
+            fmt_num(fi, sizeof fi, jnum(frac, "ideal") * 100, "%");
+            fmt_num(fu, sizeof fu, jnum(frac, "unfused") * 100, "%");
+            printf("  measured p50 %s: %s of the ideal bound, %s of the unfused bound\n", p50,
+                   fi, fu);
+        }
+        if (reason) printf("  %s%s\n", json_is_null(ideal) ? "no bound: " : "", reason);
+    }
+}
+
+static void print_cpu(const json_t *cpu)
+{
+    const json_t *e = json_object_get(cpu, "estimate"), *m = json_object_get(cpu, "measured");
+    char a[48], b[48], c[48];
+    printf("CPU: %s (%s, %lld cores, %s)\n", jstr_or(e, "model", "unknown"),
+           jstr_or(e, "isa", "?"), (long long)json_integer_value(json_object_get(e, "cores")),
+           jstr_or(e, "max_mhz_source", "no clock"));
+    printf("  estimate: %s\n", jstr_or(e, "formula", "n/a (clock unknown)"));
+    if (json_is_object(m)) {
+        fmt_num(a, sizeof a, jnum(m, "fp32_gflops"), "GFLOP/s");
+        fmt_num(b, sizeof b, jnum(m, "fp64_gflops"), "GFLOP/s");
+        fmt_num(c, sizeof c, jnum(m, "triad_gbps"), "GB/s");
+        printf("  measured (%lld threads, %s): fp32 %s, fp64 %s, triad %s\n",
+               (long long)json_integer_value(json_object_get(m, "threads")), jstr_or(m, "isa", "?"), a,
+               b, c);
+        fmt_num(a, sizeof a, jnum(cpu, "ratio_fp32") * 100, "%");
+        fmt_num(b, sizeof b, jnum(cpu, "ratio_fp64") * 100, "%");
+        printf("  measured / estimate: fp32 %s, fp64 %s\n", a, b);
+    }
+}
+
+typedef struct opts {
+    const char *gpus, *precision, *cost, *report, *svg;
+    double flops, bytes, p50;
+    int have_flops, have_bytes, have_p50, tf32, json, measure_cpu;
+    long threads;
+    const char **specs;
+    size_t n_specs;
+} opts;
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+    static const struct option longs[] = {{"gpu", required_argument, 0, 'g'},
+                                          {"precision", required_argument, 0, 'p'},
+                                          {"tf32", no_argument, 0, 'T'},
+                                          {"flops", required_argument, 0, 'F'},
+                                          {"bytes", required_argument, 0, 'B'},
+                                          {"cost", required_argument, 0, 'C'},
+                                          {"report", required_argument, 0, 'R'},
+                                          {"p50", required_argument, 0, 'P'},
+                                          {"svg", required_argument, 0, 'S'},
+                                          {"measure-cpu", no_argument, 0, 'm'},
+                                          {"threads", required_argument, 0, 't'},
+                                          {"gpu-spec", required_argument, 0, 'G'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":g:p:jh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'g': o->gpus = optarg; break;
+        case 'p': o->precision = optarg; break;
+        case 'T': o->tf32 = 1; break;
+        case 'F':
+            if (parse_num(optarg, &o->flops))
+                return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                                    "--flops '%s': not a non-negative number (e.g. 4878.9e9)",
+                                    optarg);
+            o->have_flops = 1;
+            break;
+        case 'B':
+            if (parse_num(optarg, &o->bytes))
+                return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                                    "--bytes '%s': not a non-negative number (e.g. 1e9)", optarg);
+            o->have_bytes = 1;
+            break;
+        case 'C': o->cost = optarg; break;
+        case 'R': o->report = optarg; break;
+        case 'P':
+            if (parse_num(optarg, &o->p50) || o->p50 <= 0)
+                return rpx_cli_fail(CMD, RPX_EXIT_USAGE, "--p50 '%s': not a positive number of ms",
+                                    optarg);
+            o->have_p50 = 1;
+            break;
+        case 'S': o->svg = optarg; break;
+        case 'm': o->measure_cpu = 1; break;
+        case 't':
+            if (rpx_cli_parse_long(optarg, &o->threads) || o->threads < 1 || o->threads > 1024)
+                return rpx_cli_fail(CMD, RPX_EXIT_USAGE, "--threads '%s': not a number 1..1024",
+                                    optarg);
+            break;
+        case 'G': o->specs[o->n_specs++] = optarg; break;
+        case 'j': o->json = 1; break;
+        case 'h': fputs(usage, stdout); return -1;
+        case ':':
+            return rpx_cli_fail(CMD, RPX_EXIT_USAGE, "option '%s' needs a value",
+                                argv[optind - 1]);
+        default:
+            return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                                "unknown option '%s'; see 'rpxprof roofline --help'",
+                                argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return rpx_cli_fail(CMD, RPX_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+    if (o->cost && o->report)
+        return rpx_cli_fail(CMD, RPX_EXIT_USAGE, "give --cost or --report, not both");
+    if ((o->cost || o->report) && (o->have_flops || o->have_bytes))
+        return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                            "--flops/--bytes and --%s both give the model's cost; use one",
+                            o->cost ? "cost" : "report");
+    if (!o->gpus && !o->measure_cpu)
+        return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                            "name a target with --gpu KEY ('rpxprof gpus' lists them; host-cpu "
+                            "is this CPU), or use --measure-cpu");
+    if (o->gpus && !o->cost && !o->report && !o->have_flops && !o->have_bytes)
+        return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                            "give the model's cost: --flops N and --bytes N, --cost FILE or "
+                            "--report FILE");
+    return 0;
+}
+
+int rpx_cli_roofline(int argc, char **argv)
+{
+    opts o;
+    rpx_error err = {0};
+    rpx_gpu_table *t = NULL;
+    rpx_roofline_input in;
+    rpx_cost_node *nodes = NULL;
+    json_t *doc = NULL, *root = json_object(), *bounds = json_object(), *input = json_object();
+    json_t *cpu_json = NULL;
+    rpx_cpu_peak est;
+    rpx_cpu_measured meas;
+    rpx_gpu_spec cpu_spec;
+    rpx_cpu_target_storage cpu_store;
+    int have_est = 0, have_meas = 0, rc = RPX_EXIT_OK;
+    const char *source = "command line";
+    memset(&o, 0, sizeof o);
+    o.specs = calloc((size_t)argc + 1, sizeof *o.specs);
+    if (!o.specs || !root || !bounds || !input) {
+        rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+        goto out;
+    }
+    rc = parse_args(argc, argv, &o);
+    if (rc == -1) {
+        rc = RPX_EXIT_OK;
+        goto out;
+    }
+    if (rc) goto out;
+    if (rpx_gpu_table_create(&t) != 0) {
+        rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+        goto out;
+    }
+    if ((rc = rpx_cli_load_specs(t, o.specs, o.n_specs, CMD)) != 0) goto out;
+
+    /* the model's cost */
+    rpx_roofline_input_init(&in);
+    if (o.cost || o.report) {
+        const char *path = o.cost ? o.cost : o.report;
+        doc = load_json(path, &err);
+        if (!doc || rpx_roofline_input_from_json(doc, path, &in, &nodes, &err) != 0) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+            goto out;
+        }
+        source = o.cost ? "cost" : "report";
+    } else {
+        in.flops = o.have_flops ? o.flops : NAN;
+        in.bytes = o.have_bytes ? o.bytes : NAN;
+    }
+    if (o.precision) {
+        rpx_precision p;
+        if (rpx_precision_parse(o.precision, &p, &err) != 0) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE, "--precision: %s", err.message);
+            goto out;
+        }
+        in.precision = p;
+    }
+    in.tf32 = o.tf32;
+    if (o.have_p50) in.measured_p50_ms = o.p50;
+
+    /* the host CPU */
+    if (o.measure_cpu || (o.gpus && strstr(o.gpus, "host-cpu"))) {
+        if (rpx_cpu_peak_estimate(&est, &err) != 0) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+            goto out;
+        }
+        have_est = 1;
+    }
+    if (o.measure_cpu) {
+        rpx_cpu_measure_options mo;
+        rpx_cpu_measure_options_init(&mo);
+        mo.threads = (int)o.threads;
+        if (rpx_cpu_measure(&mo, &meas, &err) != 0) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "measuring the CPU: %s", err.message);
+            goto out;
+        }
+        have_meas = 1;
+    }
+    if (have_est) {
+        cpu_json = rpx_cpu_peak_json(&est, have_meas ? &meas : NULL);
+        rpx_cpu_target_spec(&est, have_meas ? &meas : NULL, &cpu_spec, &cpu_store);
+    }
+
+    /* the targets */
+    if (o.gpus) {
+        char *list = strdup(o.gpus), *tok, *save = NULL;
+        if (!list) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+            goto out;
+        }
+        for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            const rpx_gpu_spec *g =
+                strcmp(tok, "host-cpu") == 0 ? &cpu_spec : rpx_gpu_table_find(t, tok);
+            json_t *b;
+            if (!g) {
+                rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                                  "--gpu: no target with key '%s'; 'rpxprof gpus' lists them "
+                                  "(host-cpu is this CPU)", tok);
+                free(list);
+                goto out;
+            }
+            b = rpx_roofline_json(g, &in);
+            if (!b || json_object_set_new(bounds, g->key, b) != 0) {
+                rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+                free(list);
+                goto out;
+            }
+            if (o.svg && json_object_size(bounds) == 1 &&
+                rpx_roofline_svg_write(o.svg, b, &err) != 0) {
+                rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "--svg: %s", err.message);
+                free(list);
+                goto out;
+            }
+        }
+        free(list);
+    }
+
+    json_object_set_new(input, "source", json_string(source));
+    json_object_set_new(input, "file", (o.cost || o.report) ? json_string(o.cost ? o.cost : o.report)
+                                                            : json_null());
+    json_object_set_new(input, "flops", rpx_json_real_or_null(in.flops));
+    json_object_set_new(input, "bytes", rpx_json_real_or_null(in.bytes));
+    json_object_set_new(input, "nodes", json_integer((json_int_t)in.n_nodes));
+    json_object_set_new(input, "precision", json_string(rpx_precision_name(in.precision)));
+    json_object_set_new(input, "tf32", json_boolean(in.tf32));
+    json_object_set_new(input, "measured_p50_ms", rpx_json_real_or_null(in.measured_p50_ms));
+    json_object_set_new(root, "schema", json_string(ROOFLINE_SCHEMA));
+    if (o.gpus) {
+        json_object_set_new(root, "input", input);
+        input = NULL;
+    }
+    if (cpu_json) {
+        json_object_set_new(root, "cpu", cpu_json);
+        cpu_json = NULL;
+    }
+    json_object_set_new(root, "bounds", bounds);
+    bounds = NULL;
+    if (o.json) {
+        if (rpx_json_write_file("-", root, &err) != 0)
+            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+    } else {
+        const json_t *c = json_object_get(root, "cpu");
+        if (json_is_object(c)) print_cpu(c);
+        print_text(json_object_get(root, "bounds"));
+        if (o.svg) printf("%s\n", o.svg);
+    }
+out:
+    json_decref(cpu_json);
+    json_decref(input);
+    json_decref(bounds);
+    json_decref(root);
+    rpx_roofline_nodes_free(nodes);
+    json_decref(doc);
+    rpx_gpu_table_free(t);
+    free(o.specs);
+    return rc;
+}
