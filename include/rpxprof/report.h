@@ -57,6 +57,9 @@ typedef struct rpx_profile_desc {
     json_t *cuda_memory_method;   /* how cuda_peaks were measured (borrowed), or NULL */
     json_t *cuda;                 /* the `cuda` section (borrowed), or NULL for null */
     const int64_t *sync_overhead_ns; /* median cost of one synchronisation, NULL if none */
+    json_t *efficiency;           /* model cost (borrowed), or NULL for null */
+    json_t *roofline;             /* {target: bound} (borrowed), or NULL for null */
+    json_t *realtime_budget;      /* (borrowed), or NULL for null */
     const rpx_timer_info *timer;
     json_t *system_card;          /* object (borrowed), or NULL for null */
     const char *status;           /* "complete", "failed", "interrupted", ... */

@@ -1,5 +1,6 @@
 /* run.c — owns `rpxprof run`: options, the order of the steps, the report. */
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "rpxprof/clock.h"
+#include "rpxprof/cost.h"
 #include "rpxprof/cuda.h"
 #include "rpxprof/gpu_memory.h"
 #include "rpxprof/error.h"
@@ -15,6 +17,7 @@
 #include "rpxprof/npz.h"
 #include "rpxprof/nvml.h"
 #include "rpxprof/report.h"
+#include "rpxprof/roofline.h"
 #include "rpxprof/run.h"
 #include "rpxprof/system.h"
 #include "rpxprof/target.h"
@@ -35,6 +38,19 @@ static const char usage[] =
     "      --warmup N         untimed calls first (default: 10)\n"
     "      --repeats N        timed calls, one sample each (default: 1000)\n"
     "      --meta KEY=VALUE   record what the shapes do not say (repeatable)\n"
+    "\n"
+    "Model cost and bounds (the report's efficiency, roofline, realtime_budget):\n"
+    "      --cost MODEL.onnx  cost the model's graph (input shapes from the NPZ arrays\n"
+    "                         of the same names; --input/--dim bind the rest)\n"
+    "      --input NAME=DIMS  bind a graph input's shape for --cost (1x3x480x640)\n"
+    "      --dim NAME=N       bind a symbolic dimension for --cost\n"
+    "      --flops N          declare FLOPs per call for a model without a graph\n"
+    "      --params N         declare its parameter count\n"
+    "      --gpu KEY[,KEY]    roofline targets (rpxprof gpus); default: the detected\n"
+    "                         GPU on cuda runs, the host CPU and the reference set\n"
+    "      --gpu-spec FILE    add or override GPU specs (also RPX_GPU_SPECS)\n"
+    "      --tf32             fp32 dense ops run on TF32 tensor cores\n"
+    "      --budget-hz LIST   real-time rates, comma-separated (default 5,10,30)\n"
     "  -q, --quiet            no progress line\n"
     "  -h, --help             show this help and exit\n"
     "\n"
@@ -49,12 +65,31 @@ static void on_signal(int sig)
     g_stop = 1;
 }
 
+#define MAX_BINDINGS 64
+
 typedef struct run_opts {
     const char *model, *inputs, *output, *device, *precision, *unit;
     long warmup, repeats;
     int quiet;
     json_t *meta;
+    const char *cost, *gpus, *gpu_spec, *budget_hz;
+    double flops, params;         /* NaN: not declared */
+    int tf32;
+    const char *bind_inputs[MAX_BINDINGS], *bind_dims[MAX_BINDINGS];
+    size_t n_bind_inputs, n_bind_dims;
 } run_opts;
+
+/* A count such as 4878.9e9: finite, >= 0. */
+static int parse_count(const char *s, double *out)
+{
+    char *end;
+    double v;
+    if (!s || !*s) return -1;
+    v = strtod(s, &end);
+    if (*end || !(v >= 0) || v != v || v > 1e30) return -1;
+    *out = v;
+    return 0;
+}
 
 /* --meta KEY=VALUE: integers and reals become numbers, true/false booleans. */
 static int add_meta(json_t *meta, const char *arg)
@@ -81,7 +116,8 @@ static int add_meta(json_t *meta, const char *arg)
 
 static int parse(int argc, char **argv, run_opts *o)
 {
-    enum { O_DEVICE = 256, O_PRECISION, O_UNIT, O_WARMUP, O_REPEATS, O_META };
+    enum { O_DEVICE = 256, O_PRECISION, O_UNIT, O_WARMUP, O_REPEATS, O_META, O_COST, O_INPUT,
+           O_DIM, O_FLOPS, O_PARAMS, O_GPU, O_GPU_SPEC, O_TF32, O_BUDGET };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -89,6 +125,11 @@ static int parse(int argc, char **argv, run_opts *o)
         {"unit", required_argument, 0, O_UNIT},   {"warmup", required_argument, 0, O_WARMUP},
         {"repeats", required_argument, 0, O_REPEATS},
         {"meta", required_argument, 0, O_META},   {"quiet", no_argument, 0, 'q'},
+        {"cost", required_argument, 0, O_COST},   {"input", required_argument, 0, O_INPUT},
+        {"dim", required_argument, 0, O_DIM},     {"flops", required_argument, 0, O_FLOPS},
+        {"params", required_argument, 0, O_PARAMS}, {"gpu", required_argument, 0, O_GPU},
+        {"gpu-spec", required_argument, 0, O_GPU_SPEC}, {"tf32", no_argument, 0, O_TF32},
+        {"budget-hz", required_argument, 0, O_BUDGET},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -117,6 +158,31 @@ static int parse(int argc, char **argv, run_opts *o)
             if (add_meta(o->meta, optarg) != 0)
                 return rpx_cli_fail("run", -1, "--meta '%s': expected KEY=VALUE", optarg);
             break;
+        case O_COST: o->cost = optarg; break;
+        case O_GPU: o->gpus = optarg; break;
+        case O_GPU_SPEC: o->gpu_spec = optarg; break;
+        case O_TF32: o->tf32 = 1; break;
+        case O_BUDGET: o->budget_hz = optarg; break;
+        case O_INPUT:
+        case O_DIM:
+            if (!strchr(optarg, '=') || optarg[0] == '=')
+                return rpx_cli_fail("run", -1, "--%s '%s': expected NAME=%s",
+                                    c == O_INPUT ? "input" : "dim", optarg,
+                                    c == O_INPUT ? "DIMS (1x3x480x640)" : "N");
+            if (c == O_INPUT && o->n_bind_inputs < MAX_BINDINGS)
+                o->bind_inputs[o->n_bind_inputs++] = optarg;
+            else if (c == O_DIM && o->n_bind_dims < MAX_BINDINGS)
+                o->bind_dims[o->n_bind_dims++] = optarg;
+            else
+                return rpx_cli_fail("run", -1, "too many --input/--dim bindings (at most %d)",
+                                    MAX_BINDINGS);
+            break;
+        case O_FLOPS:
+        case O_PARAMS:
+            if (parse_count(optarg, c == O_FLOPS ? &o->flops : &o->params) != 0)
+                return rpx_cli_fail("run", -1, "--%s '%s': give a number such as 4878.9e9",
+                                    c == O_FLOPS ? "flops" : "params", optarg);
+            break;
         case ':':
             return rpx_cli_fail("run", -1, "%s needs a value (see 'rpxprof run --help')",
                                 argv[optind - 1]);
@@ -137,6 +203,10 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--precision is empty; give e.g. fp32, fp16, bf16, int8");
     if (!*o->unit)
         return rpx_cli_fail("run", -1, "--unit is empty; give e.g. frame, clip, pair, request");
+    if (o->cost && (o->flops == o->flops || o->params == o->params))
+        return rpx_cli_fail("run", -1,
+                            "--cost and --flops/--params both describe the model's cost; give "
+                            "one or the other");
     return 0;
 }
 
@@ -195,9 +265,183 @@ static json_t *make_notes(const run_opts *o, size_t measured, const rpx_memory_p
     return notes;
 }
 
+/* ---- the cost and roofline layers ---- */
+
+typedef struct layers {
+    rpx_cost *cost;
+    rpx_efficiency eff;
+    json_t *efficiency;
+    rpx_gpu_table *table;
+    const rpx_gpu_spec *chosen[32];
+    size_t n_chosen;
+} layers;
+
+static double precision_bytes(const char *p)
+{
+    if (!strcmp(p, "fp32") || !strcmp(p, "tf32")) return 4;
+    if (!strcmp(p, "fp16") || !strcmp(p, "bf16")) return 2;
+    if (!strcmp(p, "fp8") || !strcmp(p, "int8")) return 1;
+    if (!strcmp(p, "fp64")) return 8;
+    return (double)NAN;
+}
+
+/* Before the run: cost the model (or take what was declared) and load the GPU
+ * table, so that a bad graph or spec file fails before hours of measuring. */
+static int layers_prepare(const run_opts *o, layers *l, rpx_error *err)
+{
+    int rc;
+    rpx_efficiency_init(&l->eff);
+    if (o->cost) {
+        rpx_cost_options co;
+        rpx_cost_options_init(&co);
+        if (strcmp(o->precision, "unspecified") != 0 && precision_bytes(o->precision) == precision_bytes(o->precision))
+            co.precision = o->precision;
+        co.input_shapes = o->bind_inputs;
+        co.n_input_shapes = o->n_bind_inputs;
+        co.dims = o->bind_dims;
+        co.n_dims = o->n_bind_dims;
+        if ((rc = rpx_cost_analyze_onnx(o->cost, &co, &l->cost, err)) != 0) return rc;
+        l->eff = *rpx_cost_efficiency(l->cost);
+        l->efficiency = rpx_cost_json(l->cost, 0);
+    } else {
+        if (o->flops == o->flops || o->params == o->params) {
+            l->eff.source = "declared";
+            l->eff.flops = o->flops;
+            l->eff.params = o->params;
+            l->eff.param_bytes = o->params * precision_bytes(o->precision);
+            rpx_efficiency_derive(&l->eff);
+        }
+        l->efficiency = rpx_efficiency_json(&l->eff);
+    }
+    if (!l->efficiency) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if ((rc = rpx_gpu_table_create(&l->table)) != 0 ||
+        (rc = rpx_gpu_table_load_env(l->table, err)) != 0)
+        return rc ? rc : RPX_ENOMEM;
+    if (o->gpu_spec && (rc = rpx_gpu_table_load_file(l->table, o->gpu_spec, err)) != 0) return rc;
+    if (o->gpus) {
+        char buf[1024], *tok, *save = NULL;
+        snprintf(buf, sizeof buf, "%s", o->gpus);
+        for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            const rpx_gpu_spec *g = rpx_gpu_table_find(l->table, tok);
+            if (!g)
+                return rpx_error_set(err, RPX_EINVAL,
+                                     "--gpu %s: no GPU with key '%s'; 'rpxprof gpus' lists the "
+                                     "keys, --gpu-spec FILE adds your own",
+                                     o->gpus, tok);
+            if (l->n_chosen < sizeof l->chosen / sizeof l->chosen[0]) l->chosen[l->n_chosen++] = g;
+        }
+    }
+    return 0;
+}
+
+static void add_unique(layers *l, const rpx_gpu_spec *g)
+{
+    size_t i;
+    if (!g) return;
+    for (i = 0; i < l->n_chosen; i++)
+        if (l->chosen[i] == g) return;
+    if (l->n_chosen < sizeof l->chosen / sizeof l->chosen[0]) l->chosen[l->n_chosen++] = g;
+}
+
+/* After the run: the bounds on the chosen targets and the real-time budget. */
+static void layers_finish(const run_opts *o, layers *l, const rpx_inputs *in, double p50_ms,
+                          json_t *cuda_section, json_t *notes, json_t **roofline,
+                          json_t **budget)
+{
+    static const char *reference[] = {"ref-a100-80gb", "ref-rtx4090", "ref-jetson-orin-64gb"};
+    rpx_roofline_input ri;
+    rpx_cost_node *nodes = NULL;
+    rpx_cpu_peak cpu;
+    rpx_cpu_target_storage cpu_storage;
+    rpx_gpu_spec cpu_spec;
+    rpx_error perr = {0};
+    const rpx_gpu_spec *targets[40];
+    size_t nt = 0, i;
+    double hz[16];
+    size_t n_hz = 0;
+    long frames = 0;
+    char note[RPX_ERROR_MESSAGE_SIZE + 64];
+
+    if (!o->gpus) {
+        json_t *dev;
+        size_t di;
+        json_array_foreach(json_object_get(cuda_section, "visible_devices"), di, dev)
+            add_unique(l, rpx_gpu_table_match_name(l->table,
+                                                   json_string_value(json_object_get(dev, "name"))));
+        if (l->n_chosen == 0)
+            for (i = 0; i < 3; i++) add_unique(l, rpx_gpu_table_find(l->table, reference[i]));
+    }
+    if (!cuda_section && !o->gpus) {
+        rpx_error cerr = {0};
+        if (rpx_cpu_peak_estimate(&cpu, &cerr) == 0) {
+            rpx_cpu_target_spec(&cpu, NULL, &cpu_spec, &cpu_storage);
+            targets[nt++] = &cpu_spec;
+        } else {
+            snprintf(note, sizeof note, "no host-CPU roofline: %s", cerr.message);
+            json_array_append_new(notes, json_string(note));
+        }
+    }
+    for (i = 0; i < l->n_chosen && nt < sizeof targets / sizeof targets[0]; i++)
+        targets[nt++] = l->chosen[i];
+
+    rpx_roofline_input_init(&ri);
+    ri.flops = l->eff.flops;
+    ri.bytes = l->eff.traffic_bytes_ideal;
+    ri.tf32 = o->tf32;
+    ri.measured_p50_ms = p50_ms;
+    if (rpx_precision_parse(o->precision, &ri.precision, &perr) != 0) {
+        ri.precision = RPX_PREC_FP32;
+        snprintf(note, sizeof note,
+                 "roofline: precision '%s' names no peak column; bounds use fp32 (give "
+                 "--precision fp32|tf32|fp16|bf16|fp8|int8)",
+                 o->precision);
+        json_array_append_new(notes, json_string(note));
+    }
+    if (l->cost) {
+        size_t n = rpx_cost_node_count(l->cost);
+        nodes = n ? malloc(n * sizeof *nodes) : NULL;
+        for (i = 0; nodes && i < n; i++) nodes[i] = *rpx_cost_node_at(l->cost, i);
+        ri.nodes = nodes;
+        ri.n_nodes = nodes ? n : 0;
+    }
+    if (!(ri.flops == ri.flops))
+        json_array_append_new(
+            notes, json_string("roofline bounds are null: the model's FLOPs are unknown; give "
+                               "--cost MODEL.onnx or --flops N"));
+    *roofline = rpx_roofline_json_multi(targets, nt, &ri);
+    free(nodes);
+
+    if (o->budget_hz) {
+        char buf[256], *tok, *save = NULL;
+        snprintf(buf, sizeof buf, "%s", o->budget_hz);
+        for (tok = strtok_r(buf, ",", &save); tok && n_hz < 16; tok = strtok_r(NULL, ",", &save))
+            if (parse_count(tok, &hz[n_hz]) == 0 && hz[n_hz] > 0) n_hz++;
+    }
+    if (strcmp(o->unit, "clip") == 0) {
+        json_t *cl = json_object_get(o->meta, "clip_length");
+        if (json_is_integer(cl) && json_integer_value(cl) > 0) {
+            frames = (long)json_integer_value(cl);
+        } else {
+            for (i = 0; i < in->count; i++)
+                if (in->tensors[i].ndim >= 4) {
+                    frames = (long)in->tensors[i].shape[0];
+                    break;
+                }
+        }
+    }
+    *budget = rpx_realtime_budget_json(p50_ms, n_hz ? hz : NULL, n_hz, frames);
+}
+
+static void layers_free(layers *l)
+{
+    rpx_cost_free(l->cost);
+    json_decref(l->efficiency);
+    rpx_gpu_table_free(l->table);
+}
+
 int rpx_cli_run(int argc, char **argv)
 {
-    run_opts o = {NULL, NULL, NULL, "cpu", "unspecified", "request", 10, 1000, 0, NULL};
+    run_opts o;
     rpx_npz *npz = NULL;
     rpx_target *target = NULL;
     rpx_latency *lat = NULL;
@@ -210,6 +454,8 @@ int rpx_cli_run(int argc, char **argv)
     rpx_gpu_mem *gmem = NULL;
     rpx_nvml *nvml = NULL;
     json_t *cond_start = NULL, *cond_end = NULL;
+    json_t *roofline = NULL, *budget = NULL;
+    layers lay;
     int64_t sync_ns = -1;
     char sha[65], reso[64];
     const char *batch = NULL;
@@ -218,6 +464,14 @@ int rpx_cli_run(int argc, char **argv)
     size_t i;
 
     memset(&res, 0, sizeof res);
+    memset(&o, 0, sizeof o);
+    memset(&lay, 0, sizeof lay);
+    o.device = "cpu";
+    o.precision = "unspecified";
+    o.unit = "request";
+    o.warmup = 10;
+    o.repeats = 1000;
+    o.flops = o.params = (double)NAN;
     o.meta = json_object();
     if (!o.meta) return rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
     rc = parse(argc, argv, &o);
@@ -229,6 +483,11 @@ int rpx_cli_run(int argc, char **argv)
     /* 1. inputs, loaded once, outside timing */
     if ((rc = rpx_npz_load(o.inputs, &npz, &err)) != 0 ||
         (rc = rpx_file_sha256(o.inputs, sha, &err)) != 0) {
+        rpx_cli_fail("run", 0, "%s", err.message);
+        goto out;
+    }
+    /* the cost layer and the GPU table, before anything is measured */
+    if ((rc = layers_prepare(&o, &lay, &err)) != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);
         goto out;
     }
@@ -313,7 +572,16 @@ int rpx_cli_run(int argc, char **argv)
         card = rpx_system_card(&copt, &err);
         if (card) rpx_system_card_set_conditions(card, cond_start, cond_end);
     }
+    if (cuda) cuda_section = cuda_json(cuda);
     notes = make_notes(&o, res.measured, &res.memory);
+    {
+        rpx_latency_stats st;
+        double p50 = (double)NAN;
+        if (rpx_latency_stats_get(lat, &st) == 0 && st.available) p50 = st.p50_ms;
+        if (notes)
+            layers_finish(&o, &lay, rpx_npz_inputs(npz), p50, cuda ? cuda_section : NULL, notes,
+                          &roofline, &budget);
+    }
     {
         rpx_profile_desc d = {0};
         d.model_callable = o.model;
@@ -332,12 +600,14 @@ int rpx_cli_run(int argc, char **argv)
         if (cuda) {
             cuda_peaks = rpx_gpu_mem_peaks_json(gmem);
             cuda_method = rpx_gpu_mem_method_json(gmem);
-            cuda_section = cuda_json(cuda);
             d.cuda_peaks = cuda_peaks;
             d.cuda_memory_method = cuda_method;
             d.cuda = cuda_section;
             d.sync_overhead_ns = &sync_ns;
         }
+        d.efficiency = lay.efficiency;
+        d.roofline = roofline;
+        d.realtime_budget = budget;
         d.system_card = card;
         d.status = res.status == RPX_RUN_INTERRUPTED ? "interrupted" : "complete";
         d.error = res.status == RPX_RUN_INTERRUPTED ? err.message : NULL;
@@ -372,6 +642,9 @@ out:
     rpx_gpu_mem_free(gmem);
     rpx_cuda_close(cuda);
     rpx_nvml_close(nvml);
+    layers_free(&lay);
+    json_decref(roofline);
+    json_decref(budget);
     json_decref(cond_start);
     json_decref(cond_end);
     json_decref(cuda_peaks);

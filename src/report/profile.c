@@ -186,6 +186,9 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "timer", timer_object(d->timer, d->sync_overhead_ns));
     SET(r, "cuda", borrowed(d->cuda, json_null));
     SET(r, "wall_time_ms", d->wall_ns >= 0 ? json_real((double)d->wall_ns / 1e6) : json_null());
+    SET(r, "efficiency", borrowed(d->efficiency, json_null));
+    SET(r, "roofline", borrowed(d->roofline, json_null));
+    SET(r, "realtime_budget", borrowed(d->realtime_budget, json_null));
     SET(r, "system_card", borrowed(d->system_card, json_null));
     SET(r, "status", json_string(d->status ? d->status : "complete"));
     SET(r, "error", str_or_null(d->error));
