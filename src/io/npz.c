@@ -9,6 +9,7 @@
  * exactly. The data is then read (or inflated) straight into its final
  * anonymous mapping, which is made read-only. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -148,6 +149,49 @@ uint32_t rpx__crc32(uint32_t crc, const void *data, size_t len)
     return crc32_update(crc, data, len);
 }
 
+/* For large members the CRC runs on a second thread, one chunk behind the
+ * reads: the loading time is then that of the read, not read + CRC. The
+ * reader publishes how many bytes are in place; the checker follows. */
+#define RPX__CRC_THREAD_MIN ((size_t)16 << 20)
+
+typedef struct crc_job {
+    const unsigned char *buf;
+    uint32_t crc;
+    size_t done, avail;
+    int closed;                   /* no more bytes will come */
+    pthread_mutex_t lock;
+    pthread_cond_t more;
+} crc_job;
+
+static void *crc_worker(void *arg)
+{
+    crc_job *j = arg;
+    for (;;) {
+        size_t avail;
+        int closed;
+        pthread_mutex_lock(&j->lock);
+        while (j->avail == j->done && !j->closed) pthread_cond_wait(&j->more, &j->lock);
+        avail = j->avail;
+        closed = j->closed;
+        pthread_mutex_unlock(&j->lock);
+        if (avail > j->done) {
+            j->crc = crc32_update(j->crc, j->buf + j->done, avail - j->done);
+            j->done = avail;
+        } else if (closed) {
+            return NULL;
+        }
+    }
+}
+
+static void crc_publish(crc_job *j, size_t avail, int closed)
+{
+    pthread_mutex_lock(&j->lock);
+    j->avail = avail;
+    j->closed = closed;
+    pthread_cond_signal(&j->more);
+    pthread_mutex_unlock(&j->lock);
+}
+
 /* ---- reading a stream: a zip member or a whole .npy -------------------- */
 
 typedef struct reader {
@@ -198,7 +242,22 @@ static int read_stored(reader *r, unsigned char *buf, size_t nbytes, size_t offs
     zip_source_t *src = NULL;
     size_t got = 0;
     int rc = 0;
+    crc_job job;
+    pthread_t worker;
+    int threaded = 0;
 
+    if (nbytes >= RPX__CRC_THREAD_MIN) {
+        memset(&job, 0, sizeof job);
+        job.buf = buf;
+        job.crc = crc;
+        pthread_mutex_init(&job.lock, NULL);
+        pthread_cond_init(&job.more, NULL);
+        threaded = pthread_create(&worker, NULL, crc_worker, &job) == 0;
+        if (!threaded) {
+            pthread_cond_destroy(&job.more);
+            pthread_mutex_destroy(&job.lock);
+        }
+    }
     if (nbytes) {
         src = zip_source_zip(r->za, r->za, r->index, 0, offset, (zip_int64_t)nbytes);
         if (!src)
@@ -226,14 +285,22 @@ static int read_stored(reader *r, unsigned char *buf, size_t nbytes, size_t offs
                 rc = RPX_EFORMAT;
                 break;
             }
-            crc = crc32_update(crc, buf + got, (size_t)n); /* while it is in cache */
+            if (!threaded) crc = crc32_update(crc, buf + got, (size_t)n); /* still in cache */
             got += (size_t)n;
+            if (threaded) crc_publish(&job, got, 0);
         }
         zip_source_close(src);
         zip_source_free(src);
         src = NULL;
-        if (rc) return rc;
     }
+    if (threaded) {
+        crc_publish(&job, got, 1);
+        pthread_join(worker, NULL);
+        pthread_cond_destroy(&job.more);
+        pthread_mutex_destroy(&job.lock);
+        crc = job.crc;
+    }
+    if (rc) return rc;
     if (crc != r->crc)
         ARR_ERR(RPX_EFORMAT, "cannot read the data (CRC error); the file is corrupt");
     return 0;
