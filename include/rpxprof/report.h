@@ -60,6 +60,7 @@ typedef struct rpx_profile_desc {
     json_t *efficiency;           /* model cost (borrowed), or NULL for null */
     json_t *roofline;             /* {target: bound} (borrowed), or NULL for null */
     json_t *realtime_budget;      /* (borrowed), or NULL for null */
+    json_t *gpu_time;             /* per-call GPU busy time (borrowed), or NULL for null */
     const rpx_timer_info *timer;
     json_t *system_card;          /* object (borrowed), or NULL for null */
     const char *status;           /* "complete", "failed", "interrupted", ... */

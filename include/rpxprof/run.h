@@ -32,6 +32,9 @@ typedef struct rpx_run_config {
     volatile sig_atomic_t *stop;  /* if non-NULL and set, stop after the current call */
     void (*peaks_reset)(void *ctx); /* called after warmup with the host peak reset (GPU peaks) */
     void *peaks_ctx;
+    /* called after every call, outside the timed span (GPU busy time) */
+    void (*after_call)(void *ctx, int timed);
+    void *after_ctx;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

@@ -12,6 +12,7 @@
 #include "rpxprof/cost.h"
 #include "rpxprof/cuda.h"
 #include "rpxprof/gpu_memory.h"
+#include "rpxprof/gpu_time.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/npz.h"
@@ -38,6 +39,7 @@ static const char usage[] =
     "      --warmup N         untimed calls first (default: 10)\n"
     "      --repeats N        timed calls, one sample each (default: 1000)\n"
     "      --meta KEY=VALUE   record what the shapes do not say (repeatable)\n"
+    "      --gpu-time         cuda: per-call GPU busy time from CUPTI kernel records\n"
     "\n"
     "Model cost and bounds (the report's efficiency, roofline, realtime_budget):\n"
     "      --cost MODEL.onnx  cost the model's graph (input shapes from the NPZ arrays\n"
@@ -74,7 +76,7 @@ typedef struct run_opts {
     json_t *meta;
     const char *cost, *gpus, *gpu_spec, *budget_hz;
     double flops, params;         /* NaN: not declared */
-    int tf32;
+    int tf32, gpu_time;
     const char *bind_inputs[MAX_BINDINGS], *bind_dims[MAX_BINDINGS];
     size_t n_bind_inputs, n_bind_dims;
 } run_opts;
@@ -117,7 +119,7 @@ static int add_meta(json_t *meta, const char *arg)
 static int parse(int argc, char **argv, run_opts *o)
 {
     enum { O_DEVICE = 256, O_PRECISION, O_UNIT, O_WARMUP, O_REPEATS, O_META, O_COST, O_INPUT,
-           O_DIM, O_FLOPS, O_PARAMS, O_GPU, O_GPU_SPEC, O_TF32, O_BUDGET };
+           O_DIM, O_FLOPS, O_PARAMS, O_GPU, O_GPU_SPEC, O_TF32, O_BUDGET, O_GPU_TIME };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -130,6 +132,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"params", required_argument, 0, O_PARAMS}, {"gpu", required_argument, 0, O_GPU},
         {"gpu-spec", required_argument, 0, O_GPU_SPEC}, {"tf32", no_argument, 0, O_TF32},
         {"budget-hz", required_argument, 0, O_BUDGET},
+        {"gpu-time", no_argument, 0, O_GPU_TIME},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -162,6 +165,7 @@ static int parse(int argc, char **argv, run_opts *o)
         case O_GPU: o->gpus = optarg; break;
         case O_GPU_SPEC: o->gpu_spec = optarg; break;
         case O_TF32: o->tf32 = 1; break;
+        case O_GPU_TIME: o->gpu_time = 1; break;
         case O_BUDGET: o->budget_hz = optarg; break;
         case O_INPUT:
         case O_DIM:
@@ -203,6 +207,8 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--precision is empty; give e.g. fp32, fp16, bf16, int8");
     if (!*o->unit)
         return rpx_cli_fail("run", -1, "--unit is empty; give e.g. frame, clip, pair, request");
+    if (o->gpu_time && strcmp(o->device, "cuda") != 0)
+        return rpx_cli_fail("run", -1, "--gpu-time needs --device cuda (it traces GPU kernels)");
     if (o->cost && (o->flops == o->flops || o->params == o->params))
         return rpx_cli_fail("run", -1,
                             "--cost and --flops/--params both describe the model's cost; give "
@@ -213,6 +219,11 @@ static int parse(int argc, char **argv, run_opts *o)
 static void gpu_peaks_reset(void *ctx)
 {
     rpx_gpu_mem_reset(ctx);
+}
+
+static void gpu_time_after_call(void *ctx, int timed)
+{
+    rpx_gpu_time_after_call(ctx, timed);
 }
 
 /* The report's `cuda` section: what the driver made visible. */
@@ -453,6 +464,8 @@ int rpx_cli_run(int argc, char **argv)
     rpx_cuda *cuda = NULL;
     rpx_gpu_mem *gmem = NULL;
     rpx_nvml *nvml = NULL;
+    rpx_gpu_time *gtime = NULL;
+    json_t *gtime_json = NULL;
     json_t *cond_start = NULL, *cond_end = NULL;
     json_t *roofline = NULL, *budget = NULL;
     layers lay;
@@ -508,6 +521,11 @@ int rpx_cli_run(int argc, char **argv)
             rpx_error nerr = {0};
             if (rpx_nvml_open(&nvml, &nerr) != 0) nvml = NULL; /* the card says why */
         }
+        /* kernel tracing starts before setup; setup's kernels go with the warmup's */
+        if (o.gpu_time && (rc = rpx_gpu_time_open((size_t)o.repeats, &gtime, &err)) != 0) {
+            rpx_cli_fail("run", 0, "%s", err.message);
+            goto out;
+        }
     }
     {
         rpx_run_info info = {RPX_MODEL_ABI_VERSION, o.device, o.precision, o.unit, o.warmup,
@@ -516,6 +534,7 @@ int rpx_cli_run(int argc, char **argv)
             rpx_cli_fail("run", 0, "%s", err.message);
             goto out;
         }
+        if (gtime) rpx_gpu_time_after_call(gtime, 0); /* setup's kernels are not a call's */
     }
     if ((rc = rpx_timer_calibrate(&timer, 0)) != 0) {
         rpx_cli_fail("run", 0, "cannot calibrate the clock: %s", rpx_strerror(rc));
@@ -537,6 +556,10 @@ int rpx_cli_run(int argc, char **argv)
             cfg.sync_ctx = cuda;
             cfg.peaks_reset = gpu_peaks_reset;
             cfg.peaks_ctx = gmem;
+        }
+        if (gtime) {
+            cfg.after_call = gpu_time_after_call;
+            cfg.after_ctx = gtime;
         }
         rc = rpx_measure_run(&cfg, target, rpx_npz_inputs(npz), &res, &err);
         rpx_gpu_mem_stop(gmem);
@@ -578,6 +601,19 @@ int rpx_cli_run(int argc, char **argv)
         rpx_latency_stats st;
         double p50 = (double)NAN;
         if (rpx_latency_stats_get(lat, &st) == 0 && st.available) p50 = st.p50_ms;
+        if (gtime && notes) {
+            double busy = rpx_gpu_time_p50_ms(gtime);
+            gtime_json = rpx_gpu_time_json(gtime);
+            if (busy == busy && p50 == p50 && p50 > 2 * busy) {
+                char w[256];
+                snprintf(w, sizeof w,
+                         "Wall time (p50 %.4g ms) is more than twice the GPU busy time (p50 "
+                         "%.4g ms): the model is launch- or host-bound.",
+                         p50, busy);
+                json_array_append_new(notes, json_string(w));
+                if (!o.quiet) fprintf(stderr, "rpxprof run: warning: %s\n", w);
+            }
+        }
         if (notes)
             layers_finish(&o, &lay, rpx_npz_inputs(npz), p50, cuda ? cuda_section : NULL, notes,
                           &roofline, &budget);
@@ -608,6 +644,7 @@ int rpx_cli_run(int argc, char **argv)
         d.efficiency = lay.efficiency;
         d.roofline = roofline;
         d.realtime_budget = budget;
+        d.gpu_time = gtime_json;
         d.system_card = card;
         d.status = res.status == RPX_RUN_INTERRUPTED ? "interrupted" : "complete";
         d.error = res.status == RPX_RUN_INTERRUPTED ? err.message : NULL;
@@ -643,6 +680,8 @@ out:
     rpx_cuda_close(cuda);
     rpx_nvml_close(nvml);
     layers_free(&lay);
+    rpx_gpu_time_close(gtime);
+    json_decref(gtime_json);
     json_decref(roofline);
     json_decref(budget);
     json_decref(cond_start);

@@ -84,6 +84,8 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     const rpx_sync_fn sync = cfg ? cfg->sync : NULL;
     void *const sync_ctx = cfg ? cfg->sync_ctx : NULL;
     volatile sig_atomic_t *const stop = cfg ? cfg->stop : NULL;
+    void (*const after_call)(void *, int) = cfg ? cfg->after_call : NULL;
+    void *const after_ctx = cfg ? cfg->after_ctx : NULL;
     progress prog = {0};
     rpx_error merr;
     int64_t *samples;
@@ -114,6 +116,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
         if ((rc = call(state, inputs, &merr)) != 0) goto warmup_failed;
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
+        if (after_call) after_call(after_ctx, 0);
         result->warmup_done = i + 1;
         if (cfg->progress) atomic_store_explicit(&prog.done, i + 1, memory_order_relaxed);
     }
@@ -131,6 +134,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (rc != 0) goto timed_failed;
         samples[i] = t1 - t0;
         result->measured = (size_t)i + 1;
+        if (after_call) after_call(after_ctx, 1);
         if (cfg->progress)
             atomic_store_explicit(&prog.done, cfg->warmup + i + 1, memory_order_relaxed);
     }

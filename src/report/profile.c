@@ -182,6 +182,7 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "metadata", borrowed(d->metadata, json_object));
     SET(r, "latency", latency_object(d->latency));
     SET(r, "latency_samples_ms", samples_array(d->latency));
+    SET(r, "gpu_time", borrowed(d->gpu_time, json_null));
     SET(r, "memory", memory_object(d->memory, d->cuda_peaks, d->cuda_memory_method));
     SET(r, "timer", timer_object(d->timer, d->sync_overhead_ns));
     SET(r, "cuda", borrowed(d->cuda, json_null));

@@ -8,6 +8,7 @@ import numpy as np
 from common import BUILD, TempDirTest, main, run, validate_profile
 
 STUB = os.path.join(BUILD, "stubs", "cuda", "libcuda.so.1")
+CUPTI = os.path.join(BUILD, "stubs", "cupti", "libcupti.so")
 MODELS = os.path.join(BUILD, "test-models", "librpxtest_cuda_models.so")
 
 
@@ -98,6 +99,33 @@ class CudaTest(TempDirTest):
                                           RPX_TEST_GPU_TRANSIENT_MB="30"))
         peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]
         self.assertEqual((peaks["0"], peaks["1"]), (40, 0))
+
+    def test_gpu_busy_time(self):
+        _, r = self.cuda_run("gpu_kernels", "--warmup", "2", "--repeats", "20", "--gpu-time",
+                             env=self.env(RPX_CUPTI_LIBRARY=CUPTI))
+        g = r["gpu_time"]
+        self.assertEqual(g["method"], "cupti_concurrent_kernel_activity")
+        self.assertEqual(g["calls"], 20)
+        self.assertEqual(g["samples_ms"], [0.3] * 20)  # the union of [0,100] and [50,300] us
+        self.assertEqual(g["kernels_per_call_p50"], 2)
+        self.assertTrue(any("launch- or host-bound" in n for n in r["notes"]))
+        # not asked for: null
+        _, r = self.cuda_run("gpu_logged", "--repeats", "2")
+        self.assertIsNone(r["gpu_time"])
+
+    def test_gpu_time_refusals(self):
+        p, _ = self.cuda_run("gpu_kernels", "--gpu-time", check=1,
+                             env=self.env(RPX_CUPTI_LIBRARY="/nonexistent/libcupti.so"))
+        self.assertIn("--gpu-time: CUPTI cannot be loaded", p.stderr)
+        p, _ = self.cuda_run("gpu_kernels", "--gpu-time", check=1,
+                             env=self.env(RPX_CUPTI_LIBRARY=CUPTI,
+                                          RPX_STUB_CUPTI_ENABLE_FAIL="7"))
+        self.assertIn("CUPTI refused kernel tracing", p.stderr)
+        out = self.path("x.json")
+        p = run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", self.inputs, "--output",
+                out, "--gpu-time")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--gpu-time needs --device cuda", p.stderr)
 
     def test_cpu_run_has_no_cuda_section(self):
         out = self.path("cpu.json")

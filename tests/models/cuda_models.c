@@ -4,7 +4,10 @@
  *   gpu_logged   setup appends "setup", every call "predict" to RPX_STUB_CUDA_LOG
  *   gpu_alloc    setup allocates RPX_TEST_GPU_WEIGHTS_MB (default 100) on visible
  *                device RPX_TEST_GPU_DEVICE (default 1); each call allocates
- *                RPX_TEST_GPU_TRANSIENT_MB (default 50), holds it 20 ms, frees it */
+ *                RPX_TEST_GPU_TRANSIENT_MB (default 50), holds it 20 ms, frees it
+ *   gpu_kernels  each call "launches" two overlapping kernels on the stub CUPTI,
+ *                [t, t+100 us] and [t+50 us, t+300 us] (300 us busy), and spends
+ *                1 ms on the host: a launch-bound model */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,4 +114,35 @@ void gpu_alloc_teardown(void *state)
     gpu *g = state;
     g->release(g->weights);
     free(g);
+}
+
+EXPORT int gpu_kernels_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                             rpx_error *err);
+EXPORT int gpu_kernels(void *state, const rpx_inputs *in, rpx_error *err);
+
+int gpu_kernels_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                      rpx_error *err)
+{
+    const char *lib = getenv("RPX_CUPTI_LIBRARY");
+    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    (void)in;
+    (void)info;
+    *state = h ? dlsym(h, "rpx_stub_cupti_kernel") : NULL;
+    return *state ? 0 : rpx_model_error(err, "gpu_kernels: the stub CUPTI is not loaded");
+}
+
+int gpu_kernels(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    void (*kernel)(unsigned long long, unsigned long long);
+    struct timespec ts = {0, 1000 * 1000}, now;
+    unsigned long long t;
+    (void)in;
+    (void)err;
+    *(void **)&kernel = state;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    t = (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
+    kernel(t, t + 100000);
+    kernel(t + 50000, t + 300000);
+    nanosleep(&ts, NULL);
+    return 0;
 }
