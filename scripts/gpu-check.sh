@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU proof for --device cuda, on a machine with an NVIDIA GPU (minutes, not more).
 # Builds rpxprof with the CUDA examples, then checks:
-#   1. the spin model's p50 is within 5% of its spin time (microseconds without sync);
+#   1. the spin model's p50 is within 5% of its spin time (microseconds without sync),
+#      and so is its GPU busy time from CUPTI (--gpu-time);
 #   2. the GEMM model's CUDA memory peak is within 5% of what it allocates;
 #   3. the GEMM's achieved TFLOP/s, printed next to the device's dense FP16 peak;
 #   4. a missing device (CUDA_VISIBLE_DEVICES="") is refused.
@@ -34,6 +35,18 @@ r = json.load(open(sys.argv[1])); want = float(sys.argv[2])
 p50 = r["latency"]["p50_ms"]
 print(f"spin: p50 {p50:.4f} ms for a {want} ms kernel; sync overhead {r['timer']['sync_overhead_ns']} ns; devices {[d['name'] for d in r['cuda']['visible_devices']]}")
 sys.exit(0 if abs(p50 - want) / want <= 0.05 else 1)
+PY
+
+# 1b. GPU busy time from CUPTI for the same kernel
+RPX_SPIN_MS=$spin_ms "$rpx" run --model "$ex/librpxcuda_spin.so:spin" --inputs "$tmp/in.npz" \
+  --device cuda --warmup 5 --repeats 50 --gpu-time --quiet --output "$tmp/spin_gt.json" >/dev/null
+$py - "$tmp/spin_gt.json" "$spin_ms" <<'PY' && ok "GPU busy time within 5%" || bad "GPU busy time"
+import json, sys
+r = json.load(open(sys.argv[1])); want = float(sys.argv[2])
+g = r.get("gpu_time") or {}
+busy = g.get("p50_ms")
+print(f"spin --gpu-time: GPU busy p50 {busy} ms, wall p50 {r['latency']['p50_ms']:.4f} ms, kernels/call {g.get('kernels_per_call_p50')}")
+sys.exit(0 if busy is not None and abs(busy - want) / want <= 0.05 else 1)
 PY
 
 # 2 and 3. GEMM: memory peak and achieved TFLOP/s
