@@ -86,7 +86,7 @@ void rpx__sys_virt_fill(json_t *cpu, int hv_flag, int is_x86, json_t *warnings)
 {
     char sig[16], sigsrc[64], xen[64] = "", vendor[256] = "", product[256] = "", why[512];
     const char *name = NULL, *platform = NULL;
-    char source[256] = "";
+    char source[512] = "";
     int rc_v, rc_p, dmi_vm = 0;
     size_t i;
 

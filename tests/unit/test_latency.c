@@ -459,7 +459,7 @@ static void test_against_numpy(void **state)
 
     char dir[] = "/tmp/rpx_latency_XXXXXX";
     assert_non_null(mkdtemp(dir));
-    char data_path[256], script_path[256], cmd[1024], qarg[512] = "";
+    char data_path[256], script_path[256], cmd[2048], qarg[512] = "";
     snprintf(data_path, sizeof data_path, "%s/samples.txt", dir);
     snprintf(script_path, sizeof script_path, "%s/ref.py", dir);
 
