@@ -101,7 +101,7 @@ static int wreserve(filt *f, size_t n)
 static int wcopy(filt *f, size_t off, size_t n)
 {
     int rc = wreserve(f, n);
-    size_t got;
+    size_t got = 0;
     if (rc) return rc;
     if (f->mem) {
         memcpy(f->out.p + f->out.len, f->mem + off, n);

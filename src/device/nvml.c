@@ -221,8 +221,9 @@ int rpx_nvml_open(rpx_nvml **out, rpx_error *err)
         n->dev = calloc(n->count, sizeof *n->dev);
         n->dev_rc = calloc(n->count, sizeof *n->dev_rc);
         if (!n->dev || !n->dev_rc) {
+            unsigned count = n->count;
             unload(n);
-            return rpx_error_set(err, RPX_ENOMEM, "NVML: out of memory for %u GPUs", n->count);
+            return rpx_error_set(err, RPX_ENOMEM, "NVML: out of memory for %u GPUs", count);
         }
     }
     for (i = 0; i < n->count; i++) n->dev_rc[i] = n->fn.handle(i, &n->dev[i]);
