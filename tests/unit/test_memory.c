@@ -21,48 +21,7 @@
 #define MIB ((int64_t)1 << 20)
 
 /* ---- counting allocator: proves begin/end do not allocate --------------- */
-/* Interposes malloc & co. for the whole process (glibc's own internal calls
- * included) and forwards to glibc. Not under ASan, which owns malloc. */
-#if defined(__SANITIZE_ADDRESS__)
-#define RPX_COUNT_ALLOCS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RPX_COUNT_ALLOCS 0
-#endif
-#endif
-#ifndef RPX_COUNT_ALLOCS
-#define RPX_COUNT_ALLOCS 1
-#endif
-
-#if RPX_COUNT_ALLOCS
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-static volatile int count_allocs;
-static volatile long n_allocs;
-
-void *malloc(size_t n)
-{
-    if (count_allocs) n_allocs++;
-    return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t m)
-{
-    if (count_allocs) n_allocs++;
-    return __libc_calloc(n, m);
-}
-void *realloc(void *p, size_t n)
-{
-    if (count_allocs) n_allocs++;
-    return __libc_realloc(p, n);
-}
-void free(void *p)
-{
-    if (count_allocs && p) n_allocs++;
-    __libc_free(p);
-}
-#endif
+#include "count_allocs.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
