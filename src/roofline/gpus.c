@@ -56,9 +56,11 @@ static const rpx_gpu_spec builtin[] = {
     {"h100-nvl", "NVIDIA H100 NVL", "NVIDIA", "Hopper", 94, 3900,
      PEAKS(60, 30, NA, 60, 417.5, 835.5, NA, 835.5, NA, 1670.5, 1670.5), -1, NA, NA, 400,
      "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com, 2024), H100 NVL column (per GPU); "
-     SPARSE_HALVED,
+     SPARSE_HALVED "; 94 GB HBM3 and 3.9 TB/s (3.93 TB/s) checked against the grokipedia.com "
+     "H100 NVL (900-21010-0120-030) page (2025)",
      "TDP 350-400 W (configurable); 400 W is the maximum. SM count, clocks, L2 and "
-     "non-tensor FP16/BF16 not published for the NVL.",
+     "non-tensor FP16/BF16 not published for the NVL. FP16/BF16 tensor 835.5 is the "
+     "datasheet's 1,671* halved, consistent with its TF32 835* and FP8 3,341*.",
      "h100 nvl"},
     {"b200", "NVIDIA B200 (HGX)", "NVIDIA", "Blackwell", 180, 7700,
      PEAKS(37, 37, NA, 75, 1100, 2250, NA, 2250, NA, 4500, 4500), -1, NA, NA, 1000,
@@ -100,17 +102,23 @@ static const rpx_gpu_spec builtin[] = {
      "No FP8: Ampere tensor cores have no FP8 mode.",
      "a100 pcie 80gb"},
     {"a30", "NVIDIA A30", "NVIDIA", "Ampere", 24, 933,
-     PEAKS(10.3, 5.2, NA, 10.3, 82, 165, NA, 165, NA, NA, 330), -1, NA, NA, 165,
-     "NVIDIA A30 Tensor Core GPU datasheet (nvidia.com, 2021); dense figures (the '*' "
-     "column is sparse)",
-     "No FP8 (Ampere). SM count, clocks, L2 and non-tensor FP16/BF16 are not in the datasheet.",
+     PEAKS(NA, 5.2, NA, 10.3, NA, NA, NA, NA, NA, NA, NA), -1, NA, NA, 165,
+     "sysrqmts.com A30 PCIe spec comparison (TechPowerUp-style data, part released Apr 2021): "
+     "24 GB HBM2, 933.1 GB/s, FP32 10.32 TF, FP64 5.161 TF, 165 W; huggingface.co/hardware/a30 "
+     "(24 GB, 10.32 TF, 165 W)",
+     "No FP8 (Ampere). The tensor peaks (FP64, TF32, FP16, BF16, INT8) are null: the NVIDIA A30 "
+     "datasheet was not found when the table was checked and no cited document publishes them "
+     "(add them with --gpu-spec). SM count, clocks and L2 not taken.",
      "a30"},
     {"a10", "NVIDIA A10", "NVIDIA", "Ampere", 24, 600,
-     PEAKS(NA, NA, NA, 31.2, 62.5, 125, NA, 125, NA, NA, 250), -1, NA, NA, 150,
-     "NVIDIA A10 Tensor Core GPU datasheet (nvidia.com, 2021); dense figures (the '*' column "
-     "is sparse)",
-     "No FP8 (Ampere). FP64 (a 1/64-rate path on GA102) is not in the datasheet; nor are SM "
-     "count, clocks and L2.",
+     PEAKS(NA, NA, NA, 31.2, NA, 125, NA, NA, NA, NA, NA), -1, NA, NA, 150,
+     "baseten.co blog 'NVIDIA A10 vs A10G for ML model inference' (24 GB GDDR6, 600 GB/s); "
+     "gist.github.com/kimbochen GPU table (A10: 125 TFLOP/s FP16, 0.6 TB/s, 24 GB, 150 W); "
+     "sysrqmts.com A10 PCIe spec comparison (part released Apr 2021, FP32 31.24 TF, 150 W)",
+     "No FP8 (Ampere). TF32, BF16 and INT8 tensor peaks are null: the NVIDIA A10 datasheet was "
+     "not found when the table was checked and no cited document publishes them (add them with "
+     "--gpu-spec). FP64 (a 1/64-rate path on GA102) is not listed; SM count, clocks and L2 not "
+     "taken.",
      "a10"},
     /* ---- NVIDIA Ada data center ---- */
     {"l40s", "NVIDIA L40S", "NVIDIA", "Ada Lovelace", 48, 864,
@@ -121,11 +129,15 @@ static const rpx_gpu_spec builtin[] = {
      "1/64-rate path on Ada) is not in the datasheet; nor are boost clock and L2.",
      "l40s"},
     {"l4", "NVIDIA L4", "NVIDIA", "Ada Lovelace", 24, 300,
-     PEAKS(NA, NA, NA, 30.3, 60, 121, NA, 121, NA, 242.5, 242.5), 58, 2040, 48, 72,
+     PEAKS(NA, NA, NA, 30.3, 60, 121, NA, 121, NA, 242.5, 242.5), -1, 2040, 48, 72,
      "NVIDIA L4 Tensor Core GPU datasheet (nvidia.com, Mar 2023); " SPARSE_HALVED
-     "; SM count, boost clock and L2 from NVIDIA Ada GPU Architecture whitepaper (V2.01, "
-     "2023, L4 and L40 appendix)",
-     "FP64 is not in the datasheet.",
+     " (TF32 120*, INT8 485* as reproduced on store.sourcecode.com; FP16 242*, FP8 485* per "
+     "grokipedia.com 'NVIDIA L4 vs L40S', 2025); boost clock 2040 MHz from the same "
+     "sourcecode.com listing ('795 MHz Base | 2040 MHz Boost'); L2 48 MB from fpsbench.com / "
+     "cputronic.com L4 pages (2023 part)",
+     "FP64 is not in the datasheet. SM count is null: public pages disagree (58 vs 60 SMs; "
+     "7,424 vs 7,680 CUDA cores) and no NVIDIA document giving it was found when the table was "
+     "checked.",
      "l4"},
     /* ---- NVIDIA Turing / Volta ---- */
     {"t4", "NVIDIA T4", "NVIDIA", "Turing", 16, 320,
@@ -137,11 +149,16 @@ static const rpx_gpu_spec builtin[] = {
      "t4"},
     {"v100-sxm2", "NVIDIA V100 SXM2", "NVIDIA", "Volta", 32, 900,
      PEAKS(NA, 7.8, NA, 15.7, NA, 125, NA, NA, NA, NA, NA), 80, 1530, 6, 300,
-     "NVIDIA Tesla V100 GPU Accelerator datasheet (nvidia.com, Jan 2020), V100 SXM2 column "
-     "(7.8 TF double, 15.7 TF single, 125 TF tensor); SM count, boost clock and L2 from "
-     "NVIDIA Tesla V100 GPU Architecture whitepaper (WP-08608-001_v1.1, Aug 2017)",
+     "NVIDIA developer blog 'Programming Tensor Cores in CUDA 9' (developer.nvidia.com, 2017): "
+     "Tesla V100 up to 125 Tensor TFLOPS; NVIDIA GTC 2017 Tesla V100 table as reproduced by "
+     "wccftech/techrival (May 2017): 80 SMs, 5120 FP32 and 2560 FP64 cores, 6144 KB L2; "
+     "huggingface.co RajBhope/gpu-runtime-predictor gpu_catalog.json (V100: 32 GB, 900 GB/s, "
+     "1530 MHz boost, 80 SMs, 15.7 TF FP32, 125 TF FP16, 6 MB L2, 300 W)",
      "Volta tensor cores run FP16 only: no TF32, BF16, FP8 or INT8 tensor path. A 16 GB "
-     "variant has the same figures. Non-tensor FP16 is not in the datasheet.",
+     "variant has the same figures. FP64 derived: 2560 FP64 cores x 2 FLOP x 1.53 GHz = 7.83 "
+     "(125 TF = 640 tensor cores x 128 FLOP x 1.53 GHz agrees with the 1530 MHz clock; the "
+     "May 2017 pre-release table's 1455 MHz / 15 / 7.5 / 120 TF are superseded). Non-tensor "
+     "FP16 is not listed.",
      "v100 sxm2"},
     /* ---- NVIDIA GeForce and workstation ---- */
     {"rtx-4090", "NVIDIA GeForce RTX 4090", "NVIDIA", "Ada Lovelace", 24, 1008,
@@ -152,34 +169,46 @@ static const rpx_gpu_spec builtin[] = {
      "accumulate GeForce Ada doubles them (FP16 330.3, FP8 660.6). FP64 not listed.",
      "rtx 4090 !laptop !d"},
     {"rtx-4080", "NVIDIA GeForce RTX 4080", "NVIDIA", "Ada Lovelace", 16, 716.8,
-     PEAKS(NA, NA, NA, 48.7, 48.7, 97.5, NA, 97.5, NA, 194.9, 389.9), 76, 2505, 64, 320,
-     "NVIDIA Ada GPU Architecture whitepaper (V1.0, 2022), Appendix A, GeForce RTX 4080 "
-     "column; dense figures",
-     "Tensor FP16/BF16/FP8 are the FP32-accumulate figures; with FP16 accumulate they double "
-     "(FP16 194.9, FP8 389.9). FP64 not listed.",
+     PEAKS(NA, NA, NA, 48.7, NA, 97.5, NA, 97.5, NA, 194.9, NA), 76, 2505, 64, 320,
+     "Tom's Hardware 'Nvidia GeForce RTX 4080 Specifications' table as reproduced on "
+     "holynerdvana.com (Nov 2022): 76 SMs, 2505 MHz boost, 64 MB L2, 48.7 TF FP32, FP16 "
+     "(FP8) with sparsity 390 (780), 717 GB/s, 320 W; FP16/BF16 with FP32 accumulate 97.4 "
+     "per ctc.archdevil.net GPU precision table (2024)",
+     "Tensor FP16/BF16/FP8 are the FP32-accumulate figures (GeForce runs them at half the "
+     "FP16-accumulate rate); with FP16 accumulate: FP16 194.9, FP8 389.9 (390 and 780 sparse, "
+     "halved). FP8 derived: 780 / 2 / 2. TF32 and INT8 tensor are null: not published in a "
+     "document found when the table was checked. FP64 not listed.",
      "rtx 4080 !super !laptop"},
     {"rtx-3090", "NVIDIA GeForce RTX 3090", "NVIDIA", "Ampere", 24, 936,
-     PEAKS(NA, NA, NA, 35.6, 35.6, 71, NA, 71, NA, NA, 284), 82, 1695, 6, 350,
-     "NVIDIA Ampere GA102 GPU Architecture whitepaper (V2.0, 2021), Appendix A, GeForce RTX "
-     "3090 column; dense figures",
+     PEAKS(NA, NA, NA, 35.6, NA, 71, NA, 71, NA, NA, NA), 82, 1695, 6, 350,
+     "Tom's Hardware 'Nvidia GeForce RTX 3090 Specifications' table as reproduced on "
+     "holynerdvana.blogspot.com (Nov 2022): 82 SMs, 1695 MHz boost, 6 MB L2, 35.6 TF FP32, "
+     "FP16 (sparsity) 142 (285), 936 GB/s, 350 W; FP16 with FP32 accumulate 71 per the "
+     "Fdddhhhill/Advanced_AI_GPU_Benchmark_Dataset (huggingface.co, 2025) and 71.2 per "
+     "ctc.archdevil.net (2024)",
      "Tensor FP16/BF16 are the FP32-accumulate figures; with FP16 accumulate FP16 is 142. "
-     "No FP8 (Ampere). FP64 not listed.",
+     "TF32 and INT8 tensor are null: not published in a document found when the table was "
+     "checked. No FP8 (Ampere). FP64 not listed.",
      "rtx 3090 !ti !laptop"},
     {"rtx-a6000", "NVIDIA RTX A6000", "NVIDIA", "Ampere", 48, 768,
-     PEAKS(NA, NA, NA, 38.7, 77.4, 154.8, NA, 154.8, NA, NA, 309.7), 84, 1800, 6, 300,
-     "NVIDIA RTX A6000 datasheet (nvidia.com, 2021): 38.7 TF single precision, 309.7 TF "
-     "tensor (sparse FP16), 768 GB/s, 300 W; dense tensor figures, SM count, boost clock and "
-     "L2 from NVIDIA Ampere GA102 GPU Architecture whitepaper (V2.0, 2021), RTX A6000 column",
-     "Workstation Ampere runs FP16 tensor ops with FP32 accumulate at full rate. No FP8. "
-     "FP64 not listed.",
+     PEAKS(NA, NA, NA, 38.7, NA, 154.8, NA, 154.8, NA, NA, 309.7), 84, 1800, 6, 300,
+     "llmperf.net 'Nvidia-A6000-GPUs' summary (2025) citing Microway 'In-Depth Comparison of "
+     "NVIDIA Ampere GPU Accelerators' and pny.com: 84 SMs, 1800 MHz boost, 48 GB, 768 GB/s, "
+     "300 W, FP16/BF16 tensor 154.8 dense (309.7 sparse), INT8 309.7 TOPS; sysrqmts.com RTX "
+     "A6000 page (Oct 2020 part): FP32 38.71 TF, 6 MB L2",
+     "Workstation Ampere runs FP16 tensor ops with FP32 accumulate at full rate. TF32 tensor is "
+     "null: not published in a document found when the table was checked. No FP8. FP64 not "
+     "listed.",
      "rtx a6000"},
     {"rtx-6000-ada", "NVIDIA RTX 6000 Ada Generation", "NVIDIA", "Ada Lovelace", 48, 960,
-     PEAKS(NA, NA, NA, 91.1, NA, NA, NA, NA, NA, 728.5, NA), 142, NA, NA, 300,
-     "NVIDIA RTX 6000 Ada Generation datasheet (nvidia.com, Dec 2022): 91.1 TF single "
-     "precision, 1,457 TF tensor (FP8 with sparsity, halved here), 960 GB/s, 300 W",
-     "The datasheet prints only the FP8-with-sparsity tensor figure: TF32, FP16, BF16 and "
-     "INT8 tensor peaks are not published (add them with --gpu-spec). SM count derived: "
-     "18,176 CUDA cores / 128 (= its 142 RT cores). FP64 not listed.",
+     PEAKS(NA, NA, NA, 91.1, NA, NA, NA, NA, NA, NA, NA), 142, NA, NA, 300,
+     "grafikkarten.com 'NVIDIA RTX 6000 Grafikkarte der Ada-Generation' (Dec 2022): 142 SMs, "
+     "18,176 CUDA / 568 tensor cores, 91.1 TF FP32, 48 GB, 960 GB/s, 300 W; "
+     "huggingface.co/hardware/rtx-6000-ada (48 GB, 91.1 TF, 300 W)",
+     "All tensor peaks are null: the datasheet's 1,457 TFLOPS (FP8 with sparsity, 728.5 "
+     "dense) was not found in any document when the table was checked, and TF32, FP16, BF16 "
+     "and INT8 tensor peaks are not published there either (add them with --gpu-spec). "
+     "Public pages disagree on the boost clock (2505 vs 2535 MHz). FP64 not listed.",
      "rtx 6000 ada"},
     /* ---- NVIDIA Jetson ---- */
     {"jetson-agx-orin-64gb", "NVIDIA Jetson AGX Orin 64GB", "NVIDIA", "Ampere", 64, 204.8,
