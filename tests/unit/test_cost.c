@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_files.h"
 #include <jansson.h>
 
 #include "rpxprof/cost.h"
@@ -193,19 +195,7 @@ static void test_external_missing(void **state)
 
 static unsigned char *slurp(const char *p, size_t *len)
 {
-    FILE *f = fopen(p, "rb");
-    unsigned char *buf;
-    long n;
-    if (!f) fail_msg("cannot open %s", p);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
+    return rpx_test_slurp(p, len);
 }
 
 static void test_buffer_matches_file(void **state)

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_files.h"
+
 #include "io/npy_internal.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
@@ -20,21 +22,8 @@ static const char *fixtures;
 static unsigned char *slurp(const char *rel, size_t *len)
 {
     char path[4096];
-    FILE *f;
-    unsigned char *buf;
-    long n;
     snprintf(path, sizeof path, "%s/%s", fixtures, rel);
-    f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
+    return rpx_test_slurp(path, len);
 }
 
 /* An NPY 1.0 header around `dict`, padded to 64 like numpy; heap, exact size. */

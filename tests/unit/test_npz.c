@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "test_files.h"
 #include <jansson.h>
 
 #include "io/npy_internal.h"
@@ -31,19 +33,7 @@ static char *fixture_path(const char *rel)
 
 static unsigned char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf;
-    long n;
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
+    return rpx_test_slurp(path, len);
 }
 
 /* The permissions of the mapping that holds addr, from /proc/self/maps. */
