@@ -3,3 +3,4 @@
 # profiler (parsing, and RSS truth tests on this process).
 rpx_unit_test(test_latency ${CMAKE_CURRENT_LIST_DIR}/test_latency.c)
 rpx_unit_test(test_memory ${CMAKE_CURRENT_LIST_DIR}/test_memory.c)
+set_tests_properties(unit.test_memory PROPERTIES RUN_SERIAL TRUE)
