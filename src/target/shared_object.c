@@ -178,7 +178,11 @@ int rpx_target_open(const char *spec, rpx_target **out, rpx_error *err)
                                  "write its path with a '/' (./libm.so:%s)",
                                  spec, colon + 1);
         }
-        t->path = strndup(spec, plen);
+        /* a bare file name is never searched on the library path: it names a file here */
+        if (memchr(spec, '/', plen))
+            t->path = strndup(spec, plen);
+        else if ((t->path = malloc(plen + 3)) != NULL)
+            snprintf(t->path, plen + 3, "./%.*s", (int)plen, spec);
     }
     if (!t->path) {
         target_free(t);

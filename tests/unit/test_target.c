@@ -30,6 +30,9 @@ static void test_grammar_errors(void **st)
     expect_error("my_model:predict_depth", RPX_EUNSUPPORTED, "Python callables");
     expect_error("https://example.invalid/predict", RPX_EUNSUPPORTED, "HTTP API");
     expect_error("./nope/libx.so:f", RPX_ENOTFOUND, "cannot load the library");
+    /* a bare name is a file in the current folder, never a search of the library path:
+     * libc.so.6 exists on every system's path but not here */
+    expect_error("libc.so.6:malloc", RPX_ENOTFOUND, "./libc.so.6");
 }
 
 static void test_demo_and_symbols(void **st)
