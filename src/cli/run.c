@@ -256,6 +256,48 @@ static void input_resolution(const rpx_inputs *in, char *buf, size_t size)
     }
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of n samples (sorts a copy); -1 when n is 0 or out of memory. */
+static double median_ns(const int64_t *s, size_t n)
+{
+    int64_t *c;
+    double m;
+    if (n == 0 || !(c = malloc(n * sizeof *c))) return -1;
+    memcpy(c, s, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_i64);
+    m = n % 2 ? (double)c[n / 2] : ((double)c[n / 2 - 1] + (double)c[n / 2]) / 2;
+    free(c);
+    return m;
+}
+
+/* Latency drift: the median of the last tenth of the calls against the first
+ * tenth (throttling, a leak, caches or clocks still settling). */
+static void drift_note(const int64_t *samples, size_t n, json_t *notes, int quiet)
+{
+    size_t tenth = n / 10;
+    double first, last, change;
+    char buf[512];
+    if (n < 50) return;
+    first = median_ns(samples, tenth);
+    last = median_ns(samples + n - tenth, tenth);
+    if (first <= 0 || last < 0) return;
+    change = (last - first) / first;
+    if (change < 0.10 && change > -0.10) return;
+    snprintf(buf, sizeof buf,
+             "Latency drifted across the run: the median of the last tenth of the calls "
+             "(%.4g ms) is %.0f%% %s the first tenth (%.4g ms); throttling, a leak, or warmup "
+             "too short for caches and clocks to settle.",
+             last / 1e6, (change < 0 ? -change : change) * 100, change < 0 ? "below" : "above",
+             first / 1e6);
+    json_array_append_new(notes, json_string(buf));
+    if (!quiet) fprintf(stderr, "rpxprof run: warning: %s\n", buf);
+}
+
 static json_t *make_notes(const run_opts *o, size_t measured, const rpx_memory_peaks *m)
 {
     json_t *notes = json_array();
@@ -597,6 +639,7 @@ int rpx_cli_run(int argc, char **argv)
     }
     if (cuda) cuda_section = cuda_json(cuda);
     notes = make_notes(&o, res.measured, &res.memory);
+    if (notes) drift_note(res.samples_ns, res.measured, notes, o.quiet);
     {
         rpx_latency_stats st;
         double p50 = (double)NAN;

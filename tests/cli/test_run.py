@@ -156,6 +156,15 @@ class RunTest(TempDirTest):
         _, small = self.profile("rpxprof-demo:demo_noop", "--repeats", "5")
         self.assertLess(small["memory"]["cpu_process_lifetime_peak_mb"], 64)
 
+    def test_drift_is_reported(self):
+        p, r = self.profile(f"{MODELS}:drifting", "--warmup", "0", "--repeats", "300")
+        drift = [n for n in r["notes"] if n.startswith("Latency drifted")]
+        self.assertEqual(len(drift), 1, r["notes"])
+        self.assertIn("above the first tenth", drift[0])
+        self.assertIn("warning: Latency drifted", p.stderr)
+        _, steady = self.profile(f"{MODELS}:busywait", "--warmup", "5", "--repeats", "300")
+        self.assertFalse([n for n in steady["notes"] if n.startswith("Latency drifted")])
+
     # ---- options ----
     def test_meta_recorded(self):
         _, r = self.profile("rpxprof-demo:demo_noop", "--repeats", "3", "--meta",
@@ -182,8 +191,10 @@ class RunTest(TempDirTest):
         self.assertNotIn("ETA", p.stderr)
         self.assertNotIn("\r", p.stderr)
         # what stderr holds is the card's warnings, one line each
+        notes = [n for n in r["notes"] if n.startswith("Latency drifted")]
         self.assertEqual(p.stderr.splitlines(),
-                         [f"rpxprof run: warning: {w}" for w in r["system_card"]["warnings"]])
+                         [f"rpxprof run: warning: {w}" for w in r["system_card"]["warnings"]]
+                         + [f"rpxprof run: warning: {n}" for n in notes])
         q, _ = self.profile(f"{MODELS}:busywait", "--warmup", "1", "--repeats", "10", "--quiet")
         self.assertEqual(q.stderr, "")
 

@@ -4,7 +4,8 @@
  *   hold          setup allocates and touches RPX_TEST_HOLD_MB MiB (default 64), held to teardown
  *   fail_setup    setup fails with a message
  *   fail_call     call number RPX_TEST_FAIL_AT (0-based, default 0) fails with a message
- *   counted       counts setup, calls and teardown into RPX_TEST_COUNT_FILE at teardown */
+ *   counted       counts setup, calls and teardown into RPX_TEST_COUNT_FILE at teardown
+ *   drifting      call k spins 100 us + k us: a model that slows down over the run */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,4 +173,19 @@ void counted_teardown(void *state)
         }
     }
     free(c);
+}
+
+EXPORT int drifting(void *state, const rpx_inputs *in, rpx_error *err);
+
+static long drift_calls;
+
+int drifting(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long long end = now_ns() + 100000 + 1000 * drift_calls++;
+    (void)state;
+    (void)in;
+    (void)err;
+    while (now_ns() < end) {
+    }
+    return 0;
 }
