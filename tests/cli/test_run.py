@@ -192,9 +192,9 @@ class RunTest(TempDirTest):
         self.assertNotIn("\r", p.stderr)
         # what stderr holds is the card's warnings, one line each
         notes = [n for n in r["notes"] if n.startswith("Latency drifted")]
-        self.assertEqual(p.stderr.splitlines(),
-                         [f"rpxprof run: warning: {w}" for w in r["system_card"]["warnings"]]
-                         + [f"rpxprof run: warning: {n}" for n in notes])
+        self.assertEqual(sorted(p.stderr.splitlines()),
+                         sorted([f"rpxprof run: warning: {w}" for w in r["system_card"]["warnings"]]
+                                + [f"rpxprof run: warning: {n}" for n in notes]))
         q, _ = self.profile(f"{MODELS}:busywait", "--warmup", "1", "--repeats", "10", "--quiet")
         self.assertEqual(q.stderr, "")
 
