@@ -65,6 +65,8 @@ typedef struct rpx_profile_desc {
     json_t *system_card;          /* object (borrowed), or NULL for null */
     const char *status;           /* "complete", "failed", "interrupted", ... */
     const char *error;            /* reason when status is not complete, else NULL */
+    json_t *failure;              /* {phase, call_index, in_warmup, signal} (borrowed) or NULL */
+    int isolated;                 /* the model ran in a child process */
     json_t *notes;                /* array of strings (borrowed), or NULL for [] */
     int64_t wall_ns;              /* loop wall time, < 0 if unknown */
 } rpx_profile_desc;

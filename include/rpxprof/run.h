@@ -35,6 +35,11 @@ typedef struct rpx_run_config {
     /* called after every call, outside the timed span (GPU busy time) */
     void (*after_call)(void *ctx, int timed);
     void *after_ctx;
+    /* optional: a caller-owned buffer of `repeats` samples (e.g. shared with a
+     * parent process), and a counter of finished calls (warmup included),
+     * stored after each call's sample, readable from another process */
+    int64_t *samples;
+    long *calls_done;
 } rpx_run_config;
 
 typedef enum rpx_run_status {
@@ -52,6 +57,7 @@ typedef struct rpx_run_result {
     int failed_in_warmup;
     rpx_memory_peaks memory;
     int64_t wall_ns;              /* from the first warmup call to the end of the loop */
+    int owns_samples;             /* samples_ns was allocated by rpx_measure_run */
 } rpx_run_result;
 
 /* Run the loop. Returns 0 when the loop ran (check result->status: a failing

@@ -9,6 +9,9 @@ enum {
     RPX_EXIT_OK = 0,
     RPX_EXIT_FAILURE = 1,         /* the run, the inputs or the model failed */
     RPX_EXIT_USAGE = 2,           /* bad command line */
+    RPX_EXIT_CRASHED = 3,         /* the model's process died from a signal: report written */
+    RPX_EXIT_TIMED_OUT = 4,       /* --timeout / --call-timeout: report written */
+    RPX_EXIT_KILLED = 5,          /* SIGKILL from elsewhere (OOM killer): report written */
     RPX_EXIT_INTERRUPTED = 130    /* SIGINT/SIGTERM: report written with status interrupted */
 };
 

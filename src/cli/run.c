@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/run_stage.h"
 #include "rpxprof/clock.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/cuda.h"
@@ -53,19 +54,18 @@ static const char usage[] =
     "      --gpu-spec FILE    add or override GPU specs (also RPX_GPU_SPECS)\n"
     "      --tf32             fp32 dense ops run on TF32 tensor cores\n"
     "      --budget-hz LIST   real-time rates, comma-separated (default 5,10,30)\n"
-    "  -q, --quiet            no progress line\n"
+    "\n"
+    "Isolation (a model that crashes, hangs or is killed still leaves a report):\n"
+    "      --timeout S        kill the run after S seconds (status timed_out)\n"
+    "      --call-timeout S   kill it when one call takes more than S seconds\n"
+    "      --no-isolate       run the model in this process (for debuggers)\n"
+    "  -q, --quiet            no progress line and no warnings\n"
     "  -h, --help             show this help and exit\n"
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
-    "130 interrupted (report written with status \"interrupted\").\n";
+    "3 crashed, 4 timed out, 5 killed, 130 interrupted (3-5 and 130 write the report\n"
+    "with every sample measured before the event).\n";
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
 
 #define MAX_BINDINGS 64
 
@@ -76,7 +76,8 @@ typedef struct run_opts {
     json_t *meta;
     const char *cost, *gpus, *gpu_spec, *budget_hz;
     double flops, params;         /* NaN: not declared */
-    int tf32, gpu_time;
+    int tf32, gpu_time, no_isolate;
+    double timeout_s, call_timeout_s;
     const char *bind_inputs[MAX_BINDINGS], *bind_dims[MAX_BINDINGS];
     size_t n_bind_inputs, n_bind_dims;
 } run_opts;
@@ -119,7 +120,8 @@ static int add_meta(json_t *meta, const char *arg)
 static int parse(int argc, char **argv, run_opts *o)
 {
     enum { O_DEVICE = 256, O_PRECISION, O_UNIT, O_WARMUP, O_REPEATS, O_META, O_COST, O_INPUT,
-           O_DIM, O_FLOPS, O_PARAMS, O_GPU, O_GPU_SPEC, O_TF32, O_BUDGET, O_GPU_TIME };
+           O_DIM, O_FLOPS, O_PARAMS, O_GPU, O_GPU_SPEC, O_TF32, O_BUDGET, O_GPU_TIME,
+           O_NO_ISOLATE, O_TIMEOUT, O_CALL_TIMEOUT };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -133,6 +135,9 @@ static int parse(int argc, char **argv, run_opts *o)
         {"gpu-spec", required_argument, 0, O_GPU_SPEC}, {"tf32", no_argument, 0, O_TF32},
         {"budget-hz", required_argument, 0, O_BUDGET},
         {"gpu-time", no_argument, 0, O_GPU_TIME},
+        {"no-isolate", no_argument, 0, O_NO_ISOLATE},
+        {"timeout", required_argument, 0, O_TIMEOUT},
+        {"call-timeout", required_argument, 0, O_CALL_TIMEOUT},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -166,6 +171,14 @@ static int parse(int argc, char **argv, run_opts *o)
         case O_GPU_SPEC: o->gpu_spec = optarg; break;
         case O_TF32: o->tf32 = 1; break;
         case O_GPU_TIME: o->gpu_time = 1; break;
+        case O_NO_ISOLATE: o->no_isolate = 1; break;
+        case O_TIMEOUT:
+        case O_CALL_TIMEOUT:
+            if (parse_count(optarg, c == O_TIMEOUT ? &o->timeout_s : &o->call_timeout_s) != 0 ||
+                (c == O_TIMEOUT ? o->timeout_s : o->call_timeout_s) <= 0)
+                return rpx_cli_fail("run", -1, "--%s '%s': give a number of seconds above 0",
+                                    c == O_TIMEOUT ? "timeout" : "call-timeout", optarg);
+            break;
         case O_BUDGET: o->budget_hz = optarg; break;
         case O_INPUT:
         case O_DIM:
@@ -207,6 +220,9 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--precision is empty; give e.g. fp32, fp16, bf16, int8");
     if (!*o->unit)
         return rpx_cli_fail("run", -1, "--unit is empty; give e.g. frame, clip, pair, request");
+    if (o->no_isolate && (o->timeout_s > 0 || o->call_timeout_s > 0))
+        return rpx_cli_fail("run", -1, "--timeout and --call-timeout need isolation; drop "
+                                       "--no-isolate");
     if (o->gpu_time && strcmp(o->device, "cuda") != 0)
         return rpx_cli_fail("run", -1, "--gpu-time needs --device cuda (it traces GPU kernels)");
     if (o->cost && (o->flops == o->flops || o->params == o->params))
@@ -214,30 +230,6 @@ static int parse(int argc, char **argv, run_opts *o)
                             "--cost and --flops/--params both describe the model's cost; give "
                             "one or the other");
     return 0;
-}
-
-static void gpu_peaks_reset(void *ctx)
-{
-    rpx_gpu_mem_reset(ctx);
-}
-
-static void gpu_time_after_call(void *ctx, int timed)
-{
-    rpx_gpu_time_after_call(ctx, timed);
-}
-
-/* The report's `cuda` section: what the driver made visible. */
-static json_t *cuda_json(rpx_cuda *cuda)
-{
-    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    const char *ver = rpx_cuda_driver_version(cuda);
-    json_t *o = json_object();
-    json_object_set_new(o, "CUDA_VISIBLE_DEVICES", vis ? json_string(vis) : json_null());
-    json_object_set_new(o, "driver_api_version", ver ? json_string(ver) : json_null());
-    json_object_set_new(o, "visible_devices", rpx_cuda_devices_json(cuda));
-    json_object_set_new(o, "synchronized", json_string("primary context of every visible device, "
-                                                      "before and after every call"));
-    return o;
 }
 
 /* "HxW" of the first image-like input (rank >= 3, last dimension 1, 3 or 4). */
@@ -492,33 +484,61 @@ static void layers_free(layers *l)
     rpx_gpu_table_free(l->table);
 }
 
+static run_shared *g_shared;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    if (g_shared) g_shared->stop = 1;
+}
+
+/* The report's status, and the exit code that says the same. */
+static const char *outcome_status(int outcome, int *exit_code)
+{
+    switch (outcome) {
+    case OUTCOME_INTERRUPTED: *exit_code = RPX_EXIT_INTERRUPTED; return "interrupted";
+    case OUTCOME_CRASHED: *exit_code = RPX_EXIT_CRASHED; return "crashed";
+    case OUTCOME_TIMED_OUT: *exit_code = RPX_EXIT_TIMED_OUT; return "timed_out";
+    case OUTCOME_KILLED: *exit_code = RPX_EXIT_KILLED; return "killed";
+    default: *exit_code = RPX_EXIT_OK; return "complete";
+    }
+}
+
+/* {phase, call_index, in_warmup, signal} of a run that did not complete. */
+static json_t *failure_json(const run_shared *sh)
+{
+    static const char *phases[] = {"load", "setup", "loop", "teardown", "done"};
+    json_t *f = json_object();
+    int ph = sh->phase;
+    json_object_set_new(f, "phase", json_string(ph >= 0 && ph <= PHASE_DONE ? phases[ph] : "?"));
+    json_object_set_new(f, "call_index", ph == PHASE_LOOP ? json_integer(sh->failed_call)
+                                                          : json_null());
+    json_object_set_new(f, "in_warmup", ph == PHASE_LOOP ? json_boolean(sh->failed_in_warmup)
+                                                         : json_null());
+    json_object_set_new(f, "signal", sh->signal ? json_integer(sh->signal) : json_null());
+    json_object_set_new(f, "signal_name", sh->signal ? json_string(strsignal(sh->signal))
+                                                     : json_null());
+    return f;
+}
+
 int rpx_cli_run(int argc, char **argv)
 {
     run_opts o;
     rpx_npz *npz = NULL;
-    rpx_target *target = NULL;
     rpx_latency *lat = NULL;
-    rpx_run_result res;
-    rpx_timer_info timer;
+    run_shared *sh = NULL;
     rpx_error err = {0};
-    json_t *card = NULL, *notes = NULL, *report = NULL;
-    json_t *cuda_peaks = NULL, *cuda_method = NULL, *cuda_section = NULL;
-    rpx_cuda *cuda = NULL;
-    rpx_gpu_mem *gmem = NULL;
+    json_t *card = NULL, *notes = NULL, *report = NULL, *devjson = NULL, *failure = NULL;
     rpx_nvml *nvml = NULL;
-    rpx_gpu_time *gtime = NULL;
-    json_t *gtime_json = NULL;
     json_t *cond_start = NULL, *cond_end = NULL;
     json_t *roofline = NULL, *budget = NULL;
     layers lay;
-    int64_t sync_ns = -1;
     char sha[65], reso[64];
-    const char *batch = NULL;
+    const char *batch = NULL, *status;
     char batch_buf[64];
-    int rc, exit_code = RPX_EXIT_FAILURE;
+    int rc, exit_code = RPX_EXIT_FAILURE, run_exit = RPX_EXIT_OK;
     size_t i;
 
-    memset(&res, 0, sizeof res);
     memset(&o, 0, sizeof o);
     memset(&lay, 0, sizeof lay);
     o.device = "cpu";
@@ -535,7 +555,7 @@ int rpx_cli_run(int argc, char **argv)
         return rc == -2 ? RPX_EXIT_OK : RPX_EXIT_USAGE;
     }
 
-    /* 1. inputs, loaded once, outside timing */
+    /* 1. inputs, loaded once, outside timing (the child inherits them) */
     if ((rc = rpx_npz_load(o.inputs, &npz, &err)) != 0 ||
         (rc = rpx_file_sha256(o.inputs, sha, &err)) != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);
@@ -546,81 +566,55 @@ int rpx_cli_run(int argc, char **argv)
         rpx_cli_fail("run", 0, "%s", err.message);
         goto out;
     }
-    /* 2. the target: load it; on cuda, open the driver and every visible device's
-     * primary context first, so that memory is tracked from before setup */
-    if ((rc = rpx_target_open(o.model, &target, &err)) != 0) {
-        rpx_cli_fail("run", 0, "%s", err.message);
+    sh = rpx__run_shared_create(o.repeats);
+    if (!sh) {
+        rpx_cli_fail("run", 0, "--repeats %ld: cannot map the sample buffer", o.repeats);
         goto out;
     }
+    /* NVML (never CUDA) in this process: the card and the conditions */
     if (strcmp(o.device, "cuda") == 0) {
-        if ((rc = rpx_cuda_open(&cuda, &err)) != 0 ||
-            (rc = rpx_cuda_sync_overhead(cuda, 1001, &sync_ns, &err)) != 0 ||
-            (rc = rpx_gpu_mem_start(cuda, 1000, &gmem, &err)) != 0) {
-            rpx_cli_fail("run", 0, "%s", err.message);
-            goto out;
-        }
-        {
-            rpx_error nerr = {0};
-            if (rpx_nvml_open(&nvml, &nerr) != 0) nvml = NULL; /* the card says why */
-        }
-        /* kernel tracing starts before setup; setup's kernels go with the warmup's */
-        if (o.gpu_time && (rc = rpx_gpu_time_open((size_t)o.repeats, &gtime, &err)) != 0) {
-            rpx_cli_fail("run", 0, "%s", err.message);
-            goto out;
-        }
+        rpx_error nerr = {0};
+        if (rpx_nvml_open(&nvml, &nerr) != 0) nvml = NULL; /* the card says why */
     }
+    /* 2. the measured stage: setup, loop, teardown (in a child unless --no-isolate) */
     {
-        rpx_run_info info = {RPX_MODEL_ABI_VERSION, o.device, o.precision, o.unit, o.warmup,
-                             o.repeats};
-        if ((rc = rpx_target_setup(target, rpx_npz_inputs(npz), &info, &err)) != 0) {
-            rpx_cli_fail("run", 0, "%s", err.message);
-            goto out;
-        }
-        if (gtime) rpx_gpu_time_after_call(gtime, 0); /* setup's kernels are not a call's */
-    }
-    if ((rc = rpx_timer_calibrate(&timer, 0)) != 0) {
-        rpx_cli_fail("run", 0, "cannot calibrate the clock: %s", rpx_strerror(rc));
-        goto out;
-    }
-    /* 3. the loop */
-    {
-        rpx_run_config cfg = {o.warmup, o.repeats, NULL, NULL, !o.quiet && isatty(2), &g_stop,
-                              NULL, NULL};
+        run_params rp = {o.model, o.device, o.precision, o.unit, o.warmup, o.repeats,
+                         o.gpu_time, !o.quiet && isatty(2), o.timeout_s, o.call_timeout_s};
         struct sigaction sa, old_int, old_term;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
+        sa.sa_handler = on_stop_signal;
         sigemptyset(&sa.sa_mask);
+        g_shared = sh;
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
         cond_start = rpx_system_conditions(nvml);
-        if (cuda) {
-            cfg.sync = rpx_cuda_sync_all;
-            cfg.sync_ctx = cuda;
-            cfg.peaks_reset = gpu_peaks_reset;
-            cfg.peaks_ctx = gmem;
-        }
-        if (gtime) {
-            cfg.after_call = gpu_time_after_call;
-            cfg.after_ctx = gtime;
-        }
-        rc = rpx_measure_run(&cfg, target, rpx_npz_inputs(npz), &res, &err);
-        rpx_gpu_mem_stop(gmem);
+        rpx__run_stage(&rp, rpx_npz_inputs(npz), !o.no_isolate, sh);
         cond_end = rpx_system_conditions(nvml);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
+        g_shared = NULL;
     }
-    rpx_target_close(target); /* teardown runs while the contexts are still held */
-    target = NULL;
-    if (rc != 0 || res.status == RPX_RUN_FAILED) {
-        rpx_cli_fail("run", 0, "%s", err.message);
+    if (sh->outcome == OUTCOME_FAILED) {
+        rpx_cli_fail("run", 0, "%s", sh->error[0] ? sh->error : "the run failed");
         goto out;
     }
-    /* 4. statistics, card, report */
-    if (rpx_latency_create(0, &lat) != 0 || rpx_latency_reserve(lat, res.measured) != 0) {
+    status = outcome_status(sh->outcome, &run_exit);
+    if (sh->outcome >= OUTCOME_CRASHED) {
+        /* peaks of a child that died: its lifetime peak from wait4, nothing else */
+        rpx_memory_peaks_init(&sh->memory);
+        sh->memory.lifetime_peak_bytes = sh->child_maxrss_bytes;
+        snprintf(sh->memory.inference_reason, sizeof sh->memory.inference_reason,
+                 "not read: the run ended abnormally (%s)", status);
+        failure = failure_json(sh);
+    }
+    if (sh->json_len) devjson = json_loads(sh->json, 0, NULL);
+
+    /* 3. statistics, card, report */
+    if (rpx_latency_create(0, &lat) != 0 || rpx_latency_reserve(lat, sh->measured) != 0) {
         rpx_cli_fail("run", 0, "out of memory");
         goto out;
     }
-    for (i = 0; i < res.measured; i++) rpx_latency_add_ns(lat, (double)res.samples_ns[i]);
+    for (i = 0; i < sh->measured; i++) rpx_latency_add_ns(lat, (double)sh->samples[i]);
     input_resolution(rpx_npz_inputs(npz), reso, sizeof reso);
     {
         json_t *b = json_object_get(o.meta, "batch_size");
@@ -637,17 +631,16 @@ int rpx_cli_run(int argc, char **argv)
         card = rpx_system_card(&copt, &err);
         if (card) rpx_system_card_set_conditions(card, cond_start, cond_end);
     }
-    if (cuda) cuda_section = cuda_json(cuda);
-    notes = make_notes(&o, res.measured, &res.memory);
-    if (notes) drift_note(res.samples_ns, res.measured, notes, o.quiet);
+    notes = make_notes(&o, sh->measured, &sh->memory);
+    if (notes) drift_note(sh->samples, sh->measured, notes, o.quiet);
     {
         rpx_latency_stats st;
         double p50 = (double)NAN;
+        json_t *gt = json_object_get(devjson, "gpu_time");
         if (rpx_latency_stats_get(lat, &st) == 0 && st.available) p50 = st.p50_ms;
-        if (gtime && notes) {
-            double busy = rpx_gpu_time_p50_ms(gtime);
-            gtime_json = rpx_gpu_time_json(gtime);
-            if (busy == busy && p50 == p50 && p50 > 2 * busy) {
+        if (json_is_object(gt) && notes) {
+            double busy = json_number_value(json_object_get(gt, "p50_ms"));
+            if (json_is_number(json_object_get(gt, "p50_ms")) && p50 == p50 && p50 > 2 * busy) {
                 char w[256];
                 snprintf(w, sizeof w,
                          "Wall time (p50 %.4g ms) is more than twice the GPU busy time (p50 "
@@ -658,8 +651,8 @@ int rpx_cli_run(int argc, char **argv)
             }
         }
         if (notes)
-            layers_finish(&o, &lay, rpx_npz_inputs(npz), p50, cuda ? cuda_section : NULL, notes,
-                          &roofline, &budget);
+            layers_finish(&o, &lay, rpx_npz_inputs(npz), p50, json_object_get(devjson, "cuda"),
+                          notes, &roofline, &budget);
     }
     {
         rpx_profile_desc d = {0};
@@ -668,31 +661,33 @@ int rpx_cli_run(int argc, char **argv)
         d.device = o.device;
         d.precision = o.precision;
         d.unit = o.unit;
-        d.warmup_calls = res.warmup_done;
+        d.warmup_calls = sh->warmup_done;
         d.inputs = rpx_npz_inputs(npz);
         d.inputs_path = o.inputs;
         d.inputs_sha256 = sha;
         d.metadata = o.meta;
         d.latency = lat;
-        d.memory = &res.memory;
-        d.timer = &timer;
-        if (cuda) {
-            cuda_peaks = rpx_gpu_mem_peaks_json(gmem);
-            cuda_method = rpx_gpu_mem_method_json(gmem);
-            d.cuda_peaks = cuda_peaks;
-            d.cuda_memory_method = cuda_method;
-            d.cuda = cuda_section;
-            d.sync_overhead_ns = &sync_ns;
-        }
+        d.memory = &sh->memory;
+        d.timer = sh->timer_ok ? &sh->timer : NULL;
+        d.cuda_peaks = json_object_get(devjson, "cuda_peaks");
+        d.cuda_memory_method = json_object_get(devjson, "cuda_method");
+        d.cuda = json_object_get(devjson, "cuda");
+        d.sync_overhead_ns = sh->has_sync ? &sh->sync_ns : NULL;
         d.efficiency = lay.efficiency;
         d.roofline = roofline;
         d.realtime_budget = budget;
-        d.gpu_time = gtime_json;
+        d.gpu_time = json_is_object(json_object_get(devjson, "gpu_time"))
+                         ? json_object_get(devjson, "gpu_time")
+                         : NULL;
         d.system_card = card;
-        d.status = res.status == RPX_RUN_INTERRUPTED ? "interrupted" : "complete";
-        d.error = res.status == RPX_RUN_INTERRUPTED ? err.message : NULL;
+        d.status = status;
+        d.error = sh->outcome == OUTCOME_COMPLETE ? NULL : sh->error;
+        d.failure = failure;
+        d.isolated = !o.no_isolate;
         d.notes = notes;
-        d.wall_ns = res.wall_ns;
+        d.wall_ns = sh->outcome == OUTCOME_COMPLETE || sh->outcome == OUTCOME_INTERRUPTED
+                        ? sh->wall_ns
+                        : -1;
         report = rpx_profile_report(&d);
     }
     if (!report || !card || !notes) {
@@ -710,29 +705,23 @@ int rpx_cli_run(int argc, char **argv)
             fprintf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
     }
     if (strcmp(o.output, "-") != 0) printf("%s\n", o.output);
-    if (res.status == RPX_RUN_INTERRUPTED) {
+    if (sh->outcome == OUTCOME_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted after %zu timed calls; report written\n",
-                res.measured);
-        exit_code = RPX_EXIT_INTERRUPTED;
-    } else {
-        exit_code = RPX_EXIT_OK;
-    }
+                sh->measured);
+    else if (sh->outcome != OUTCOME_COMPLETE)
+        fprintf(stderr, "rpxprof run: error: %s; report written with %zu samples (status %s)\n",
+                sh->error, sh->measured, status);
+    exit_code = run_exit;
 out:
-    rpx_target_close(target);
-    rpx_gpu_mem_free(gmem);
-    rpx_cuda_close(cuda);
     rpx_nvml_close(nvml);
     layers_free(&lay);
-    rpx_gpu_time_close(gtime);
-    json_decref(gtime_json);
     json_decref(roofline);
     json_decref(budget);
     json_decref(cond_start);
     json_decref(cond_end);
-    json_decref(cuda_peaks);
-    json_decref(cuda_method);
-    json_decref(cuda_section);
-    rpx_run_result_free(&res);
+    json_decref(devjson);
+    json_decref(failure);
+    rpx__run_shared_free(sh);
     rpx_latency_destroy(lat);
     rpx_npz_free(npz);
     json_decref(card);

@@ -85,6 +85,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     void *const sync_ctx = cfg ? cfg->sync_ctx : NULL;
     volatile sig_atomic_t *const stop = cfg ? cfg->stop : NULL;
     void (*const after_call)(void *, int) = cfg ? cfg->after_call : NULL;
+    long *const calls_done = cfg ? cfg->calls_done : NULL;
     void *const after_ctx = cfg ? cfg->after_ctx : NULL;
     progress prog = {0};
     rpx_error merr;
@@ -102,10 +103,14 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     memset(result, 0, sizeof *result);
     result->failed_call = -1;
     rpx_memory_peaks_init(&result->memory);
-    samples = calloc((size_t)cfg->repeats, sizeof *samples);
-    if (!samples)
-        return rpx_error_set(err, RPX_ENOMEM, "--repeats %ld: cannot allocate the sample buffer",
-                             cfg->repeats);
+    samples = cfg->samples;
+    if (!samples) {
+        samples = calloc((size_t)cfg->repeats, sizeof *samples);
+        if (!samples)
+            return rpx_error_set(err, RPX_ENOMEM,
+                                 "--repeats %ld: cannot allocate the sample buffer", cfg->repeats);
+        result->owns_samples = 1;
+    }
     result->samples_ns = samples;
     memset(&merr, 0, sizeof merr);
     if (cfg->progress) progress_start(&prog, cfg->warmup, cfg->repeats);
@@ -118,6 +123,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
         if (after_call) after_call(after_ctx, 0);
         result->warmup_done = i + 1;
+        if (calls_done) __atomic_store_n(calls_done, i + 1, __ATOMIC_RELEASE);
         if (cfg->progress) atomic_store_explicit(&prog.done, i + 1, memory_order_relaxed);
     }
 
@@ -134,6 +140,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (rc != 0) goto timed_failed;
         samples[i] = t1 - t0;
         result->measured = (size_t)i + 1;
+        if (calls_done) __atomic_store_n(calls_done, cfg->warmup + i + 1, __ATOMIC_RELEASE);
         if (after_call) after_call(after_ctx, 1);
         if (cfg->progress)
             atomic_store_explicit(&prog.done, cfg->warmup + i + 1, memory_order_relaxed);
@@ -165,7 +172,8 @@ interrupted:
 void rpx_run_result_free(rpx_run_result *result)
 {
     if (!result) return;
-    free(result->samples_ns);
+    if (result->owns_samples) free(result->samples_ns);
+    result->owns_samples = 0;
     result->samples_ns = NULL;
     result->measured = 0;
 }

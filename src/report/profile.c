@@ -193,6 +193,8 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "system_card", borrowed(d->system_card, json_null));
     SET(r, "status", json_string(d->status ? d->status : "complete"));
     SET(r, "error", str_or_null(d->error));
+    SET(r, "failure", borrowed(d->failure, json_null));
+    SET(r, "isolated", json_boolean(d->isolated));
     SET(r, "notes", borrowed(d->notes, json_array));
     if (!ok) {
         json_decref(r);

@@ -7,3 +7,4 @@ rpx_py_test(cli.layers cli/test_layers.py)
 # Timing and resident-set truth tests run alone: a concurrent test (a torch
 # export, a compile) on a 2-core machine would stretch the busy-waits.
 set_tests_properties(cli.run PROPERTIES RUN_SERIAL TRUE)
+rpx_py_test(cli.isolation cli/test_isolation.py)

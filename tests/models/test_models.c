@@ -189,3 +189,82 @@ int drifting(void *state, const rpx_inputs *in, rpx_error *err)
     }
     return 0;
 }
+
+/* Models that misbehave, for the isolation tests (call indices count warmup calls too):
+ *   crash_at     raises SIGSEGV at call RPX_TEST_AT
+ *   abort_setup  setup aborts
+ *   hang_at      sleeps forever at call RPX_TEST_AT
+ *   kill_at      raises SIGKILL at call RPX_TEST_AT (as the OOM killer would)
+ *   exit_at      calls exit(0) at call RPX_TEST_AT */
+#include <signal.h>
+#include <unistd.h>
+
+EXPORT int crash_at(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int abort_setup_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                             rpx_error *err);
+EXPORT int abort_setup(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int hang_at(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int kill_at(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int exit_at(void *state, const rpx_inputs *in, rpx_error *err);
+
+static long misbehave_calls;
+
+static int at_event(void)
+{
+    return misbehave_calls++ == env_long("RPX_TEST_AT", 0);
+}
+
+int crash_at(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)err;
+    if (at_event()) raise(SIGSEGV);
+    return 0;
+}
+
+int abort_setup_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                      rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)info;
+    (void)err;
+    abort();
+}
+
+int abort_setup(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)err;
+    return 0;
+}
+
+int hang_at(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)err;
+    if (at_event())
+        for (;;) pause();
+    return 0;
+}
+
+int kill_at(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)err;
+    if (at_event()) raise(SIGKILL);
+    return 0;
+}
+
+int exit_at(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)err;
+    if (at_event()) exit(0);
+    return 0;
+}

@@ -1,0 +1,67 @@
+/* run_stage.h — the measured stage of `rpxprof run`: the target's setup, the
+ * device, the loop and teardown, run in a child process (the default) or in
+ * this one (--no-isolate). Everything the report needs from it lands in one
+ * run_shared block, which a crashed, hung or killed child leaves readable. */
+#ifndef RPX_CLI_RUN_STAGE_H
+#define RPX_CLI_RUN_STAGE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpxprof/clock.h"
+#include "rpxprof/memory.h"
+#include "rpxprof/model.h"
+
+typedef enum run_outcome {
+    OUTCOME_COMPLETE = 0,
+    OUTCOME_INTERRUPTED,          /* SIGINT/SIGTERM: stopped after the current call */
+    OUTCOME_FAILED,               /* an error before or during the loop: no report */
+    OUTCOME_CRASHED,              /* the child died from a signal */
+    OUTCOME_TIMED_OUT,            /* --timeout or --call-timeout: the child was killed */
+    OUTCOME_KILLED                /* SIGKILL from elsewhere (the OOM killer, a user) */
+} run_outcome;
+
+typedef enum run_phase { PHASE_LOAD = 0, PHASE_SETUP, PHASE_LOOP, PHASE_TEARDOWN, PHASE_DONE } run_phase;
+
+typedef struct run_params {
+    const char *model, *device, *precision, *unit;
+    long warmup, repeats;
+    int gpu_time, progress;
+    double timeout_s, call_timeout_s; /* <= 0: none */
+} run_params;
+
+typedef struct run_shared {
+    volatile sig_atomic_t stop;   /* set by either process's SIGINT/SIGTERM handler */
+    long calls_done;              /* finished calls, warmup included (atomic) */
+    int phase;                    /* run_phase (atomic) */
+    int outcome;                  /* run_outcome */
+    long warmup_done;
+    size_t measured;
+    long failed_call;             /* index of the call that failed, crashed or hung */
+    int failed_in_warmup;
+    int signal;                   /* the signal that ended the child, 0 if none */
+    int64_t wall_ns;
+    rpx_memory_peaks memory;
+    int64_t child_maxrss_bytes;   /* from wait4, -1 when not isolated */
+    rpx_timer_info timer;
+    int timer_ok;
+    int64_t sync_ns;
+    int has_sync;
+    char error[RPX_ERROR_MESSAGE_SIZE];
+    size_t json_cap, json_len;    /* {"cuda":..,"cuda_peaks":..,"cuda_method":..,"gpu_time":..} */
+    char *json;                   /* points into this block */
+    int64_t *samples;             /* `repeats` entries, points into this block */
+    size_t mapped;                /* size of the mapping */
+} run_shared;
+
+/* A zeroed block for `repeats` samples, in memory shared with children. */
+run_shared *rpx__run_shared_create(long repeats);
+void rpx__run_shared_free(run_shared *sh);
+
+/* Run the stage in this process (--no-isolate) or in a child. `stop` is the
+ * flag this process's signal handlers set (forwarded to the child through the
+ * block). Returns when the stage is over; sh->outcome says how. */
+void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_shared *sh);
+
+#endif
