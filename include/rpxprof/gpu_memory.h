@@ -34,6 +34,9 @@ void rpx_gpu_mem_stop(rpx_gpu_mem *m);
 int64_t rpx_gpu_mem_peak_bytes(const rpx_gpu_mem *m, int ordinal, const char **reason);
 /* {ordinal: MiB or null} for the report. */
 json_t *rpx_gpu_mem_peaks_json(const rpx_gpu_mem *m);
+/* {ordinal: MiB} in use at the end of the loop minus at the reset (after
+ * warmup): what the timed calls left allocated. */
+json_t *rpx_gpu_mem_growth_json(const rpx_gpu_mem *m);
 /* {method, covers, interval_us, samples, baseline_mb {ordinal: MiB}} */
 json_t *rpx_gpu_mem_method_json(const rpx_gpu_mem *m);
 void rpx_gpu_mem_free(rpx_gpu_mem *m);

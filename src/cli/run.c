@@ -290,6 +290,41 @@ static void drift_note(const int64_t *samples, size_t n, json_t *notes, int quie
     if (!quiet) fprintf(stderr, "rpxprof run: warning: %s\n", buf);
 }
 
+static void warn_note(json_t *notes, int quiet, const char *text)
+{
+    json_array_append_new(notes, json_string(text));
+    if (!quiet) fprintf(stderr, "rpxprof run: warning: %s\n", text);
+}
+
+/* Memory that grows across the timed calls: the child's resident set as the
+ * parent sampled it, and each device's CUDA memory from the reset to the end. */
+static void growth_notes(const run_shared *sh, json_t *cuda_growth, json_t *notes, int quiet)
+{
+    char buf[512];
+    const char *key;
+    json_t *v;
+    double grew = sh->rss_last_mb - sh->rss_first_mb;
+    if (sh->rss_samples >= 8 && grew > 4 && grew > 0.1 * sh->rss_first_mb) {
+        long calls = sh->rss_last_call - sh->rss_first_call;
+        snprintf(buf, sizeof buf,
+                 "Resident memory grew during the timed calls: %.1f MiB in the first quarter of "
+                 "the run, %.1f MiB in the last (about %.1f KiB per call over %ld calls); the "
+                 "model may be leaking.",
+                 sh->rss_first_mb, sh->rss_last_mb, calls > 0 ? grew * 1024 / (double)calls : 0.0,
+                 calls);
+        warn_note(notes, quiet, buf);
+    }
+    json_object_foreach(cuda_growth, key, v) {
+        if (json_is_number(v) && json_number_value(v) > 64) {
+            snprintf(buf, sizeof buf,
+                     "CUDA memory in use on device %s grew by %.1f MiB across the timed calls; "
+                     "the model may be leaking device memory.",
+                     key, json_number_value(v));
+            warn_note(notes, quiet, buf);
+        }
+    }
+}
+
 static json_t *make_notes(const run_opts *o, size_t measured, const rpx_memory_peaks *m)
 {
     json_t *notes = json_array();
@@ -632,7 +667,10 @@ int rpx_cli_run(int argc, char **argv)
         if (card) rpx_system_card_set_conditions(card, cond_start, cond_end);
     }
     notes = make_notes(&o, sh->measured, &sh->memory);
-    if (notes) drift_note(sh->samples, sh->measured, notes, o.quiet);
+    if (notes) {
+        drift_note(sh->samples, sh->measured, notes, o.quiet);
+        growth_notes(sh, json_object_get(devjson, "cuda_growth"), notes, o.quiet);
+    }
     {
         rpx_latency_stats st;
         double p50 = (double)NAN;

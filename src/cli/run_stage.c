@@ -82,6 +82,7 @@ static void export_device_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem
     json_object_set_new(o, "cuda", c);
     json_object_set_new(o, "cuda_peaks", rpx_gpu_mem_peaks_json(gmem));
     json_object_set_new(o, "cuda_method", rpx_gpu_mem_method_json(gmem));
+    json_object_set_new(o, "cuda_growth", rpx_gpu_mem_growth_json(gmem));
     json_object_set_new(o, "gpu_time", gtime ? rpx_gpu_time_json(gtime) : json_null());
     text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(o);
@@ -172,6 +173,71 @@ done:
     rpx_run_result_free(&res);
 }
 
+/* The child's resident set in bytes, from /proc/PID/statm; -1 if unreadable. */
+static int64_t child_rss(pid_t pid)
+{
+    char path[64], buf[128];
+    long size, resident;
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    f = fopen(path, "r");
+    if (!f) return -1;
+    if (!fgets(buf, sizeof buf, f) || sscanf(buf, "%ld %ld", &size, &resident) != 2) resident = -1;
+    fclose(f);
+    return resident < 0 ? -1 : (int64_t)resident * sysconf(_SC_PAGESIZE);
+}
+
+#define RSS_TRACE 4096
+
+typedef struct rss_trace {
+    int64_t rss[RSS_TRACE];
+    long call[RSS_TRACE];
+    int n, stride, skip;
+} rss_trace;
+
+/* Keep at most RSS_TRACE points spread over the whole run: when full, drop
+ * every other point and sample half as often. */
+static void rss_add(rss_trace *t, long call, int64_t rss)
+{
+    int i;
+    if (rss < 0 || (t->skip++ % t->stride) != 0) return;
+    if (t->n == RSS_TRACE) {
+        for (i = 0; i < RSS_TRACE / 2; i++) {
+            t->rss[i] = t->rss[2 * i];
+            t->call[i] = t->call[2 * i];
+        }
+        t->n = RSS_TRACE / 2;
+        t->stride *= 2;
+    }
+    t->rss[t->n] = rss;
+    t->call[t->n] = call;
+    t->n++;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_mb(int64_t *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    return (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / 1048576.0;
+}
+
+/* Medians of the first and the last quarter of the trace. */
+static void rss_summarise(rss_trace *t, run_shared *sh)
+{
+    int q = t->n / 4;
+    sh->rss_samples = t->n;
+    if (q < 2) return;
+    sh->rss_first_call = t->call[0];
+    sh->rss_last_call = t->call[t->n - 1];
+    sh->rss_first_mb = median_mb(t->rss, q);
+    sh->rss_last_mb = median_mb(t->rss + t->n - q, q);
+}
+
 static double now_s(void)
 {
     return (double)rpx_clock_now_ns() / 1e9;
@@ -209,6 +275,7 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
     long last_done = -1;
     const char *why_killed = NULL;
     char at[96];
+    rss_trace *trace = NULL;
 
     if (!isolate) {
         measure(p, in, sh);
@@ -229,6 +296,8 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         _exit(0);
     }
     last_progress = start;
+    trace = calloc(1, sizeof *trace);
+    if (trace) trace->stride = 1;
     for (;;) {
         struct timespec tick = {0, 20 * 1000 * 1000};
         pid_t w = wait4(pid, &status, WNOHANG, &ru);
@@ -237,6 +306,9 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         if (w == pid) break;
         if (w < 0 && errno != EINTR) break;
         done = __atomic_load_n(&sh->calls_done, __ATOMIC_ACQUIRE);
+        if (trace && done > p->warmup &&
+            __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PHASE_LOOP)
+            rss_add(trace, done - p->warmup, child_rss(pid));
         if (done != last_done) {
             last_done = done;
             last_progress = t;
@@ -256,6 +328,8 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         nanosleep(&tick, NULL);
     }
     sh->child_maxrss_bytes = (int64_t)ru.ru_maxrss * 1024;
+    if (trace) rss_summarise(trace, sh);
+    free(trace);
     if (why_killed) {
         note_failed_call(p, sh);
         sh->outcome = OUTCOME_TIMED_OUT;

@@ -49,6 +49,10 @@ typedef struct run_shared {
     int64_t sync_ns;
     int has_sync;
     char error[RPX_ERROR_MESSAGE_SIZE];
+    /* the child's resident set during the timed calls, sampled by the parent */
+    int rss_samples;
+    double rss_first_mb, rss_last_mb; /* medians of the first and last quarter of samples */
+    long rss_first_call, rss_last_call;
     size_t json_cap, json_len;    /* {"cuda":..,"cuda_peaks":..,"cuda_method":..,"gpu_time":..} */
     char *json;                   /* points into this block */
     int64_t *samples;             /* `repeats` entries, points into this block */

@@ -23,6 +23,7 @@ struct rpx_gpu_mem {
     int64_t baseline[MAX_DEV];
     int64_t peak[MAX_DEV];        /* used - baseline, max since reset; -1 none */
     int64_t last[MAX_DEV];
+    int64_t at_reset[MAX_DEV];    /* in use (above the baseline) when the peaks were reset */
     int failed[MAX_DEV];
     char reason[MAX_DEV][RPX_ERROR_MESSAGE_SIZE];
     _Atomic long samples;
@@ -100,8 +101,22 @@ void rpx_gpu_mem_reset(rpx_gpu_mem *m)
     if (!m) return;
     sample_all(m);
     pthread_mutex_lock(&m->lock);
-    for (i = 0; i < m->count; i++) m->peak[i] = m->last[i];
+    for (i = 0; i < m->count; i++) m->peak[i] = m->at_reset[i] = m->last[i];
     pthread_mutex_unlock(&m->lock);
+}
+
+json_t *rpx_gpu_mem_growth_json(const rpx_gpu_mem *m)
+{
+    json_t *o = json_object();
+    int i;
+    for (i = 0; m && i < m->count; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", i);
+        json_object_set_new(o, key, m->failed[i] ? json_null()
+                                                 : json_real((double)(m->last[i] - m->at_reset[i]) /
+                                                             1048576.0));
+    }
+    return o;
 }
 
 void rpx_gpu_mem_stop(rpx_gpu_mem *m)

@@ -91,6 +91,7 @@ class CudaTest(TempDirTest):
         peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]
         self.assertEqual(peaks["0"], 0)
         self.assertEqual(peaks["1"], 150)  # 100 MiB of weights + a 50 MiB transient
+        self.assertFalse([n for n in r["notes"] if "CUDA memory in use" in n])
         method = r["memory"]["cuda_peak_method"]
         self.assertEqual(method["method"], "cuda_mem_get_info_sampled")
         self.assertEqual(method["baseline_mb"], {"0": 512, "1": 512})
@@ -126,6 +127,13 @@ class CudaTest(TempDirTest):
                 out, "--gpu-time")
         self.assertEqual(p.returncode, 2)
         self.assertIn("--gpu-time needs --device cuda", p.stderr)
+
+    def test_device_memory_leak_is_reported(self):
+        _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "4",
+                             env=self.env(RPX_TEST_GPU_LEAK="1"))
+        leak = [n for n in r["notes"] if "CUDA memory in use on device 1 grew" in n]
+        self.assertEqual(len(leak), 1, r["notes"])
+        self.assertIn("by 200.0 MiB", leak[0])  # 4 timed calls x 50 MiB kept
 
     def test_cpu_run_has_no_cuda_section(self):
         out = self.path("cpu.json")

@@ -19,10 +19,10 @@ class IsolationTest(TempDirTest):
         self.inputs = self.path("in.npz")
         np.savez(self.inputs, x=np.zeros(4, np.float32))
 
-    def go(self, model, *args, code, env=None):
+    def go(self, model, *args, code, env=None, quiet=True):
         out = self.path("r.json")
         p = run("run", "--model", f"{MODELS}:{model}", "--inputs", self.inputs, "--output", out,
-                "--quiet", *args, env=env)
+                *(["--quiet"] if quiet else []), *args, env=env)
         self.assertEqual(p.returncode, code, p.stderr)
         with open(out) as f:
             r = json.load(f)
@@ -90,6 +90,17 @@ class IsolationTest(TempDirTest):
         self.assertEqual(r["status"], "crashed")
         self.assertEqual(r["measured_calls"], 6)
         self.assertIn("exited (status 0)", r["error"])
+
+    def test_leak_is_reported(self):
+        if SANITIZED:
+            self.skipTest("ASan changes the resident set")
+        # 2000 calls x 64 KiB kept = 125 MiB over about 0.5 s of calls
+        p, r = self.go("leaky", "--warmup", "0", "--repeats", "2000", code=0, quiet=False)
+        leak = [n for n in r["notes"] if n.startswith("Resident memory grew")]
+        self.assertEqual(len(leak), 1, r["notes"])
+        self.assertIn("warning: Resident memory grew", p.stderr)
+        _, steady = self.go("busywait", "--warmup", "5", "--repeats", "1000", code=0)
+        self.assertFalse([n for n in steady["notes"] if n.startswith("Resident memory grew")])
 
     def test_no_isolate(self):
         _, r = self.go("counted", "--warmup", "1", "--repeats", "5", "--no-isolate", code=0)

@@ -268,3 +268,19 @@ int exit_at(void *state, const rpx_inputs *in, rpx_error *err)
     if (at_event()) exit(0);
     return 0;
 }
+
+/* leaky: each call keeps 64 KiB (touched) and spins 200 us: a leaking model */
+EXPORT int leaky(void *state, const rpx_inputs *in, rpx_error *err);
+
+int leaky(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    char *p = malloc(64 << 10);
+    long long end = now_ns() + 200000;
+    (void)state;
+    (void)in;
+    if (!p) return rpx_model_error(err, "leaky: out of memory");
+    memset(p, 1, 64 << 10);
+    while (now_ns() < end) {
+    }
+    return 0; /* p is never freed */
+}
