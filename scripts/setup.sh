@@ -10,6 +10,7 @@ packages=(
   nettle-dev                                # SHA-256
   libcmocka-dev                             # unit tests
   clang libclang-rt-14-dev                  # fuzzing (libFuzzer) and sanitizers
+  valgrind                                  # memcheck in the test suite
   python3 python3-numpy python3-jsonschema  # test fixtures and checks
   libonnx-dev protobuf-c-compiler libprotobuf-c-dev   # ONNX reading (onnx.proto, protoc-c)
   python3-onnx python3-torch python3-torchvision    # ONNX test models

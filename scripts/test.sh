@@ -21,9 +21,34 @@ cmake --build build-asan -j"$jobs" >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
+echo "== valgrind memcheck: a demo run, a cost run, the system card =="
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+vg() { valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite "$@"; }
+build/rpxprof inputs make "$tmp/in.npz" rgb=48x64x3:uint8=128 >/dev/null
+vg build/rpxprof run --model rpxprof-demo:demo_depth --inputs "$tmp/in.npz" --warmup 2 \
+  --repeats 50 --quiet --output "$tmp/r.json" >/dev/null
+vg build/rpxprof run --model rpxprof-demo:demo_depth --inputs "$tmp/in.npz" --warmup 2 \
+  --repeats 50 --quiet --no-isolate --output "$tmp/r.json" >/dev/null
+/usr/bin/python3 - "$tmp/m.onnx" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+w = helper.make_tensor("w", TensorProto.FLOAT, [64, 32], np.ones(64 * 32, np.float32))
+g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"]),
+                       helper.make_node("Relu", ["y"], ["z"])], "g",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 64])],
+                      [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["n", 32])], [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+vg build/rpxprof cost "$tmp/m.onnx" --input x=8x64 --json >/dev/null
+vg build/rpxprof system --json >/dev/null
+echo "valgrind: no errors, no definite leaks"
+
 echo "== fuzzing (bounded) =="
 CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_TESTS=OFF -DRPX_CUDA_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-fuzz -j"$jobs" >/dev/null
 tests/fuzz/run_fuzz.sh build-fuzz "${RPX_FUZZ_SECONDS:-60}"
 # every stage above stops the script on failure (set -e): reaching here means all passed
-echo "stages: 3 passed, 0 failed"
+echo "stages: 4 passed, 0 failed"
