@@ -21,7 +21,7 @@ ART="$BUILD/fuzz-artifacts"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rpx_fuzz.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
-for t in fuzz_npy_header fuzz_npz fuzz_cost; do
+for t in fuzz_npy_header fuzz_npz fuzz_cost fuzz_gpu_spec; do
     if [ ! -x "$BUILD/$t" ]; then
         echo "$BUILD/$t is missing: configure with CC=clang -DRPX_FUZZ=ON and build" >&2
         exit 2
@@ -65,6 +65,13 @@ for f in "$WORK"/onnx_fixtures/good/*.onnx "$WORK"/onnx_fixtures/bad/*.onnx; do
 done
 echo "seeds: $(ls "$WORK/onnx" | wc -l) models for fuzz_cost"
 
+# Seeds for fuzz_gpu_spec: user spec files, valid and not.
+mkdir -p "$WORK/spec"
+printf '%s' '{"gpus": [{"key": "lab-gpu", "name": "Lab GPU", "memory_gb": 48, "memory_bandwidth_gbps": 1000, "peak_tflops": {"fp32": 50, "fp16": 100}}]}' >"$WORK/spec/valid.json"
+printf '%s' '{"gpus": [{"key": "h100-sxm", "name": "Override", "memory_bandwidth_gbps": 3000, "peak_tflops": {"fp16": {"tensor": 900, "vector": 120}, "int8": null}, "sm_count": 132, "source": "x"}]}' >"$WORK/spec/override.json"
+printf '%s' '{"gpus": [{"key": "", "memory_bandwidth_gbps": -1}]}' >"$WORK/spec/invalid.json"
+echo "seeds: $(ls "$WORK/spec" | wc -l) spec files for fuzz_gpu_spec"
+
 status=0
 run() { # target corpus max_len
     echo "== $1: ${SECONDS_EACH}s"
@@ -82,4 +89,5 @@ run() { # target corpus max_len
 run fuzz_npy_header "$WORK/npy" 4096
 run fuzz_npz "$WORK/npz" 65536
 run fuzz_cost "$WORK/onnx" 65536
+run fuzz_gpu_spec "$WORK/spec" 4096
 exit $status
