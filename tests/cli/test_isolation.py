@@ -84,6 +84,38 @@ class IsolationTest(TempDirTest):
         self.assertEqual(r["measured_calls"], 3)
         self.assertIn("out-of-memory killer", r["error"])
 
+    def test_out_of_memory_kill(self):
+        """A real OOM kill: the run goes into a cgroup (v1 memory controller) limited to
+        256 MiB, and the hog model keeps 16 MiB per call until the kernel kills it."""
+        import subprocess
+        from common import BIN
+        base = "/sys/fs/cgroup/memory"
+        group = os.path.join(base, f"rpxtest-{os.getpid()}")
+        try:
+            os.mkdir(group)
+        except OSError as e:
+            self.skipTest(f"no writable cgroup v1 memory controller here ({e})")
+        try:
+            with open(os.path.join(group, "memory.limit_in_bytes"), "w") as f:
+                f.write(str(256 << 20))
+            out = self.path("hog.json")
+            script = (f'echo $$ > {group}/cgroup.procs && exec "$0" run --model {MODELS}:hog '
+                      f'--inputs {self.inputs} --warmup 0 --repeats 1000 --quiet --output {out}')
+            p = subprocess.run(["sh", "-c", script, BIN], capture_output=True, text=True,
+                               timeout=120)
+        finally:
+            os.rmdir(group)
+        self.assertEqual(p.returncode, 5, p.stderr)
+        with open(out) as f:
+            r = json.load(f)
+        validate_profile(r)
+        self.assertEqual(r["status"], "killed")
+        self.assertEqual(r["failure"]["signal"], 9)
+        self.assertGreater(r["measured_calls"], 5)  # 256 MiB / 16 MiB per call, less rpxprof
+        self.assertLess(r["measured_calls"], 17)
+        self.assertEqual(len(r["latency_samples_ms"]), r["measured_calls"])
+        self.assertLessEqual(r["memory"]["cpu_process_lifetime_peak_mb"], 260)
+
     def test_exit_mid_run(self):
         _, r = self.go("exit_at", "--warmup", "0", "--repeats", "20", code=3,
                        env={"RPX_TEST_AT": "6"})

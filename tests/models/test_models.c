@@ -272,6 +272,8 @@ int exit_at(void *state, const rpx_inputs *in, rpx_error *err)
 /* leaky: each call keeps 64 KiB (touched) and spins 200 us: a leaking model */
 EXPORT int leaky(void *state, const rpx_inputs *in, rpx_error *err);
 
+static void *leaky_kept;
+
 int leaky(void *state, const rpx_inputs *in, rpx_error *err)
 {
     char *p = malloc(64 << 10);
@@ -280,7 +282,27 @@ int leaky(void *state, const rpx_inputs *in, rpx_error *err)
     (void)in;
     if (!p) return rpx_model_error(err, "leaky: out of memory");
     memset(p, 1, 64 << 10);
+    *(void **)p = leaky_kept; /* kept, never freed */
+    leaky_kept = p;
     while (now_ns() < end) {
     }
-    return 0; /* p is never freed */
+    return 0;
+}
+
+/* hog: each call allocates, touches and keeps 16 MiB: run under a memory limit,
+ * the kernel's OOM killer ends it */
+EXPORT int hog(void *state, const rpx_inputs *in, rpx_error *err);
+
+static void *hog_kept; /* a chain of every block, so none can be optimised away */
+
+int hog(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    char *p = malloc(16 << 20);
+    (void)state;
+    (void)in;
+    if (!p) return rpx_model_error(err, "hog: out of memory");
+    memset(p, 1, 16 << 20);
+    *(void **)p = hog_kept;
+    hog_kept = p;
+    return 0;
 }
