@@ -4,15 +4,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/json_set.h"
 #include "rpxprof/npz.h"
 #include "rpxprof/report.h"
 
 /* jansson's json_object_set_new ignores a NULL value; count it as out of memory. */
-#define SET(obj, key, val)                                          \
-    do {                                                            \
-        json_t *v_ = (val);                                         \
-        if (!v_ || json_object_set_new((obj), (key), v_) != 0) ok = 0; \
-    } while (0)
+#define SET(obj, k, v) RPX_JSON_SET(ok, obj, k, v)
 
 static json_t *str_or_null(const char *s)
 {

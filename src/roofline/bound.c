@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/json_set.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
 #include "rpxprof/roofline.h"
@@ -176,11 +177,7 @@ void rpx_roofline_input_init(rpx_roofline_input *in)
 
 /* ---- JSON ---- */
 
-#define SET(obj, k, v)                                               \
-    do {                                                             \
-        json_t *v_ = (v);                                            \
-        if (!v_ || json_object_set_new((obj), (k), v_) != 0) ok = 0; \
-    } while (0)
+#define SET(obj, k, v) RPX_JSON_SET(ok, obj, k, v)
 
 static json_t *str_or_null(const char *s)
 {

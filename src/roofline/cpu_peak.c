@@ -27,6 +27,7 @@
 #include <arm_neon.h>
 #endif
 
+#include "common/json_set.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
 #include "rpxprof/roofline.h"
@@ -836,11 +837,7 @@ json_t *rpx_cpu_peak_json(const rpx_cpu_peak *e, const rpx_cpu_measured *m)
         json_decref(jm);
         return NULL;
     }
-#define SET(obj, k, v)                                               \
-    do {                                                             \
-        json_t *v_ = (v);                                            \
-        if (!v_ || json_object_set_new((obj), (k), v_) != 0) ok = 0; \
-    } while (0)
+#define SET(obj, k, v) RPX_JSON_SET(ok, obj, k, v)
     SET(je, "model", e->model[0] ? json_string(e->model) : json_null());
     SET(je, "vendor", e->vendor[0] ? json_string(e->vendor) : json_null());
     SET(je, "isa", json_string(e->isa));

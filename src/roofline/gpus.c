@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/json_set.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
 #include "rpxprof/roofline.h"
@@ -408,11 +409,7 @@ json_t *rpx_gpu_spec_json(const rpx_gpu_spec *g)
         json_decref(peaks);
         return NULL;
     }
-#define SET(obj, k, v)                                               \
-    do {                                                             \
-        json_t *v_ = (v);                                            \
-        if (!v_ || json_object_set_new((obj), (k), v_) != 0) ok = 0; \
-    } while (0)
+#define SET(obj, k, v) RPX_JSON_SET(ok, obj, k, v)
     SET(o, "key", str_or_null(g->key));
     SET(o, "name", str_or_null(g->name));
     SET(o, "vendor", str_or_null(g->vendor));
