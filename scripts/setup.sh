@@ -14,6 +14,7 @@ packages=(
   python3 python3-numpy python3-jsonschema  # test fixtures and checks
   libonnx-dev protobuf-c-compiler libprotobuf-c-dev   # ONNX reading (onnx.proto, protoc-c)
   python3-onnx python3-torch python3-torchvision    # ONNX test models
+  chromium                                  # renders the SVG figures in the tests
 )
 
 missing=()

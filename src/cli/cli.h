@@ -27,5 +27,8 @@ int rpx_cli_cost(int argc, char **argv);
 int rpx_cli_system(int argc, char **argv);
 int rpx_cli_gpus(int argc, char **argv);
 int rpx_cli_roofline(int argc, char **argv);
+int rpx_cli_batch(int argc, char **argv);
+int rpx_cli_aggregate(int argc, char **argv);
+int rpx_cli_plot(int argc, char **argv);
 
 #endif

@@ -19,6 +19,9 @@ static const char usage[] =
     "  system    describe this machine: the system card a run report embeds\n"
     "  gpus      list the GPU spec table (peaks, bandwidth, sources)\n"
     "  roofline  the compute/memory lower bound of a model on a GPU or the host CPU\n"
+    "  batch     run every (task, model) job of a manifest, one report each\n"
+    "  aggregate check batch reports and combine them: CSV, Markdown, validation, figure\n"
+    "  plot      draw the latency distribution of reports as an SVG figure\n"
     "\n"
     "Options:\n"
     "  -h, --help     show this help and exit\n"
@@ -71,6 +74,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "system") == 0) return rpx_cli_system(argc - 1, argv + 1);
     if (strcmp(cmd, "gpus") == 0) return rpx_cli_gpus(argc - 1, argv + 1);
     if (strcmp(cmd, "roofline") == 0) return rpx_cli_roofline(argc - 1, argv + 1);
+    if (strcmp(cmd, "batch") == 0) return rpx_cli_batch(argc - 1, argv + 1);
+    if (strcmp(cmd, "aggregate") == 0) return rpx_cli_aggregate(argc - 1, argv + 1);
+    if (strcmp(cmd, "plot") == 0) return rpx_cli_plot(argc - 1, argv + 1);
     return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
                         "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
 }

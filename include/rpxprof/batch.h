@@ -1,0 +1,90 @@
+/* rpxprof/batch.h — batch profiling over task manifests, aggregation of the
+ * reports with consistency checks, and the latency figures (docs/batch.md).
+ *
+ * Manifest lifecycle: rpx_manifest_load → jobs → rpx_manifest_free.
+ * Aggregation: rpx_aggregate (one call; writes everything under out_dir).
+ * Figures: rpx_plot_svg on an array of rows (one per report). */
+#ifndef RPXPROF_BATCH_H
+#define RPXPROF_BATCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "rpxprof/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RPX_MANIFEST_SCHEMA "rpxprof.manifest/1"
+#define RPX_VALIDATION_SCHEMA "rpxprof.validation/1"
+
+/* One (task, model) job: everything `rpxprof run` needs. Paths are resolved
+ * against the manifest's folder. Strings are owned by the manifest. */
+typedef struct rpx_batch_job {
+    const char *task;
+    const char *model_name;
+    const char *model;            /* the --model text, PATH resolved */
+    const char *inputs;           /* the NPZ path, resolved */
+    const char *unit;
+    const char *device;
+    const char *precision;
+    const char *cost;             /* ONNX path or NULL */
+    const char *flops, *params;   /* declared cost (strings as given) or NULL */
+    const char *gpus;             /* roofline targets "KEY,KEY" (--gpu) or NULL */
+    const json_t *meta;           /* object, borrowed from the manifest */
+    long warmup, repeats;
+} rpx_batch_job;
+
+typedef struct rpx_manifest rpx_manifest;
+
+/* Parse and check a manifest. Errors name the file, the field and the fix. */
+int rpx_manifest_load(const char *path, rpx_manifest **out, rpx_error *err);
+void rpx_manifest_free(rpx_manifest *m);
+/* Jobs in a stable order: tasks in manifest order x models in manifest order. */
+size_t rpx_manifest_job_count(const rpx_manifest *m);
+const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i);
+
+/* The report of a job inside an output folder: DIR/<task>/<model>.json (malloc'ed). */
+char *rpx_batch_report_path(const char *out_dir, const rpx_batch_job *job);
+/* 1 when `report_path` holds a complete report made with exactly this job's
+ * inputs (SHA-256) and settings; 0 otherwise. */
+int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job);
+
+typedef struct rpx_aggregate_opts {
+    const char *const *dirs;
+    size_t ndirs;
+    const char *out_dir;
+    const char *expect;           /* manifest path or NULL */
+    int allow_incomplete_flops;
+} rpx_aggregate_opts;
+
+typedef struct rpx_aggregate_result {
+    size_t profiles_found;
+    size_t errors, warnings;
+} rpx_aggregate_result;
+
+/* Check and combine the reports; writes OUT/summary.csv, summary.md,
+ * validation.json and figure.svg. Returns 0 when everything was written
+ * (whatever the checks found: see result->errors), < 0 when it could not be. */
+int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *result, rpx_error *err);
+
+/* One row of a latency figure: one report. Strings are borrowed. */
+typedef struct rpx_plot_row {
+    const char *panel;            /* task (or unit) */
+    const char *label;            /* model */
+    const char *unit;
+    const char *shape;            /* input shapes, e.g. "rgb 48x64x3" */
+    const char *device;
+    const double *samples_ms;     /* in call order */
+    size_t n;
+} rpx_plot_row;
+
+/* An SVG document (malloc'ed) of the rows: one panel per task, one row per
+ * model; with `timeline`, latency against call index of rows[0]. */
+int rpx_plot_svg(const rpx_plot_row *rows, size_t n, int timeline, char **svg, rpx_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,612 @@
+/* aggregate.c — owns `rpxprof aggregate`: reading every DIR/<task>/<model>.json,
+ * checking each report and that the reports measured the same work on the
+ * same kind of machine, and writing summary.csv, summary.md, validation.json
+ * and figure.svg (docs/batch.md). */
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rpxprof/batch.h"
+#include "rpxprof/error.h"
+#include "rpxprof/latency.h"
+#include "rpxprof/report.h"
+
+/* What is kept of one report once its JSON is freed. */
+typedef struct rep {
+    char *file, *task, *model;
+    int ok_parse, complete;
+    /* same-work keys (serialised), NULL when absent */
+    char *sha, *shapes, *unit, *meta, *device, *precision, *cvd, *gpu, *cpu;
+    char *driver, *governor, *os, *created;
+    long warmup, measured;
+    double num[16];               /* the CSV's numbers, NaN when unknown */
+    double *samples;
+    size_t n;
+} rep;
+
+enum { N_PARAMS, N_FLOPS, N_MACS, N_P50, N_P95, N_P99, N_MEAN, N_PERFRAME, N_TPUT, N_CPULIFE,
+       N_CPUINF, N_CUDA, N_COUNT };
+
+typedef struct agg {
+    json_t *errors, *warnings;
+    rep *reps;
+    size_t nreps, cap;
+} agg;
+
+static void msg(json_t *arr, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static void msg(json_t *arr, const char *f, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    json_array_append_new(arr, json_string(buf));
+}
+
+/* A JSON value serialised canonically (NULL for absent); strings unquoted. */
+static char *canon(const json_t *v)
+{
+    if (!v || json_is_null(v)) return NULL;
+    if (json_is_string(v)) return strdup(json_string_value(v));
+    return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+static double num_or_nan(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
+
+static int close_rel(double a, double b)
+{
+    double m = fmax(fabs(a), fabs(b));
+    return fabs(a - b) <= 1e-12 * m;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Type checks of the keys aggregate relies on; the first problem, or NULL. */
+static const char *shape_problem(const json_t *r)
+{
+    static const char *strs[] = {"model_callable", "device", "precision", "unit", "status", "inputs_sha256", NULL};
+    static const char *lat[] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms", NULL};
+    const json_t *v, *s;
+    size_t i;
+    if (!json_is_object(r)) return "the report is not a JSON object";
+    v = json_object_get(r, "schema");
+    if (!json_is_string(v) || strcmp(json_string_value(v), RPX_PROFILE_SCHEMA))
+        return "'schema' is not \"" RPX_PROFILE_SCHEMA "\"";
+    if (!json_is_string(json_object_get(r, "status"))) return "'status' is missing or not a string";
+    if (strcmp(json_string_value(json_object_get(r, "status")), "complete") != 0) return NULL;
+    for (i = 0; strs[i]; i++)
+        if (!json_is_string(json_object_get(r, strs[i]))) return "a string key (model_callable, device, precision, unit, inputs_sha256) is missing or not a string";
+    if (!json_is_integer(json_object_get(r, "warmup_calls")) || !json_is_integer(json_object_get(r, "measured_calls")))
+        return "'warmup_calls' or 'measured_calls' is missing or not an integer";
+    if (!json_is_object(json_object_get(r, "inputs")) || !json_is_object(json_object_get(r, "metadata")))
+        return "'inputs' or 'metadata' is missing or not an object";
+    v = json_object_get(r, "latency");
+    if (!json_is_object(v)) return "'latency' is missing or not an object";
+    for (i = 0; lat[i]; i++) {
+        s = json_object_get(v, lat[i]);
+        if (!s || !(json_is_number(s) || json_is_null(s))) return "a 'latency' statistic is missing or not a number";
+    }
+    v = json_object_get(r, "latency_samples_ms");
+    if (!json_is_array(v)) return "'latency_samples_ms' is missing or not an array";
+    for (i = 0; i < json_array_size(v); i++)
+        if (!json_is_number(json_array_get(v, i)) || json_number_value(json_array_get(v, i)) < 0)
+            return "'latency_samples_ms' holds a value that is not a number >= 0";
+    if (!json_is_object(json_object_get(r, "system_card"))) return "'system_card' is missing or not an object";
+    if (!json_is_object(json_object_get(r, "memory"))) return "'memory' is missing or not an object";
+    return NULL;
+}
+
+static void check_stats(agg *a, rep *p, const json_t *r)
+{
+    const json_t *lat = json_object_get(r, "latency");
+    static const char *names[] = {"p50_ms", "p95_ms", "p99_ms"};
+    static const double qs[] = {50, 95, 99};
+    double *sorted;
+    size_t i;
+    if (p->n == 0) {
+        msg(a->errors, "%s: latency_samples_ms is empty; rerun the model", p->file);
+        return;
+    }
+    sorted = malloc(p->n * sizeof *sorted);
+    if (!sorted) return;
+    memcpy(sorted, p->samples, p->n * sizeof *sorted);
+    qsort(sorted, p->n, sizeof *sorted, cmp_double);
+    for (i = 0; i < 3; i++) {
+        double want = rpx_percentile_sorted(sorted, p->n, qs[i]);
+        const json_t *got = json_object_get(lat, names[i]);
+        if (!json_is_number(got) || !close_rel(json_number_value(got), want))
+            msg(a->errors, "%s: latency.%s is %.17g but the samples give %.17g; the report was altered or truncated",
+                p->file, names[i], json_is_number(got) ? json_number_value(got) : NAN, want);
+    }
+    free(sorted);
+}
+
+static char *shapes_of(const json_t *inputs)
+{
+    json_t *o = json_object();
+    const char *k;
+    json_t *v;
+    char *s;
+    json_object_foreach((json_t *)inputs, k, v) json_object_set(o, k, json_object_get(v, "shape"));
+    s = canon(o);
+    json_decref(o);
+    return s;
+}
+
+/* Whole-file read + json_loadb: several times faster than json_load_file's getc loop. */
+static json_t *load_json(const char *path, json_error_t *je)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    json_t *r;
+    if (!f) return json_load_file(path, 0, je); /* its error names the cause */
+    for (;;) {
+        if (cap - len < 65536) {
+            char *nb = realloc(buf, cap = cap ? cap * 2 : 262144);
+            if (!nb) { free(buf); fclose(f); return json_load_file(path, 0, je); }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    r = json_loadb(buf, len, 0, je);
+    free(buf);
+    return r;
+}
+
+static void read_report(agg *a, rep *p, int allow_incomplete)
+{
+    json_error_t je;
+    json_t *r = load_json(p->file, &je), *v, *eff, *mem, *card, *rt;
+    const char *prob;
+    size_t i;
+    for (i = 0; i < N_COUNT; i++) p->num[i] = NAN;
+    if (!r) {
+        msg(a->errors, "%s: not valid JSON (line %d: %s); the report is truncated or corrupt, rerun the job with rpxprof batch",
+            p->file, je.line, je.text);
+        return;
+    }
+    prob = shape_problem(r);
+    if (prob) {
+        msg(a->errors, "%s: does not match schemas/profile.json: %s", p->file, prob);
+        json_decref(r);
+        return;
+    }
+    p->ok_parse = 1;
+    v = json_object_get(r, "task");
+    if (!json_is_string(v) || strcmp(json_string_value(v), p->task))
+        msg(a->errors, "%s: report task '%s' does not match its folder '%s'", p->file,
+            json_is_string(v) ? json_string_value(v) : "(missing)", p->task);
+    v = json_object_get(r, "model_name");
+    if (!json_is_string(v) || strcmp(json_string_value(v), p->model))
+        msg(a->errors, "%s: report model_name '%s' does not match its file name '%s'", p->file,
+            json_is_string(v) ? json_string_value(v) : "(missing)", p->model);
+    p->device = canon(json_object_get(r, "device"));
+    p->precision = canon(json_object_get(r, "precision"));
+    p->unit = canon(json_object_get(r, "unit"));
+    p->created = canon(json_object_get(r, "created_utc"));
+    v = json_object_get(r, "status");
+    if (strcmp(json_string_value(v), "complete") != 0) {
+        v = json_object_get(r, "error");
+        msg(a->errors, "%s: status is '%s', not complete: %s", p->file,
+            json_string_value(json_object_get(r, "status")), json_is_string(v) ? json_string_value(v) : "no error given");
+        json_decref(r);
+        return;
+    }
+    p->complete = 1;
+    p->sha = canon(json_object_get(r, "inputs_sha256"));
+    p->shapes = shapes_of(json_object_get(r, "inputs"));
+    p->meta = canon(json_object_get(r, "metadata"));
+    p->warmup = (long)json_integer_value(json_object_get(r, "warmup_calls"));
+    p->measured = (long)json_integer_value(json_object_get(r, "measured_calls"));
+    card = json_object_get(r, "system_card");
+    v = json_object_get(json_object_get(card, "environment"), "CUDA_VISIBLE_DEVICES");
+    p->cvd = json_is_string(v) ? canon(v) : strdup("(unset)");
+    p->gpu = canon(json_object_get(card, "gpu_name"));
+    p->cpu = canon(json_object_get(card, "cpu_name"));
+    p->driver = canon(json_object_get(card, "driver_version"));
+    p->governor = canon(json_object_get(json_object_get(card, "cpu"), "governor"));
+    p->os = canon(json_object_get(card, "os"));
+    v = json_object_get(r, "latency_samples_ms");
+    p->n = json_array_size(v);
+    p->samples = malloc((p->n ? p->n : 1) * sizeof *p->samples);
+    if (p->samples)
+        for (i = 0; i < p->n; i++) p->samples[i] = json_number_value(json_array_get(v, i));
+    if ((long)p->n != p->measured)
+        msg(a->errors, "%s: measured_calls is %ld but latency_samples_ms has %zu samples; the report is truncated",
+            p->file, p->measured, p->n);
+    if (p->samples) check_stats(a, p, r);
+    v = json_object_get(r, "latency");
+    p->num[N_P50] = num_or_nan(json_object_get(v, "p50_ms"));
+    p->num[N_P95] = num_or_nan(json_object_get(v, "p95_ms"));
+    p->num[N_P99] = num_or_nan(json_object_get(v, "p99_ms"));
+    p->num[N_MEAN] = num_or_nan(json_object_get(v, "mean_ms"));
+    if (!(isfinite(p->num[N_P50]) && p->num[N_P50] > 0))
+        msg(a->errors, "%s: latency.p50_ms is not a finite positive number", p->file);
+    eff = json_object_get(r, "efficiency");
+    p->num[N_PARAMS] = num_or_nan(json_object_get(eff, "params"));
+    p->num[N_FLOPS] = num_or_nan(json_object_get(eff, "flops"));
+    p->num[N_MACS] = num_or_nan(json_object_get(eff, "macs"));
+    if (json_is_string(json_object_get(eff, "source")) &&
+        !(isfinite(p->num[N_PARAMS]) && p->num[N_PARAMS] > 0))
+        msg(a->errors, "%s: efficiency.params is not a finite positive number although a cost was asked for (efficiency.source '%s')",
+            p->file, json_string_value(json_object_get(eff, "source")));
+    if (!isfinite(p->num[N_FLOPS])) {
+        if (allow_incomplete)
+            msg(a->warnings, "%s: efficiency.flops is unavailable (allowed by --allow-incomplete-flops)", p->file);
+        else
+            msg(a->errors, "%s: efficiency.flops is unavailable; give the model a \"cost\" (ONNX) or \"flops\" in the manifest, or pass --allow-incomplete-flops",
+                p->file);
+    }
+    rt = json_object_get(r, "realtime_budget");
+    p->num[N_PERFRAME] = num_or_nan(json_object_get(rt, "per_frame_ms"));
+    p->num[N_TPUT] = num_or_nan(json_object_get(rt, "throughput_per_s"));
+    mem = json_object_get(r, "memory");
+    p->num[N_CPULIFE] = num_or_nan(json_object_get(mem, "cpu_process_lifetime_peak_mb"));
+    p->num[N_CPUINF] = num_or_nan(json_object_get(mem, "cpu_inference_peak_mb"));
+    {
+        const char *k;
+        double mx = NAN;
+        json_object_foreach(json_object_get(mem, "cuda_peak_allocated_mb_by_visible_device"), k, v)
+            if (json_is_number(v) && !(json_number_value(v) <= mx)) mx = json_number_value(v);
+        p->num[N_CUDA] = mx;
+    }
+    json_decref(r);
+}
+
+static int same(const char *x, const char *y) { return (!x && !y) || (x && y && strcmp(x, y) == 0); }
+
+static void cmp_field(json_t *arr, const char *what, const rep *p, const char *pv, const rep *q, const char *qv)
+{
+    if (!same(pv, qv))
+        msg(arr, "%s differs: %s in %s but %s in %s", what, pv ? pv : "null", p->file, qv ? qv : "null", q->file);
+}
+
+static void cmp_long(json_t *arr, const char *what, const rep *p, long pv, const rep *q, long qv)
+{
+    if (pv != qv) msg(arr, "%s differs: %ld in %s but %ld in %s", what, pv, p->file, qv, q->file);
+}
+
+static void cross_checks(agg *a)
+{
+    size_t i, k;
+    const rep *first = NULL;
+    for (i = 0; i < a->nreps; i++) {
+        rep *p = &a->reps[i];
+        if (!p->complete) continue;
+        if (!first) first = p;
+        else {
+            cmp_field(a->errors, "device", first, first->device, p, p->device);
+            cmp_field(a->errors, "precision", first, first->precision, p, p->precision);
+            cmp_field(a->errors, "CUDA_VISIBLE_DEVICES (system_card.environment)", first, first->cvd, p, p->cvd);
+            cmp_field(a->errors, "GPU model (system_card.gpu_name)", first, first->gpu, p, p->gpu);
+            cmp_field(a->errors, "CPU model (system_card.cpu_name)", first, first->cpu, p, p->cpu);
+            cmp_field(a->warnings, "driver (system_card.driver_version)", first, first->driver, p, p->driver);
+            cmp_field(a->warnings, "CPU governor (system_card.cpu.governor)", first, first->governor, p, p->governor);
+            cmp_field(a->warnings, "OS (system_card.os)", first, first->os, p, p->os);
+        }
+        /* same work: the first complete report of this task */
+        for (k = 0; k < i; k++) {
+            rep *q = &a->reps[k];
+            if (!q->complete || strcmp(q->task, p->task)) continue;
+            cmp_field(a->errors, "inputs_sha256 (same task, different inputs)", q, q->sha, p, p->sha);
+            cmp_field(a->errors, "input shapes", q, q->shapes, p, p->shapes);
+            cmp_field(a->errors, "unit", q, q->unit, p, p->unit);
+            cmp_long(a->errors, "warmup_calls", q, q->warmup, p, p->warmup);
+            cmp_long(a->errors, "measured_calls", q, q->measured, p, p->measured);
+            cmp_field(a->errors, "metadata", q, q->meta, p, p->meta);
+            break;
+        }
+    }
+}
+
+static int add_rep(agg *a, const char *dir, const char *task, const char *file)
+{
+    rep *p;
+    size_t len = strlen(file);
+    if (a->nreps == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        rep *n = realloc(a->reps, cap * sizeof *n);
+        if (!n) return RPX_ENOMEM;
+        a->reps = n;
+        a->cap = cap;
+    }
+    p = &a->reps[a->nreps];
+    memset(p, 0, sizeof *p);
+    if (asprintf(&p->file, "%s/%s/%s", dir, task, file) < 0) { p->file = NULL; return RPX_ENOMEM; }
+    p->task = strdup(task);
+    p->model = strndup(file, len - 5);
+    if (!p->task || !p->model) { free(p->file); free(p->task); free(p->model); return RPX_ENOMEM; }
+    a->nreps++;
+    return 0;
+}
+
+static int name_cmp(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Sorted entries of a folder (malloc'ed array of malloc'ed names). */
+static char **list_dir(const char *path, size_t *n)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    char **v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    if (!d) return NULL;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        if (*n == cap) {
+            char **nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *nv);
+            if (!nv) break;
+            v = nv;
+        }
+        v[(*n)++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (v) qsort(v, *n, sizeof *v, name_cmp);
+    return v;
+}
+
+static int scan(agg *a, const char *dir, rpx_error *err)
+{
+    size_t nt, t;
+    char **tasks = list_dir(dir, &nt);
+    struct stat st;
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return rpx_error_set(err, RPX_EIO, "%s: not a folder; give the --out-dir of rpxprof batch", dir);
+    for (t = 0; t < nt; t++) {
+        char *sub;
+        size_t nf, f;
+        char **files;
+        if (asprintf(&sub, "%s/%s", dir, tasks[t]) < 0) { rc = RPX_ENOMEM; break; }
+        if (stat(sub, &st) != 0 || !S_ISDIR(st.st_mode)) { free(sub); continue; }
+        files = list_dir(sub, &nf);
+        for (f = 0; f < nf; f++) {
+            size_t len = strlen(files[f]);
+            if (!rc && len > 5 && strcmp(files[f] + len - 5, ".json") == 0)
+                rc = add_rep(a, dir, tasks[t], files[f]);
+            free(files[f]);
+        }
+        free(files);
+        free(sub);
+    }
+    for (t = 0; t < nt; t++) free(tasks[t]);
+    free(tasks);
+    if (rc) return rpx_error_set(err, rc, "%s: out of memory", dir);
+    return 0;
+}
+
+/* Shortest round-trip decimal of v into buf; "" when not finite. */
+static void fmt_num(char *buf, size_t sz, double v)
+{
+    int prec;
+    if (!isfinite(v)) { buf[0] = '\0'; return; }
+    if (v == floor(v) && fabs(v) < 1e15) { snprintf(buf, sz, "%.0f", v); return; }
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sz, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+typedef struct sbuf { char *p; size_t len, cap; int oom; } sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        char *np;
+        while (cap < b->len + n + 1) cap *= 2;
+        np = realloc(b->p, cap);
+        if (!np) { b->oom = 1; return; }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+static void csv_cell(sbuf *b, const char *s)
+{
+    const char *c;
+    if (!s) return;
+    if (!strpbrk(s, ",\"\n\r")) { sb_str(b, s); return; }
+    sb_add(b, "\"", 1);
+    for (c = s; *c; c++) {
+        if (*c == '"') sb_add(b, "\"", 1);
+        sb_add(b, c, 1);
+    }
+    sb_add(b, "\"", 1);
+}
+
+static void md_cell(sbuf *b, const char *s)
+{
+    const char *c;
+    if (!s || !*s) { sb_str(b, "n/a"); return; }
+    for (c = s; *c; c++) {
+        if (*c == '|') sb_str(b, "\\|");
+        else if (*c == '\n') sb_str(b, " ");
+        else sb_add(b, c, 1);
+    }
+}
+
+static const char *num_cols[] = {"params", "flops", "macs", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
+                                 "per_frame_p50_ms", "throughput_per_s", "cpu_process_lifetime_peak_mb",
+                                 "cpu_inference_peak_mb", "cuda_peak_mb"};
+
+static int write_tables(agg *a, const char *out, rpx_error *err)
+{
+    sbuf c = {0}, m = {0};
+    char path[4096], num[64], lb[32];
+    size_t i, k;
+    int rc;
+    sb_str(&c, "task,model");
+    for (k = 0; k < N_COUNT; k++) { sb_str(&c, ","); sb_str(&c, num_cols[k]); }
+    sb_str(&c, ",gpu_name,cpu_name,device,precision,warmup,repeats,created_utc,status\n");
+    sb_str(&m, "| task | model | params | FLOPs | p50 ms | p95 ms | p99 ms | mean ms | per-frame p50 ms | "
+               "throughput /s | CPU peak MiB | CUDA peak MiB | device | precision | GPU | CPU |\n"
+               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|\n");
+    for (i = 0; i < a->nreps; i++) {
+        rep *p = &a->reps[i];
+        static const int mdn[] = {N_PARAMS, N_FLOPS, N_P50, N_P95, N_P99, N_MEAN, N_PERFRAME, N_TPUT, N_CPULIFE, N_CUDA};
+        csv_cell(&c, p->task); sb_str(&c, ",");
+        csv_cell(&c, p->model);
+        for (k = 0; k < N_COUNT; k++) { fmt_num(num, sizeof num, p->num[k]); sb_str(&c, ","); sb_str(&c, num); }
+        sb_str(&c, ","); csv_cell(&c, p->gpu);
+        sb_str(&c, ","); csv_cell(&c, p->cpu);
+        sb_str(&c, ","); csv_cell(&c, p->device);
+        sb_str(&c, ","); csv_cell(&c, p->precision);
+        sb_str(&c, ",");
+        if (p->complete) { snprintf(lb, sizeof lb, "%ld", p->warmup); sb_str(&c, lb); }
+        sb_str(&c, ",");
+        if (p->complete) { snprintf(lb, sizeof lb, "%ld", p->measured); sb_str(&c, lb); }
+        sb_str(&c, ","); csv_cell(&c, p->created);
+        sb_str(&c, ","); sb_str(&c, p->complete ? "complete" : "invalid");
+        sb_str(&c, "\n");
+        sb_str(&m, "| "); md_cell(&m, p->task); sb_str(&m, " | "); md_cell(&m, p->model);
+        for (k = 0; k < sizeof mdn / sizeof *mdn; k++) {
+            fmt_num(num, sizeof num, p->num[mdn[k]]);
+            sb_str(&m, " | ");
+            md_cell(&m, num);
+        }
+        sb_str(&m, " | "); md_cell(&m, p->device);
+        sb_str(&m, " | "); md_cell(&m, p->precision);
+        sb_str(&m, " | "); md_cell(&m, p->gpu);
+        sb_str(&m, " | "); md_cell(&m, p->cpu);
+        sb_str(&m, " |\n");
+    }
+    if (c.oom || m.oom) { free(c.p); free(m.p); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", out); }
+    snprintf(path, sizeof path, "%s/summary.csv", out);
+    rc = rpx_write_file_atomic(path, c.p, c.len, err);
+    snprintf(path, sizeof path, "%s/summary.md", out);
+    if (!rc) rc = rpx_write_file_atomic(path, m.p, m.len, err);
+    free(c.p);
+    free(m.p);
+    return rc;
+}
+
+static int write_figure(agg *a, const char *out, rpx_error *err)
+{
+    rpx_plot_row *rows = calloc(a->nreps ? a->nreps : 1, sizeof *rows);
+    char path[4096], *svg = NULL;
+    size_t i, n = 0;
+    int rc;
+    if (!rows) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    for (i = 0; i < a->nreps; i++) {
+        rep *p = &a->reps[i];
+        if (!p->complete || !p->samples || !p->n) continue;
+        rows[n].panel = p->task;
+        rows[n].label = p->model;
+        rows[n].unit = p->unit;
+        rows[n].shape = p->shapes;
+        rows[n].device = p->device;
+        rows[n].samples_ms = p->samples;
+        rows[n].n = p->n;
+        n++;
+    }
+    rc = rpx_plot_svg(rows, n, 0, &svg, err);
+    free(rows);
+    if (rc) return rc;
+    snprintf(path, sizeof path, "%s/figure.svg", out);
+    rc = rpx_write_file_atomic(path, svg, strlen(svg), err);
+    free(svg);
+    return rc;
+}
+
+static void check_expected(agg *a, const char *manifest, size_t *expected, rpx_error *err)
+{
+    rpx_manifest *m = NULL;
+    size_t i, k, nj;
+    char *seen;
+    if (rpx_manifest_load(manifest, &m, err)) {
+        msg(a->errors, "--expect %s", err->message);
+        return;
+    }
+    nj = rpx_manifest_job_count(m);
+    *expected = nj;
+    seen = calloc(a->nreps + 1, 1);
+    for (i = 0; i < nj; i++) {
+        const rpx_batch_job *j = rpx_manifest_job(m, i);
+        int found = 0;
+        for (k = 0; k < a->nreps; k++)
+            if (!strcmp(a->reps[k].task, j->task) && !strcmp(a->reps[k].model, j->model_name)) {
+                found = 1;
+                if (seen) seen[k] = 1;
+            }
+        if (!found)
+            msg(a->errors, "expected report %s/%s.json is missing (model '%s' on task '%s' of %s); run rpxprof batch for it",
+                j->task, j->model_name, j->model_name, j->task, manifest);
+    }
+    for (k = 0; seen && k < a->nreps; k++)
+        if (!seen[k])
+            msg(a->errors, "%s: unexpected report: task '%s', model '%s' is not a job of %s", a->reps[k].file,
+                a->reps[k].task, a->reps[k].model, manifest);
+    free(seen);
+    rpx_manifest_free(m);
+}
+
+int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *res, rpx_error *err)
+{
+    agg a = {0};
+    size_t i, expected = 0;
+    int rc = 0, have_expected = 0;
+    json_t *val;
+    char path[4096];
+    memset(res, 0, sizeof *res);
+    a.errors = json_array();
+    a.warnings = json_array();
+    for (i = 0; i < opts->ndirs && !rc; i++) rc = scan(&a, opts->dirs[i], err);
+    if (rc) goto done;
+    for (i = 0; i < a.nreps; i++) read_report(&a, &a.reps[i], opts->allow_incomplete_flops);
+    if (a.nreps == 0) msg(a.errors, "no reports (DIR/<task>/<model>.json) found; give the --out-dir of rpxprof batch");
+    cross_checks(&a);
+    if (opts->expect) {
+        rpx_error e2 = {0};
+        have_expected = 1;
+        check_expected(&a, opts->expect, &expected, &e2);
+    }
+    res->profiles_found = a.nreps;
+    res->errors = json_array_size(a.errors);
+    res->warnings = json_array_size(a.warnings);
+    val = json_object();
+    json_object_set_new(val, "schema", json_string(RPX_VALIDATION_SCHEMA));
+    json_object_set_new(val, "expected_models", have_expected ? json_integer((json_int_t)expected) : json_null());
+    json_object_set_new(val, "profiles_found", json_integer((json_int_t)a.nreps));
+    json_object_set(val, "errors", a.errors);
+    json_object_set(val, "warnings", a.warnings);
+    json_object_set_new(val, "status", json_string(res->errors ? "FAIL" : "PASS"));
+    rc = write_tables(&a, opts->out_dir, err);
+    if (!rc) rc = write_figure(&a, opts->out_dir, err);
+    snprintf(path, sizeof path, "%s/validation.json", opts->out_dir);
+    if (!rc) rc = rpx_json_write_file(path, val, err);
+    json_decref(val);
+done:
+    for (i = 0; i < a.nreps; i++) {
+        rep *p = &a.reps[i];
+        free(p->file); free(p->task); free(p->model); free(p->sha); free(p->shapes); free(p->unit);
+        free(p->meta); free(p->device); free(p->precision); free(p->cvd); free(p->gpu); free(p->cpu);
+        free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->samples);
+    }
+    free(a.reps);
+    json_decref(a.errors);
+    json_decref(a.warnings);
+    return rc;
+}

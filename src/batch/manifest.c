@@ -1,0 +1,395 @@
+/* manifest.c — owns the batch manifest (schemas/manifest.json): parsing,
+ * checking, path resolution, the job list, and whether an existing report
+ * already answers a job (--resume). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpxprof/batch.h"
+#include "rpxprof/error.h"
+#include "rpxprof/npz.h"
+
+struct rpx_manifest {
+    json_t *root;                 /* keeps every borrowed string alive */
+    char **owned;                 /* resolved paths */
+    size_t nowned, capowned;
+    rpx_batch_job *jobs;
+    size_t njobs, capjobs;
+};
+
+static char *own(rpx_manifest *m, char *s)
+{
+    if (!s) return NULL;
+    if (m->nowned == m->capowned) {
+        size_t cap = m->capowned ? 2 * m->capowned : 16;
+        char **p = realloc(m->owned, cap * sizeof *p);
+        if (!p) { free(s); return NULL; }
+        m->owned = p;
+        m->capowned = cap;
+    }
+    m->owned[m->nowned++] = s;
+    return s;
+}
+
+/* `rel` relative to the folder of `manifest` (absolute paths unchanged). */
+static char *resolve(const char *manifest, const char *rel)
+{
+    const char *slash = strrchr(manifest, '/');
+    size_t dlen = slash ? (size_t)(slash - manifest) : 0;
+    char *out;
+    if (rel[0] == '/' || !slash) return strdup(rel);
+    if (strncmp(rel, "./", 2) == 0) rel += 2;
+    out = malloc(dlen + 1 + strlen(rel) + 1);
+    if (!out) return NULL;
+    memcpy(out, manifest, dlen);
+    out[dlen] = '/';
+    strcpy(out + dlen + 1, rel);
+    return out;
+}
+
+/* A --model text with its shared-object PATH resolved; other kinds unchanged. */
+static char *resolve_model(const char *manifest, const char *model)
+{
+    const char *colon = strrchr(model, ':');
+    char *path, *res, *out;
+    size_t plen;
+    if (!colon || strncmp(model, "rpxprof-demo:", 13) == 0 || strstr(model, "://")) return strdup(model);
+    plen = (size_t)(colon - model);
+    path = strndup(model, plen);
+    if (!path) return NULL;
+    if (!memchr(path, '/', plen) && !(plen > 3 && strcmp(path + plen - 3, ".so") == 0)) {
+        free(path);
+        return strdup(model);     /* python module:function: not a path */
+    }
+    res = resolve(manifest, path);
+    free(path);
+    if (!res) return NULL;
+    out = malloc(strlen(res) + strlen(colon) + 1);
+    if (out) {
+        strcpy(out, res);
+        strcat(out, colon);
+    }
+    free(res);
+    return out;
+}
+
+static int bad(rpx_error *err, const char *path, const char *field, const char *fix)
+{
+    return rpx_error_set(err, RPX_EFORMAT, "%s: %s: %s", path, field, fix);
+}
+
+/* A string field: required (returns NULL and sets err) or optional. */
+static const char *get_str(const json_t *o, const char *key, int required, const char *path,
+                           const char *where, rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, key);
+    char field[256];
+    snprintf(field, sizeof field, "%s.%s", where, key);
+    if (!v || json_is_null(v)) {
+        if (required) *rc = bad(err, path, field, "missing; give a non-empty string");
+        return NULL;
+    }
+    if (!json_is_string(v) || json_string_length(v) == 0) {
+        *rc = bad(err, path, field, "must be a non-empty string");
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+static long get_count(const json_t *o, const char *key, long dflt, long min, const char *path,
+                      const char *where, rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, key);
+    char field[256], fix[128];
+    if (!v || json_is_null(v)) return dflt;
+    if (!json_is_integer(v) || json_integer_value(v) < min) {
+        snprintf(field, sizeof field, "%s.%s", where, key);
+        snprintf(fix, sizeof fix, "must be an integer >= %ld", min);
+        *rc = bad(err, path, field, fix);
+        return dflt;
+    }
+    return (long)json_integer_value(v);
+}
+
+static int check_device(const char *d, const char *path, const char *where, rpx_error *err)
+{
+    char field[256];
+    if (!d || strcmp(d, "cpu") == 0 || strcmp(d, "cuda") == 0) return 0;
+    snprintf(field, sizeof field, "%s.device", where);
+    return bad(err, path, field, "must be \"cpu\" or \"cuda\"");
+}
+
+/* A declared count (flops/params): a number or a numeric string, kept as text. */
+static const char *get_decl(rpx_manifest *m, const json_t *o, const char *key, const char *path,
+                            const char *where, rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, key);
+    char buf[64], field[256];
+    if (!v || json_is_null(v)) return NULL;
+    if (json_is_string(v)) return json_string_value(v);
+    if (json_is_number(v) && json_number_value(v) > 0) {
+        snprintf(buf, sizeof buf, "%.17g", json_number_value(v));
+        return own(m, strdup(buf));
+    }
+    snprintf(field, sizeof field, "%s.%s", where, key);
+    *rc = bad(err, path, field, "must be a positive number");
+    return NULL;
+}
+
+static int add_job(rpx_manifest *m, const rpx_batch_job *j)
+{
+    if (m->njobs == m->capjobs) {
+        size_t cap = m->capjobs ? 2 * m->capjobs : 16;
+        rpx_batch_job *p = realloc(m->jobs, cap * sizeof *p);
+        if (!p) return RPX_ENOMEM;
+        m->jobs = p;
+        m->capjobs = cap;
+    }
+    m->jobs[m->njobs++] = *j;
+    return 0;
+}
+
+static int valid_name(const char *s)
+{
+    if (!*s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return 0;
+    for (; *s; s++)
+        if (*s == '/' || (unsigned char)*s < 0x20) return 0;
+    return 1;
+}
+
+static int parse(rpx_manifest *m, const char *path, rpx_error *err)
+{
+    json_t *root = m->root, *defaults, *tasks, *models, *v;
+    const char *dev, *prec, *key, *gpus = NULL;
+    long warmup, repeats;
+    size_t mi, ti, nm;
+    int rc = 0;
+
+    if (!json_is_object(root)) return bad(err, path, "(top level)", "must be a JSON object");
+    v = json_object_get(root, "schema");
+    if (!json_is_string(v) || strcmp(json_string_value(v), RPX_MANIFEST_SCHEMA) != 0)
+        return bad(err, path, "schema", "must be \"" RPX_MANIFEST_SCHEMA "\"");
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "schema") && strcmp(key, "defaults") && strcmp(key, "tasks") &&
+            strcmp(key, "models") && strcmp(key, "description")) {
+            char f[300];
+            snprintf(f, sizeof f, "%s", key);
+            return bad(err, path, f, "unknown key; allowed: schema, description, defaults, tasks, models");
+        }
+    }
+    defaults = json_object_get(root, "defaults");
+    if (defaults && !json_is_object(defaults))
+        return bad(err, path, "defaults", "must be an object {warmup, repeats, device, precision, gpus}");
+    warmup = get_count(defaults, "warmup", 10, 0, path, "defaults", err, &rc);
+    repeats = get_count(defaults, "repeats", 1000, 1, path, "defaults", err, &rc);
+    dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
+    prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
+    if (rc) return rc;
+    if ((rc = check_device(dev, path, "defaults", err))) return rc;
+    v = json_object_get(defaults, "gpus");
+    if (v && !json_is_null(v)) {
+        size_t k, len = 1;
+        char *g;
+        if (!json_is_array(v)) return bad(err, path, "defaults.gpus", "must be an array of GPU keys (rpxprof gpus)");
+        for (k = 0; k < json_array_size(v); k++) {
+            if (!json_is_string(json_array_get(v, k)) || json_string_length(json_array_get(v, k)) == 0)
+                return bad(err, path, "defaults.gpus", "must be an array of GPU keys (rpxprof gpus)");
+            len += json_string_length(json_array_get(v, k)) + 1;
+        }
+        g = own(m, calloc(1, len));
+        if (!g) return RPX_ENOMEM;
+        for (k = 0; k < json_array_size(v); k++) {
+            if (k) strcat(g, ",");
+            strcat(g, json_string_value(json_array_get(v, k)));
+        }
+        gpus = json_array_size(v) ? g : NULL;
+    }
+
+    tasks = json_object_get(root, "tasks");
+    if (!json_is_object(tasks) || json_object_size(tasks) == 0)
+        return bad(err, path, "tasks", "missing or empty; give {\"NAME\": {\"inputs\": \"FILE.npz\", \"unit\": \"frame\"}}");
+    json_object_foreach(tasks, key, v) {
+        char where[300];
+        json_t *meta;
+        snprintf(where, sizeof where, "tasks.%s", key);
+        if (!valid_name(key)) return bad(err, path, where, "a task name must be a non-empty file name (no '/')");
+        if (!json_is_object(v)) return bad(err, path, where, "must be an object {inputs, unit, meta}");
+        get_str(v, "inputs", 1, path, where, err, &rc);
+        get_str(v, "unit", 0, path, where, err, &rc);
+        if (rc) return rc;
+        meta = json_object_get(v, "meta");
+        if (meta && !json_is_object(meta)) {
+            char f[320];
+            snprintf(f, sizeof f, "%s.meta", where);
+            return bad(err, path, f, "must be an object of scalars {\"clip_length\": 250}");
+        }
+    }
+    models = json_object_get(root, "models");
+    if (!json_is_array(models) || json_array_size(models) == 0)
+        return bad(err, path, "models", "missing or empty; give [{\"name\", \"model\", \"tasks\"}]");
+    nm = json_array_size(models);
+    for (mi = 0; mi < nm; mi++) {
+        json_t *mo = json_array_get(models, mi), *mt;
+        char where[64], f[300];
+        const char *name, *mdev;
+        size_t k;
+        snprintf(where, sizeof where, "models[%zu]", mi);
+        if (!json_is_object(mo)) return bad(err, path, where, "must be an object {name, model, tasks}");
+        name = get_str(mo, "name", 1, path, where, err, &rc);
+        get_str(mo, "model", 1, path, where, err, &rc);
+        mdev = get_str(mo, "device", 0, path, where, err, &rc);
+        get_str(mo, "precision", 0, path, where, err, &rc);
+        get_str(mo, "cost", 0, path, where, err, &rc);
+        get_decl(m, mo, "flops", path, where, err, &rc);
+        get_decl(m, mo, "params", path, where, err, &rc);
+        if (rc) return rc;
+        if (!valid_name(name)) {
+            snprintf(f, sizeof f, "%s.name", where);
+            return bad(err, path, f, "a model name must be a file name (no '/')");
+        }
+        if ((rc = check_device(mdev, path, where, err))) return rc;
+        for (k = 0; k < mi; k++) {
+            json_t *o = json_object_get(json_array_get(models, k), "name");
+            if (strcmp(json_string_value(o), name) == 0) {
+                snprintf(f, sizeof f, "%s.name", where);
+                return rpx_error_set(err, RPX_EFORMAT, "%s: %s: '%s' is also the name of models[%zu]; give each model a unique name",
+                                     path, f, name, k);
+            }
+        }
+        mt = json_object_get(mo, "tasks");
+        snprintf(f, sizeof f, "%s.tasks", where);
+        if (!json_is_array(mt) || json_array_size(mt) == 0)
+            return bad(err, path, f, "missing or empty; list the task names this model runs");
+        for (k = 0; k < json_array_size(mt); k++) {
+            json_t *tn = json_array_get(mt, k);
+            if (!json_is_string(tn) || !json_object_get(tasks, json_string_value(tn))) {
+                char fix[512];
+                snprintf(fix, sizeof fix, "'%s' is not a task of \"tasks\"; use one of its keys",
+                         json_is_string(tn) ? json_string_value(tn) : "(not a string)");
+                snprintf(f, sizeof f, "%s.tasks[%zu]", where, k);
+                return bad(err, path, f, fix);
+            }
+        }
+    }
+    /* The jobs: tasks in manifest order x models in manifest order. */
+    ti = 0;
+    json_object_foreach(tasks, key, v) {
+        char where[300];
+        snprintf(where, sizeof where, "tasks.%s", key);
+        for (mi = 0; mi < nm; mi++) {
+            json_t *mo = json_array_get(models, mi), *mt = json_object_get(mo, "tasks");
+            size_t k, runs = 0;
+            rpx_batch_job j;
+            char mw[64];
+            for (k = 0; k < json_array_size(mt); k++)
+                if (strcmp(json_string_value(json_array_get(mt, k)), key) == 0) runs = 1;
+            if (!runs) continue;
+            snprintf(mw, sizeof mw, "models[%zu]", mi);
+            memset(&j, 0, sizeof j);
+            j.task = key;
+            j.model_name = json_string_value(json_object_get(mo, "name"));
+            j.model = own(m, resolve_model(path, json_string_value(json_object_get(mo, "model"))));
+            j.inputs = own(m, resolve(path, json_string_value(json_object_get(v, "inputs"))));
+            j.unit = get_str(v, "unit", 0, path, where, err, &rc);
+            if (!j.unit) j.unit = "request";
+            j.device = get_str(mo, "device", 0, path, mw, err, &rc);
+            if (!j.device) j.device = dev ? dev : "cpu";
+            j.precision = get_str(mo, "precision", 0, path, mw, err, &rc);
+            if (!j.precision) j.precision = prec ? prec : "unspecified";
+            if (get_str(mo, "cost", 0, path, mw, err, &rc))
+                j.cost = own(m, resolve(path, json_string_value(json_object_get(mo, "cost"))));
+            j.flops = get_decl(m, mo, "flops", path, mw, err, &rc);
+            j.params = get_decl(m, mo, "params", path, mw, err, &rc);
+            j.meta = json_object_get(v, "meta");
+            j.gpus = gpus;
+            j.warmup = get_count(mo, "warmup", warmup, 0, path, mw, err, &rc);
+            j.repeats = get_count(mo, "repeats", repeats, 1, path, mw, err, &rc);
+            if (rc) return rc;
+            if (!j.model || !j.inputs || (json_object_get(mo, "cost") && !j.cost)) return RPX_ENOMEM;
+            if ((rc = add_job(m, &j))) return rc;
+        }
+        ti++;
+    }
+    (void)ti;
+    return 0;
+}
+
+int rpx_manifest_load(const char *path, rpx_manifest **out, rpx_error *err)
+{
+    json_error_t jerr;
+    rpx_manifest *m;
+    int rc;
+    *out = NULL;
+    m = calloc(1, sizeof *m);
+    if (!m) return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path);
+    m->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!m->root) {
+        free(m);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: line %d: %s; fix the JSON syntax", path,
+                             jerr.line, jerr.text);
+    }
+    rc = parse(m, path, err);
+    if (rc) {
+        if (rc == RPX_ENOMEM) rpx_error_set(err, rc, "%s: out of memory", path);
+        rpx_manifest_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+void rpx_manifest_free(rpx_manifest *m)
+{
+    size_t i;
+    if (!m) return;
+    for (i = 0; i < m->nowned; i++) free(m->owned[i]);
+    free(m->owned);
+    free(m->jobs);
+    json_decref(m->root);
+    free(m);
+}
+
+size_t rpx_manifest_job_count(const rpx_manifest *m) { return m ? m->njobs : 0; }
+
+const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i)
+{
+    return m && i < m->njobs ? &m->jobs[i] : NULL;
+}
+
+char *rpx_batch_report_path(const char *out_dir, const rpx_batch_job *job)
+{
+    size_t len = strlen(out_dir) + strlen(job->task) + strlen(job->model_name) + 8;
+    char *p = malloc(len);
+    if (p) snprintf(p, len, "%s/%s/%s.json", out_dir, job->task, job->model_name);
+    return p;
+}
+
+static int str_is(const json_t *o, const char *key, const char *want)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
+}
+
+int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
+{
+    json_t *r = json_load_file(report_path, 0, NULL), *meta, *empty;
+    char hex[65];
+    int ok = 0;
+    if (!r) return 0;
+    meta = json_object_get(r, "metadata");
+    empty = json_object();
+    if (str_is(r, "status", "complete") && str_is(r, "model_callable", job->model) &&
+        str_is(r, "device", job->device) && str_is(r, "precision", job->precision) &&
+        str_is(r, "unit", job->unit) && str_is(r, "task", job->task) &&
+        str_is(r, "model_name", job->model_name) &&
+        json_integer_value(json_object_get(r, "warmup_calls")) == job->warmup &&
+        json_integer_value(json_object_get(r, "measured_calls")) == job->repeats &&
+        json_is_integer(json_object_get(r, "warmup_calls")) && meta &&
+        json_equal(meta, job->meta ? (json_t *)job->meta : empty) &&
+        rpx_file_sha256(job->inputs, hex, NULL) == 0 && str_is(r, "inputs_sha256", hex))
+        ok = 1;
+    json_decref(empty);
+    json_decref(r);
+    return ok;
+}

@@ -1,0 +1,58 @@
+/* aggregate.c — `rpxprof aggregate DIR... --out-dir OUT [--expect MANIFEST]
+ * [--allow-incomplete-flops]`: checks and combines batch reports (docs/batch.md). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+#include "rpxprof/batch.h"
+#include "rpxprof/error.h"
+
+static const char usage[] =
+    "Usage: rpxprof aggregate DIR... --out-dir OUT [--expect MANIFEST.json]\n"
+    "                         [--allow-incomplete-flops]\n"
+    "Check every report DIR/<task>/<model>.json of rpxprof batch (schema, identity,\n"
+    "status, samples against statistics, same work across models, same machine) and\n"
+    "write OUT/summary.csv, OUT/summary.md, OUT/validation.json and OUT/figure.svg.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --out-dir OUT           where the summary goes (required)\n"
+    "  --expect MANIFEST           every job of the manifest must be there, and nothing else\n"
+    "  --allow-incomplete-flops    unknown FLOPs are a warning, not an error\n"
+    "  -q, --quiet                 print nothing but errors of the command itself\n"
+    "  -h, --help                  show this help and exit\n"
+    "Exit status: 0 PASS, 1 FAIL (everything is still written), 2 bad command line.\n";
+
+int rpx_cli_aggregate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"out-dir", required_argument, NULL, 'o'}, {"expect", required_argument, NULL, 'e'},
+        {"allow-incomplete-flops", no_argument, NULL, 'a'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    rpx_aggregate_opts o = {0};
+    rpx_aggregate_result res;
+    rpx_error err = {0};
+    int c, quiet = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.out_dir = optarg; break;
+        case 'e': o.expect = optarg; break;
+        case 'a': o.allow_incomplete_flops = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
+        default: fputs(usage, stderr); return RPX_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc)
+        return rpx_cli_fail("aggregate", RPX_EXIT_USAGE, "give at least one DIR (the --out-dir of rpxprof batch)");
+    if (!o.out_dir) return rpx_cli_fail("aggregate", RPX_EXIT_USAGE, "--out-dir OUT is required");
+    o.dirs = (const char *const *)(argv + optind);
+    o.ndirs = (size_t)(argc - optind);
+    if (rpx_aggregate(&o, &res, &err))
+        return rpx_cli_fail("aggregate", RPX_EXIT_FAILURE, "%s", err.message);
+    if (!quiet)
+        printf("aggregate: %zu reports, %zu errors, %zu warnings: %s (see %s/validation.json)\n",
+               res.profiles_found, res.errors, res.warnings, res.errors ? "FAIL" : "PASS", o.out_dir);
+    return res.errors ? RPX_EXIT_FAILURE : RPX_EXIT_OK;
+}

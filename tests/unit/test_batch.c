@@ -1,0 +1,167 @@
+/* Unit tests for src/batch/manifest.c and src/report/plot.c: job order, path
+ * resolution, defaults and overrides, error messages; SVG escaping, ids, axis. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rpxprof/batch.h"
+#include "rpxprof/error.h"
+
+static char dir[] = "/tmp/rpxbatch-unit-XXXXXX";
+
+static char *write_manifest(const char *text)
+{
+    static char path[256];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_jobs_order_paths_defaults(void **st)
+{
+    rpx_manifest *m = NULL;
+    rpx_error err = {0};
+    const rpx_batch_job *j;
+    char want[512];
+    const char *path = write_manifest(
+        "{\"schema\": \"rpxprof.manifest/1\","
+        " \"defaults\": {\"warmup\": 3, \"repeats\": 7, \"device\": \"cuda\", \"precision\": \"fp16\", \"gpus\": [\"h100-sxm\", \"l4\"]},"
+        " \"tasks\": {\"b_task\": {\"inputs\": \"f.npz\", \"unit\": \"frame\"},"
+        "            \"a_task\": {\"inputs\": \"/abs/c.npz\", \"unit\": \"clip\", \"meta\": {\"clip_length\": 250}}},"
+        " \"models\": [{\"name\": \"demo\", \"model\": \"rpxprof-demo:demo_depth\", \"tasks\": [\"b_task\"]},"
+        "            {\"name\": \"mine\", \"model\": \"./libm.so:predict\", \"tasks\": [\"a_task\", \"b_task\"],"
+        "             \"cost\": \"m.onnx\", \"precision\": \"bf16\", \"repeats\": 9, \"flops\": 4e9}]}");
+    (void)st;
+    assert_int_equal(rpx_manifest_load(path, &m, &err), 0);
+    assert_int_equal(rpx_manifest_job_count(m), 3);
+    /* tasks in manifest order (b_task first) x models in manifest order */
+    j = rpx_manifest_job(m, 0);
+    assert_string_equal(j->task, "b_task");
+    assert_string_equal(j->model_name, "demo");
+    assert_string_equal(j->model, "rpxprof-demo:demo_depth");
+    snprintf(want, sizeof want, "%s/f.npz", dir);
+    assert_string_equal(j->inputs, want);
+    assert_string_equal(j->device, "cuda");
+    assert_string_equal(j->precision, "fp16");
+    assert_string_equal(j->gpus, "h100-sxm,l4");
+    assert_int_equal(j->warmup, 3);
+    assert_int_equal(j->repeats, 7);
+    assert_null(j->cost);
+    assert_null(j->flops);
+    j = rpx_manifest_job(m, 1);
+    assert_string_equal(j->model_name, "mine");
+    snprintf(want, sizeof want, "%s/libm.so:predict", dir);
+    assert_string_equal(j->model, want);
+    snprintf(want, sizeof want, "%s/m.onnx", dir);
+    assert_string_equal(j->cost, want);
+    assert_string_equal(j->precision, "bf16");
+    assert_int_equal(j->repeats, 9);
+    assert_string_equal(j->flops, "4000000000");
+    j = rpx_manifest_job(m, 2);
+    assert_string_equal(j->task, "a_task");
+    assert_string_equal(j->inputs, "/abs/c.npz");
+    assert_int_equal(json_integer_value(json_object_get(j->meta, "clip_length")), 250);
+    assert_null(rpx_manifest_job(m, 3));
+    {
+        char *rp = rpx_batch_report_path("out", j);
+        assert_string_equal(rp, "out/a_task/mine.json");
+        free(rp);
+    }
+    rpx_manifest_free(m);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+    rpx_manifest *m = NULL;
+    rpx_error err = {0};
+    const char *path = write_manifest(text);
+    assert_int_not_equal(rpx_manifest_load(path, &m, &err), 0);
+    assert_null(m);
+    if (!strstr(err.message, needle) || !strstr(err.message, path)) fail_msg("'%s' lacks '%s'", err.message, needle);
+}
+
+static void test_errors(void **st)
+{
+    (void)st;
+    expect_error("[", "fix the JSON syntax");
+    expect_error("{\"schema\": \"rpxprof.manifest/2\"}", "schema: must be \"rpxprof.manifest/1\"");
+    expect_error("{\"schema\": \"rpxprof.manifest/1\", \"models\": []}", "tasks: missing or empty");
+    expect_error("{\"schema\": \"rpxprof.manifest/1\", \"tasks\": {\"t\": {\"inputs\": \"x.npz\"}}, "
+                 "\"models\": [{\"name\": \"a\", \"model\": \"rpxprof-demo:x\", \"tasks\": [\"u\"]}]}",
+                 "models[0].tasks[0]: 'u' is not a task");
+    expect_error("{\"schema\": \"rpxprof.manifest/1\", \"tasks\": {\"t\": {\"unit\": \"frame\"}}, "
+                 "\"models\": [{\"name\": \"a\", \"model\": \"rpxprof-demo:x\", \"tasks\": [\"t\"]}]}",
+                 "tasks.t.inputs: missing");
+    expect_error("{\"schema\": \"rpxprof.manifest/1\", \"tasks\": {\"t\": {\"inputs\": \"x.npz\"}}, "
+                 "\"models\": [{\"name\": \"a\", \"model\": \"rpxprof-demo:x\", \"tasks\": [\"t\"], \"warmup\": -1}]}",
+                 "models[0].warmup: must be an integer >= 0");
+    expect_error("{\"schema\": \"rpxprof.manifest/1\", \"tasks\": {\"t\": {\"inputs\": \"x.npz\"}}, \"extra\": 1, "
+                 "\"models\": [{\"name\": \"a\", \"model\": \"rpxprof-demo:x\", \"tasks\": [\"t\"]}]}",
+                 "extra: unknown key");
+}
+
+static void test_plot_svg(void **st)
+{
+    static const double a[] = {1, 2, 3, 4, 100}, b[] = {1, 1.5, 2};
+    rpx_plot_row rows[2] = {
+        {"t<&>", "m\"1'", "frame", "rgb 4x4x3", "cpu", a, 5},
+        {"t<&>", "m2", "frame", "rgb 4x4x3", "cpu", b, 3}};
+    char *svg = NULL;
+    rpx_error err = {0};
+    (void)st;
+    assert_int_equal(rpx_plot_svg(rows, 2, 0, &svg, &err), 0);
+    assert_non_null(strstr(svg, "t&lt;&amp;&gt;"));
+    assert_null(strstr(svg, "t<&>"));
+    assert_non_null(strstr(svg, "m&quot;1&apos;"));
+    assert_non_null(strstr(svg, "log scale"));        /* 100 / 1 > 20 */
+    assert_non_null(strstr(svg, "id=\"row-0-1-p50\""));
+    assert_non_null(strstr(svg, "<title>call 4: 100 ms</title>"));
+    assert_non_null(strstr(svg, "<title>p50 3 ms</title>"));
+    free(svg);
+    rows[0].n = 4;                                   /* 4 / 1 <= 20: linear */
+    assert_int_equal(rpx_plot_svg(rows, 2, 0, &svg, &err), 0);
+    assert_null(strstr(svg, "log scale"));
+    free(svg);
+    assert_int_equal(rpx_plot_svg(rows, 1, 1, &svg, &err), 0);
+    assert_non_null(strstr(svg, "id=\"timeline-pt-3\""));
+    free(svg);
+    rows[1].n = 0;
+    assert_int_not_equal(rpx_plot_svg(rows, 2, 0, &svg, &err), 0);
+    assert_null(svg);
+}
+
+static int setup(void **st)
+{
+    (void)st;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **st)
+{
+    char path[300];
+    (void)st;
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    unlink(path);
+    rmdir(dir);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_jobs_order_paths_defaults),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_plot_svg),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
