@@ -21,7 +21,7 @@ cmake --build build-asan -j"$jobs" >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
-echo "== valgrind memcheck: a demo run, a cost run, the system card =="
+echo "== valgrind memcheck: a demo run, a cost run, the system card, an aggregate run =="
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 vg() { valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite "$@"; }
@@ -44,6 +44,15 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys
 PY
 vg build/rpxprof cost "$tmp/m.onnx" --input x=8x64 --json >/dev/null
 vg build/rpxprof system --json >/dev/null
+cat >"$tmp/manifest.json" <<'JSON'
+{"schema": "rpxprof.manifest/1",
+ "defaults": {"warmup": 2, "repeats": 30, "device": "cpu", "precision": "fp32"},
+ "tasks": {"frames": {"inputs": "in.npz", "unit": "frame"}},
+ "models": [{"name": "depth", "model": "rpxprof-demo:demo_depth", "tasks": ["frames"], "flops": "1e6"},
+            {"name": "noop", "model": "rpxprof-demo:demo_noop", "tasks": ["frames"], "flops": "1"}]}
+JSON
+build/rpxprof batch "$tmp/manifest.json" --out-dir "$tmp/reports" >/dev/null
+vg build/rpxprof aggregate "$tmp/reports" --out-dir "$tmp/agg" --expect "$tmp/manifest.json" >/dev/null
 echo "valgrind: no errors, no definite leaks"
 
 echo "== fuzzing (bounded) =="

@@ -21,7 +21,7 @@ ART="$BUILD/fuzz-artifacts"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rpx_fuzz.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
-for t in fuzz_npy_header fuzz_npz fuzz_cost fuzz_gpu_spec; do
+for t in fuzz_npy_header fuzz_npz fuzz_cost fuzz_gpu_spec fuzz_manifest fuzz_report; do
     if [ ! -x "$BUILD/$t" ]; then
         echo "$BUILD/$t is missing: configure with CC=clang -DRPX_FUZZ=ON and build" >&2
         exit 2
@@ -72,6 +72,17 @@ printf '%s' '{"gpus": [{"key": "h100-sxm", "name": "Override", "memory_bandwidth
 printf '%s' '{"gpus": [{"key": "", "memory_bandwidth_gbps": -1}]}' >"$WORK/spec/invalid.json"
 echo "seeds: $(ls "$WORK/spec" | wc -l) spec files for fuzz_gpu_spec"
 
+# Seeds for fuzz_manifest: kept in the repo. For fuzz_report: real reports that
+# this build's rpxprof writes (a complete one, a crashed one, an interrupted one).
+mkdir -p "$WORK/manifest" "$WORK/report"
+cp "$HERE"/seeds/manifest/*.json "$WORK/manifest/"
+"$BUILD/rpxprof" inputs make "$WORK/in.npz" rgb=8x8x3:uint8=1 >/dev/null
+"$BUILD/rpxprof" run --model rpxprof-demo:demo_depth --inputs "$WORK/in.npz" --warmup 1 \
+    --repeats 20 --quiet --flops 1e6 --params 10 --output "$WORK/report/complete.json" >/dev/null
+"$BUILD/rpxprof" run --model rpxprof-demo:demo_noop --inputs "$WORK/in.npz" --warmup 0 \
+    --repeats 3 --quiet --output "$WORK/report/small.json" >/dev/null
+echo "seeds: $(ls "$WORK/manifest" | wc -l) manifests, $(ls "$WORK/report" | wc -l) reports"
+
 status=0
 run() { # target corpus max_len
     echo "== $1: ${SECONDS_EACH}s"
@@ -90,4 +101,7 @@ run fuzz_npy_header "$WORK/npy" 4096
 run fuzz_npz "$WORK/npz" 65536
 run fuzz_cost "$WORK/onnx" 65536
 run fuzz_gpu_spec "$WORK/spec" 4096
+run fuzz_manifest "$WORK/manifest" 4096
+run fuzz_report "$WORK/report" 65536
+rm -rf /tmp/rpx_fuzz_report.*
 exit $status
