@@ -692,6 +692,20 @@ class CostTest(TempDirTest):
         self.assertIn("relu", t.stdout)
         self.assertIn("coverage    1 of 1 nodes costed", t.stdout)
 
+    def test_fuzz_regression_pad_overflow(self):
+        """Regression test for the fuzzer's find: pads near 2^62 overflowed the padded
+        dimension (signed overflow). Now a clear error, never a crash."""
+        pads = numpy_helper.from_array(np.array([0, 2**62, 0, 2**62], np.int64), "pads")
+        g = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TP.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TP.FLOAT, None)], [pads])
+        path = os.path.join(self.tmp, "pad.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+        p = run("cost", path, "--json")
+        self.assertIn(p.returncode, (1, 2), p.stderr)
+        self.assertIn("pad.onnx", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
     def test_malformed_files(self):
         good = make([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")], [vi("x", [1, 3, 8, 8])],
                     [out("y")], [rnd("w", 4, 3, 3, 3)])
