@@ -48,8 +48,8 @@ cat >"$tmp/manifest.json" <<'JSON'
 {"schema": "rpxprof.manifest/1",
  "defaults": {"warmup": 2, "repeats": 30, "device": "cpu", "precision": "fp32"},
  "tasks": {"frames": {"inputs": "in.npz", "unit": "frame"}},
- "models": [{"name": "depth", "model": "rpxprof-demo:demo_depth", "tasks": ["frames"], "flops": "1e6"},
-            {"name": "noop", "model": "rpxprof-demo:demo_noop", "tasks": ["frames"], "flops": "1"}]}
+ "models": [{"name": "depth", "model": "rpxprof-demo:demo_depth", "tasks": ["frames"], "flops": "1e6", "params": "1000"},
+            {"name": "noop", "model": "rpxprof-demo:demo_noop", "tasks": ["frames"], "flops": "1", "params": "1"}]}
 JSON
 build/rpxprof batch "$tmp/manifest.json" --out-dir "$tmp/reports" >/dev/null
 vg build/rpxprof aggregate "$tmp/reports" --out-dir "$tmp/agg" --expect "$tmp/manifest.json" >/dev/null
