@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 build/rpxprof inputs make profile-inputs.npz rgb=480x640x3:uint8=128 >/dev/null
 build/rpxprof inputs show profile-inputs.npz

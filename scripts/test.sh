@@ -15,6 +15,11 @@ cmake --build build -j"$jobs" >/dev/null
 ctest --test-dir build --output-on-failure -j"$jobs"
 if [ $quick -eq 1 ]; then echo "stages: 1 passed, 0 failed"; exit 0; fi
 
+echo "== Release build (-O3, -Werror): compiles clean =="
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DRPX_WERROR=ON -DRPX_TESTS=OFF \
+  -DRPX_CUDA_EXAMPLES=OFF >/dev/null
+cmake --build build-release -j"$jobs" >/dev/null
+
 echo "== ASan+UBSan build and test =="
 cmake -S . -B build-asan -DRPX_WERROR=ON -DRPX_SANITIZE=ON -DRPX_CUDA_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
@@ -60,4 +65,4 @@ CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_TESTS=OFF -DRPX_CUDA_EXAMP
 cmake --build build-fuzz -j"$jobs" >/dev/null
 tests/fuzz/run_fuzz.sh build-fuzz "${RPX_FUZZ_SECONDS:-60}"
 # every stage above stops the script on failure (set -e): reaching here means all passed
-echo "stages: 4 passed, 0 failed"
+echo "stages: 5 passed, 0 failed"

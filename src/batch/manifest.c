@@ -84,7 +84,7 @@ static const char *get_str(const json_t *o, const char *key, int required, const
                            const char *where, rpx_error *err, int *rc)
 {
     json_t *v = json_object_get(o, key);
-    char field[256];
+    char field[640];
     snprintf(field, sizeof field, "%s.%s", where, key);
     if (!v || json_is_null(v)) {
         if (required) *rc = bad(err, path, field, "missing; give a non-empty string");
