@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/strbuf.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
@@ -394,35 +395,14 @@ static int scan(agg *a, const char *dir, rpx_error *err)
 /* Shortest round-trip decimal of v into buf; "" when not finite. */
 static void fmt_num(char *buf, size_t sz, double v)
 {
-    int prec;
     if (!isfinite(v)) { buf[0] = '\0'; return; }
     if (v == floor(v) && fabs(v) < 1e15) { snprintf(buf, sz, "%.0f", v); return; }
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sz, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) return;
-    }
+    rpx__fmt_shortest(buf, sz, v);
 }
 
-typedef struct sbuf { char *p; size_t len, cap; int oom; } sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        char *np;
-        while (cap < b->len + n + 1) cap *= 2;
-        np = realloc(b->p, cap);
-        if (!np) { b->oom = 1; return; }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+typedef rpx_strbuf sbuf;
+#define sb_add rpx__sb_add
+#define sb_str rpx__sb_str
 
 static void csv_cell(sbuf *b, const char *s)
 {

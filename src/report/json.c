@@ -6,39 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} buf;
-
-static void put(buf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        char *np;
-        while (cap < b->len + n + 1) cap *= 2;
-        np = realloc(b->p, cap);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void puts_(buf *b, const char *s)
-{
-    put(b, s, strlen(s));
-}
+typedef rpx_strbuf buf;
+#define put rpx__sb_add
+#define puts_ rpx__sb_str
 
 static void indent(buf *b, int level)
 {
@@ -47,24 +21,15 @@ static void indent(buf *b, int level)
     for (i = 0; i < level; i++) put(b, "  ", 2);
 }
 
-/* Shortest "%.Ng" that reads back as the same double, in the C locale. */
+/* Shortest round-trip form, locale-independent; NaN and infinity are null. */
 static void put_real(buf *b, double v)
 {
-    static locale_t c_locale;
     char s[40];
-    int prec;
-    locale_t old;
     if (!isfinite(v)) {
         puts_(b, "null");
         return;
     }
-    if (!c_locale) c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    old = c_locale ? uselocale(c_locale) : (locale_t)0;
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(s, sizeof s, "%.*g", prec, v);
-        if (strtod(s, NULL) == v) break;
-    }
-    if (old) uselocale(old);
+    rpx__fmt_shortest(s, sizeof s, v);
     if (!strpbrk(s, ".eEn")) strcat(s, ".0"); /* keep reals recognisable as reals */
     puts_(b, s);
 }

@@ -12,6 +12,7 @@
 
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
+#include "common/strbuf.h"
 #include "rpxprof/latency.h"
 
 #define W 960.0
@@ -20,32 +21,8 @@
 #define ROW_H 30.0
 #define MAX_POINTS 20000          /* over the whole figure; more are thinned evenly */
 
-typedef struct out { char *p; size_t len, cap; int oom; } out;
-
-static void put(out *o, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void put(out *o, const char *f, ...)
-{
-    va_list ap;
-    int n;
-    if (o->oom) return;
-    for (;;) {
-        size_t room = o->cap - o->len;
-        va_start(ap, f);
-        n = vsnprintf(o->p ? o->p + o->len : NULL, o->p ? room : 0, f, ap);
-        va_end(ap);
-        if (n < 0) { o->oom = 1; return; }
-        if (o->p && (size_t)n < room) { o->len += (size_t)n; return; }
-        {
-            size_t cap = o->cap ? o->cap * 2 : 65536;
-            char *np;
-            while (cap < o->len + (size_t)n + 1) cap *= 2;
-            np = realloc(o->p, cap);
-            if (!np) { o->oom = 1; return; }
-            o->p = np;
-            o->cap = cap;
-        }
-    }
-}
+typedef rpx_strbuf out;
+#define put rpx__sb_printf
 
 /* XML-escaped text. */
 static void esc(out *o, const char *s)

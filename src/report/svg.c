@@ -9,50 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
 #include "rpxprof/roofline.h"
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    if (b->oom) return;
-    for (;;) {
-        size_t room = b->cap - b->len;
-        va_start(ap, fmt);
-        n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->p && (size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        {
-            size_t cap = b->cap ? b->cap : 8192;
-            char *np;
-            while (cap < b->len + (size_t)n + 1) cap *= 2;
-            np = realloc(b->p, cap);
-            if (!np) {
-                b->oom = 1;
-                return;
-            }
-            b->p = np;
-            b->cap = cap;
-        }
-    }
-}
+typedef rpx_strbuf sbuf;
+#define sb_printf rpx__sb_printf
 
 /* XML-escaped copy of s into out. */
 static void esc(const char *s, char *out, size_t size)

@@ -5,7 +5,8 @@
 file(GLOB RPX_FUZZ_COST_SOURCES ${CMAKE_SOURCE_DIR}/src/cost/*.c)
 add_executable(fuzz_cost ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cost.c ${RPX_FUZZ_COST_SOURCES}
                ${RPX_ONNX_PROTO_SOURCES} ${CMAKE_SOURCE_DIR}/src/common/error.c
-               ${CMAKE_SOURCE_DIR}/src/common/atomic_write.c ${CMAKE_SOURCE_DIR}/src/report/json.c)
+               ${CMAKE_SOURCE_DIR}/src/common/atomic_write.c ${CMAKE_SOURCE_DIR}/src/report/json.c
+               ${CMAKE_SOURCE_DIR}/src/common/strbuf.c)
 add_dependencies(fuzz_cost rpx_onnx_proto)
 target_include_directories(fuzz_cost PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
                            ${RPX_ONNX_PROTO_INCLUDE})
