@@ -3,6 +3,7 @@
 #ifndef RPXPROF_CLOCK_H
 #define RPXPROF_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -24,6 +25,10 @@ typedef struct rpx_timer_info {
     int64_t overhead_min_ns;      /* smallest such difference seen */
     long overhead_trials;
 } rpx_timer_info;
+
+/* Median of n integer samples (numpy's: the mean of the two middle values
+ * when n is even), sorting v in place; NaN when n is 0. */
+double rpx_median_i64(int64_t *v, size_t n);
 
 /* Measure the clock's resolution and the median cost of two back-to-back
  * reads over `trials` pairs (0 = a default of 100001). */

@@ -20,6 +20,8 @@ int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Strict base-10 parse of a whole string into a long. 0 or -1. */
 int rpx_cli_parse_long(const char *s, long *out);
+/* A whole string that is a finite number >= 0, such as 4878.9e9. 0 or -1. */
+int rpx_cli_parse_number(const char *s, double *out);
 
 int rpx_cli_run(int argc, char **argv);
 int rpx_cli_inputs(int argc, char **argv);

@@ -1,5 +1,6 @@
 /* main.c — owns the top-level command line: dispatch, --help, --version. */
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -49,6 +50,18 @@ int rpx_cli_parse_long(const char *s, long *out)
     errno = 0;
     v = strtol(s, &end, 10);
     if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int rpx_cli_parse_number(const char *s, double *out)
+{
+    char *end;
+    double v;
+    if (!s || !*s) return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < 0) return -1;
     *out = v;
     return 0;
 }

@@ -51,19 +51,6 @@ static const char usage[] =
     "Example: rpxprof roofline --gpu h100-sxm --precision fp16 --flops 4878.9e9 "
     "--bytes 2e8\n";
 
-/* A whole-string, finite, non-negative number ("4878.9e9"). */
-static int parse_num(const char *s, double *out)
-{
-    char *end;
-    double v;
-    if (!s || !*s) return -1;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < 0) return -1;
-    *out = v;
-    return 0;
-}
-
 static json_t *load_json(const char *path, rpx_error *err)
 {
     json_error_t je;
@@ -208,14 +195,14 @@ static int parse_args(int argc, char **argv, opts *o)
         case 'p': o->precision = optarg; break;
         case 'T': o->tf32 = 1; break;
         case 'F':
-            if (parse_num(optarg, &o->flops))
+            if (rpx_cli_parse_number(optarg, &o->flops))
                 return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
                                     "--flops '%s': not a non-negative number (e.g. 4878.9e9)",
                                     optarg);
             o->have_flops = 1;
             break;
         case 'B':
-            if (parse_num(optarg, &o->bytes))
+            if (rpx_cli_parse_number(optarg, &o->bytes))
                 return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
                                     "--bytes '%s': not a non-negative number (e.g. 1e9)", optarg);
             o->have_bytes = 1;
@@ -223,7 +210,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case 'C': o->cost = optarg; break;
         case 'R': o->report = optarg; break;
         case 'P':
-            if (parse_num(optarg, &o->p50) || o->p50 <= 0)
+            if (rpx_cli_parse_number(optarg, &o->p50) || o->p50 <= 0)
                 return rpx_cli_fail(CMD, RPX_EXIT_USAGE, "--p50 '%s': not a positive number of ms",
                                     optarg);
             o->have_p50 = 1;

@@ -82,18 +82,6 @@ typedef struct run_opts {
     size_t n_bind_inputs, n_bind_dims;
 } run_opts;
 
-/* A count such as 4878.9e9: finite, >= 0. */
-static int parse_count(const char *s, double *out)
-{
-    char *end;
-    double v;
-    if (!s || !*s) return -1;
-    v = strtod(s, &end);
-    if (*end || !(v >= 0) || v != v || v > 1e30) return -1;
-    *out = v;
-    return 0;
-}
-
 /* --meta KEY=VALUE: integers and reals become numbers, true/false booleans. */
 static int add_meta(json_t *meta, const char *arg)
 {
@@ -174,7 +162,7 @@ static int parse(int argc, char **argv, run_opts *o)
         case O_NO_ISOLATE: o->no_isolate = 1; break;
         case O_TIMEOUT:
         case O_CALL_TIMEOUT:
-            if (parse_count(optarg, c == O_TIMEOUT ? &o->timeout_s : &o->call_timeout_s) != 0 ||
+            if (rpx_cli_parse_number(optarg, c == O_TIMEOUT ? &o->timeout_s : &o->call_timeout_s) != 0 ||
                 (c == O_TIMEOUT ? o->timeout_s : o->call_timeout_s) <= 0)
                 return rpx_cli_fail("run", -1, "--%s '%s': give a number of seconds above 0",
                                     c == O_TIMEOUT ? "timeout" : "call-timeout", optarg);
@@ -196,7 +184,7 @@ static int parse(int argc, char **argv, run_opts *o)
             break;
         case O_FLOPS:
         case O_PARAMS:
-            if (parse_count(optarg, c == O_FLOPS ? &o->flops : &o->params) != 0)
+            if (rpx_cli_parse_number(optarg, c == O_FLOPS ? &o->flops : &o->params) != 0)
                 return rpx_cli_fail("run", -1, "--%s '%s': give a number such as 4878.9e9",
                                     c == O_FLOPS ? "flops" : "params", optarg);
             break;
@@ -248,12 +236,6 @@ static void input_resolution(const rpx_inputs *in, char *buf, size_t size)
     }
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median of n samples (sorts a copy); -1 when n is 0 or out of memory. */
 static double median_ns(const int64_t *s, size_t n)
 {
@@ -261,8 +243,7 @@ static double median_ns(const int64_t *s, size_t n)
     double m;
     if (n == 0 || !(c = malloc(n * sizeof *c))) return -1;
     memcpy(c, s, n * sizeof *c);
-    qsort(c, n, sizeof *c, cmp_i64);
-    m = n % 2 ? (double)c[n / 2] : ((double)c[n / 2 - 1] + (double)c[n / 2]) / 2;
+    m = rpx_median_i64(c, n);
     free(c);
     return m;
 }
@@ -495,7 +476,7 @@ static void layers_finish(const run_opts *o, layers *l, const rpx_inputs *in, do
         char buf[256], *tok, *save = NULL;
         snprintf(buf, sizeof buf, "%s", o->budget_hz);
         for (tok = strtok_r(buf, ",", &save); tok && n_hz < 16; tok = strtok_r(NULL, ",", &save))
-            if (parse_count(tok, &hz[n_hz]) == 0 && hz[n_hz] > 0) n_hz++;
+            if (rpx_cli_parse_number(tok, &hz[n_hz]) == 0 && hz[n_hz] > 0) n_hz++;
     }
     if (strcmp(o->unit, "clip") == 0) {
         json_t *cl = json_object_get(o->meta, "clip_length");

@@ -214,16 +214,9 @@ static void rss_add(rss_trace *t, long call, int64_t rss)
     t->n++;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static double median_mb(int64_t *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_i64);
-    return (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / 1048576.0;
+    return rpx_median_i64(v, (size_t)n) / 1048576.0;
 }
 
 /* Medians of the first and the last quarter of the trace. */

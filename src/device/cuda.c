@@ -9,6 +9,7 @@
 #include "rpxprof/cuda.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,12 +281,6 @@ fail : {
 }
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 int rpx_cuda_sync_overhead(rpx_cuda *c, long trials, int64_t *median_ns, rpx_error *err)
 {
     int64_t *d;
@@ -302,8 +297,7 @@ int rpx_cuda_sync_overhead(rpx_cuda *c, long trials, int64_t *median_ns, rpx_err
         }
         d[i] = rpx_clock_now_ns() - t0;
     }
-    qsort(d, (size_t)trials, sizeof *d, cmp_i64);
-    *median_ns = d[trials / 2];
+    *median_ns = llround(rpx_median_i64(d, (size_t)trials));
     free(d);
     return 0;
 }

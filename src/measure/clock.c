@@ -1,6 +1,7 @@
 /* clock.c — owns the calibration of the timing clock (resolution, read cost). */
 #include "rpxprof/clock.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "rpxprof/error.h"
@@ -9,6 +10,13 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+double rpx_median_i64(int64_t *v, size_t n)
+{
+    if (n == 0) return (double)NAN;
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
 }
 
 int rpx_timer_calibrate(rpx_timer_info *out, long trials)
@@ -29,8 +37,7 @@ int rpx_timer_calibrate(rpx_timer_info *out, long trials)
         int64_t t1 = rpx_clock_now_ns();
         d[i] = t1 - t0;
     }
-    qsort(d, (size_t)trials, sizeof *d, cmp_i64);
-    out->overhead_ns = d[trials / 2];
+    out->overhead_ns = llround(rpx_median_i64(d, (size_t)trials));
     out->overhead_min_ns = d[0];
     out->overhead_trials = trials;
     free(d);
