@@ -42,7 +42,12 @@ int rpx_write_file_atomic(const char *path, const void *data, size_t len, rpx_er
 /* Everything a profile report is made of. Strings may be NULL (→ null). */
 typedef struct rpx_profile_desc {
     const char *model_callable;   /* the --model text */
-    const char *target_kind;      /* "shared_object", ... */
+    const char *target_kind;      /* "shared_object", "python", "http" */
+    const char *timing_scope;     /* what one sample spans; NULL: a shared object's call */
+    json_t *target_section;       /* the kind's section, reported under the kind's name
+                                     ("python", "http") (borrowed), or NULL for none */
+    long failed_calls;            /* counted failures among timed calls (HTTP) */
+    long failed_warmup_calls;
     const char *device;           /* "cpu" | "cuda" */
     const char *precision;
     const char *unit;
@@ -55,6 +60,9 @@ typedef struct rpx_profile_desc {
     const rpx_memory_peaks *memory;
     json_t *cuda_peaks;           /* object {ordinal: MiB} (borrowed), or NULL for {} */
     json_t *cuda_memory_method;   /* how cuda_peaks were measured (borrowed), or NULL */
+    json_t *cuda_process_peaks;   /* when cuda_peaks come from a framework's allocator: the
+                                     process-level figures beside them (borrowed), or NULL */
+    json_t *cuda_process_method;
     json_t *cuda;                 /* the `cuda` section (borrowed), or NULL for null */
     const int64_t *sync_overhead_ns; /* median cost of one synchronisation, NULL if none */
     json_t *efficiency;           /* model cost (borrowed), or NULL for null */

@@ -40,21 +40,32 @@ typedef struct rpx_run_config {
      * stored after each call's sample, readable from another process */
     int64_t *samples;
     long *calls_done;
+    /* targets that count failures (HTTP): a call returning
+     * RPX_CALL_COUNTED_FAILURE is no sample; the run stops when the failures
+     * (warmup included) reach max_failures (0: no limit). failed_done, when
+     * set, is stored the count of failed timed calls (readable from another
+     * process, like calls_done). */
+    long max_failures;
+    long *failed_done;
 } rpx_run_config;
 
 typedef enum rpx_run_status {
     RPX_RUN_COMPLETE = 0,
     RPX_RUN_FAILED,               /* the call (or a sync) returned an error */
-    RPX_RUN_INTERRUPTED           /* *stop was set */
+    RPX_RUN_INTERRUPTED,          /* *stop was set */
+    RPX_RUN_TOO_MANY_FAILURES     /* counted failures reached max_failures */
 } rpx_run_status;
 
 typedef struct rpx_run_result {
     rpx_run_status status;
     int64_t *samples_ns;          /* `measured` timed calls, in order; free with rpx_run_result_free */
-    size_t measured;
+    size_t measured;              /* successful timed calls */
     long warmup_done;
     long failed_call;             /* index of the failing call (warmup calls count from 0 too); -1 */
     int failed_in_warmup;
+    long failed_calls;            /* counted failures among the timed calls */
+    long failed_warmup_calls;     /* ... and among the warmup calls */
+    char last_failure[256];       /* the last counted failure's message ("" if none) */
     rpx_memory_peaks memory;
     int64_t wall_ns;              /* from the first warmup call to the end of the loop */
     int owns_samples;             /* samples_ns was allocated by rpx_measure_run */

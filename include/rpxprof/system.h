@@ -46,6 +46,7 @@ typedef struct rpx_card_options {
     int skip_gpus;                /* 1: do not look for GPUs (gpus is null, with why) */
     const char *python_version;   /* set by targets that run Python, else NULL */
     const char *pytorch_version;
+    const char *pytorch_reason;   /* why pytorch_version is NULL, when the caller knows */
 } rpx_card_options;
 
 /* Build the system card object (keys in docs/system.md; `conditions` start and

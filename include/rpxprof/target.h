@@ -1,13 +1,24 @@
 /* rpxprof/target.h — how a callable is reached.
  *
- * Every kind of target (shared object, packaged demo, and later Python and
- * HTTP) hands the timing loop the same thing: a call function with the model
+ * Every kind of target (shared object, packaged demo, Python callable, HTTP
+ * API) hands the timing loop the same thing: a call function with the model
  * ABI's signature plus its state. The loop knows nothing else about it.
  *
  * Lifecycle: rpx_target_open(spec) → rpx_target_setup → (timed calls through
- * target->call) → rpx_target_close (runs teardown, unloads). */
+ * target->call, each followed by the optional after_call hook outside the
+ * timed span) → rpx_target_section (the report's section for the kind) →
+ * rpx_target_close (runs teardown, unloads).
+ *
+ * Grammar of --model: http://… or https://… is an HTTP API; PATH:SYMBOL where
+ * PATH has a '/' or ends in .so (or has .so.) is a shared object;
+ * rpxprof-demo:SYMBOL is the packaged demo; any other MODULE:FUNCTION is a
+ * Python callable (module imported from the current folder, PYTHONPATH or
+ * the active virtualenv). */
 #ifndef RPXPROF_TARGET_H
 #define RPXPROF_TARGET_H
+
+#include <jansson.h>
+#include <stddef.h>
 
 #include "rpxprof/model.h"
 
@@ -23,35 +34,79 @@ typedef enum rpx_target_kind {
     RPX_TARGET_HTTP
 } rpx_target_kind;
 
+/* What some kinds need beyond the spec. Zero-initialise; every field is optional. */
+typedef struct rpx_target_options {
+    const char *inputs_path;      /* the NPZ file: an HTTP call's default body */
+    const char *body_path;        /* HTTP --body FILE instead */
+    const char *const *headers;   /* HTTP --header 'K: V' (${VAR} from the environment) */
+    size_t n_headers;
+    const char *method;           /* HTTP --method (NULL: POST) */
+    double connect_timeout_s;     /* <= 0: 10 s */
+    double total_timeout_s;       /* <= 0: 60 s */
+    int insecure;                 /* HTTP --insecure: no TLS verification */
+} rpx_target_options;
+
+/* A call of a target with counts_failures set returns this for a failure that
+ * is counted (failed_calls) and is not a latency sample; any other non-zero
+ * return stops the run as for every target. */
+#define RPX_CALL_COUNTED_FAILURE 1
+
 typedef struct rpx_target {
     rpx_target_kind kind;
     const char *kind_name;        /* "shared_object", "python", "http" */
     char *spec;                   /* the --model text as given */
-    char *path;                   /* resolved library path (shared objects) */
+    char *display_spec;           /* the same for reports: credentials in URLs redacted */
+    char *path;                   /* resolved library path (shared objects), module (Python) */
     char *symbol;                 /* function name */
     rpx_call_fn call;             /* the timed call */
-    void *state;                  /* handed to call; set by setup */
+    void *state;                  /* handed to call; set by open or setup */
+    int counts_failures;          /* see RPX_CALL_COUNTED_FAILURE */
+    /* optional hooks, all outside the timed span */
+    void (*after_call_fn)(void *state, int timed, int rc); /* after every call */
+    void (*peaks_reset_fn)(void *state);   /* after warmup, with the host peaks */
+    json_t *(*section_fn)(void *state);    /* the report's section for this kind */
     /* internal */
     void *handle;
     int (*setup_fn)(void **state, const rpx_inputs *inputs, const rpx_run_info *info,
                     rpx_error *error);
     void (*teardown_fn)(void *state);
+    void (*unload_fn)(struct rpx_target *t); /* frees the kind's resources after teardown */
     int setup_done;
 } rpx_target;
 
 /* Parse `spec` (PATH:SYMBOL, rpxprof-demo:SYMBOL, module:function, http(s)://...)
- * and load it. Errors name the target and the fix. */
+ * and load it. Errors name the target and the fix. `opt` may be NULL. */
 int rpx_target_open(const char *spec, rpx_target **out, rpx_error *err);
-/* Run the optional NAME_setup once (outside timing). */
+int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_target **out,
+                       rpx_error *err);
+/* The kind `spec` names by the grammar above ("shared_object", "python",
+ * "http"), without loading anything. */
+const char *rpx_target_kind_name(const char *spec);
+/* Run the optional setup once (outside timing). */
 int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
                      rpx_error *err);
-/* Run the optional NAME_teardown (if setup ran) and unload. NULL is fine. */
+/* The kind's report section (a new reference), or NULL when it has none. */
+json_t *rpx_target_section(rpx_target *t);
+/* Run teardown (if setup ran) and unload. NULL is fine. */
 void rpx_target_close(rpx_target *t);
+
+/* `spec` with the user:password of a URL and the values of query parameters
+ * that look like secrets (key, token, secret, password, signature, ...)
+ * replaced by "REDACTED". Other specs are copied. malloc'ed; NULL out of memory. */
+char *rpx_target_redact_spec(const char *spec);
+/* 1 when an HTTP header with this name carries a secret (Authorization,
+ * Proxy-Authorization, Cookie, API keys, tokens): its value is never reported. */
+int rpx_http_header_is_secret(const char *name);
 
 /* Path of the packaged demo library (librpxprof-demo.so), found next to the
  * running rpxprof, in ../lib/rpxprof, or where it was installed; the
  * environment variable RPX_DEMO_LIBRARY overrides. NULL if not found. */
 const char *rpx_demo_library_path(char *buf, size_t size);
+/* The same search for another file that ships with rpxprof (the Python
+ * plugin librpxprof-python.so): `env` overrides, then next to the library or
+ * the executable, then ../lib/rpxprof, then `installed`. NULL if not found. */
+const char *rpx_companion_path(const char *file, const char *env, const char *installed,
+                               char *buf, size_t size);
 
 #ifdef __cplusplus
 }

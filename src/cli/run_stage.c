@@ -55,9 +55,17 @@ static void set_phase(run_shared *sh, run_phase ph)
     __atomic_store_n(&sh->phase, (int)ph, __ATOMIC_RELEASE);
 }
 
-static void gpu_peaks_reset(void *ctx)
+typedef struct peaks_ctx {
+    rpx_gpu_mem *gmem;
+    rpx_target *target;
+} peaks_ctx;
+
+/* After warmup: the process-level CUDA peaks and the target's own (torch's allocator). */
+static void peaks_reset(void *ctx)
 {
-    rpx_gpu_mem_reset(ctx);
+    peaks_ctx *p = ctx;
+    if (p->gmem) rpx_gpu_mem_reset(p->gmem);
+    if (p->target->peaks_reset_fn) p->target->peaks_reset_fn(p->target->state);
 }
 
 static void gpu_time_after_call(void *ctx, int timed)
@@ -65,15 +73,21 @@ static void gpu_time_after_call(void *ctx, int timed)
     rpx_gpu_time_after_call(ctx, timed);
 }
 
-/* What the driver made visible, the memory peaks and the GPU time, as one
- * JSON text in the shared block (the parent builds the report from it). */
-static void export_device_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem,
-                               rpx_gpu_time *gtime)
+/* What the driver made visible, the memory peaks, the GPU time and the
+ * target's section, as one JSON text in the shared block (the parent builds
+ * the report from it). */
+static void export_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem, rpx_gpu_time *gtime,
+                        rpx_target *target)
 {
-    json_t *o = json_object(), *c = json_object();
+    json_t *o = json_object(), *c;
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    const char *ver = rpx_cuda_driver_version(cuda);
+    const char *ver;
+    json_t *section = rpx_target_section(target);
     char *text;
+    if (section) json_object_set_new(o, "target", section);
+    if (!cuda) goto dump;
+    c = json_object();
+    ver = rpx_cuda_driver_version(cuda);
     json_object_set_new(c, "CUDA_VISIBLE_DEVICES", vis ? json_string(vis) : json_null());
     json_object_set_new(c, "driver_api_version", ver ? json_string(ver) : json_null());
     json_object_set_new(c, "visible_devices", rpx_cuda_devices_json(cuda));
@@ -84,6 +98,7 @@ static void export_device_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem
     json_object_set_new(o, "cuda_method", rpx_gpu_mem_method_json(gmem));
     json_object_set_new(o, "cuda_growth", rpx_gpu_mem_growth_json(gmem));
     json_object_set_new(o, "gpu_time", gtime ? rpx_gpu_time_json(gtime) : json_null());
+dump:
     text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(o);
     if (text && strlen(text) < sh->json_cap) {
@@ -106,7 +121,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
 
     memset(&res, 0, sizeof res);
     sh->outcome = OUTCOME_FAILED;
-    if ((rc = rpx_target_open(p->model, &target, &err)) != 0) goto fail;
+    if ((rc = rpx_target_open_ex(p->model, p->target, &target, &err)) != 0) goto fail;
     if (strcmp(p->device, "cuda") == 0) {
         /* the primary contexts exist before setup: memory is tracked from there */
         if ((rc = rpx_cuda_open(&cuda, &err)) != 0 ||
@@ -132,13 +147,13 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     sh->timer_ok = 1;
     set_phase(sh, PHASE_LOOP);
     {
+        peaks_ctx pk = {gmem, target};
         rpx_run_config cfg = {p->warmup, p->repeats, NULL, NULL, p->progress, &sh->stop,
-                              NULL, NULL, NULL, NULL, sh->samples, &sh->calls_done};
+                              peaks_reset, &pk, NULL, NULL, sh->samples, &sh->calls_done,
+                              p->max_failures, &sh->failed_calls};
         if (cuda) {
             cfg.sync = rpx_cuda_sync_all;
             cfg.sync_ctx = cuda;
-            cfg.peaks_reset = gpu_peaks_reset;
-            cfg.peaks_ctx = gmem;
         }
         if (gtime) {
             cfg.after_call = gpu_time_after_call;
@@ -151,15 +166,26 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     sh->measured = res.measured;
     sh->failed_call = res.failed_call;
     sh->failed_in_warmup = res.failed_in_warmup;
+    sh->failed_calls = res.failed_calls;
+    sh->failed_warmup_calls = res.failed_warmup_calls;
     sh->wall_ns = res.wall_ns;
     sh->memory = res.memory;
+    if (rc == 0 && res.status != RPX_RUN_FAILED) export_json(sh, cuda, gmem, gtime, target);
+    if (rc == 0 && res.status == RPX_RUN_COMPLETE && res.measured == 0 && res.failed_calls > 0)
+        rpx_error_set(&err, RPX_EMODEL, "--model %s: all %ld timed calls failed; the last: %s",
+                      target->display_spec, res.failed_calls, res.last_failure);
     set_phase(sh, PHASE_TEARDOWN);
     rpx_target_close(target); /* teardown runs while the contexts are still held */
     target = NULL;
     if (rc != 0 || res.status == RPX_RUN_FAILED) goto fail;
-    if (cuda) export_device_json(sh, cuda, gmem, gtime);
-    sh->outcome = res.status == RPX_RUN_INTERRUPTED ? OUTCOME_INTERRUPTED : OUTCOME_COMPLETE;
-    if (res.status == RPX_RUN_INTERRUPTED) snprintf(sh->error, sizeof sh->error, "%s", err.message);
+    if (res.status == RPX_RUN_TOO_MANY_FAILURES) {
+        sh->outcome = OUTCOME_CALLS_FAILED;
+    } else if (res.measured == 0 && res.failed_calls > 0) {
+        sh->outcome = OUTCOME_CALLS_FAILED;
+    } else {
+        sh->outcome = res.status == RPX_RUN_INTERRUPTED ? OUTCOME_INTERRUPTED : OUTCOME_COMPLETE;
+    }
+    if (sh->outcome != OUTCOME_COMPLETE) snprintf(sh->error, sizeof sh->error, "%s", err.message);
     goto done;
 fail:
     sh->outcome = OUTCOME_FAILED;
@@ -240,8 +266,9 @@ static double now_s(void)
 static void note_failed_call(const run_params *p, run_shared *sh)
 {
     long done = __atomic_load_n(&sh->calls_done, __ATOMIC_ACQUIRE);
+    long failed = __atomic_load_n(&sh->failed_calls, __ATOMIC_ACQUIRE);
     sh->warmup_done = done < p->warmup ? done : p->warmup;
-    sh->measured = done > p->warmup ? (size_t)(done - p->warmup) : 0;
+    sh->measured = done - failed > p->warmup ? (size_t)(done - failed - p->warmup) : 0;
     sh->failed_in_warmup = done < p->warmup;
     sh->failed_call = sh->failed_in_warmup ? done : done - p->warmup;
 }

@@ -12,6 +12,7 @@
 #include "rpxprof/clock.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
+#include "rpxprof/target.h"
 
 typedef enum run_outcome {
     OUTCOME_COMPLETE = 0,
@@ -19,7 +20,8 @@ typedef enum run_outcome {
     OUTCOME_FAILED,               /* an error before or during the loop: no report */
     OUTCOME_CRASHED,              /* the child died from a signal */
     OUTCOME_TIMED_OUT,            /* --timeout or --call-timeout: the child was killed */
-    OUTCOME_KILLED                /* SIGKILL from elsewhere (the OOM killer, a user) */
+    OUTCOME_KILLED,               /* SIGKILL from elsewhere (the OOM killer, a user) */
+    OUTCOME_CALLS_FAILED          /* counted failures (HTTP): every call, or --max-failures */
 } run_outcome;
 
 typedef enum run_phase { PHASE_LOAD = 0, PHASE_SETUP, PHASE_LOOP, PHASE_TEARDOWN, PHASE_DONE } run_phase;
@@ -29,6 +31,8 @@ typedef struct run_params {
     long warmup, repeats;
     int gpu_time, progress;
     double timeout_s, call_timeout_s; /* <= 0: none */
+    const rpx_target_options *target; /* HTTP and Python options */
+    long max_failures;            /* 0: no limit */
 } run_params;
 
 typedef struct run_shared {
@@ -40,6 +44,8 @@ typedef struct run_shared {
     size_t measured;
     long failed_call;             /* index of the call that failed, crashed or hung */
     int failed_in_warmup;
+    long failed_calls;            /* counted failures among timed calls (atomic) */
+    long failed_warmup_calls;
     int signal;                   /* the signal that ended the child, 0 if none */
     int64_t wall_ns;
     rpx_memory_peaks memory;
@@ -53,7 +59,8 @@ typedef struct run_shared {
     int rss_samples;
     double rss_first_mb, rss_last_mb; /* medians of the first and last quarter of samples */
     long rss_first_call, rss_last_call;
-    size_t json_cap, json_len;    /* {"cuda":..,"cuda_peaks":..,"cuda_method":..,"gpu_time":..} */
+    /* {"cuda":..,"cuda_peaks":..,"cuda_method":..,"gpu_time":..,"target":..} */
+    size_t json_cap, json_len;
     char *json;                   /* points into this block */
     int64_t *samples;             /* `repeats` entries, points into this block */
     size_t mapped;                /* size of the mapping */

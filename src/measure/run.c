@@ -70,6 +70,12 @@ static int call_failed(rpx_run_result *r, const rpx_target *t, long index, int i
     r->status = RPX_RUN_FAILED;
     r->failed_call = index;
     r->failed_in_warmup = in_warmup;
+    if (t->kind == RPX_TARGET_PYTHON || t->kind == RPX_TARGET_HTTP) /* no return code to show */
+        return rpx_error_set(err, RPX_EMODEL, "--model %s: %s call %ld failed: %s",
+                             t->display_spec ? t->display_spec : t->spec,
+                             in_warmup ? "warmup" : "timed", index,
+                             merr->message[0] ? merr->message : "no message given"),
+               0;
     rpx_error_set(err, RPX_EMODEL, "--model %s: %s call %ld failed (returned %d): %s", t->spec,
                   in_warmup ? "warmup" : "timed", index, rc,
                   merr->message[0] ? merr->message : "no message given");
@@ -81,6 +87,10 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
 {
     const rpx_call_fn call = target ? target->call : NULL;
     void *const state = target ? target->state : NULL;
+    void (*const target_after)(void *, int, int) = target ? target->after_call_fn : NULL;
+    const int counts = target ? target->counts_failures : 0;
+    const long max_failures = cfg ? cfg->max_failures : 0;
+    long *const failed_done = cfg ? cfg->failed_done : NULL;
     const rpx_sync_fn sync = cfg ? cfg->sync : NULL;
     void *const sync_ctx = cfg ? cfg->sync_ctx : NULL;
     volatile sig_atomic_t *const stop = cfg ? cfg->stop : NULL;
@@ -91,6 +101,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     rpx_error merr;
     int64_t *samples;
     int64_t start;
+    size_t measured = 0;
     long i;
     int rc;
 
@@ -119,8 +130,16 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     for (i = 0; i < cfg->warmup; i++) {
         if (stop && *stop) goto interrupted;
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
-        if ((rc = call(state, inputs, &merr)) != 0) goto warmup_failed;
-        if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
+        rc = call(state, inputs, &merr);
+        if (rc == 0 && sync) rc = sync(sync_ctx, &merr);
+        if (target_after) target_after(state, 0, rc);
+        if (rc != 0) {
+            if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto warmup_failed;
+            result->failed_warmup_calls++;
+            snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr.message);
+            if (max_failures > 0 && result->failed_warmup_calls >= max_failures)
+                goto too_many_failures;
+        }
         if (after_call) after_call(after_ctx, 0);
         result->warmup_done = i + 1;
         if (calls_done) __atomic_store_n(calls_done, i + 1, __ATOMIC_RELEASE);
@@ -137,10 +156,22 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         rc = call(state, inputs, &merr);
         if (sync && rc == 0) rc = sync(sync_ctx, &merr);
         t1 = rpx_clock_now_ns();
-        if (rc != 0) goto timed_failed;
-        samples[i] = t1 - t0;
-        result->measured = (size_t)i + 1;
+        if (target_after) target_after(state, 1, rc);
+        if (rc != 0) {
+            if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto timed_failed;
+            result->failed_calls++;
+            snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr.message);
+            if (failed_done) __atomic_store_n(failed_done, result->failed_calls, __ATOMIC_RELEASE);
+        } else {
+            samples[measured++] = t1 - t0;
+            result->measured = measured;
+        }
         if (calls_done) __atomic_store_n(calls_done, cfg->warmup + i + 1, __ATOMIC_RELEASE);
+        if (rc != 0 && max_failures > 0 &&
+            result->failed_calls + result->failed_warmup_calls >= max_failures) {
+            rpx_memory_end_inference(&result->memory);
+            goto too_many_failures;
+        }
         if (after_call) after_call(after_ctx, 1);
         if (cfg->progress)
             atomic_store_explicit(&prog.done, cfg->warmup + i + 1, memory_order_relaxed);
@@ -160,6 +191,16 @@ timed_failed:
     progress_stop(&prog);
     result->wall_ns = rpx_clock_now_ns() - start;
     return call_failed(result, target, i, 0, rc, &merr, err);
+too_many_failures:
+    progress_stop(&prog);
+    result->wall_ns = rpx_clock_now_ns() - start;
+    result->status = RPX_RUN_TOO_MANY_FAILURES;
+    rpx_error_set(err, RPX_EMODEL,
+                  "--model %s: %ld calls failed (--max-failures %ld); the last: %s",
+                  target->display_spec ? target->display_spec : target->spec,
+                  result->failed_calls + result->failed_warmup_calls, max_failures,
+                  merr.message[0] ? merr.message : "no message given");
+    return 0;
 interrupted:
     if (result->warmup_done == cfg->warmup) rpx_memory_end_inference(&result->memory);
     progress_stop(&prog);

@@ -90,7 +90,8 @@ static json_t *samples_array(const rpx_latency *lat)
     return a;
 }
 
-static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda, json_t *cuda_method)
+static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda, json_t *cuda_method,
+                             json_t *process, json_t *process_method)
 {
     json_t *o = json_object(), *why = json_object();
     int ok = 1;
@@ -103,6 +104,8 @@ static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda, json_t *cu
     SET(o, "cpu_inference_peak_mb", rpx_json_mib_or_null(m ? m->inference_peak_bytes : -1));
     SET(o, "cuda_peak_allocated_mb_by_visible_device", borrowed(cuda, json_object));
     if (cuda_method) SET(o, "cuda_peak_method", json_incref(cuda_method));
+    if (process) SET(o, "cuda_process_peak_mb_by_visible_device", json_incref(process));
+    if (process_method) SET(o, "cuda_process_peak_method", json_incref(process_method));
     if (!m) {
         SET(why, "cpu_process_lifetime_peak_mb", json_string("not measured"));
         SET(why, "cpu_inference_peak_mb", json_string("not measured"));
@@ -167,12 +170,16 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "created_utc", utc_now());
     SET(r, "model_callable", str_or_null(d->model_callable));
     SET(r, "target_kind", str_or_null(d->target_kind));
-    SET(r, "timing_scope", json_string("synchronized_callable_wall_time; preloaded_inputs"));
+    SET(r, "timing_scope", json_string(d->timing_scope ? d->timing_scope
+                                                       : "synchronized_callable_wall_time; "
+                                                         "preloaded_inputs"));
     SET(r, "device", str_or_null(d->device));
     SET(r, "precision", str_or_null(d->precision));
     SET(r, "unit", str_or_null(d->unit));
     SET(r, "warmup_calls", json_integer(d->warmup_calls));
     SET(r, "measured_calls", json_integer((json_int_t)measured));
+    SET(r, "failed_calls", json_integer(d->failed_calls));
+    SET(r, "failed_warmup_calls", json_integer(d->failed_warmup_calls));
     SET(r, "inputs", inputs_object(d->inputs));
     SET(r, "inputs_file", str_or_null(d->inputs_path));
     SET(r, "inputs_sha256", str_or_null(d->inputs_sha256));
@@ -180,9 +187,11 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "latency", latency_object(d->latency));
     SET(r, "latency_samples_ms", samples_array(d->latency));
     SET(r, "gpu_time", borrowed(d->gpu_time, json_null));
-    SET(r, "memory", memory_object(d->memory, d->cuda_peaks, d->cuda_memory_method));
+    SET(r, "memory", memory_object(d->memory, d->cuda_peaks, d->cuda_memory_method,
+                                   d->cuda_process_peaks, d->cuda_process_method));
     SET(r, "timer", timer_object(d->timer, d->sync_overhead_ns));
     SET(r, "cuda", borrowed(d->cuda, json_null));
+    if (d->target_section && d->target_kind) SET(r, d->target_kind, json_incref(d->target_section));
     SET(r, "wall_time_ms", d->wall_ns >= 0 ? json_real((double)d->wall_ns / 1e6) : json_null());
     SET(r, "efficiency", borrowed(d->efficiency, json_null));
     SET(r, "roofline", borrowed(d->roofline, json_null));

@@ -191,7 +191,8 @@ json_t *rpx_system_card(const rpx_card_options *opt, rpx_error *err)
             derive(ref, "ram_gb", sec[1], "memory", "total_mb");
     }
     string_opt(ref, "pytorch_version", opt ? opt->pytorch_version : NULL,
-               "not given: only a Python target reports it");
+               opt && opt->pytorch_reason ? opt->pytorch_reason
+                                          : "not given: only a Python target reports it");
     string_opt(ref, "python_version", opt ? opt->python_version : NULL,
                "not given: only a Python target reports it");
     string_opt(ref, "precision", opt ? opt->precision : NULL,

@@ -93,6 +93,81 @@ static void test_failure_index(void **st)
     rpx_run_result_free(&r);
 }
 
+/* A target that counts failures (HTTP): calls 1, 4 and 5 fail with
+ * RPX_CALL_COUNTED_FAILURE and are no samples; the after-call hook sees every call. */
+typedef struct counted {
+    long calls, after, after_failed;
+} counted;
+
+static int counted_call(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    counted *c = state;
+    long i = c->calls++;
+    (void)in;
+    if (i == 1 || i == 4 || i == 5) {
+        rpx_model_error(err, "HTTP 500 at %ld", i);
+        return RPX_CALL_COUNTED_FAILURE;
+    }
+    return i == 100 ? -1 : 0;
+}
+
+static void counted_after(void *state, int timed, int rc)
+{
+    counted *c = state;
+    (void)timed;
+    c->after++;
+    if (rc) c->after_failed++;
+}
+
+static void test_counted_failures(void **st)
+{
+    counted c = {0, 0, 0};
+    rpx_target t;
+    rpx_run_config cfg = {2, 8, NULL, NULL, 0, NULL};
+    rpx_run_result r;
+    rpx_error err = {0};
+    long failed_done = 0;
+    (void)st;
+    memset(&t, 0, sizeof t);
+    t.spec = t.display_spec = "http://h/p";
+    t.kind = RPX_TARGET_HTTP;
+    t.call = counted_call;
+    t.state = &c;
+    t.counts_failures = 1;
+    t.after_call_fn = counted_after;
+    cfg.failed_done = &failed_done;
+    assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &r, &err), 0);
+    assert_int_equal(r.status, RPX_RUN_COMPLETE);
+    assert_int_equal(c.calls, 10);
+    assert_int_equal(c.after, 10);
+    assert_int_equal(c.after_failed, 3);
+    assert_int_equal(r.failed_warmup_calls, 1);
+    assert_int_equal(r.failed_calls, 2);
+    assert_int_equal(failed_done, 2);
+    assert_int_equal(r.measured, 6); /* 8 timed calls, 2 failed */
+    assert_string_equal(r.last_failure, "HTTP 500 at 5");
+    rpx_run_result_free(&r);
+
+    /* --max-failures 2: the second failure (warmup's included) stops the run */
+    memset(&c, 0, sizeof c);
+    cfg.max_failures = 2;
+    assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &r, &err), 0);
+    assert_int_equal(r.status, RPX_RUN_TOO_MANY_FAILURES);
+    assert_int_equal(c.calls, 5);
+    assert_int_equal(r.measured, 2); /* timed calls 0 and 1 (calls 2, 3); call 4 failed */
+    assert_non_null(strstr(err.message, "2 calls failed (--max-failures 2); the last: HTTP 500 at 4"));
+    rpx_run_result_free(&r);
+
+    /* without counts_failures the same return code stops the run at once */
+    memset(&c, 0, sizeof c);
+    t.counts_failures = 0;
+    cfg.max_failures = 0;
+    assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &r, &err), 0);
+    assert_int_equal(r.status, RPX_RUN_FAILED);
+    assert_int_equal(c.calls, 2);
+    rpx_run_result_free(&r);
+}
+
 static void test_stop_flag(void **st)
 {
     volatile sig_atomic_t stop = 0;
@@ -145,6 +220,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_sync),
         cmocka_unit_test(test_failure_index),
+        cmocka_unit_test(test_counted_failures),
         cmocka_unit_test(test_stop_flag),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_clock_calibration),

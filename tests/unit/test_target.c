@@ -26,13 +26,53 @@ static void test_grammar_errors(void **st)
     expect_error("", RPX_EINVAL, "--model is empty");
     expect_error("nocolon", RPX_EINVAL, "missing ':SYMBOL'");
     expect_error("./lib.so:", RPX_EINVAL, "missing ':SYMBOL'");
-    expect_error("./lib.so:bad-name", RPX_EINVAL, "not a valid C symbol");
-    expect_error("my_model:predict_depth", RPX_EUNSUPPORTED, "Python callables");
-    expect_error("https://example.invalid/predict", RPX_EUNSUPPORTED, "HTTP API");
+    expect_error("./lib.so:bad-name", RPX_EINVAL, "not a valid function name");
+    expect_error("my_model:9lives", RPX_EINVAL, "not a valid function name");
+    expect_error("my-model:predict", RPX_EINVAL, "neither a shared object");
+    expect_error("a..b:predict", RPX_EINVAL, "neither a shared object");
+    /* the plugins are found next to the test executables; RPX_*_PLUGIN overrides */
+    setenv("RPX_PYTHON_PLUGIN", "/nonexistent/librpxprof-python.so", 1);
+    expect_error("my_model:predict_depth", RPX_ENOTFOUND, "cannot load the python plugin");
+    setenv("RPX_HTTP_PLUGIN", "/nonexistent/librpxprof-http.so", 1);
+    expect_error("https://user:pw@example.invalid/predict?api_key=s3cret&n=1", RPX_ENOTFOUND,
+                 "--model https://REDACTED@example.invalid/predict?api_key=REDACTED&n=1: "
+                 "cannot load the http plugin");
+    unsetenv("RPX_PYTHON_PLUGIN");
+    unsetenv("RPX_HTTP_PLUGIN");
     expect_error("./nope/libx.so:f", RPX_ENOTFOUND, "cannot load the library");
     /* a bare name is a file in the current folder, never a search of the library path:
      * libc.so.6 exists on every system's path but not here */
     expect_error("libc.so.6:malloc", RPX_ENOTFOUND, "./libc.so.6");
+}
+
+static void test_kinds_and_redaction(void **st)
+{
+    static const struct { const char *spec, *kind; } kinds[] = {
+        {"./libm.so:f", "shared_object"}, {"libm.so.6:f", "shared_object"},
+        {"rpxprof-demo:demo_depth", "shared_object"}, {"/x/y:f", "shared_object"},
+        {"my_model:predict_depth", "python"}, {"pkg.sub.mod:f", "python"},
+        {"http://h/p", "http"}, {"https://h:8443/p?q=1", "http"}, {"nocolon", "shared_object"}};
+    static const struct { const char *in, *out; } redact[] = {
+        {"https://h/p", "https://h/p"},
+        {"https://u:p@h/p", "https://REDACTED@h/p"},
+        {"http://h/p?token=abc&x=1&API_KEY=z#frag", "http://h/p?token=REDACTED&x=1&API_KEY=REDACTED#frag"},
+        {"http://h/p?sig=1&signature=2&n=3", "http://h/p?sig=REDACTED&signature=REDACTED&n=3"},
+        {"./lib.so:f", "./lib.so:f"}};
+    size_t i;
+    (void)st;
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        assert_string_equal(rpx_target_kind_name(kinds[i].spec), kinds[i].kind);
+    for (i = 0; i < sizeof redact / sizeof redact[0]; i++) {
+        char *r = rpx_target_redact_spec(redact[i].in);
+        assert_string_equal(r, redact[i].out);
+        free(r);
+    }
+    assert_true(rpx_http_header_is_secret("Authorization"));
+    assert_true(rpx_http_header_is_secret("x-api-key"));
+    assert_true(rpx_http_header_is_secret("Cookie"));
+    assert_true(rpx_http_header_is_secret("X-Auth-Token"));
+    assert_false(rpx_http_header_is_secret("Content-Type"));
+    assert_false(rpx_http_header_is_secret("X-Request-Id"));
 }
 
 static void test_demo_and_symbols(void **st)
@@ -83,6 +123,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grammar_errors),
+        cmocka_unit_test(test_kinds_and_redaction),
         cmocka_unit_test(test_demo_and_symbols),
         cmocka_unit_test(test_abi_mismatch),
         cmocka_unit_test(test_setup_failure_message),

@@ -1,0 +1,336 @@
+/* target.c — owns the --model grammar, the lifecycle every kind shares, and
+ * finding the files that ship with rpxprof (the demo and Python plugin). */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "rpxprof/error.h"
+#include "rpxprof/target.h"
+#include "target/kinds.h"
+
+#define DEMO_PREFIX "rpxprof-demo:"
+#define DEMO_FILE "librpxprof-demo.so"
+
+static int file_exists(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+/* Try DIR/file and DIR/../lib/rpxprof/file for the folder of `self`. */
+static int near(const char *self, const char *file, char *buf, size_t size)
+{
+    char dir[PATH_MAX];
+    char *slash;
+    if (!self || !*self) return 0;
+    snprintf(dir, sizeof dir, "%s", self);
+    slash = strrchr(dir, '/');
+    if (!slash) return 0;
+    *slash = '\0';
+    snprintf(buf, size, "%s/%s", dir, file);
+    if (file_exists(buf)) return 1;
+    snprintf(buf, size, "%s/../lib/rpxprof/%s", dir, file);
+    if (file_exists(buf)) return 1;
+    return 0;
+}
+
+const char *rpx_companion_path(const char *file, const char *env, const char *installed,
+                               char *buf, size_t size)
+{
+    const char *over = env ? getenv(env) : NULL;
+    char exe[PATH_MAX];
+    Dl_info info;
+    ssize_t n;
+    if (over && *over) {
+        snprintf(buf, size, "%s", over);
+        return buf;
+    }
+    /* next to the library that holds this code (librpxprof.so or a static CLI) */
+    if (dladdr((void *)rpx_companion_path, &info) && info.dli_fname &&
+        near(info.dli_fname, file, buf, size))
+        return buf;
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        if (near(exe, file, buf, size)) return buf;
+    }
+    if (installed) {
+        snprintf(buf, size, "%s", installed);
+        if (file_exists(buf)) return buf;
+    }
+    return NULL;
+}
+
+const char *rpx_demo_library_path(char *buf, size_t size)
+{
+#ifdef RPX_DEMO_INSTALLED_PATH
+    const char *installed = RPX_DEMO_INSTALLED_PATH;
+#else
+    const char *installed = NULL;
+#endif
+    return rpx_companion_path(DEMO_FILE, "RPX_DEMO_LIBRARY", installed, buf, size);
+}
+
+static void target_free(rpx_target *t)
+{
+    if (!t) return;
+    if (t->unload_fn) t->unload_fn(t);
+    if (t->handle) dlclose(t->handle);
+    free(t->spec);
+    free(t->display_spec);
+    free(t->path);
+    free(t->symbol);
+    free(t);
+}
+
+static int valid_identifier(const char *s, size_t n, int dots)
+{
+    size_t i;
+    if (n == 0 || s[0] == '.' || s[n - 1] == '.' || isdigit((unsigned char)s[0])) return 0;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '.' && dots && s[i + 1] != '.' && !isdigit((unsigned char)s[i + 1])) continue;
+        if (!(isalnum(c) || c == '_')) return 0;
+    }
+    return 1;
+}
+
+static int is_url(const char *spec)
+{
+    return strncmp(spec, "http://", 7) == 0 || strncmp(spec, "https://", 8) == 0;
+}
+
+/* PATH:SYMBOL names a shared object when PATH has a '/' or looks like a library. */
+static int names_shared_object(const char *spec, size_t plen)
+{
+    return memchr(spec, '/', plen) != NULL || (plen > 3 && strncmp(spec + plen - 3, ".so", 3) == 0) ||
+           memmem(spec, plen, ".so.", 4) != NULL;
+}
+
+const char *rpx_target_kind_name(const char *spec)
+{
+    const char *colon;
+    size_t plen;
+    if (!spec) return "shared_object";
+    if (is_url(spec)) return "http";
+    colon = strrchr(spec, ':');
+    if (!colon) return "shared_object";
+    plen = (size_t)(colon - spec);
+    if ((plen + 1 == strlen(DEMO_PREFIX) && strncmp(spec, DEMO_PREFIX, plen) == 0) ||
+        names_shared_object(spec, plen) || !valid_identifier(spec, plen, 1))
+        return "shared_object";
+    return "python";
+}
+
+static int out_of_memory(rpx_target *t, rpx_error *err)
+{
+    target_free(t);
+    return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+}
+
+int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_target **out,
+                       rpx_error *err)
+{
+    static const rpx_target_options none;
+    rpx_target *t;
+    const char *colon;
+    size_t plen;
+    int rc;
+    *out = NULL;
+    if (!opt) opt = &none;
+    if (!spec || !*spec)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--model is empty; give PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, "
+                             "module:function or an http(s):// URL");
+    t = calloc(1, sizeof *t);
+    if (!t) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    t->spec = strdup(spec);
+    t->display_spec = rpx_target_redact_spec(spec);
+    if (!t->spec || !t->display_spec) return out_of_memory(t, err);
+    if (is_url(spec)) {
+        t->kind = RPX_TARGET_HTTP;
+        t->kind_name = "http";
+        rc = rpx__http_open(t, opt, err);
+        goto opened;
+    }
+    colon = strrchr(spec, ':');
+    if (!colon || colon == spec || !colon[1]) {
+        target_free(t);
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--model %s: expected PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, "
+                             "module:function or an http(s):// URL (missing ':SYMBOL'?)",
+                             spec);
+    }
+    plen = (size_t)(colon - spec);
+    if (!valid_identifier(colon + 1, strlen(colon + 1), 0)) {
+        target_free(t);
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--model %s: '%s' is not a valid function name (letters, digits, "
+                             "'_', not starting with a digit)",
+                             spec, colon + 1);
+    }
+    t->symbol = strdup(colon + 1);
+    if (!t->symbol) return out_of_memory(t, err);
+    if (strncmp(spec, DEMO_PREFIX, plen + 1) == 0 && plen + 1 == strlen(DEMO_PREFIX)) {
+        char buf[PATH_MAX];
+        if (!rpx_demo_library_path(buf, sizeof buf)) {
+            target_free(t);
+            return rpx_error_set(err, RPX_ENOTFOUND,
+                                 "--model %s: the packaged demo library %s was found neither "
+                                 "next to rpxprof nor where it is installed; build the project "
+                                 "(cmake --build build) or set RPX_DEMO_LIBRARY",
+                                 spec, DEMO_FILE);
+        }
+        t->path = strdup(buf);
+    } else if (names_shared_object(spec, plen)) {
+        /* a bare file name is never searched on the library path: it names a file here */
+        if (memchr(spec, '/', plen))
+            t->path = strndup(spec, plen);
+        else if ((t->path = malloc(plen + 3)) != NULL)
+            snprintf(t->path, plen + 3, "./%.*s", (int)plen, spec);
+    } else {
+        if (!valid_identifier(spec, plen, 1)) {
+            target_free(t);
+            return rpx_error_set(err, RPX_EINVAL,
+                                 "--model %s: '%.*s' is neither a shared object (write its path "
+                                 "with a '/': ./lib.so:SYMBOL) nor a Python module name "
+                                 "(my_model or package.module)",
+                                 spec, (int)plen, spec);
+        }
+        t->kind = RPX_TARGET_PYTHON;
+        t->kind_name = "python";
+        t->path = strndup(spec, plen);
+        if (!t->path) return out_of_memory(t, err);
+        rc = rpx__python_open(t, opt, err);
+        goto opened;
+    }
+    if (!t->path) return out_of_memory(t, err);
+    t->kind = RPX_TARGET_SHARED_OBJECT;
+    t->kind_name = "shared_object";
+    rc = rpx__shared_object_open(t, err);
+opened:
+    if (rc) {
+        target_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int rpx_target_open(const char *spec, rpx_target **out, rpx_error *err)
+{
+    return rpx_target_open_ex(spec, NULL, out, err);
+}
+
+int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
+                     rpx_error *err)
+{
+    rpx_error merr;
+    int rc;
+    if (!t) return RPX_EINVAL;
+    /* a setup that fails cleans up after itself: teardown runs only after success */
+    if (!t->setup_fn) {
+        t->setup_done = 1;
+        return 0;
+    }
+    memset(&merr, 0, sizeof merr);
+    rc = t->setup_fn(&t->state, inputs, info, &merr);
+    if (rc != 0) {
+        if (t->kind != RPX_TARGET_SHARED_OBJECT)
+            return rpx_error_set(err, merr.code ? merr.code : RPX_EMODEL, "--model %s: %s",
+                                 t->display_spec,
+                                 merr.message[0] ? merr.message : "setup failed");
+        return rpx_error_set(err, RPX_EMODEL, "--model %s: %s_setup failed (returned %d): %s",
+                             t->spec, t->symbol, rc,
+                             merr.message[0] ? merr.message : "no message given");
+    }
+    t->setup_done = 1;
+    return 0;
+}
+
+json_t *rpx_target_section(rpx_target *t)
+{
+    return t && t->section_fn ? t->section_fn(t->state) : NULL;
+}
+
+void rpx_target_close(rpx_target *t)
+{
+    if (!t) return;
+    if (t->setup_done && t->teardown_fn) t->teardown_fn(t->state);
+    target_free(t);
+}
+
+/* --- redaction ---------------------------------------------------------- */
+
+static int contains_ci(const char *s, size_t n, const char *word)
+{
+    size_t w = strlen(word), i;
+    for (i = 0; i + w <= n; i++)
+        if (strncasecmp(s + i, word, w) == 0) return 1;
+    return 0;
+}
+
+static int secret_name(const char *s, size_t n)
+{
+    static const char *words[] = {"auth", "cookie", "key", "token", "secret", "password",
+                                  "passwd", "signature", "credential", "session", "sig"};
+    size_t i;
+    for (i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (contains_ci(s, n, words[i])) return 1;
+    return 0;
+}
+
+int rpx_http_header_is_secret(const char *name)
+{
+    return name && secret_name(name, strlen(name));
+}
+
+char *rpx_target_redact_spec(const char *spec)
+{
+    const char *host, *end, *at, *q;
+    size_t len = strlen(spec);
+    char *out = malloc(len * 9 + 16), *o; /* each char may become "REDACTED" */
+    if (!out) return NULL;
+    if (!is_url(spec)) {
+        memcpy(out, spec, len + 1);
+        return out;
+    }
+    o = out;
+    host = strstr(spec, "://") + 3;
+    end = host + strcspn(host, "/?#");
+    at = memchr(host, '@', (size_t)(end - host));
+    memcpy(o, spec, (size_t)(host - spec));
+    o += host - spec;
+    if (at) {
+        o += sprintf(o, "REDACTED@");
+        host = at + 1;
+    }
+    q = strchr(host, '?');
+    if (!q) {
+        strcpy(o, host);
+        return out;
+    }
+    memcpy(o, host, (size_t)(q + 1 - host));
+    o += q + 1 - host;
+    q++;
+    while (*q && *q != '#') {
+        size_t plen = strcspn(q, "&#");
+        const char *eq = memchr(q, '=', plen);
+        if (eq && secret_name(q, (size_t)(eq - q))) {
+            memcpy(o, q, (size_t)(eq + 1 - q));
+            o += eq + 1 - q;
+            o += sprintf(o, "REDACTED");
+        } else {
+            memcpy(o, q, plen);
+            o += plen;
+        }
+        q += plen;
+        if (*q == '&') *o++ = *q++;
+    }
+    strcpy(o, q);
+    return out;
+}
