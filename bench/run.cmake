@@ -4,3 +4,9 @@ add_custom_target(bench-floor
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_floor.py
           $<TARGET_FILE:rpxprof_cli> $<TARGET_FILE:rss_of>
   DEPENDS rpxprof_cli rss_of rpxprof-demo USES_TERMINAL)
+# The Python target's floor against a perf_counter loop (issue 9).
+if(TARGET rpxprof-python)
+  add_custom_target(bench-python-floor
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_python_floor.py $<TARGET_FILE:rpxprof_cli>
+    DEPENDS rpxprof_cli rpxprof-python USES_TERMINAL)
+endif()

@@ -28,9 +28,11 @@ static const char usage[] =
     "Usage: rpxprof run --model TARGET --inputs FILE.npz --output FILE.json [OPTION]...\n"
     "Time a prediction function on fixed inputs and write a JSON report.\n"
     "\n"
-    "  -m, --model TARGET     PATH/lib.so:SYMBOL (a shared object, see model.h) or\n"
+    "  -m, --model TARGET     PATH/lib.so:SYMBOL (a shared object, see model.h),\n"
     "                         rpxprof-demo:SYMBOL (the packaged demo: demo_depth,\n"
-    "                         demo_video_depth, demo_pose, demo_noop)\n"
+    "                         demo_video_depth, demo_pose, demo_noop),\n"
+    "                         MODULE:FUNCTION (a Python callable; arrays become\n"
+    "                         keyword arguments) or http(s)://HOST/PATH (an HTTP API)\n"
     "  -i, --inputs FILE      NPZ (or NPY) file; every array is passed to the model\n"
     "  -o, --output FILE      report path (folders are created; '-' = stdout)\n"
     "      --device DEV       cpu (default) or cuda\n"
@@ -55,6 +57,15 @@ static const char usage[] =
     "      --tf32             fp32 dense ops run on TF32 tensor cores\n"
     "      --budget-hz LIST   real-time rates, comma-separated (default 5,10,30)\n"
     "\n"
+    "HTTP APIs (--model http://... or https://...):\n"
+    "      --body FILE        send FILE instead of the NPZ file's bytes\n"
+    "      --header 'K: V'    add a request header (repeatable); ${VAR} in V is read\n"
+    "                         from the environment; secret values are never reported\n"
+    "      --method M         HTTP method (default POST; GET and HEAD send no body)\n"
+    "      --connect-timeout S  (default 10)   --request-timeout S  (default 60)\n"
+    "      --max-failures N   stop after N failed calls (default 100; 0: no limit)\n"
+    "      --insecure         do not verify the server's TLS certificate (recorded)\n"
+    "\n"
     "Isolation (a model that crashes, hangs or is killed still leaves a report):\n"
     "      --timeout S        kill the run after S seconds (status timed_out)\n"
     "      --call-timeout S   kill it when one call takes more than S seconds\n"
@@ -63,11 +74,13 @@ static const char usage[] =
     "  -h, --help             show this help and exit\n"
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
-    "3 crashed, 4 timed out, 5 killed, 130 interrupted (3-5 and 130 write the report\n"
-    "with every sample measured before the event).\n";
+    "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call, or\n"
+    "--max-failures), 130 interrupted (3-6 and 130 write the report with every\n"
+    "sample measured before the event).\n";
 
 
 #define MAX_BINDINGS 64
+#define MAX_HEADERS 64
 
 typedef struct run_opts {
     const char *model, *inputs, *output, *device, *precision, *unit;
@@ -80,6 +93,13 @@ typedef struct run_opts {
     double timeout_s, call_timeout_s;
     const char *bind_inputs[MAX_BINDINGS], *bind_dims[MAX_BINDINGS];
     size_t n_bind_inputs, n_bind_dims;
+    const char *headers[MAX_HEADERS];
+    size_t n_headers;
+    const char *body, *method;
+    double connect_timeout_s, request_timeout_s;
+    long max_failures;
+    int insecure;
+    const char *http_option_name; /* the last HTTP-only option given, for errors */
 } run_opts;
 
 /* --meta KEY=VALUE: integers and reals become numbers, true/false booleans. */
@@ -109,7 +129,8 @@ static int parse(int argc, char **argv, run_opts *o)
 {
     enum { O_DEVICE = 256, O_PRECISION, O_UNIT, O_WARMUP, O_REPEATS, O_META, O_COST, O_INPUT,
            O_DIM, O_FLOPS, O_PARAMS, O_GPU, O_GPU_SPEC, O_TF32, O_BUDGET, O_GPU_TIME,
-           O_NO_ISOLATE, O_TIMEOUT, O_CALL_TIMEOUT };
+           O_NO_ISOLATE, O_TIMEOUT, O_CALL_TIMEOUT, O_BODY, O_HEADER, O_METHOD,
+           O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -126,6 +147,12 @@ static int parse(int argc, char **argv, run_opts *o)
         {"no-isolate", no_argument, 0, O_NO_ISOLATE},
         {"timeout", required_argument, 0, O_TIMEOUT},
         {"call-timeout", required_argument, 0, O_CALL_TIMEOUT},
+        {"body", required_argument, 0, O_BODY},   {"header", required_argument, 0, O_HEADER},
+        {"method", required_argument, 0, O_METHOD},
+        {"connect-timeout", required_argument, 0, O_CONNECT_TIMEOUT},
+        {"request-timeout", required_argument, 0, O_REQUEST_TIMEOUT},
+        {"max-failures", required_argument, 0, O_MAX_FAILURES},
+        {"insecure", no_argument, 0, O_INSECURE},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -168,6 +195,34 @@ static int parse(int argc, char **argv, run_opts *o)
                                     c == O_TIMEOUT ? "timeout" : "call-timeout", optarg);
             break;
         case O_BUDGET: o->budget_hz = optarg; break;
+        case O_BODY: o->body = optarg; o->http_option_name = "--body"; break;
+        case O_METHOD: o->method = optarg; o->http_option_name = "--method"; break;
+        case O_INSECURE: o->insecure = 1; o->http_option_name = "--insecure"; break;
+        case O_HEADER:
+            if (o->n_headers == MAX_HEADERS)
+                return rpx_cli_fail("run", -1, "too many --header options (at most %d)",
+                                    MAX_HEADERS);
+            o->headers[o->n_headers++] = optarg;
+            o->http_option_name = "--header";
+            break;
+        case O_CONNECT_TIMEOUT:
+        case O_REQUEST_TIMEOUT: {
+            double *v = c == O_CONNECT_TIMEOUT ? &o->connect_timeout_s : &o->request_timeout_s;
+            const char *name = c == O_CONNECT_TIMEOUT ? "--connect-timeout" : "--request-timeout";
+            if (rpx_cli_parse_number(optarg, v) != 0 || *v <= 0)
+                return rpx_cli_fail("run", -1, "%s '%s': give a number of seconds above 0",
+                                    name, optarg);
+            o->http_option_name = name;
+            break;
+        }
+        case O_MAX_FAILURES:
+            if (rpx_cli_parse_long(optarg, &o->max_failures) || o->max_failures < 0)
+                return rpx_cli_fail("run", -1,
+                                    "--max-failures '%s': give a whole number, 0 (no limit) or "
+                                    "more",
+                                    optarg);
+            o->http_option_name = "--max-failures";
+            break;
         case O_INPUT:
         case O_DIM:
             if (!strchr(optarg, '=') || optarg[0] == '=')
@@ -213,6 +268,22 @@ static int parse(int argc, char **argv, run_opts *o)
                                        "--no-isolate");
     if (o->gpu_time && strcmp(o->device, "cuda") != 0)
         return rpx_cli_fail("run", -1, "--gpu-time needs --device cuda (it traces GPU kernels)");
+    if (strcmp(rpx_target_kind_name(o->model), "http") == 0) {
+        const char *local = o->cost ? "--cost" : o->flops == o->flops ? "--flops"
+                          : o->params == o->params ? "--params" : o->gpus ? "--gpu"
+                          : o->gpu_time ? "--gpu-time" : strcmp(o->device, "cuda") == 0
+                          ? "--device cuda" : NULL;
+        if (local)
+            return rpx_cli_fail("run", -1,
+                                "%s describes the model or the device it runs on, and an HTTP "
+                                "API's model runs remotely (remote API: not measured here); "
+                                "drop %s",
+                                local, local);
+    } else if (o->http_option_name) {
+        return rpx_cli_fail("run", -1, "%s is for HTTP API targets (--model http(s)://...), "
+                                       "not %s",
+                            o->http_option_name, o->model);
+    }
     if (o->cost && (o->flops == o->flops || o->params == o->params))
         return rpx_cli_fail("run", -1,
                             "--cost and --flops/--params both describe the model's cost; give "
@@ -516,6 +587,7 @@ static const char *outcome_status(int outcome, int *exit_code)
     case OUTCOME_CRASHED: *exit_code = RPX_EXIT_CRASHED; return "crashed";
     case OUTCOME_TIMED_OUT: *exit_code = RPX_EXIT_TIMED_OUT; return "timed_out";
     case OUTCOME_KILLED: *exit_code = RPX_EXIT_KILLED; return "killed";
+    case OUTCOME_CALLS_FAILED: *exit_code = RPX_EXIT_CALLS_FAILED; return "failed";
     default: *exit_code = RPX_EXIT_OK; return "complete";
     }
 }
@@ -547,7 +619,9 @@ int rpx_cli_run(int argc, char **argv)
     json_t *card = NULL, *notes = NULL, *report = NULL, *devjson = NULL, *failure = NULL;
     rpx_nvml *nvml = NULL;
     json_t *cond_start = NULL, *cond_end = NULL;
-    json_t *roofline = NULL, *budget = NULL;
+    json_t *roofline = NULL, *budget = NULL, *section;
+    const char *kind;
+    char *shown_model = NULL;
     layers lay;
     char sha[65], reso[64];
     const char *batch = NULL, *status;
@@ -563,6 +637,7 @@ int rpx_cli_run(int argc, char **argv)
     o.warmup = 10;
     o.repeats = 1000;
     o.flops = o.params = (double)NAN;
+    o.max_failures = 100;
     o.meta = json_object();
     if (!o.meta) return rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
     rc = parse(argc, argv, &o);
@@ -571,6 +646,12 @@ int rpx_cli_run(int argc, char **argv)
         return rc == -2 ? RPX_EXIT_OK : RPX_EXIT_USAGE;
     }
 
+    kind = rpx_target_kind_name(o.model);
+    shown_model = rpx_target_redact_spec(o.model); /* what reports and messages show */
+    if (!shown_model) {
+        rpx_cli_fail("run", 0, "out of memory");
+        goto out;
+    }
     /* 1. inputs, loaded once, outside timing (the child inherits them) */
     if ((rc = rpx_npz_load(o.inputs, &npz, &err)) != 0 ||
         (rc = rpx_file_sha256(o.inputs, sha, &err)) != 0) {
@@ -594,8 +675,11 @@ int rpx_cli_run(int argc, char **argv)
     }
     /* 2. the measured stage: setup, loop, teardown (in a child unless --no-isolate) */
     {
+        rpx_target_options topt = {o.inputs, o.body, o.headers, o.n_headers, o.method,
+                                   o.connect_timeout_s, o.request_timeout_s, o.insecure};
         run_params rp = {o.model, o.device, o.precision, o.unit, o.warmup, o.repeats,
-                         o.gpu_time, !o.quiet && isatty(2), o.timeout_s, o.call_timeout_s};
+                         o.gpu_time, !o.quiet && isatty(2), o.timeout_s, o.call_timeout_s,
+                         &topt, o.max_failures};
         struct sigaction sa, old_int, old_term;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_stop_signal;
@@ -615,7 +699,7 @@ int rpx_cli_run(int argc, char **argv)
         goto out;
     }
     status = outcome_status(sh->outcome, &run_exit);
-    if (sh->outcome >= OUTCOME_CRASHED) {
+    if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
         /* peaks of a child that died: its lifetime peak from wait4, nothing else */
         rpx_memory_peaks_init(&sh->memory);
         sh->memory.lifetime_peak_bytes = sh->child_maxrss_bytes;
@@ -624,6 +708,7 @@ int rpx_cli_run(int argc, char **argv)
         failure = failure_json(sh);
     }
     if (sh->json_len) devjson = json_loads(sh->json, 0, NULL);
+    section = json_object_get(devjson, "target");
 
     /* 3. statistics, card, report */
     if (rpx_latency_create(0, &lat) != 0 || rpx_latency_reserve(lat, sh->measured) != 0) {
@@ -644,6 +729,13 @@ int rpx_cli_run(int argc, char **argv)
     {
         rpx_card_options copt = {o.device, o.precision, batch, reso[0] ? reso : NULL,
                                  nvml, 0, NULL, NULL};
+        if (strcmp(kind, "python") == 0) {
+            copt.python_version = json_string_value(json_object_get(section, "version"));
+            copt.pytorch_version = json_string_value(json_object_get(section, "torch_version"));
+            copt.pytorch_reason = section ? "the Python module did not import torch"
+                                          : "not read: the run ended before the Python target "
+                                            "reported";
+        }
         card = rpx_system_card(&copt, &err);
         if (card) rpx_system_card_set_conditions(card, cond_start, cond_end);
     }
@@ -669,14 +761,44 @@ int rpx_cli_run(int argc, char **argv)
                 if (!o.quiet) fprintf(stderr, "rpxprof run: warning: %s\n", w);
             }
         }
-        if (notes)
+        if (notes && strcmp(kind, "http") == 0) {
+            /* the remote model's cost, device and bounds are not knowable from here */
+            json_array_append_new(notes, json_string(
+                "remote API: the model's device, parameters, FLOPs and roofline bounds are "
+                "null (http.not_measured); memory is this client's"));
+            budget = rpx_realtime_budget_json(p50, NULL, 0, 0);
+            if (o.insecure)
+                warn_note(notes, o.quiet,
+                          "--insecure: the server's TLS certificate was not verified; the "
+                          "timings may be of a server other than the one named");
+        } else if (notes) {
             layers_finish(&o, &lay, rpx_npz_inputs(npz), p50, json_object_get(devjson, "cuda"),
                           notes, &roofline, &budget);
+        }
+        if (notes && sh->failed_calls + sh->failed_warmup_calls > 0 &&
+            sh->outcome != OUTCOME_CALLS_FAILED) {
+            char w[512];
+            snprintf(w, sizeof w,
+                     "%ld of %ld timed calls failed and are not latency samples (%ld warmup "
+                     "calls failed too); see http.status_counts",
+                     sh->failed_calls, (long)sh->measured + sh->failed_calls,
+                     sh->failed_warmup_calls);
+            warn_note(notes, o.quiet, w);
+        }
     }
     {
         rpx_profile_desc d = {0};
-        d.model_callable = o.model;
-        d.target_kind = "shared_object";
+        d.model_callable = shown_model;
+        d.target_kind = kind;
+        d.target_section = section;
+        d.failed_calls = sh->failed_calls;
+        d.failed_warmup_calls = sh->failed_warmup_calls;
+        if (strcmp(kind, "http") == 0)
+            d.timing_scope = "http_request_wall_time: the request sent and the response read in "
+                             "full over a kept-alive connection; preloaded_body";
+        else if (strcmp(kind, "python") == 0)
+            d.timing_scope = "synchronized_callable_wall_time: the Python call (result released "
+                             "after the sample); preloaded_inputs as read-only numpy views";
         d.device = o.device;
         d.precision = o.precision;
         d.unit = o.unit;
@@ -690,9 +812,16 @@ int rpx_cli_run(int argc, char **argv)
         d.timer = sh->timer_ok ? &sh->timer : NULL;
         d.cuda_peaks = json_object_get(devjson, "cuda_peaks");
         d.cuda_memory_method = json_object_get(devjson, "cuda_method");
+        if (json_is_object(json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device"))) {
+            /* torch's own allocator, as the reference measures; the process-level beside it */
+            d.cuda_process_peaks = d.cuda_peaks;
+            d.cuda_process_method = d.cuda_memory_method;
+            d.cuda_peaks = json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device");
+            d.cuda_memory_method = json_object_get(section, "torch_cuda_peak_method");
+        }
         d.cuda = json_object_get(devjson, "cuda");
         d.sync_overhead_ns = sh->has_sync ? &sh->sync_ns : NULL;
-        d.efficiency = lay.efficiency;
+        d.efficiency = strcmp(kind, "http") == 0 ? NULL : lay.efficiency; /* remote API */
         d.roofline = roofline;
         d.realtime_budget = budget;
         d.gpu_time = json_is_object(json_object_get(devjson, "gpu_time"))
@@ -747,5 +876,6 @@ out:
     json_decref(notes);
     json_decref(report);
     json_decref(o.meta);
+    free(shown_model);
     return exit_code;
 }

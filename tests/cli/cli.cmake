@@ -8,3 +8,9 @@ rpx_py_test(cli.layers cli/test_layers.py)
 # export, a compile) on a 2-core machine would stretch the busy-waits.
 set_tests_properties(cli.run PROPERTIES RUN_SERIAL TRUE)
 rpx_py_test(cli.isolation cli/test_isolation.py)
+# The Python target (embedded CPython, numpy-only models); timing truth inside.
+rpx_py_test(cli.python cli/test_python.py)
+set_tests_properties(cli.python PROPERTIES RUN_SERIAL TRUE)
+# The HTTP API target against a real server on 127.0.0.1 (tests/cli/http_server.py).
+rpx_py_test(cli.http cli/test_http.py)
+set_tests_properties(cli.http PROPERTIES RUN_SERIAL TRUE)

@@ -1,0 +1,678 @@
+/* http_target.c — librpxprof-http.so, the HTTP API target: one libcurl easy handle per target, one
+ * kept-alive connection, the request body read once at open, and the
+ * report's "http" section (curl's phase timings, status counts, traffic).
+ *
+ * The timed call is curl_easy_perform and nothing else: the status comes
+ * from a header callback and the response body is only counted. Everything
+ * curl_easy_getinfo reports is read by the after-call hook, outside the timed
+ * span. Secret header values (rpx_http_header_is_secret) and values taken
+ * from the environment never reach a message or a report. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "rpxprof/error.h"
+#include "rpxprof/latency.h"
+#include "rpxprof/report.h"
+#include "rpxprof/target.h"
+#include "target/plugins.h"
+
+enum { PH_LOOKUP, PH_CONNECT, PH_TLS, PH_TTFB, PH_TOTAL, N_PHASES };
+static const char *const phase_names[N_PHASES] = {"name_lookup", "connect", "tls",
+                                                  "time_to_first_byte", "total"};
+
+typedef struct http_state {
+    CURL *curl;
+    struct curl_slist *headers;
+    char *display_url;
+    char method[32];
+    int send_body;                /* 0 for GET and HEAD */
+    char *body;
+    size_t body_len;
+    const char *body_source;      /* "inputs", "--body" or "none" */
+    char *body_path;
+    char *content_type;           /* as sent, NULL when no body */
+    json_t *request_headers;      /* for the report: secret values redacted */
+    double connect_timeout_s, total_timeout_s;
+    int verify_tls, is_https;
+    char errbuf[CURL_ERROR_SIZE];
+    /* written during a call */
+    CURLcode last_res;
+    long status;                  /* from the last status line received */
+    curl_off_t received;          /* response body bytes of all calls */
+    /* written by the after-call hook */
+    rpx_latency *phase[N_PHASES];
+    json_t *status_counts;
+    long failed_calls, failed_warmup_calls, connections;
+    curl_off_t bytes_sent, bytes_received;
+    long http_version;
+    char remote[96];
+} http_state;
+
+/* --- curl result names ---------------------------------------------------- */
+
+static const char *curl_code_name(CURLcode c)
+{
+    switch (c) {
+    case CURLE_UNSUPPORTED_PROTOCOL: return "CURLE_UNSUPPORTED_PROTOCOL";
+    case CURLE_URL_MALFORMAT: return "CURLE_URL_MALFORMAT";
+    case CURLE_COULDNT_RESOLVE_PROXY: return "CURLE_COULDNT_RESOLVE_PROXY";
+    case CURLE_COULDNT_RESOLVE_HOST: return "CURLE_COULDNT_RESOLVE_HOST";
+    case CURLE_COULDNT_CONNECT: return "CURLE_COULDNT_CONNECT";
+    case CURLE_WEIRD_SERVER_REPLY: return "CURLE_WEIRD_SERVER_REPLY";
+    case CURLE_HTTP2: return "CURLE_HTTP2";
+    case CURLE_PARTIAL_FILE: return "CURLE_PARTIAL_FILE";
+    case CURLE_OUT_OF_MEMORY: return "CURLE_OUT_OF_MEMORY";
+    case CURLE_OPERATION_TIMEDOUT: return "CURLE_OPERATION_TIMEDOUT";
+    case CURLE_SSL_CONNECT_ERROR: return "CURLE_SSL_CONNECT_ERROR";
+    case CURLE_PEER_FAILED_VERIFICATION: return "CURLE_PEER_FAILED_VERIFICATION";
+    case CURLE_GOT_NOTHING: return "CURLE_GOT_NOTHING";
+    case CURLE_SEND_ERROR: return "CURLE_SEND_ERROR";
+    case CURLE_RECV_ERROR: return "CURLE_RECV_ERROR";
+    case CURLE_SSL_CERTPROBLEM: return "CURLE_SSL_CERTPROBLEM";
+    case CURLE_SSL_CIPHER: return "CURLE_SSL_CIPHER";
+    case CURLE_SSL_CACERT_BADFILE: return "CURLE_SSL_CACERT_BADFILE";
+    case CURLE_HTTP2_STREAM: return "CURLE_HTTP2_STREAM";
+    case CURLE_HTTP3: return "CURLE_HTTP3";
+    default: return NULL;
+    }
+}
+
+static int is_ssl_error(CURLcode c)
+{
+    return c == CURLE_SSL_CONNECT_ERROR || c == CURLE_PEER_FAILED_VERIFICATION ||
+           c == CURLE_SSL_CERTPROBLEM || c == CURLE_SSL_CIPHER || c == CURLE_SSL_CACERT_BADFILE ||
+           c == CURLE_SSL_ENGINE_NOTFOUND || c == CURLE_SSL_ENGINE_SETFAILED ||
+           c == CURLE_SSL_ENGINE_INITFAILED || c == CURLE_SSL_SHUTDOWN_FAILED ||
+           c == CURLE_SSL_CRL_BADFILE || c == CURLE_SSL_ISSUER_ERROR ||
+           c == CURLE_SSL_PINNEDPUBKEYNOTMATCH || c == CURLE_SSL_INVALIDCERTSTATUS ||
+           c == CURLE_USE_SSL_FAILED;
+}
+
+/* The status_counts key of a transport error; os_errno from CURLINFO_OS_ERRNO. */
+static void transport_key(CURLcode c, long os_errno, char *key, size_t size)
+{
+    const char *k = NULL;
+    if (c == CURLE_OPERATION_TIMEDOUT) k = "timeout";
+    else if (c == CURLE_COULDNT_CONNECT)
+        k = os_errno == ECONNREFUSED ? "connection_refused" : "couldnt_connect";
+    else if (c == CURLE_COULDNT_RESOLVE_HOST) k = "couldnt_resolve_host";
+    else if (is_ssl_error(c)) k = "ssl_error";
+    else if (c == CURLE_GOT_NOTHING) k = "empty_reply";
+    else if (c == CURLE_SEND_ERROR) k = "send_error";
+    else if (c == CURLE_RECV_ERROR) k = "recv_error";
+    if (k) snprintf(key, size, "%s", k);
+    else snprintf(key, size, "curl_error_%d", (int)c);
+}
+
+/* --- the call and its hooks ----------------------------------------------- */
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    (void)data;
+    ((http_state *)ud)->received += (curl_off_t)(size * n);
+    return size * n;
+}
+
+/* Keeps the code of the last status line ("HTTP/1.1 200 OK", "HTTP/2 500"). */
+static size_t on_header(char *line, size_t size, size_t n, void *ud)
+{
+    size_t len = size * n, i = 5;
+    if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
+        while (i < len && line[i] != ' ') i++;
+        if (i + 3 < len && isdigit((unsigned char)line[i + 1]) &&
+            isdigit((unsigned char)line[i + 2]) && isdigit((unsigned char)line[i + 3]))
+            ((http_state *)ud)->status =
+                (line[i + 1] - '0') * 100 + (line[i + 2] - '0') * 10 + (line[i + 3] - '0');
+    }
+    return len;
+}
+
+static void call_failure(const http_state *s, CURLcode res, rpx_error *err)
+{
+    const char *name;
+    if (res == CURLE_OK) {
+        rpx_error_set(err, RPX_EMODEL, "HTTP %ld from %s", s->status, s->display_url);
+        return;
+    }
+    name = curl_code_name(res);
+    if (name)
+        rpx_error_set(err, RPX_EMODEL, "curl: %s (%s)",
+                      s->errbuf[0] ? s->errbuf : curl_easy_strerror(res), name);
+    else
+        rpx_error_set(err, RPX_EMODEL, "curl: %s (curl error %d)",
+                      s->errbuf[0] ? s->errbuf : curl_easy_strerror(res), (int)res);
+}
+
+static int http_call(void *state, const rpx_inputs *inputs, rpx_error *err)
+{
+    http_state *s = state;
+    CURLcode res;
+    (void)inputs; /* the body was read from the file at open */
+    s->errbuf[0] = '\0';
+    s->status = 0;
+    res = curl_easy_perform(s->curl);
+    s->last_res = res;
+    if (res == CURLE_OK && s->status >= 200 && s->status <= 299) return 0;
+    call_failure(s, res, err);
+    return RPX_CALL_COUNTED_FAILURE;
+}
+
+static curl_off_t info_off(CURL *c, CURLINFO what)
+{
+    curl_off_t v = 0;
+    return curl_easy_getinfo(c, what, &v) == CURLE_OK ? v : 0;
+}
+
+static long info_long(CURL *c, CURLINFO what)
+{
+    long v = 0;
+    return curl_easy_getinfo(c, what, &v) == CURLE_OK ? v : 0;
+}
+
+static void count_status(http_state *s, const char *key)
+{
+    json_t *v = json_object_get(s->status_counts, key);
+    if (v) json_integer_set(v, json_integer_value(v) + 1);
+    else json_object_set_new(s->status_counts, key, json_integer(1));
+}
+
+static void http_after_call(void *state, int timed, int rc)
+{
+    http_state *s = state;
+    CURL *c = s->curl;
+    long version = info_long(c, CURLINFO_HTTP_VERSION);
+    char *ip = NULL;
+    char key[32];
+
+    s->connections += info_long(c, CURLINFO_NUM_CONNECTS);
+    if (version) s->http_version = version;
+    if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip && *ip) {
+        long port = info_long(c, CURLINFO_PRIMARY_PORT);
+        snprintf(s->remote, sizeof s->remote, strchr(ip, ':') ? "[%s]:%ld" : "%s:%ld", ip,
+                 port);
+    }
+    if (!timed) {
+        if (rc != 0) s->failed_warmup_calls++;
+        return;
+    }
+    s->bytes_sent += info_off(c, CURLINFO_SIZE_UPLOAD_T);
+    s->bytes_received += info_off(c, CURLINFO_SIZE_DOWNLOAD_T);
+    if (s->last_res != CURLE_OK)
+        transport_key(s->last_res, info_long(c, CURLINFO_OS_ERRNO), key, sizeof key);
+    else
+        snprintf(key, sizeof key, "%ld", s->status);
+    count_status(s, key);
+    if (rc != 0) {
+        s->failed_calls++;
+        return;
+    }
+    /* curl's times are cumulative from the start of the request, in µs */
+    rpx_latency_add_ns(s->phase[PH_LOOKUP], 1e3 * (double)info_off(c, CURLINFO_NAMELOOKUP_TIME_T));
+    rpx_latency_add_ns(s->phase[PH_CONNECT], 1e3 * (double)info_off(c, CURLINFO_CONNECT_TIME_T));
+    /* curl reports appconnect 0 for plain http: no TLS, so no sample (null, not 0) */
+    if (s->is_https)
+        rpx_latency_add_ns(s->phase[PH_TLS],
+                           1e3 * (double)info_off(c, CURLINFO_APPCONNECT_TIME_T));
+    rpx_latency_add_ns(s->phase[PH_TTFB],
+                       1e3 * (double)info_off(c, CURLINFO_STARTTRANSFER_TIME_T));
+    rpx_latency_add_ns(s->phase[PH_TOTAL], 1e3 * (double)info_off(c, CURLINFO_TOTAL_TIME_T));
+}
+
+static int http_setup(void **state, const rpx_inputs *inputs, const rpx_run_info *info,
+                      rpx_error *err)
+{
+    http_state *s = *state;
+    int i;
+    (void)inputs;
+    if (!info || info->measured_calls <= 0) return 0;
+    for (i = 0; i < N_PHASES; i++)
+        if (rpx_latency_reserve(s->phase[i], (size_t)info->measured_calls) != 0)
+            return rpx_error_set(err, RPX_ENOMEM, "out of memory for %ld phase timings",
+                                 info->measured_calls);
+    return 0;
+}
+
+/* --- the report section ----------------------------------------------------- */
+
+static json_t *phase_json(const rpx_latency *lat)
+{
+    rpx_latency_stats st;
+    json_t *o = json_object();
+    if (rpx_latency_stats_get(lat, &st) != 0 || !st.available)
+        st.p50_ms = st.p95_ms = st.p99_ms = st.mean_ms = st.min_ms = st.max_ms = NAN;
+    json_object_set_new(o, "p50_ms", rpx_json_real_or_null(st.p50_ms));
+    json_object_set_new(o, "p95_ms", rpx_json_real_or_null(st.p95_ms));
+    json_object_set_new(o, "p99_ms", rpx_json_real_or_null(st.p99_ms));
+    json_object_set_new(o, "mean_ms", rpx_json_real_or_null(st.mean_ms));
+    json_object_set_new(o, "min_ms", rpx_json_real_or_null(st.min_ms));
+    json_object_set_new(o, "max_ms", rpx_json_real_or_null(st.max_ms));
+    return o;
+}
+
+static json_t *string_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *http_section(void *state)
+{
+    http_state *s = state;
+    json_t *o = json_object(), *body, *phases, *nm;
+    const char *version = NULL;
+    int i;
+    if (!o) return NULL;
+    json_object_set_new(o, "url", json_string(s->display_url));
+    json_object_set_new(o, "method", json_string(s->method));
+    if (s->send_body) {
+        body = json_object();
+        json_object_set_new(body, "source", json_string(s->body_source));
+        json_object_set_new(body, "path", string_or_null(s->body_path));
+        json_object_set_new(body, "bytes", json_integer((json_int_t)s->body_len));
+        json_object_set_new(body, "content_type", string_or_null(s->content_type));
+        json_object_set_new(o, "body", body);
+    } else {
+        json_object_set_new(o, "body", json_null());
+    }
+    json_object_set(o, "request_headers", s->request_headers);
+    json_object_set_new(o, "tls_verification", json_boolean(s->verify_tls));
+    json_object_set_new(o, "connect_timeout_s", json_real(s->connect_timeout_s));
+    json_object_set_new(o, "total_timeout_s", json_real(s->total_timeout_s));
+    phases = json_object();
+    for (i = 0; i < N_PHASES; i++)
+        json_object_set_new(phases, phase_names[i], phase_json(s->phase[i]));
+    json_object_set_new(o, "phases_ms", phases);
+    json_object_set_new(o, "phases_note",
+                        json_string("curl's cumulative times from the start of each request, "
+                                    "over the successful timed calls; connect (and tls) are 0 "
+                                    "on a reused connection; tls is null for plain http "
+                                    "(curl reports 0 when there is no TLS handshake)"));
+    json_object_set(o, "status_counts", s->status_counts);
+    json_object_set_new(o, "failed_calls", json_integer(s->failed_calls));
+    json_object_set_new(o, "failed_warmup_calls", json_integer(s->failed_warmup_calls));
+    json_object_set_new(o, "bytes_sent", json_integer((json_int_t)s->bytes_sent));
+    json_object_set_new(o, "bytes_received", json_integer((json_int_t)s->bytes_received));
+    json_object_set_new(o, "request_body_bytes",
+                        json_integer(s->send_body ? (json_int_t)s->body_len : 0));
+    switch (s->http_version) {
+    case CURL_HTTP_VERSION_1_0: version = "1.0"; break;
+    case CURL_HTTP_VERSION_1_1: version = "1.1"; break;
+    case CURL_HTTP_VERSION_2_0: version = "2"; break;
+    case CURL_HTTP_VERSION_3: version = "3"; break;
+    default: break;
+    }
+    json_object_set_new(o, "http_version", string_or_null(version));
+    json_object_set_new(o, "remote_address", string_or_null(s->remote[0] ? s->remote : NULL));
+    json_object_set_new(o, "connections_opened", json_integer(s->connections));
+    nm = json_object();
+    json_object_set_new(nm, "gpu", json_string("remote API"));
+    json_object_set_new(nm, "cost", json_string("remote API"));
+    json_object_set_new(nm, "roofline", json_string("remote API"));
+    json_object_set_new(nm, "device_memory", json_string("remote API"));
+    json_object_set_new(o, "not_measured", nm);
+    return o;
+}
+
+static void http_unload(rpx_target *t)
+{
+    http_state *s = t->state;
+    int i;
+    if (!s) return;
+    if (s->curl) curl_easy_cleanup(s->curl);
+    curl_slist_free_all(s->headers);
+    free(s->display_url);
+    free(s->body);
+    free(s->body_path);
+    free(s->content_type);
+    json_decref(s->request_headers);
+    json_decref(s->status_counts);
+    for (i = 0; i < N_PHASES; i++) rpx_latency_destroy(s->phase[i]);
+    free(s);
+    t->state = NULL;
+}
+
+/* --- open: options, headers, body --------------------------------------------- */
+
+static int read_body(http_state *s, const char *option, const char *path, rpx_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    long size;
+    int failed, e;
+    if (!f)
+        return rpx_error_set(err, RPX_ENOTFOUND,
+                             "%s %s: cannot open the request body (%s); give an existing, "
+                             "readable file",
+                             option, path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return rpx_error_set(err, RPX_EIO,
+                             "%s %s: cannot read the request body (not a regular file?); "
+                             "give a regular file",
+                             option, path);
+    }
+    s->body = malloc((size_t)size + 1);
+    if (!s->body) {
+        fclose(f);
+        return rpx_error_set(err, RPX_ENOMEM, "%s %s: out of memory for %ld bytes", option,
+                             path, size);
+    }
+    s->body_len = fread(s->body, 1, (size_t)size, f);
+    failed = ferror(f);
+    e = errno;
+    fclose(f);
+    if (failed || s->body_len != (size_t)size)
+        return rpx_error_set(err, RPX_EIO, "%s %s: cannot read the request body (%s)", option,
+                             path, failed ? strerror(e) : "the file changed while reading");
+    s->body_path = strdup(path);
+    return s->body_path ? 0 : rpx_error_set(err, RPX_ENOMEM, "out of memory");
+}
+
+static int valid_method(const char *m)
+{
+    size_t i, n = strlen(m);
+    if (n == 0 || n >= 32) return 0;
+    for (i = 0; i < n; i++)
+        if (m[i] < 'A' || m[i] > 'Z') return 0;
+    return 1;
+}
+
+static int token_char(unsigned char c)
+{
+    return c > 32 && c < 127 && !strchr("\"(),/:;<=>?@[\\]{}", c);
+}
+
+/* `value` with each ${VAR} replaced by the environment's VAR; malloc'ed in *out.
+ * Messages name the header and the variable, never a value. */
+static int expand_value(const char *name, const char *value, char **out, rpx_error *err)
+{
+    size_t cap = strlen(value) + 1, len = 0;
+    char *buf = malloc(cap);
+    const char *p = value;
+    if (!buf) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    while (*p) {
+        const char *add = p, *env;
+        size_t n = 1;
+        if (p[0] == '$' && p[1] == '{') {
+            const char *end = strchr(p + 2, '}');
+            size_t vlen = end ? (size_t)(end - p - 2) : 0;
+            char var[256];
+            size_t i;
+            int ok = end && vlen > 0 && vlen < sizeof var && !isdigit((unsigned char)p[2]);
+            for (i = 0; ok && i < vlen; i++)
+                ok = isalnum((unsigned char)p[2 + i]) || p[2 + i] == '_';
+            if (!ok) {
+                free(buf);
+                return rpx_error_set(err, RPX_EINVAL,
+                                     "--header %s: the value has a '${' without a valid "
+                                     "${VAR} (letters, digits, '_')",
+                                     name);
+            }
+            memcpy(var, p + 2, vlen);
+            var[vlen] = '\0';
+            env = getenv(var);
+            if (!env) {
+                free(buf);
+                return rpx_error_set(err, RPX_EINVAL,
+                                     "--header %s: ${%s} is not set in the environment; "
+                                     "export it",
+                                     name, var);
+            }
+            add = env;
+            n = strlen(env);
+            p = end + 1;
+        } else {
+            p++;
+        }
+        if (len + n + 1 > cap) {
+            char *bigger;
+            cap = (len + n + 1) * 2;
+            bigger = realloc(buf, cap);
+            if (!bigger) {
+                free(buf);
+                return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+            }
+            buf = bigger;
+        }
+        memcpy(buf + len, add, n);
+        len += n;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    return 0;
+}
+
+static int add_line(http_state *s, const char *line)
+{
+    struct curl_slist *l = curl_slist_append(s->headers, line);
+    if (!l) return -1;
+    s->headers = l;
+    return 0;
+}
+
+/* One "Name: value" of --header into the curl list and the report's list. */
+static int add_header(http_state *s, size_t index, const char *text, int *has_ctype,
+                      int *has_expect, rpx_error *err)
+{
+    const char *colon = strchr(text, ':'), *value;
+    char name[128], *expanded = NULL, *line;
+    size_t nlen, i;
+    json_t *h;
+    int rc;
+    if (!colon)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--header number %zu has no ':'; write it as 'Name: value'",
+                             index + 1);
+    nlen = (size_t)(colon - text);
+    while (nlen > 0 && (text[nlen - 1] == ' ' || text[nlen - 1] == '\t')) nlen--;
+    for (i = 0; i < nlen && token_char((unsigned char)text[i]); i++) continue;
+    if (nlen == 0 || i < nlen || nlen >= sizeof name)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--header number %zu: the name before ':' must be a non-empty "
+                             "HTTP token (letters, digits, '-', no spaces)",
+                             index + 1);
+    memcpy(name, text, nlen);
+    name[nlen] = '\0';
+    value = colon + 1;
+    while (*value == ' ' || *value == '\t') value++;
+    if ((rc = expand_value(name, value, &expanded, err)) != 0) return rc;
+    if (strpbrk(expanded, "\r\n")) {
+        free(expanded);
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--header %s: the value (after ${VAR} expansion) contains a line "
+                             "break; headers are one line",
+                             name);
+    }
+    line = malloc(nlen + strlen(expanded) + 3);
+    if (!line) {
+        free(expanded);
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    }
+    /* curl drops "Name:" (empty value) from the request; "Name;" sends it empty */
+    if (*expanded) sprintf(line, "%s: %s", name, expanded);
+    else sprintf(line, "%s;", name);
+    rc = add_line(s, line);
+    free(line);
+    free(expanded);
+    if (rc != 0) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if (strcasecmp(name, "Content-Type") == 0) *has_ctype = 1;
+    if (strcasecmp(name, "Expect") == 0) *has_expect = 1;
+    /* reported: the value as the user wrote it (never what the environment gave) */
+    h = json_object();
+    json_object_set_new(h, "name", json_string(name));
+    json_object_set_new(h, "value",
+                        rpx_http_header_is_secret(name) ? json_string("REDACTED")
+                                                        : json_string(value));
+    json_array_append_new(s->request_headers, h);
+    return 0;
+}
+
+static long timeout_ms(double *seconds, double fallback)
+{
+    if (!(*seconds > 0)) *seconds = fallback;
+    if (*seconds > 1e9) *seconds = 1e9;
+    return *seconds * 1000.0 < 1.0 ? 1L : (long)(*seconds * 1000.0 + 0.5);
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_init(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static int configure(rpx_target *t, http_state *s, const rpx_target_options *opt,
+                     rpx_error *err)
+{
+    CURL *c = s->curl;
+    int has_ctype = 0, has_expect = 0, rc = 0;
+    size_t i;
+    CURLUcode uc;
+    CURLU *u = curl_url();
+    if (!u) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    uc = curl_url_set(u, CURLUPART_URL, t->spec, 0);
+    curl_url_cleanup(u);
+    if (uc != CURLUE_OK)
+        return rpx_error_set(err, RPX_EINVAL, "--model %s: not a valid URL (%s)",
+                             t->display_spec, curl_url_strerror(uc));
+
+    snprintf(s->method, sizeof s->method, "%s", opt->method ? opt->method : "POST");
+    if (!valid_method(s->method) || (opt->method && strlen(opt->method) >= sizeof s->method))
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--method %.40s: expected an uppercase HTTP method such as POST, "
+                             "GET, HEAD, PUT, PATCH or DELETE",
+                             opt->method);
+    s->send_body = strcmp(s->method, "GET") != 0 && strcmp(s->method, "HEAD") != 0;
+    if (!s->send_body && opt->body_path)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--body %s: --method %s sends no body; drop --body or use "
+                             "another method (POST, PUT, ...)",
+                             opt->body_path, s->method);
+
+    for (i = 0; i < opt->n_headers; i++)
+        if ((rc = add_header(s, i, opt->headers[i], &has_ctype, &has_expect, err)) != 0)
+            return rc;
+
+    if (s->send_body) {
+        const char *ctype;
+        if (opt->body_path) {
+            s->body_source = "--body";
+            rc = read_body(s, "--body", opt->body_path, err);
+            ctype = "application/octet-stream";
+        } else if (opt->inputs_path) {
+            s->body_source = "inputs";
+            rc = read_body(s, "--inputs", opt->inputs_path, err);
+            ctype = "application/x-npz";
+        } else {
+            s->body_source = "none";
+            ctype = NULL;
+        }
+        if (rc != 0) return rc;
+        if (!has_ctype && ctype) {
+            char line[64];
+            snprintf(line, sizeof line, "Content-Type: %s", ctype);
+            if (add_line(s, line) != 0) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        }
+        if (has_ctype) {
+            /* the user's value (reported only when the name is not secret, which it is not) */
+            for (i = 0; i < json_array_size(s->request_headers); i++) {
+                json_t *h = json_array_get(s->request_headers, i);
+                if (strcasecmp(json_string_value(json_object_get(h, "name")), "Content-Type") == 0)
+                    ctype = json_string_value(json_object_get(h, "value"));
+            }
+        }
+        if (ctype && !(s->content_type = strdup(ctype)))
+            return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        /* no "Expect: 100-continue" round trip before larger bodies */
+        if (!has_expect && add_line(s, "Expect:") != 0)
+            return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    }
+
+    s->verify_tls = !opt->insecure;
+    s->is_https = strncmp(t->spec, "https://", 8) == 0;
+    s->connect_timeout_s = opt->connect_timeout_s;
+    s->total_timeout_s = opt->total_timeout_s;
+
+    if (curl_easy_setopt(c, CURLOPT_URL, t->spec) != CURLE_OK ||
+#if LIBCURL_VERSION_NUM >= 0x075500
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+#endif
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s->errbuf) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, s) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, s) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_USERAGENT, "rpxprof/" RPX_VERSION) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                         timeout_ms(&s->connect_timeout_s, 10.0)) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms(&s->total_timeout_s, 60.0)) !=
+            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, s->verify_tls ? 1L : 0L) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, s->verify_tls ? 2L : 0L) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, s->headers) != CURLE_OK)
+        return rpx_error_set(err, RPX_EUNSUPPORTED,
+                             "--model %s: this libcurl (%s) lacks an option rpxprof needs",
+                             t->display_spec, curl_version());
+
+    if (strcmp(s->method, "GET") == 0) {
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    } else if (strcmp(s->method, "HEAD") == 0) {
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    } else {
+        /* never NULL: curl would read the body from stdin */
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, s->body ? s->body : "");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->body_len);
+        if (strcmp(s->method, "POST") != 0) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, s->method);
+    }
+    return 0;
+}
+
+RPX_PLUGIN_EXPORT const int rpx_http_plugin_abi = RPX_PLUGIN_ABI;
+
+RPX_PLUGIN_EXPORT int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt,
+                                           rpx_error *err);
+int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error *err)
+{
+    static const rpx_target_options none;
+    http_state *s;
+    int i;
+    if (!opt) opt = &none;
+    pthread_once(&curl_once, curl_init);
+    if (curl_init_rc != CURLE_OK)
+        return rpx_error_set(err, RPX_EUNAVAILABLE, "--model %s: libcurl failed to start: %s",
+                             t->display_spec, curl_easy_strerror(curl_init_rc));
+    s = calloc(1, sizeof *s);
+    if (!s) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    t->state = s;
+    t->unload_fn = http_unload;
+    s->display_url = strdup(t->display_spec);
+    s->request_headers = json_array();
+    s->status_counts = json_object();
+    s->curl = curl_easy_init();
+    if (!s->display_url || !s->request_headers || !s->status_counts)
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    for (i = 0; i < N_PHASES; i++)
+        if (rpx_latency_create(0, &s->phase[i]) != 0)
+            return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if (!s->curl)
+        return rpx_error_set(err, RPX_EUNAVAILABLE, "--model %s: curl_easy_init failed",
+                             t->display_spec);
+    i = configure(t, s, opt, err);
+    if (i != 0) return i;
+    t->call = http_call;
+    t->counts_failures = 1;
+    t->after_call_fn = http_after_call;
+    t->section_fn = http_section;
+    t->setup_fn = http_setup;
+    return 0;
+}

@@ -1,0 +1,172 @@
+"""A local HTTP/1.1 API for the HTTP target's tests: 127.0.0.1, a free port,
+keep-alive (every answer has a Content-Length), standard library + numpy only.
+
+    with HttpTestServer() as srv:
+        url = srv.url("/depth")
+        ...
+        srv.connections, srv.requests, srv.seen[-1]["headers"]
+
+Handlers (any method; a request body is always read in full):
+  /depth           NPZ body with 'rgb' uint8 HxWx3 -> NPZ with 'depth' float32 HxW
+                   (the channel mean / 255, like demo_depth); 400 for anything else
+  /sleep?ms=N      sleeps N ms, then 200 "ok"
+  /fail            500
+  /flaky?every=N   500 for every Nth request to it, 200 otherwise
+  /status?code=N   answers N (e.g. 302 with a Location, to check redirects are not followed)
+  /hang            never answers (the client's timeout ends it)
+  /echo-headers    200 with the received headers as a JSON object
+Anything else is 404. `python3 http_server.py` serves until Ctrl-C."""
+import io
+import json
+import socket
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+
+
+def depth_of(rgb):
+    """The /depth model: mean over the channels / 255, float32 HxW."""
+    return (rgb.astype(np.float32).mean(axis=2) / np.float32(255)).astype(np.float32)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive
+    server_version = "rpxprof-test"
+
+    def setup(self):  # once per connection
+        super().setup()
+        # headers and body go out as separate writes: without this, Nagle's algorithm
+        # and the client's delayed ACK hold the body back ~40 ms
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.server.owner.lock:
+            self.server.owner.connections += 1
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _answer(self, code, body=b"", content_type="text/plain", extra=()):
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD" and body:
+            self.wfile.write(body)
+
+    def _dispatch(self):
+        owner = self.server.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        url = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qs(url.query)
+        with owner.lock:
+            owner.requests += 1
+            owner.seen.append({"method": self.command, "path": self.path,
+                               "headers": dict(self.headers.items()), "body_bytes": len(body)})
+        route = url.path
+        if route == "/depth":
+            try:
+                with np.load(io.BytesIO(body), allow_pickle=False) as z:
+                    rgb = z["rgb"]
+                if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
+                    raise ValueError(f"rgb: expected uint8 HxWx3, got {rgb.dtype} {rgb.shape}")
+            except Exception as e:  # noqa: BLE001 - any bad body is the client's error
+                return self._answer(400, f"bad request: {e}".encode())
+            out = io.BytesIO()
+            np.savez(out, depth=depth_of(rgb))
+            return self._answer(200, out.getvalue(), "application/x-npz")
+        if route == "/sleep":
+            time.sleep(int(query.get("ms", ["0"])[0]) / 1000.0)
+            return self._answer(200, b"ok")
+        if route == "/fail":
+            return self._answer(500, b"failed on purpose")
+        if route == "/flaky":
+            n = sum(1 for s in owner.seen if s["path"].startswith("/flaky"))
+            every = int(query.get("every", ["5"])[0])
+            return self._answer(500 if n % every == 0 else 200, b"flaky")
+        if route == "/status":
+            code = int(query.get("code", ["200"])[0])
+            extra = [("Location", "/sleep?ms=0")] if 300 <= code < 400 else []
+            return self._answer(code, b"status", extra=extra)
+        if route == "/hang":
+            owner.stopping.wait()  # until the server stops; the client times out first
+            self.close_connection = True
+            return None
+        if route == "/echo-headers":
+            return self._answer(200, json.dumps(dict(self.headers.items())).encode(),
+                                "application/json")
+        return self._answer(404, b"not found")
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _dispatch
+
+
+class HttpTestServer:
+    """The test API in a background thread; a context manager (start/stop)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.connections = 0
+        self.requests = 0
+        self.seen = []
+        self._httpd = None
+        self._thread = None
+
+    @property
+    def port(self):
+        return self._httpd.server_address[1]
+
+    def url(self, path="/"):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def reset_counts(self):
+        with self.lock:
+            self.connections = 0
+            self.requests = 0
+            self.seen = []
+
+    def start(self):
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.daemon_threads = True  # /hang never holds up the exit
+        self._httpd.owner = self
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
+                                        kwargs={"poll_interval": 0.05})
+        self._thread.start()
+        return self
+
+    def stop(self):
+        if self._httpd is None:
+            return
+        self.stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+        self._httpd = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def closed_port():
+    """A 127.0.0.1 port with nothing listening (bound then closed: refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+if __name__ == "__main__":
+    with HttpTestServer() as srv:
+        print(srv.url("/"), flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass

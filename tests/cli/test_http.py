@@ -1,0 +1,211 @@
+"""`rpxprof run --model http://...`: the real binary against a local HTTP/1.1 API
+(tests/cli/http_server.py on 127.0.0.1; no other network)."""
+import json
+import os
+
+import numpy as np
+
+from common import TempDirTest, main, run, validate_profile
+from http_server import HttpTestServer, closed_port, depth_of
+
+TOKEN = "tok-3b1f9c-very-secret"
+
+
+class HttpRunTest(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.srv = HttpTestServer().start()
+        self.addCleanup(self.srv.stop)
+        self.rgb = np.arange(24 * 32 * 3, dtype=np.uint8).reshape(24, 32, 3)
+        self.npz = self.path("in.npz")
+        np.savez(self.npz, rgb=self.rgb)
+
+    def profile(self, url, *extra, check=0, env=None, repeats=50):
+        out = self.path("out", "r.json")
+        p = run("run", "--model", url, "--inputs", self.npz, "--output", out, "--warmup", "2",
+                "--repeats", repeats, "-q", *extra, check=check, env=env, timeout=120)
+        report = None
+        if os.path.exists(out):
+            with open(out) as f:
+                text = f.read()
+            report = json.loads(text)
+            validate_profile(report)
+            report["_text"] = text
+        return p, report
+
+    def assert_null_cost(self, r):
+        self.assertIsNone(r["roofline"])
+        self.assertIsNone(r["efficiency"])
+        self.assertEqual(r["memory"]["cuda_peak_allocated_mb_by_visible_device"], {})
+        self.assertTrue(any(n.startswith("remote API") for n in r["notes"]), r["notes"])
+
+    # ---- a complete run ----
+    def test_depth_complete(self):
+        # the server's model is the numpy truth the client never sees
+        self.assertEqual(depth_of(self.rgb).shape, (24, 32))
+        _, r = self.profile(self.srv.url("/depth"))
+        self.assertEqual(r["status"], "complete")
+        self.assertEqual(r["target_kind"], "http")
+        self.assertEqual(r["measured_calls"], 50)
+        self.assertEqual(r["failed_calls"], 0)
+        h = r["http"]
+        self.assertEqual(h["url"], self.srv.url("/depth"))
+        self.assertEqual(h["method"], "POST")
+        self.assertEqual(h["status_counts"], {"200": 50})
+        self.assertEqual(h["failed_calls"], 0)
+        self.assertEqual(h["failed_warmup_calls"], 0)
+        self.assertEqual(h["connections_opened"], 1)
+        self.assertEqual(h["http_version"], "1.1")
+        self.assertEqual(h["remote_address"], f"127.0.0.1:{self.srv.port}")
+        size = os.path.getsize(self.npz)
+        self.assertEqual(h["body"], {"source": "inputs", "path": self.npz, "bytes": size,
+                                     "content_type": "application/x-npz"})
+        self.assertEqual(h["request_body_bytes"], size)
+        self.assertEqual(h["bytes_sent"], 50 * size)
+        self.assertGreater(h["bytes_received"], 0)
+        self.assertTrue(h["tls_verification"])
+        for name in ("name_lookup", "connect", "time_to_first_byte", "total"):
+            self.assertIsNotNone(h["phases_ms"][name]["p50_ms"], name)
+        self.assertTrue(all(v is None for v in h["phases_ms"]["tls"].values()))  # plain http
+        self.assertLessEqual(h["phases_ms"]["total"]["p50_ms"], r["latency"]["p50_ms"] * 1.5)
+        self.assertEqual(set(h["not_measured"]), {"gpu", "cost", "roofline", "device_memory"})
+        self.assert_null_cost(r)
+        # keep-alive, seen from the server: one connection for every call
+        self.assertEqual(self.srv.connections, 1)
+        self.assertEqual(self.srv.requests, 52)
+        self.assertEqual(self.srv.seen[-1]["headers"].get("Content-Type"), "application/x-npz")
+
+    def test_sleep_latency(self):
+        _, r = self.profile(self.srv.url("/sleep?ms=20"), repeats=20)
+        self.assertEqual(r["status"], "complete")
+        p50 = r["latency"]["p50_ms"]
+        self.assertGreaterEqual(p50, 20.0)
+        self.assertLess(p50, 20.0 + 50.0)
+        self.assertGreaterEqual(r["http"]["phases_ms"]["time_to_first_byte"]["p50_ms"], 20.0)
+
+    def test_body_and_method(self):
+        body = self.path("body.bin")
+        with open(body, "wb") as f:
+            f.write(b"\x01" * 1000)
+        _, r = self.profile(self.srv.url("/sleep?ms=0"), "--body", body, "--method", "PUT",
+                            repeats=5)
+        self.assertEqual(r["http"]["method"], "PUT")
+        self.assertEqual(r["http"]["body"]["source"], "--body")
+        self.assertEqual(r["http"]["body"]["content_type"], "application/octet-stream")
+        self.assertEqual(self.srv.seen[-1]["method"], "PUT")
+        self.assertEqual(self.srv.seen[-1]["body_bytes"], 1000)
+        _, r = self.profile(self.srv.url("/sleep?ms=0"), "--method", "GET", repeats=5)
+        self.assertIsNone(r["http"]["body"])
+        self.assertEqual(self.srv.seen[-1]["method"], "GET")
+        self.assertEqual(self.srv.seen[-1]["body_bytes"], 0)
+
+    # ---- failures ----
+    def test_http_500_fails(self):
+        p, r = self.profile(self.srv.url("/fail"), check=6)
+        self.assertEqual(r["status"], "failed")
+        self.assertEqual(r["measured_calls"], 0)
+        self.assertGreater(r["failed_calls"], 0)
+        self.assertEqual(list(r["http"]["status_counts"]), ["500"])
+        self.assertIn("HTTP 500", p.stderr)
+
+    def test_redirect_is_a_failure(self):
+        _, r = self.profile(self.srv.url("/status?code=302"), check=6, repeats=5)
+        self.assertEqual(list(r["http"]["status_counts"]), ["302"])
+        self.assertTrue(all(s["path"].startswith("/status") for s in self.srv.seen))
+
+    def test_hang_times_out(self):
+        p, r = self.profile(self.srv.url("/hang"), "--request-timeout", "0.5", "--max-failures",
+                            "3", check=6)
+        self.assertEqual(r["status"], "failed")
+        self.assertEqual(r["measured_calls"], 0)
+        self.assertEqual(r["failed_calls"] + r["http"]["failed_warmup_calls"], 3)
+        self.assertEqual(r["http"]["total_timeout_s"], 0.5)
+        self.assertIn("CURLE_OPERATION_TIMEDOUT", p.stderr)
+
+    def test_connection_refused(self):
+        _, r = self.profile(f"http://127.0.0.1:{closed_port()}/x", "--max-failures", "5",
+                            check=6)
+        self.assertEqual(r["status"], "failed")
+        self.assertIn("connection_refused", r["http"]["status_counts"])
+        self.assertIsNone(r["http"]["phases_ms"]["total"]["p50_ms"])
+
+    def test_some_failures_are_counted_not_timed(self):
+        # every 5th request fails: 52 requests (2 warmup), 10 failures
+        p, r = self.profile(self.srv.url("/flaky?every=5"), "--max-failures", "0")
+        self.assertEqual(r["status"], "complete")
+        statuses = r["http"]["status_counts"]
+        self.assertEqual(statuses["200"] + statuses.get("500", 0), 50)
+        self.assertEqual(r["failed_calls"], statuses["500"])
+        self.assertEqual(r["measured_calls"], statuses["200"])
+        self.assertEqual(len(r["latency_samples_ms"]), statuses["200"])
+        self.assertEqual(r["failed_calls"] + r["failed_warmup_calls"], 52 // 5)
+        self.assertTrue(any("timed calls failed and are not latency samples" in n
+                            for n in r["notes"]), r["notes"])
+        # the default --max-failures (100) is not reached; 5 is
+        _, r = self.profile(self.srv.url("/flaky?every=2"), "--max-failures", "5", check=6)
+        self.assertEqual(r["failed_calls"] + r["failed_warmup_calls"], 5)
+        self.assertIn("--max-failures 5", r["error"])
+
+    def test_tls_is_verified_and_insecure_is_recorded(self):
+        # https to a plain-HTTP port: the TLS handshake fails, a counted failure
+        url = f"https://127.0.0.1:{self.srv.port}/depth"
+        _, r = self.profile(url, "--max-failures", "2", "--warmup", "0", check=6)
+        self.assertEqual(list(r["http"]["status_counts"]), ["ssl_error"])
+        self.assertTrue(r["http"]["tls_verification"])
+        _, r = self.profile(url, "--max-failures", "2", "--warmup", "0", "--insecure", check=6)
+        self.assertFalse(r["http"]["tls_verification"])
+        self.assertTrue(any("insecure" in n.lower() for n in r["notes"]), r["notes"])
+
+    def test_local_only_options_are_refused(self):
+        for extra, what in ((["--cost", "m.onnx"], "--cost"), (["--flops", "1e9"], "--flops"),
+                            (["--device", "cuda"], "--device cuda"),
+                            (["--gpu", "ref-rtx4090"], "--gpu")):
+            p = run("run", "--model", self.srv.url("/depth"), "--inputs", self.npz,
+                    "--output", self.path("x.json"), *extra)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(f"{what} describes the model or the device", p.stderr)
+            self.assertIn("remote API", p.stderr)
+        p = run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", self.npz,
+                "--output", self.path("x.json"), "--header", "X-A: 1")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--header is for HTTP API targets", p.stderr)
+        self.assertEqual(self.srv.requests, 0)
+
+    def test_credentials_in_the_url_are_redacted(self):
+        url = (f"http://user:{TOKEN}@127.0.0.1:{self.srv.port}/sleep?ms=0&api_key={TOKEN}")
+        p, r = self.profile(url, repeats=3)
+        self.assertNotIn(TOKEN, r["_text"])
+        self.assertNotIn(TOKEN, p.stderr + p.stdout)
+        shown = f"http://REDACTED@127.0.0.1:{self.srv.port}/sleep?ms=0&api_key=REDACTED"
+        self.assertEqual(r["model_callable"], shown)
+        self.assertEqual(r["http"]["url"], shown)
+        self.assertIn(f"api_key={TOKEN}", self.srv.seen[-1]["path"])  # sent, never reported
+
+    # ---- headers and secrets ----
+    def test_header_redaction(self):
+        _, r = self.profile(self.srv.url("/echo-headers"),
+                            "--header", "Authorization: Bearer ${RPX_TEST_TOKEN}",
+                            "--header", "X-Trace: abc", env={"RPX_TEST_TOKEN": TOKEN},
+                            repeats=3)
+        self.assertEqual(self.srv.seen[-1]["headers"]["Authorization"], f"Bearer {TOKEN}")
+        self.assertEqual(self.srv.seen[-1]["headers"]["X-Trace"], "abc")
+        self.assertNotIn(TOKEN, r["_text"])
+        self.assertEqual(r["http"]["request_headers"],
+                         [{"name": "Authorization", "value": "REDACTED"},
+                          {"name": "X-Trace", "value": "abc"}])
+
+    def test_missing_env_var(self):
+        out = self.path("missing", "r.json")
+        env = {k: v for k, v in os.environ.items() if k != "RPX_TEST_MISSING"}
+        os.environ.pop("RPX_TEST_MISSING", None)
+        p = run("run", "--model", self.srv.url("/depth"), "--inputs", self.npz, "--output", out,
+                "--header", "Authorization: ${RPX_TEST_MISSING}", "-q", env=env)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("--header Authorization: ${RPX_TEST_MISSING} is not set in the "
+                      "environment; export it", p.stderr)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual(self.srv.requests, 0)
+
+
+if __name__ == "__main__":
+    main()
