@@ -10,3 +10,9 @@ if(TARGET rpxprof-python)
     COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_python_floor.py $<TARGET_FILE:rpxprof_cli>
     DEPENDS rpxprof_cli rpxprof-python USES_TERMINAL)
 endif()
+# Real networks through the runtime examples against the host-CPU bound (issue 11).
+if(TARGET rpx-opencv-dnn AND TARGET rpx-libtorch)
+  add_custom_target(bench-examples
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_examples.py ${CMAKE_BINARY_DIR}
+    DEPENDS rpxprof_cli rpx-opencv-dnn rpx-libtorch USES_TERMINAL)
+endif()

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages rpxprof needs to build, run and test.
 # Idempotent; prints nothing when everything is already installed.
+#   ./scripts/setup.sh                  what the build, the demo and the tests need
+#   ./scripts/setup.sh --with-examples  also OpenCV's DNN module and libtorch, for
+#                                       examples/opencv-dnn and examples/libtorch
 set -euo pipefail
 
 packages=(
@@ -15,7 +18,15 @@ packages=(
   libonnx-dev protobuf-c-compiler libprotobuf-c-dev   # ONNX reading (onnx.proto, protoc-c)
   python3-onnx python3-torch python3-torchvision    # ONNX test models
   chromium                                  # renders the SVG figures in the tests
+  python3-dev                               # the Python target (embeds CPython)
+  libcurl4-openssl-dev                      # the HTTP target
 )
+for arg in "$@"; do
+  case "$arg" in
+    --with-examples) packages+=(g++ libopencv-dnn-dev libtorch-dev) ;;  # examples/opencv-dnn, libtorch
+    *) echo "setup: unknown option '$arg' (use --with-examples or nothing)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

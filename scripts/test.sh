@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 jobs=$(nproc)
-scripts/setup.sh
+scripts/setup.sh --with-examples  # the runtime examples are part of what is tested
 
 echo "== build (-Werror) and test =="
 cmake -S . -B build -DRPX_WERROR=ON >/dev/null
@@ -21,12 +21,14 @@ cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DRPX_WERROR=ON -DRPX_TES
 cmake --build build-release -j"$jobs" >/dev/null
 
 echo "== ASan+UBSan build and test =="
-cmake -S . -B build-asan -DRPX_WERROR=ON -DRPX_SANITIZE=ON -DRPX_CUDA_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+# the C++ runtime examples are not instrumented: they are tested by the first stage
+cmake -S . -B build-asan -DRPX_WERROR=ON -DRPX_SANITIZE=ON -DRPX_CUDA_EXAMPLES=OFF -DRPX_EXAMPLES=OFF \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
-echo "== valgrind memcheck: a demo run, a cost run, the system card, an aggregate run =="
+echo "== valgrind memcheck: a demo run, a cost run, the system card, the HTTP target, an aggregate run =="
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 vg() { valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite "$@"; }
@@ -49,6 +51,7 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys
 PY
 vg build/rpxprof cost "$tmp/m.onnx" --input x=8x64 --json >/dev/null
 vg build/rpxprof system --json >/dev/null
+vg build/test_http >/dev/null  # the HTTP plugin against its loopback server
 cat >"$tmp/manifest.json" <<'JSON'
 {"schema": "rpxprof.manifest/1",
  "defaults": {"warmup": 2, "repeats": 30, "device": "cpu", "precision": "fp32"},
@@ -61,7 +64,8 @@ vg build/rpxprof aggregate "$tmp/reports" --out-dir "$tmp/agg" --expect "$tmp/ma
 echo "valgrind: no errors, no definite leaks"
 
 echo "== fuzzing (bounded) =="
-CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_TESTS=OFF -DRPX_CUDA_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_TESTS=OFF -DRPX_CUDA_EXAMPLES=OFF -DRPX_EXAMPLES=OFF \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-fuzz -j"$jobs" >/dev/null
 tests/fuzz/run_fuzz.sh build-fuzz "${RPX_FUZZ_SECONDS:-60}"
 # every stage above stops the script on failure (set -e): reaching here means all passed

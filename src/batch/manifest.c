@@ -9,6 +9,7 @@
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
+#include "rpxprof/target.h"
 
 struct rpx_manifest {
     json_t *root;                 /* keeps every borrowed string alive */
@@ -379,7 +380,8 @@ int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
     if (!r) return 0;
     meta = json_object_get(r, "metadata");
     empty = json_object();
-    if (str_is(r, "status", "complete") && str_is(r, "model_callable", job->model) &&
+    char *shown = rpx_target_redact_spec(job->model); /* as the report shows it */
+    if (shown && str_is(r, "status", "complete") && str_is(r, "model_callable", shown) &&
         str_is(r, "device", job->device) && str_is(r, "precision", job->precision) &&
         str_is(r, "unit", job->unit) && str_is(r, "task", job->task) &&
         str_is(r, "model_name", job->model_name) &&
@@ -389,6 +391,7 @@ int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
         json_equal(meta, job->meta ? (json_t *)job->meta : empty) &&
         rpx_file_sha256(job->inputs, hex, NULL) == 0 && str_is(r, "inputs_sha256", hex))
         ok = 1;
+    free(shown);
     json_decref(empty);
     json_decref(r);
     return ok;

@@ -19,6 +19,7 @@
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
+#include "rpxprof/target.h"
 
 extern char **environ;
 
@@ -216,7 +217,11 @@ static int failed_report(const char *out, const rpx_batch_job *j, const char *er
     json_object_set_new(r, "created_utc", json_string(ts));
     json_object_set_new(r, "status", json_string("failed"));
     json_object_set_new(r, "error", json_string(error));
-    json_object_set_new(r, "model_callable", json_string(j->model));
+    {
+        char *shown = rpx_target_redact_spec(j->model); /* credentials never reach a report */
+        json_object_set_new(r, "model_callable", json_string(shown ? shown : "?"));
+        free(shown);
+    }
     json_object_set_new(r, "task", json_string(j->task));
     json_object_set_new(r, "model_name", json_string(j->model_name));
     json_object_set_new(r, "device", json_string(j->device));

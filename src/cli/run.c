@@ -475,6 +475,18 @@ static void add_unique(layers *l, const rpx_gpu_spec *g)
     if (l->n_chosen < sizeof l->chosen / sizeof l->chosen[0]) l->chosen[l->n_chosen++] = g;
 }
 
+/* --budget-hz: the rates, at most 16 (0 when not given: the defaults). */
+static size_t budget_rates(const run_opts *o, double hz[16])
+{
+    char buf[256], *tok, *save = NULL;
+    size_t n = 0;
+    if (!o->budget_hz) return 0;
+    snprintf(buf, sizeof buf, "%s", o->budget_hz);
+    for (tok = strtok_r(buf, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
+        if (rpx_cli_parse_number(tok, &hz[n]) == 0 && hz[n] > 0) n++;
+    return n;
+}
+
 /* After the run: the bounds on the chosen targets and the real-time budget. */
 static void layers_finish(const run_opts *o, layers *l, const rpx_inputs *in, double p50_ms,
                           json_t *cuda_section, json_t *notes, json_t **roofline,
@@ -543,12 +555,7 @@ static void layers_finish(const run_opts *o, layers *l, const rpx_inputs *in, do
     *roofline = rpx_roofline_json_multi(targets, nt, &ri);
     free(nodes);
 
-    if (o->budget_hz) {
-        char buf[256], *tok, *save = NULL;
-        snprintf(buf, sizeof buf, "%s", o->budget_hz);
-        for (tok = strtok_r(buf, ",", &save); tok && n_hz < 16; tok = strtok_r(NULL, ",", &save))
-            if (rpx_cli_parse_number(tok, &hz[n_hz]) == 0 && hz[n_hz] > 0) n_hz++;
-    }
+    n_hz = budget_rates(o, hz);
     if (strcmp(o->unit, "clip") == 0) {
         json_t *cl = json_object_get(o->meta, "clip_length");
         if (json_is_integer(cl) && json_integer_value(cl) > 0) {
@@ -766,7 +773,9 @@ int rpx_cli_run(int argc, char **argv)
             json_array_append_new(notes, json_string(
                 "remote API: the model's device, parameters, FLOPs and roofline bounds are "
                 "null (http.not_measured); memory is this client's"));
-            budget = rpx_realtime_budget_json(p50, NULL, 0, 0);
+            double hz[16];
+            size_t n_hz = budget_rates(&o, hz);
+            budget = rpx_realtime_budget_json(p50, n_hz ? hz : NULL, n_hz, 0);
             if (o.insecure)
                 warn_note(notes, o.quiet,
                           "--insecure: the server's TLS certificate was not verified; the "

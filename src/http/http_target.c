@@ -351,7 +351,8 @@ static int read_body(http_state *s, const char *option, const char *path, rpx_er
                              "%s %s: cannot open the request body (%s); give an existing, "
                              "readable file",
                              option, path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || size == LONG_MAX ||
+        fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return rpx_error_set(err, RPX_EIO,
                              "%s %s: cannot read the request body (not a regular file?); "
@@ -570,7 +571,10 @@ static int configure(rpx_target *t, http_state *s, const rpx_target_options *opt
         } else if (opt->inputs_path) {
             s->body_source = "inputs";
             rc = read_body(s, "--inputs", opt->inputs_path, err);
-            ctype = "application/x-npz";
+            ctype = strlen(opt->inputs_path) > 4 &&
+                            strcmp(opt->inputs_path + strlen(opt->inputs_path) - 4, ".npy") == 0
+                        ? "application/x-npy"
+                        : "application/x-npz";
         } else {
             s->body_source = "none";
             ctype = NULL;

@@ -137,7 +137,10 @@ static int extend_path(py_state *s, rpx_error *err)
         "        return 'VIRTUAL_ENV=%s ignored: %s' % (v, e)\n"
         "    if '.'.join(ver.split('.')[:2]) != mine:\n"
         "        return 'VIRTUAL_ENV=%s ignored: it is Python %s, rpxprof embeds Python %s' % (v, ver or '?', mine)\n"
+        "    before = list(sys.path)\n"
         "    site.addsitedir(os.path.join(v, 'lib', 'python' + mine, 'site-packages'))\n"
+        "    added = [p for p in sys.path if p not in before]\n"
+        "    sys.path[:] = before[:1] + added + before[1:]  # the venv's packages win, as in the venv\n"
         "    return 'used ' + v\n"
         "_rpx_venv_note = _rpx_venv()\n";
     PyObject *main = PyImport_AddModule("__main__"), *g, *note, *r;
@@ -384,7 +387,8 @@ static int py_setup(void **state, const rpx_inputs *in, const rpx_run_info *info
     }
     s->func = PyObject_GetAttrString(s->module, s->function_name);
     if (s->func && !PyCallable_Check(s->func))
-        return fail(err, RPX_EINVAL, "'%s.%s' is a %s, not a function; name a function",
+        return fail(err, RPX_EINVAL, "'%s.%s' is not callable (an object of type %s); name a "
+                                     "function",
                     s->module_name, s->function_name, Py_TYPE(s->func)->tp_name);
     if (!s->func) {
         char names[400];

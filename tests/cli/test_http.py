@@ -1,11 +1,14 @@
 """`rpxprof run --model http://...`: the real binary against a local HTTP/1.1 API
 (tests/cli/http_server.py on 127.0.0.1; no other network)."""
+import copy
 import json
 import os
+import shutil
+import subprocess
 
 import numpy as np
 
-from common import TempDirTest, main, run, validate_profile
+from common import BIN, TempDirTest, main, run, validate_profile
 from http_server import HttpTestServer, closed_port, depth_of
 
 TOKEN = "tok-3b1f9c-very-secret"
@@ -205,6 +208,91 @@ class HttpRunTest(TempDirTest):
                       "environment; export it", p.stderr)
         self.assertFalse(os.path.exists(out))
         self.assertEqual(self.srv.requests, 0)
+
+    # ---- bad HTTP inputs: refused before any request, no report (docs/errors.md) ----
+    def refused(self, *extra, code=1, env=None, model=None):
+        out = self.path("refused", "r.json")
+        p = run("run", "--model", model or self.srv.url("/depth"), "--inputs", self.npz,
+                "--output", out, "-q", *extra, env=env)
+        self.assertEqual(p.returncode, code, p.stderr)
+        self.assertFalse(os.path.exists(out), "a refused run wrote a report")
+        return p.stderr
+
+    def test_bad_headers_method_body_and_url(self):
+        self.assertIn("--header number 1 has no ':'; write it as 'Name: value'",
+                      self.refused("--header", "Authorization Bearer sekrit-abc"))
+        self.assertIn("--header number 2: the name before ':' must be a non-empty HTTP token",
+                      self.refused("--header", "X-A: 1", "--header", "Bad Name: v"))
+        self.assertIn("--header X-A: the value has a '${' without a valid ${VAR}",
+                      self.refused("--header", "X-A: ${1BAD}"))
+        err = self.refused("--header", "X-Api-Key: ${RPX_TEST_NL}",
+                           env={"RPX_TEST_NL": "line1\r\nX-Injected: sekrit-nl"})
+        self.assertIn("--header X-Api-Key: the value (after ${VAR} expansion) contains a line "
+                      "break; headers are one line", err)
+        self.assertNotIn("sekrit-nl", err)
+        self.assertIn("--method post: expected an uppercase HTTP method such as POST, GET, HEAD, "
+                      "PUT, PATCH or DELETE", self.refused("--method", "post"))
+        self.assertIn("--body %s: --method GET sends no body; drop --body" % self.npz,
+                      self.refused("--method", "GET", "--body", self.npz))
+        self.assertIn("--body /nonexistent/rpx-body.bin: cannot open the request body (No such "
+                      "file or directory); give an existing, readable file",
+                      self.refused("--body", "/nonexistent/rpx-body.bin"))
+        self.assertIn("--model http://exa mple.com/x: not a valid URL",
+                      self.refused(model="http://exa mple.com/x"))
+        self.assertEqual(self.srv.requests, 0)
+
+    def test_bad_http_option_values(self):
+        self.assertIn("--max-failures '-1': give a whole number, 0 (no limit) or more",
+                      self.refused("--max-failures", "-1", code=2))
+        self.assertIn("--connect-timeout '0': give a number of seconds above 0",
+                      self.refused("--connect-timeout", "0", code=2))
+        self.assertIn("--request-timeout 'abc': give a number of seconds above 0",
+                      self.refused("--request-timeout", "abc", code=2))
+        self.assertIn("--insecure is for HTTP API targets (--model http(s)://...), not "
+                      "rpxprof-demo:demo_noop",
+                      self.refused("--insecure", code=2, model="rpxprof-demo:demo_noop"))
+        self.assertIn("--max-failures is for HTTP API targets",
+                      self.refused("--max-failures", "3", code=2, model="my_module:predict"))
+        self.assertEqual(self.srv.requests, 0)
+
+    def test_plugin_missing(self):
+        self.assertIn("cannot load the http plugin /nonexistent/librpxprof-http.so",
+                      self.refused(env={"RPX_HTTP_PLUGIN": "/nonexistent/librpxprof-http.so"}))
+        lone = self.path("lone", "rpxprof")
+        os.makedirs(os.path.dirname(lone))
+        shutil.copy(BIN, lone)
+        p = subprocess.run([lone, "run", "--model", self.srv.url("/depth"), "--inputs", self.npz,
+                            "--output", self.path("x.json")], capture_output=True, text=True,
+                           env={**os.environ, "RPX_HTTP_PLUGIN": ""}, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("HTTP API targets need librpxprof-http.so, which was found neither next to "
+                      "rpxprof nor where it is installed", p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.json")))
+        self.assertEqual(self.srv.requests, 0)
+
+    # ---- the schema holds failed reports to their keys (schemas/profile.json) ----
+    def test_schema_rejects_broken_http_reports(self):
+        import jsonschema
+        _, failed = self.profile(self.srv.url("/fail"), check=6, repeats=3)
+        _, ok = self.profile(self.srv.url("/depth"), repeats=3)
+        for r in (failed, ok):
+            r.pop("_text")
+            validate_profile(r)
+        def broken(report, change):
+            r = copy.deepcopy(report)
+            change(r)
+            with self.assertRaises(jsonschema.ValidationError):
+                validate_profile(r)
+        # a failed run (exit 6) is a full report: its measured keys and its reason stay required
+        broken(failed, lambda r: r.pop("http"))
+        broken(failed, lambda r: r.pop("latency"))
+        broken(failed, lambda r: r.pop("failed_calls"))
+        broken(failed, lambda r: r.update(error=None))
+        broken(failed, lambda r: r["http"]["status_counts"].update({"500": "3"}))
+        broken(ok, lambda r: r["http"]["phases_ms"].pop("tls"))
+        broken(ok, lambda r: r["http"]["phases_ms"]["total"].update(p50_ms=-1))
+        broken(ok, lambda r: r["http"].update(http_version=1.1))
+        broken(ok, lambda r: r.update(failed_warmup_calls=-1))
 
 
 if __name__ == "__main__":

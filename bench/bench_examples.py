@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Real networks through real runtimes (issue 11): for each network and runtime,
+the measured p50 under `rpxprof run --cost`, the host-CPU roofline bound from
+the same report, and the achieved fraction of the bound.
+
+usage: bench_examples.py BUILD_DIR [REPEATS]
+Exports the networks with examples/export_model.py (Debian's torch, random
+weights), runs every pair, prints a Markdown table for BENCHMARKS.md."""
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(HERE)
+
+
+def cpu_name():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.machine()
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    repeats = sys.argv[2] if len(sys.argv) > 2 else "20"
+    rpxprof = os.path.join(build, "rpxprof")
+    ex = os.path.join(build, "examples")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for net in ("mobilenet_v2", "lraspp"):
+            subprocess.run([sys.executable, os.path.join(SOURCE, "examples", "export_model.py"),
+                            tmp, "--net", net, "--size", "480x640"], check=True,
+                           capture_output=True)
+        runs = [("MobileNetV2", "mobilenet_v2", "OpenCV 4.6 DNN",
+                 f"{ex}/librpx-opencv-dnn.so:opencv_dnn_predict",
+                 {"RPX_OPENCV_CONFIG": f"{tmp}/mobilenet_v2.opencv-dnn.conf"}),
+                ("MobileNetV2", "mobilenet_v2", "libtorch 1.13 (TorchScript)",
+                 f"{ex}/librpx-libtorch.so:libtorch_predict",
+                 {"RPX_LIBTORCH_CONFIG": f"{tmp}/mobilenet_v2.libtorch.conf"}),
+                ("LR-ASPP MobileNetV3-L", "lraspp", "libtorch 1.13 (TorchScript)",
+                 f"{ex}/librpx-libtorch.so:libtorch_predict",
+                 {"RPX_LIBTORCH_CONFIG": f"{tmp}/lraspp.libtorch.conf"}),
+                ("LR-ASPP MobileNetV3-L", "lraspp", "Python 3.11, torch 1.13 eager (my_model.py)",
+                 "my_model:predict_depth",
+                 {"PYTHONPATH": os.path.join(SOURCE, "examples", "python")})]
+        for name, net, runtime, model, env in runs:
+            out = os.path.join(tmp, "r.json")
+            subprocess.run([rpxprof, "run", "--model", model, "--inputs", f"{tmp}/frame.npz",
+                            "--cost", f"{tmp}/{net}.onnx", "--precision", "fp32", "--unit",
+                            "frame", "--warmup", "3", "--repeats", repeats, "--quiet",
+                            "--output", out], check=True, env={**os.environ, **env})
+            with open(out) as f:
+                r = json.load(f)
+            b = r["roofline"]["host-cpu"]
+            rows.append((name, runtime, r["efficiency"]["flops"] / 1e9, r["latency"]["p50_ms"],
+                         b["ideal"]["latency_ms"], b["achieved_fraction"]["ideal"],
+                         r["memory"]["cpu_inference_peak_mb"], b["gpu"]["source"]))
+    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
+          f"{repeats} timed calls after 3 warmup, 480x640 rgb frame")
+    print(f"host-CPU peak: {rows[0][7]}")
+    print()
+    print("| network | runtime | GFLOP | p50 | bound (host CPU) | achieved fraction | inference peak RSS |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for name, runtime, gflop, p50, bound, frac, rss, _ in rows:
+        print(f"| {name} | {runtime} | {gflop:.2f} | {p50:.1f} ms | {bound:.1f} ms | {frac:.3f} | "
+              f"{rss:.0f} MiB |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+// example_config.hpp — how the runtime examples find their model file and
+// sizes: environment variables first, then a small sidecar file.
+//
+//   RPX_<PREFIX>_MODEL   the model file (ONNX for OpenCV, TorchScript for libtorch)
+//   RPX_<PREFIX>_SIZE    the network's input HxW (default: the rgb input's own size)
+//   RPX_<PREFIX>_EXPECT  the output shape the first call must produce, e.g. 1x1000
+//
+// or, when RPX_<PREFIX>_MODEL is not set, the file named by RPX_<PREFIX>_CONFIG
+// (default: <name>.conf in the current folder), with lines `model = net.onnx`,
+// `size = 480x640`, `expect = 1x1000` ('#' starts a comment; a relative model
+// path is relative to the config file's folder).
+#ifndef RPX_EXAMPLE_CONFIG_HPP
+#define RPX_EXAMPLE_CONFIG_HPP
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace rpx_example {
+
+struct config {
+    std::string model;
+    int height = 0, width = 0;      // 0: the input's own size
+    std::vector<int64_t> expect;    // empty: any shape
+    std::string source;             // where it came from, for messages
+};
+
+inline std::string trim(const std::string &s)
+{
+    size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
+    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+// "480x640" → {480, 640}; false when it is not dims of positive integers.
+inline bool parse_dims(const std::string &text, std::vector<int64_t> &out)
+{
+    std::stringstream in(text);
+    std::string part;
+    out.clear();
+    while (std::getline(in, part, 'x')) {
+        char *end = nullptr;
+        long long v = std::strtoll(part.c_str(), &end, 10);
+        if (part.empty() || *end || v <= 0) return false;
+        out.push_back(v);
+    }
+    return !out.empty();
+}
+
+// Fills `c`; on failure returns false with `why` saying what to fix.
+inline bool load(const char *prefix, const char *name, config &c, std::string &why)
+{
+    std::string p(prefix);
+    const char *model = std::getenv((p + "_MODEL").c_str());
+    std::string size, expect;
+    if (model && *model) {
+        c.model = model;
+        c.source = p + "_MODEL";
+        const char *s = std::getenv((p + "_SIZE").c_str());
+        const char *e = std::getenv((p + "_EXPECT").c_str());
+        size = s ? s : "";
+        expect = e ? e : "";
+    } else {
+        const char *cfg = std::getenv((p + "_CONFIG").c_str());
+        std::string path = cfg && *cfg ? cfg : std::string(name) + ".conf";
+        std::ifstream f(path);
+        if (!f) {
+            why = "no model: set " + p + "_MODEL=FILE or write " + path +
+                  " with a line 'model = FILE' (examples/README.md)";
+            return false;
+        }
+        std::string line, dir = path.find('/') == std::string::npos
+                                    ? std::string()
+                                    : path.substr(0, path.rfind('/') + 1);
+        int n = 0;
+        while (std::getline(f, line)) {
+            n++;
+            line = trim(line.substr(0, line.find('#')));
+            if (line.empty()) continue;
+            size_t eq = line.find('=');
+            if (eq == std::string::npos) {
+                why = path + ":" + std::to_string(n) + ": expected 'key = value'";
+                return false;
+            }
+            std::string k = trim(line.substr(0, eq)), v = trim(line.substr(eq + 1));
+            if (k == "model") c.model = (v.empty() || v[0] == '/') ? v : dir + v;
+            else if (k == "size") size = v;
+            else if (k == "expect") expect = v;
+            else {
+                why = path + ":" + std::to_string(n) + ": unknown key '" + k +
+                      "' (model, size, expect)";
+                return false;
+            }
+        }
+        if (c.model.empty()) {
+            why = path + ": no 'model = FILE' line";
+            return false;
+        }
+        c.source = path;
+    }
+    std::vector<int64_t> hw;
+    if (!size.empty()) {
+        if (!parse_dims(size, hw) || hw.size() != 2) {
+            why = c.source + ": size '" + size + "' is not HxW (e.g. 480x640)";
+            return false;
+        }
+        c.height = (int)hw[0];
+        c.width = (int)hw[1];
+    }
+    if (!expect.empty() && !parse_dims(expect, c.expect)) {
+        why = c.source + ": expect '" + expect + "' is not a shape (e.g. 1x1000)";
+        return false;
+    }
+    return true;
+}
+
+inline std::string shape_text(const std::vector<int64_t> &s)
+{
+    std::string t;
+    for (size_t i = 0; i < s.size(); i++) t += (i ? "x" : "") + std::to_string(s[i]);
+    return t.empty() ? "scalar" : t;
+}
+
+// The first call's check: the output has the expected shape (when one is
+// configured) and every value is finite. Empty `why` means it passed.
+inline std::string check_output(const config &c, const std::vector<int64_t> &shape,
+                                const float *data, size_t count)
+{
+    if (!c.expect.empty() && shape != c.expect)
+        return "output shape " + shape_text(shape) + ", expected " + shape_text(c.expect) +
+               " (" + c.source + ")";
+    if (count == 0) return "the output is empty";
+    for (size_t i = 0; i < count; i++)
+        if (!std::isfinite(data[i]))
+            return "output value " + std::to_string(i) + " of " + shape_text(shape) +
+                   " is not finite";
+    return std::string();
+}
+
+} // namespace rpx_example
+#endif
