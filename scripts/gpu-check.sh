@@ -5,7 +5,8 @@
 #      and so is its GPU busy time from CUPTI (--gpu-time);
 #   2. the GEMM model's CUDA memory peak is within 5% of what it allocates;
 #   3. the GEMM's achieved TFLOP/s, printed next to the device's dense FP16 peak;
-#   4. a missing device (CUDA_VISIBLE_DEVICES="") is refused.
+#   4. a missing device (CUDA_VISIBLE_DEVICES="") is refused;
+#   5. the Python target's torch allocator peak (when torch has CUDA).
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (RPX_SKIP_SETUP=1 skips apt-get)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -85,6 +86,33 @@ if [ $rc -ne 0 ] && [ ! -e "$tmp/none.json" ] && echo "$out" | grep -q "no CUDA 
   ok "missing device refused: $out"
 else
   bad "missing device not refused (exit $rc): $out"
+fi
+
+# 5. Python target with torch on the GPU: torch's allocator peak of a known allocation
+#    (needs a CUDA build of torch for /usr/bin/python3; Debian's is CPU-only: skipped)
+if $py -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  cat >"$tmp/gpu_torch_model.py" <<'PY'
+import torch
+_w = torch.ones(64 << 18, device="cuda")          # 64 MiB held from import
+def predict(x):
+    t = torch.empty(256 << 18, device="cuda")      # 256 MiB per call, freed after it
+    t.fill_(1.0)
+PY
+  rpx_abs=$(realpath "$rpx")
+  (cd "$tmp" && "$rpx_abs" run --model gpu_torch_model:predict --inputs in.npz --device cuda \
+     --warmup 3 --repeats 20 --quiet --output torch.json >/dev/null)
+  $py - "$tmp/torch.json" <<'PY' && ok "torch allocator peak within 5%" || bad "torch allocator peak"
+import json, sys
+r = json.load(open(sys.argv[1])); m = r["memory"]
+peak = m["cuda_peak_allocated_mb_by_visible_device"].get("0")
+print(f"torch: peak {peak} MiB (want 320: 64 held + 256 per call), method {m['cuda_peak_method']['method']}, "
+      f"process-level {m.get('cuda_process_peak_mb_by_visible_device')}, torch {r['python']['torch_version']} "
+      f"CUDA {r['python']['torch_cuda_version']}, p50 {r['latency']['p50_ms']:.4f} ms")
+sys.exit(0 if peak is not None and abs(peak - 320) / 320 <= 0.05
+         and m["cuda_peak_method"]["method"] == "torch_cuda_max_memory_allocated" else 1)
+PY
+else
+  echo "SKIP: torch with CUDA is not importable by $py (the Python target's GPU check)"
 fi
 
 echo "gpu-check: $passed passed, $failed failed"
