@@ -47,6 +47,7 @@ typedef struct rpx_run_config {
      * process, like calls_done). */
     long max_failures;
     long *failed_done;
+    long *failed_warmup_done;     /* the same for failed warmup calls */
 } rpx_run_config;
 
 typedef enum rpx_run_status {

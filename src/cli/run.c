@@ -280,9 +280,11 @@ static int parse(int argc, char **argv, run_opts *o)
                                 "drop %s",
                                 local, local);
     } else if (o->http_option_name) {
-        return rpx_cli_fail("run", -1, "%s is for HTTP API targets (--model http(s)://...), "
-                                       "not %s",
-                            o->http_option_name, o->model);
+        char *shown = rpx_target_redact_spec(o->model);
+        rpx_cli_fail("run", -1, "%s is for HTTP API targets (--model http(s)://...), not %s",
+                     o->http_option_name, shown ? shown : "this --model");
+        free(shown);
+        return -1;
     }
     if (o->cost && (o->flops == o->flops || o->params == o->params))
         return rpx_cli_fail("run", -1,
@@ -627,7 +629,7 @@ int rpx_cli_run(int argc, char **argv)
     rpx_nvml *nvml = NULL;
     json_t *cond_start = NULL, *cond_end = NULL;
     json_t *roofline = NULL, *budget = NULL, *section;
-    const char *kind;
+    const char *kind = NULL;
     char *shown_model = NULL;
     layers lay;
     char sha[65], reso[64];
@@ -789,9 +791,9 @@ int rpx_cli_run(int argc, char **argv)
             char w[512];
             snprintf(w, sizeof w,
                      "%ld of %ld timed calls failed and are not latency samples (%ld warmup "
-                     "calls failed too); see http.status_counts",
+                     "calls failed too)%s",
                      sh->failed_calls, (long)sh->measured + sh->failed_calls,
-                     sh->failed_warmup_calls);
+                     sh->failed_warmup_calls, section ? "; see http.status_counts" : "");
             warn_note(notes, o.quiet, w);
         }
     }
@@ -880,7 +882,16 @@ out:
     json_decref(failure);
     rpx__run_shared_free(sh);
     rpx_latency_destroy(lat);
-    rpx_npz_free(npz);
+    /* A Python target run in this process (--no-isolate) leaves its interpreter
+     * running, and the model may still hold numpy views of the inputs: keep them
+     * mapped until the process exits. */
+    if (o.no_isolate && strcmp(kind ? kind : "", "python") == 0) {
+        static rpx_npz *kept_for_python;
+        kept_for_python = npz;
+        (void)kept_for_python;
+    } else {
+        rpx_npz_free(npz);
+    }
     json_decref(card);
     json_decref(notes);
     json_decref(report);

@@ -150,7 +150,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         peaks_ctx pk = {gmem, target};
         rpx_run_config cfg = {p->warmup, p->repeats, NULL, NULL, p->progress, &sh->stop,
                               peaks_reset, &pk, NULL, NULL, sh->samples, &sh->calls_done,
-                              p->max_failures, &sh->failed_calls};
+                              p->max_failures, &sh->failed_calls, &sh->failed_warmup_calls};
         if (cuda) {
             cfg.sync = rpx_cuda_sync_all;
             cfg.sync_ctx = cuda;
@@ -180,6 +180,8 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     if (rc != 0 || res.status == RPX_RUN_FAILED) goto fail;
     if (res.status == RPX_RUN_TOO_MANY_FAILURES) {
         sh->outcome = OUTCOME_CALLS_FAILED;
+    } else if (res.status == RPX_RUN_INTERRUPTED) {
+        sh->outcome = OUTCOME_INTERRUPTED;
     } else if (res.measured == 0 && res.failed_calls > 0) {
         sh->outcome = OUTCOME_CALLS_FAILED;
     } else {

@@ -458,6 +458,22 @@ static int add_line(http_state *s, const char *line)
     return 0;
 }
 
+/* Headers whose values are reported: standard ones that describe the content
+ * or the client. A value of any other header may be a credential under a name
+ * no list of secret names foresees (X-Access, X-Pwd, ...), so it is redacted. */
+static int header_is_reportable(const char *name)
+{
+    static const char *const safe[] = {"Accept", "Accept-Encoding", "Accept-Language",
+                                       "Cache-Control", "Connection", "Content-Encoding",
+                                       "Content-Language", "Content-Type", "Expect",
+                                       "Pragma", "TE", "User-Agent"};
+    size_t i;
+    if (rpx_http_header_is_secret(name)) return 0;
+    for (i = 0; i < sizeof safe / sizeof safe[0]; i++)
+        if (strcasecmp(name, safe[i]) == 0) return 1;
+    return 0;
+}
+
 /* One "Name: value" of --header into the curl list and the report's list. */
 static int add_header(http_state *s, size_t index, const char *text, int *has_ctype,
                       int *has_expect, rpx_error *err)
@@ -505,12 +521,12 @@ static int add_header(http_state *s, size_t index, const char *text, int *has_ct
     if (rc != 0) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     if (strcasecmp(name, "Content-Type") == 0) *has_ctype = 1;
     if (strcasecmp(name, "Expect") == 0) *has_expect = 1;
-    /* reported: the value as the user wrote it (never what the environment gave) */
+    /* reported: the value as the user wrote it (never what the environment gave), and
+     * only for headers known to carry no secret; every other value is redacted */
     h = json_object();
     json_object_set_new(h, "name", json_string(name));
     json_object_set_new(h, "value",
-                        rpx_http_header_is_secret(name) ? json_string("REDACTED")
-                                                        : json_string(value));
+                        header_is_reportable(name) ? json_string(value) : json_string("REDACTED"));
     json_array_append_new(s->request_headers, h);
     return 0;
 }

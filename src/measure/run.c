@@ -91,6 +91,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     const int counts = target ? target->counts_failures : 0;
     const long max_failures = cfg ? cfg->max_failures : 0;
     long *const failed_done = cfg ? cfg->failed_done : NULL;
+    long *const failed_warmup_done = cfg ? cfg->failed_warmup_done : NULL;
     const rpx_sync_fn sync = cfg ? cfg->sync : NULL;
     void *const sync_ctx = cfg ? cfg->sync_ctx : NULL;
     volatile sig_atomic_t *const stop = cfg ? cfg->stop : NULL;
@@ -136,6 +137,8 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (rc != 0) {
             if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto warmup_failed;
             result->failed_warmup_calls++;
+            if (failed_warmup_done)
+                __atomic_store_n(failed_warmup_done, result->failed_warmup_calls, __ATOMIC_RELEASE);
             snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr.message);
             if (max_failures > 0 && result->failed_warmup_calls >= max_failures)
                 goto too_many_failures;

@@ -49,6 +49,22 @@ static int fail(rpx_error *err, int code, const char *fmt, ...)
     return code;
 }
 
+/* UTF-8 text of a str object, or `fallback` when it is not one or cannot be
+ * encoded (a path with bytes that are not UTF-8); never leaves an error set. */
+static const char *utf8_or(PyObject *o, const char *fallback)
+{
+    const char *t = o && PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    if (!t) PyErr_Clear();
+    return t ? t : fallback;
+}
+
+/* The same as JSON: a string, or null. */
+static json_t *json_utf8(PyObject *o)
+{
+    const char *t = utf8_or(o, NULL);
+    return t ? json_string(t) : json_null();
+}
+
 /* The pending Python exception as text (the traceback's tail when it is long),
  * cleared. */
 static void exception_text(char *buf, size_t size)
@@ -67,12 +83,12 @@ static void exception_text(char *buf, size_t size)
         lines = PyObject_CallMethod(mod, "format_exception", "OOO", type,
                                     value ? value : Py_None, tb ? tb : Py_None);
     if (lines && (empty = PyUnicode_FromString("")) != NULL) joined = PyUnicode_Join(empty, lines);
-    if (joined) text = PyUnicode_AsUTF8(joined);
+    if (joined) text = utf8_or(joined, NULL);
     if (!text) {
         PyErr_Clear();
         PyObject *s = value ? PyObject_Str(value) : NULL;
         snprintf(buf, size, "%s: %s", ((PyTypeObject *)type)->tp_name,
-                 s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : "?");
+                 utf8_or(s, "?"));
         Py_XDECREF(s);
     } else {
         size_t n = strlen(text);
@@ -151,7 +167,7 @@ static int extend_path(py_state *s, rpx_error *err)
     Py_DECREF(r);
     note = PyDict_GetItemString(g, "_rpx_venv_note");
     if (note && PyUnicode_Check(note)) {
-        const char *t = PyUnicode_AsUTF8(note);
+        const char *t = utf8_or(note, "VIRTUAL_ENV (a path that is not UTF-8)");
         s->venv_used = strncmp(t, "used ", 5) == 0;
         snprintf(s->venv_note, sizeof s->venv_note, "%s", s->venv_used ? t + 5 : t);
     }
@@ -266,7 +282,7 @@ static void list_callables(PyObject *module, char *buf, size_t size)
     buf[0] = '\0';
     for (i = 0; i < n && used + 4 < size; i++) {
         PyObject *name = PyList_GET_ITEM(names, i);
-        const char *c = PyUnicode_AsUTF8(name);
+        const char *c = utf8_or(name, NULL);
         PyObject *v;
         if (!c || c[0] == '_') continue;
         v = PyObject_GetAttr(module, name);
@@ -301,14 +317,14 @@ static int check_signature(py_state *s, rpx_error *err)
         PyErr_Fetch(&type, &value, &tb);
         msg = value ? PyObject_Str(value) : NULL;
         text = PyObject_Str(sig);
-        snprintf(why, sizeof why, "%s", msg && PyUnicode_Check(msg) ? PyUnicode_AsUTF8(msg) : "?");
+        snprintf(why, sizeof why, "%s", utf8_or(msg, "?"));
         while (PyDict_Next(s->kwargs, &pos, &k, NULL) && used + 2 < sizeof names)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
-                                     PyUnicode_AsUTF8(k));
+                                     utf8_or(k, "?"));
         rc = fail(err, RPX_EINVAL,
                   "%s%s does not accept the inputs' arrays as keyword arguments (%s): %s; name "
                   "its parameters after the arrays in the NPZ file",
-                  s->function_name, text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : "()",
+                  s->function_name, utf8_or(text, "()"),
                   names[0] ? names : "no arrays", why);
         Py_XDECREF(text);
         Py_XDECREF(msg);
@@ -392,12 +408,14 @@ static int py_setup(void **state, const rpx_inputs *in, const rpx_run_info *info
                     s->module_name, s->function_name, Py_TYPE(s->func)->tp_name);
     if (!s->func) {
         char names[400];
-        PyObject *file = PyObject_GetAttrString(s->module, "__file__");
+        PyObject *file;
+        PyErr_Clear(); /* the AttributeError */
+        file = PyObject_GetAttrString(s->module, "__file__");
         PyErr_Clear();
         list_callables(s->module, names, sizeof names);
         rc = fail(err, RPX_ENOTFOUND, "the module '%s' (%s) has no function '%s'; its functions: %s",
                   s->module_name,
-                  file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : "built-in",
+                  utf8_or(file, "built-in"),
                   s->function_name, names[0] ? names : "none");
         Py_XDECREF(file);
         return rc;
@@ -409,7 +427,7 @@ static int py_call(void *state, const rpx_inputs *in, rpx_error *err)
 {
     py_state *s = state;
     (void)in;
-    s->result = PyObject_Vectorcall(s->func, s->values, 0, s->kwnames);
+    s->result = PyObject_Vectorcall(s->func, s->values, 0, s->n_values ? s->kwnames : NULL);
     if (s->result) return 0;
     return py_fail(err, RPX_EMODEL, "the function raised an exception");
 }
@@ -445,7 +463,7 @@ static json_t *attr_string(PyObject *obj, const char *dotted)
         Py_DECREF(cur);
         cur = next;
     }
-    out = cur && PyUnicode_Check(cur) ? json_string(PyUnicode_AsUTF8(cur)) : json_null();
+    out = json_utf8(cur);
     Py_XDECREF(cur);
     PyErr_Clear();
     return out;
@@ -468,12 +486,11 @@ static json_t *py_section(void *state)
     json_object_set_new(o, "executable", json_string(RPX_PYTHON_EXECUTABLE));
     json_object_set_new(o, "module", json_string(s->module_name));
     json_object_set_new(o, "module_file",
-                        file && PyUnicode_Check(file) ? json_string(PyUnicode_AsUTF8(file))
-                                                      : json_null());
+                        json_utf8(file));
     json_object_set_new(o, "function", json_string(s->function_name));
     json_object_set_new(o, "numpy_version", np ? attr_string(np, "__version__") : json_null());
     json_object_set_new(o, "inputs", json_string(s->zero_copy ? "read-only numpy views of rpxprof's buffers (no copy)"
-                                                             : "numpy arrays (copied)"));
+                                                             : "read-only numpy views of rpxprof's buffers (address not verified)"));
     json_object_set_new(o, "virtualenv", s->venv_note[0] ? json_string(s->venv_note) : json_null());
     json_object_set_new(o, "torch_version", torch ? attr_string(torch, "__version__") : json_null());
     json_object_set_new(o, "torch_cuda_version", torch ? attr_string(torch, "version.cuda") : json_null());

@@ -99,9 +99,10 @@ static int valid_identifier(const char *s, size_t n, int dots)
     return 1;
 }
 
+/* http:// or https://, in any case (curl reads schemes case-insensitively) */
 static int is_url(const char *spec)
 {
-    return strncmp(spec, "http://", 7) == 0 || strncmp(spec, "https://", 8) == 0;
+    return strncasecmp(spec, "http://", 7) == 0 || strncasecmp(spec, "https://", 8) == 0;
 }
 
 /* PATH:SYMBOL names a shared object when PATH has a '/' or looks like a library. */
@@ -156,6 +157,13 @@ int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_targ
         t->kind_name = "http";
         rc = rpx__http_open(t, opt, err);
         goto opened;
+    }
+    if (strstr(spec, "://")) { /* shown redacted: it may hold credentials */
+        rc = rpx_error_set(err, RPX_EUNSUPPORTED,
+                           "--model %s: only http:// and https:// URLs are supported",
+                           t->display_spec);
+        target_free(t);
+        return rc;
     }
     colon = strrchr(spec, ':');
     if (!colon || colon == spec || !colon[1]) {
@@ -276,8 +284,8 @@ static int contains_ci(const char *s, size_t n, const char *word)
 
 static int secret_name(const char *s, size_t n)
 {
-    static const char *words[] = {"auth", "cookie", "key", "token", "secret", "password",
-                                  "passwd", "signature", "credential", "session", "sig"};
+    static const char *words[] = {"auth", "cookie", "key", "token", "secret", "pass", "pwd",
+                                  "signature", "credential", "session", "sig", "jwt"};
     size_t i;
     for (i = 0; i < sizeof words / sizeof words[0]; i++)
         if (contains_ci(s, n, words[i])) return 1;
@@ -289,36 +297,46 @@ int rpx_http_header_is_secret(const char *name)
     return name && secret_name(name, strlen(name));
 }
 
+/* Anything with "://" is treated as a URL here, whatever its scheme, so that a
+ * mistyped one is redacted too. The user:password part ends at the last '@'
+ * before the query (a password may hold an unencoded '/', '#' or '@': redacting
+ * too much is harmless, too little is not); in the query, the value of every
+ * parameter with a secret-looking name (pairs split on '&' and ';'); the
+ * fragment (never sent, and where OAuth puts access tokens) entirely. */
 char *rpx_target_redact_spec(const char *spec)
 {
-    const char *host, *end, *at, *q;
+    const char *host, *q, *at = NULL, *p, *frag;
     size_t len = strlen(spec);
     char *out = malloc(len * 9 + 16), *o; /* each char may become "REDACTED" */
     if (!out) return NULL;
-    if (!is_url(spec)) {
+    p = strstr(spec, "://");
+    if (!p) {
         memcpy(out, spec, len + 1);
         return out;
     }
     o = out;
-    host = strstr(spec, "://") + 3;
-    end = host + strcspn(host, "/?#");
-    at = memchr(host, '@', (size_t)(end - host));
+    host = p + 3;
+    q = host + strcspn(host, "?");
+    for (p = host; p < q; p++)
+        if (*p == '@') at = p;
     memcpy(o, spec, (size_t)(host - spec));
     o += host - spec;
     if (at) {
         o += sprintf(o, "REDACTED@");
         host = at + 1;
     }
-    q = strchr(host, '?');
-    if (!q) {
-        strcpy(o, host);
+    if (!*q) { /* no query: a fragment may still follow the path */
+        frag = host + strcspn(host, "#");
+        memcpy(o, host, (size_t)(frag - host));
+        o += frag - host;
+        strcpy(o, *frag ? "#REDACTED" : "");
         return out;
     }
     memcpy(o, host, (size_t)(q + 1 - host));
     o += q + 1 - host;
     q++;
     while (*q && *q != '#') {
-        size_t plen = strcspn(q, "&#");
+        size_t plen = strcspn(q, "&;#");
         const char *eq = memchr(q, '=', plen);
         if (eq && secret_name(q, (size_t)(eq - q))) {
             memcpy(o, q, (size_t)(eq + 1 - q));
@@ -329,8 +347,8 @@ char *rpx_target_redact_spec(const char *spec)
             o += plen;
         }
         q += plen;
-        if (*q == '&') *o++ = *q++;
+        if (*q == '&' || *q == ';') *o++ = *q++;
     }
-    strcpy(o, q);
+    strcpy(o, *q == '#' ? "#REDACTED" : "");
     return out;
 }

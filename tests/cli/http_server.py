@@ -12,6 +12,7 @@ Handlers (any method; a request body is always read in full):
   /sleep?ms=N      sleeps N ms, then 200 "ok"
   /fail            500
   /flaky?every=N   500 for every Nth request to it, 200 otherwise
+  /fail-then-hang?n=N  500 for the first N requests to it, then never answers
   /status?code=N   answers N (e.g. 302 with a Location, to check redirects are not followed)
   /hang            never answers (the client's timeout ends it)
   /echo-headers    200 with the received headers as a JSON object
@@ -88,6 +89,13 @@ class _Handler(BaseHTTPRequestHandler):
             n = sum(1 for s in owner.seen if s["path"].startswith("/flaky"))
             every = int(query.get("every", ["5"])[0])
             return self._answer(500 if n % every == 0 else 200, b"flaky")
+        if route == "/fail-then-hang":
+            n = sum(1 for s in owner.seen if s["path"].startswith("/fail-then-hang"))
+            if n <= int(query.get("n", ["2"])[0]):
+                return self._answer(500, b"failing first")
+            owner.stopping.wait()
+            self.close_connection = True
+            return None
         if route == "/status":
             code = int(query.get("code", ["200"])[0])
             extra = [("Location", "/sleep?ms=0")] if 300 <= code < 400 else []

@@ -125,6 +125,34 @@ class HttpRunTest(TempDirTest):
         self.assertEqual(r["http"]["total_timeout_s"], 0.5)
         self.assertIn("CURLE_OPERATION_TIMEDOUT", p.stderr)
 
+    def test_failures_before_a_hang_are_kept(self):
+        # two warmup calls fail, the third hangs: the report still counts the two
+        p, r = self.profile(self.srv.url("/fail-then-hang?n=2"), "--warmup", "3",
+                            "--call-timeout", "1.5", "--request-timeout", "30", check=4)
+        self.assertEqual(r["status"], "timed_out")
+        self.assertEqual(r["failed_warmup_calls"], 2)
+        self.assertEqual(r["failed_calls"], 0)
+        self.assertEqual(r["measured_calls"], 0)
+
+    def test_interrupt_is_not_a_failure(self):
+        import signal
+        import subprocess
+        import time
+        out = self.path("int", "r.json")
+        proc = subprocess.Popen([BIN, "run", "--model", self.srv.url("/fail"), "--inputs",
+                                 self.npz, "--output", out, "--warmup", "0", "--repeats",
+                                 "1000000", "--max-failures", "0", "-q"],
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, err)
+        with open(out) as f:
+            r = json.load(f)
+        self.assertEqual(r["status"], "interrupted")
+        self.assertGreater(r["failed_calls"], 0)
+        self.assertEqual(r["measured_calls"], 0)
+
     def test_connection_refused(self):
         _, r = self.profile(f"http://127.0.0.1:{closed_port()}/x", "--max-failures", "5",
                             check=6)
@@ -188,14 +216,16 @@ class HttpRunTest(TempDirTest):
     def test_header_redaction(self):
         _, r = self.profile(self.srv.url("/echo-headers"),
                             "--header", "Authorization: Bearer ${RPX_TEST_TOKEN}",
-                            "--header", "X-Trace: abc", env={"RPX_TEST_TOKEN": TOKEN},
+                            "--header", "X-Trace: abc", "--header", "Accept: application/x-npz",
+                            env={"RPX_TEST_TOKEN": TOKEN},
                             repeats=3)
         self.assertEqual(self.srv.seen[-1]["headers"]["Authorization"], f"Bearer {TOKEN}")
         self.assertEqual(self.srv.seen[-1]["headers"]["X-Trace"], "abc")
         self.assertNotIn(TOKEN, r["_text"])
         self.assertEqual(r["http"]["request_headers"],
                          [{"name": "Authorization", "value": "REDACTED"},
-                          {"name": "X-Trace", "value": "abc"}])
+                          {"name": "X-Trace", "value": "REDACTED"},  # not known to be harmless
+                          {"name": "Accept", "value": "application/x-npz"}])
 
     def test_missing_env_var(self):
         out = self.path("missing", "r.json")

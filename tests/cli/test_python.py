@@ -145,6 +145,12 @@ class PythonTargetTest(TempDirTest):
         p, _ = self.profile("venv_model:f", env={"VIRTUAL_ENV": venv}, check=1)
         self.assertIn("the virtualenv numpy was imported", p.stderr)
         shutil.rmtree(os.path.join(site, "numpy"))
+        # a path that is not UTF-8 is no crash
+        odd = os.fsencode(self.tmp) + b"/venv\xe9"
+        os.makedirs(odd)
+        _, r = self.profile("rpx_pymodels:noop", "--repeats", 3,
+                            env={"VIRTUAL_ENV": odd.decode("utf-8", "surrogateescape")})
+        self.assertEqual(r["status"], "complete")
         with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
             f.write("home = /usr/bin\nversion = 3.99.0\n")
         p, _ = self.profile("venv_model:f", env={"VIRTUAL_ENV": venv}, check=1)

@@ -290,9 +290,13 @@ static void test_redaction_and_expansion(void **st)
                         "REDACTED");
     assert_string_equal(json_string_value(json_object_get(json_array_get(h, 1), "value")),
                         "REDACTED");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(h, 2), "value")), "abc");
+    /* a header not known to be harmless is redacted too, whatever its name */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(h, 2), "value")),
+                        "REDACTED");
     assert_string_equal(json_string_value(json_object_get(json_array_get(h, 3), "value")),
-                        "${RPX_HTTP_TEST_PLAIN}");
+                        "REDACTED");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(h, 4), "value")),
+                        "image/png");
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(sec, "body"), "content_type")),
         "image/png");

@@ -30,6 +30,8 @@ static void test_grammar_errors(void **st)
     expect_error("my_model:9lives", RPX_EINVAL, "not a valid function name");
     expect_error("my-model:predict", RPX_EINVAL, "neither a shared object");
     expect_error("a..b:predict", RPX_EINVAL, "neither a shared object");
+    expect_error("ftp://u:SECRET@h/x:f", RPX_EUNSUPPORTED,
+                 "--model ftp://REDACTED@h/x:f: only http:// and https:// URLs are supported");
     /* the plugins are found next to the test executables; RPX_*_PLUGIN overrides */
     setenv("RPX_PYTHON_PLUGIN", "/nonexistent/librpxprof-python.so", 1);
     expect_error("my_model:predict_depth", RPX_ENOTFOUND, "cannot load the python plugin");
@@ -51,12 +53,21 @@ static void test_kinds_and_redaction(void **st)
         {"./libm.so:f", "shared_object"}, {"libm.so.6:f", "shared_object"},
         {"rpxprof-demo:demo_depth", "shared_object"}, {"/x/y:f", "shared_object"},
         {"my_model:predict_depth", "python"}, {"pkg.sub.mod:f", "python"},
-        {"http://h/p", "http"}, {"https://h:8443/p?q=1", "http"}, {"nocolon", "shared_object"}};
+        {"http://h/p", "http"}, {"https://h:8443/p?q=1", "http"}, {"HTTP://h/p", "http"},
+        {"nocolon", "shared_object"}};
     static const struct { const char *in, *out; } redact[] = {
         {"https://h/p", "https://h/p"},
         {"https://u:p@h/p", "https://REDACTED@h/p"},
-        {"http://h/p?token=abc&x=1&API_KEY=z#frag", "http://h/p?token=REDACTED&x=1&API_KEY=REDACTED#frag"},
+        {"http://h/p?token=abc&x=1&API_KEY=z#frag", "http://h/p?token=REDACTED&x=1&API_KEY=REDACTED#REDACTED"},
         {"http://h/p?sig=1&signature=2&n=3", "http://h/p?sig=REDACTED&signature=REDACTED&n=3"},
+        {"HTTPS://u:SECRET@h/p", "HTTPS://REDACTED@h/p"},
+        {"http://user:pa#SECRET@h/x", "http://REDACTED@h/x"},
+        {"http://user:pa/SECRET@h/x", "http://REDACTED@h/x"},
+        {"http://user:p@ss@h/x", "http://REDACTED@h/x"},
+        {"http://h/p?pwd=A&pass=B;token=C&x=1", "http://h/p?pwd=REDACTED&pass=REDACTED;token=REDACTED&x=1"},
+        {"http://h/cb#access_token=T", "http://h/cb#REDACTED"},
+        {"http://h/p?x=1#access_token=T", "http://h/p?x=1#REDACTED"},
+        {"ftp://u:SECRET@h/x:f", "ftp://REDACTED@h/x:f"},
         {"./lib.so:f", "./lib.so:f"}};
     size_t i;
     (void)st;
