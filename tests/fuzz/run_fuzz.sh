@@ -21,7 +21,7 @@ ART="$BUILD/fuzz-artifacts"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rpx_fuzz.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
-for t in fuzz_npy_header fuzz_npz fuzz_cost fuzz_gpu_spec fuzz_manifest fuzz_report; do
+for t in fuzz_npy_header fuzz_npz fuzz_cost fuzz_gpu_spec fuzz_manifest fuzz_report fuzz_redact; do
     if [ ! -x "$BUILD/$t" ]; then
         echo "$BUILD/$t is missing: configure with CC=clang -DRPX_FUZZ=ON and build" >&2
         exit 2
@@ -83,6 +83,15 @@ cp "$HERE"/seeds/manifest/*.json "$WORK/manifest/"
     --repeats 3 --quiet --output "$WORK/report/small.json" >/dev/null
 echo "seeds: $(ls "$WORK/manifest" | wc -l) manifests, $(ls "$WORK/report" | wc -l) reports"
 
+# Seeds for fuzz_redact: --model texts with credentials in every place a URL holds them.
+mkdir -p "$WORK/redact"
+i=0
+for s in 'https://user:pass@api.example.com/v1/depth?api_key=K&n=1#access_token=T' \
+         'http://u:p@ss/#?@h:8080/x;token=A' 'HTTP://h/p?sig=1;pwd=2' './libm.so:f' \
+         'my_model:predict_depth' 'ftp://a@b/c:d' 'http://[::1]:80/p?q'; do
+    printf '%s' "$s" >"$WORK/redact/seed$i"; i=$((i + 1))
+done
+
 status=0
 run() { # target corpus max_len
     echo "== $1: ${SECONDS_EACH}s"
@@ -103,5 +112,6 @@ run fuzz_cost "$WORK/onnx" 65536
 run fuzz_gpu_spec "$WORK/spec" 4096
 run fuzz_manifest "$WORK/manifest" 4096
 run fuzz_report "$WORK/report" 65536
+run fuzz_redact "$WORK/redact" 1024
 rm -rf /tmp/rpx_fuzz_report.*
 exit $status
