@@ -4,13 +4,19 @@
 //   RPX_<PREFIX>_MODEL   the model file (ONNX for OpenCV, TorchScript for libtorch)
 //   RPX_<PREFIX>_SIZE    the network's input HxW (default: the rgb input's own size)
 //   RPX_<PREFIX>_EXPECT  the output shape the first call must produce, e.g. 1x1000
+//   RPX_<PREFIX>_THREADS the runtime's intra-op threads (default: the CPUs this
+//                        process may run on; 0: leave the runtime's own default,
+//                        which for Debian's libtorch is one, and slow: BENCHMARKS.md)
 //
-// or, when RPX_<PREFIX>_MODEL is not set, the file named by RPX_<PREFIX>_CONFIG
+// (the variables override the file's lines) or, when RPX_<PREFIX>_MODEL is not
+// set, the file named by RPX_<PREFIX>_CONFIG
 // (default: <name>.conf in the current folder), with lines `model = net.onnx`,
-// `size = 480x640`, `expect = 1x1000` ('#' starts a comment; a relative model
+// `size = 480x640`, `expect = 1x1000`, `threads = 2` ('#' starts a comment; a relative model
 // path is relative to the config file's folder).
 #ifndef RPX_EXAMPLE_CONFIG_HPP
 #define RPX_EXAMPLE_CONFIG_HPP
+
+#include <sched.h>
 
 #include <cmath>
 #include <cstdint>
@@ -26,6 +32,7 @@ struct config {
     std::string model;
     int height = 0, width = 0;      // 0: the input's own size
     std::vector<int64_t> expect;    // empty: any shape
+    int threads = 0;                // the runtime's intra-op threads; 0: its default
     std::string source;             // where it came from, for messages
 };
 
@@ -55,14 +62,10 @@ inline bool load(const char *prefix, const char *name, config &c, std::string &w
 {
     std::string p(prefix);
     const char *model = std::getenv((p + "_MODEL").c_str());
-    std::string size, expect;
+    std::string size, expect, threads;
     if (model && *model) {
         c.model = model;
         c.source = p + "_MODEL";
-        const char *s = std::getenv((p + "_SIZE").c_str());
-        const char *e = std::getenv((p + "_EXPECT").c_str());
-        size = s ? s : "";
-        expect = e ? e : "";
     } else {
         const char *cfg = std::getenv((p + "_CONFIG").c_str());
         std::string path = cfg && *cfg ? cfg : std::string(name) + ".conf";
@@ -89,9 +92,10 @@ inline bool load(const char *prefix, const char *name, config &c, std::string &w
             if (k == "model") c.model = (v.empty() || v[0] == '/') ? v : dir + v;
             else if (k == "size") size = v;
             else if (k == "expect") expect = v;
+            else if (k == "threads") threads = v;
             else {
                 why = path + ":" + std::to_string(n) + ": unknown key '" + k +
-                      "' (model, size, expect)";
+                      "' (model, size, expect, threads)";
                 return false;
             }
         }
@@ -101,6 +105,13 @@ inline bool load(const char *prefix, const char *name, config &c, std::string &w
         }
         c.source = path;
     }
+    // the variables override the file's lines
+    const char *env_size = std::getenv((p + "_SIZE").c_str());
+    const char *env_expect = std::getenv((p + "_EXPECT").c_str());
+    const char *env_threads = std::getenv((p + "_THREADS").c_str());
+    if (env_size && *env_size) size = env_size;
+    if (env_expect && *env_expect) expect = env_expect;
+    if (env_threads && *env_threads) threads = env_threads;
     std::vector<int64_t> hw;
     if (!size.empty()) {
         if (!parse_dims(size, hw) || hw.size() != 2) {
@@ -113,6 +124,21 @@ inline bool load(const char *prefix, const char *name, config &c, std::string &w
     if (!expect.empty() && !parse_dims(expect, c.expect)) {
         why = c.source + ": expect '" + expect + "' is not a shape (e.g. 1x1000)";
         return false;
+    }
+    if (!threads.empty()) {
+        std::vector<int64_t> t;
+        if (threads == "0") {
+            c.threads = 0;
+        } else if (!parse_dims(threads, t) || t.size() != 1 || t[0] > 4096) {
+            why = c.source + ": threads '" + threads + "' is not a number of threads (0: the "
+                  "runtime's default)";
+            return false;
+        } else {
+            c.threads = (int)t[0];
+        }
+    } else {
+        cpu_set_t set;
+        c.threads = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     }
     return true;
 }

@@ -89,6 +89,7 @@ EXPORT int libtorch_predict_setup(void **state, const rpx_inputs *in, const rpx_
             }
             m->device = torch::Device(torch::kCUDA, 0);
         }
+        if (m->cfg.threads > 0) torch::set_num_threads(m->cfg.threads);
         m->module = torch::jit::load(m->cfg.model, m->device);
         m->module.eval();
         auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(m->device);

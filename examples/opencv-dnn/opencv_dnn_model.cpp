@@ -68,6 +68,7 @@ EXPORT int opencv_dnn_predict_setup(void **state, const rpx_inputs *in,
                                     "backend; profile it with --device cpu");
     }
     try {
+        if (m->cfg.threads > 0) cv::setNumThreads(m->cfg.threads);
         m->net = cv::dnn::readNetFromONNX(m->cfg.model);
         m->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
         m->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);

@@ -22,6 +22,11 @@ import torchvision
 warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
 
 DEVICE = torch.device(os.environ.get("MY_MODEL_DEVICE", "cpu"))
+# intra-op threads: every CPU this process may use (MY_MODEL_THREADS=0 leaves torch's
+# default, which for Debian's torch is one, and slow: BENCHMARKS.md)
+_threads = int(os.environ.get("MY_MODEL_THREADS", len(os.sched_getaffinity(0))))
+if _threads > 0:
+    torch.set_num_threads(_threads)
 torch.manual_seed(0)
 _net = torchvision.models.segmentation.lraspp_mobilenet_v3_large(
     weights=None, weights_backbone=None, num_classes=1).eval().to(DEVICE)

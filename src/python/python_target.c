@@ -469,6 +469,16 @@ static json_t *attr_string(PyObject *obj, const char *dotted)
     return out;
 }
 
+/* torch.get_num_threads(): the intra-op threads, which decide CPU latency. */
+static json_t *torch_threads(PyObject *torch)
+{
+    PyObject *r = PyObject_CallMethod(torch, "get_num_threads", NULL);
+    json_t *out = r && PyLong_Check(r) ? json_integer(PyLong_AsLong(r)) : json_null();
+    Py_XDECREF(r);
+    PyErr_Clear();
+    return out;
+}
+
 static json_t *py_section(void *state)
 {
     py_state *s = state;
@@ -494,6 +504,7 @@ static json_t *py_section(void *state)
     json_object_set_new(o, "virtualenv", s->venv_note[0] ? json_string(s->venv_note) : json_null());
     json_object_set_new(o, "torch_version", torch ? attr_string(torch, "__version__") : json_null());
     json_object_set_new(o, "torch_cuda_version", torch ? attr_string(torch, "version.cuda") : json_null());
+    json_object_set_new(o, "torch_num_threads", torch ? torch_threads(torch) : json_null());
     if (torch && s->cuda && s->torch_peaks_reset) {
         double v[64];
         int n = torch_each_device(torch, "max_memory_allocated", v, 64), i;

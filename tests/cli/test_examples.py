@@ -130,6 +130,13 @@ class ExamplesTest(unittest.TestCase):
                 "--output", out, env=env)
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("no model: set RPX_OPENCV_MODEL=FILE or write", p.stderr)
+        # a variable overrides the file's line, and a bad value says what it expects
+        p = run("run", "--model", f"{OPENCV}:opencv_dnn_predict", "--inputs", self.frame,
+                "--output", out, env={"RPX_OPENCV_CONFIG": self.env["RPX_OPENCV_CONFIG"],
+                                      "RPX_OPENCV_THREADS": "two"})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("threads 'two' is not a number of threads (0: the runtime's default)",
+                      p.stderr)
         # the environment variable alone is enough
         p = run("run", "--model", f"{OPENCV}:opencv_dnn_predict", "--inputs", self.frame,
                 "--output", out, "--warmup", 0, "--repeats", 1, "-q",
@@ -172,6 +179,8 @@ class ExamplesTest(unittest.TestCase):
         self.assertEqual(r["target_kind"], "python")
         import torch
         self.assertEqual(r["system_card"]["pytorch_version"], torch.__version__)
+        # my_model.py asks torch for every CPU it may use
+        self.assertEqual(r["python"]["torch_num_threads"], len(os.sched_getaffinity(0)))
         self.assertGreater(r["latency"]["p50_ms"], 0)
 
 

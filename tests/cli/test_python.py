@@ -226,6 +226,7 @@ class PythonTargetTest(TempDirTest):
         validate_profile(r)
         self.assertEqual(r["python"]["torch_version"], "0.0.0+rpxtest")
         self.assertEqual(r["python"]["torch_cuda_version"], "12.4+rpxtest")
+        self.assertEqual(r["python"]["torch_num_threads"], 3)
         self.assertEqual(r["system_card"]["pytorch_version"], "0.0.0+rpxtest")
         mem = r["memory"]
         self.assertEqual(mem["cuda_peak_allocated_mb_by_visible_device"], {"0": 64.0, "1": 96.0})

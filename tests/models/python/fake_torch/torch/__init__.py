@@ -11,6 +11,10 @@ import os
 __version__ = "0.0.0+rpxtest"
 
 
+def get_num_threads():
+    return 3
+
+
 class version:  # torch.version.cuda
     cuda = "12.4+rpxtest"
 
