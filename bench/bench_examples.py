@@ -8,21 +8,16 @@ Exports the networks with examples/export_model.py (Debian's torch, random
 weights), runs every pair, prints a Markdown table for BENCHMARKS.md."""
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import machine_line  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
 
-
-def cpu_name():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.machine()
 
 
 def main():
@@ -77,7 +72,7 @@ def main():
             rows.append((name, runtime, r["efficiency"]["flops"] / 1e9, r["latency"]["p50_ms"],
                          b["ideal"]["latency_ms"], b["achieved_fraction"]["ideal"],
                          r["memory"]["cpu_inference_peak_mb"], b["gpu"]["source"], threads))
-    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
+    print(f"machine: {machine_line()}; "
           f"{repeats} timed calls after 3 warmup, 480x640 rgb frame")
     print(f"host-CPU peak: {rows[0][7]}")
     print()

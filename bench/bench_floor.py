@@ -7,19 +7,14 @@ usage: bench_floor.py RPXPROF RSS_OF [TRIALS]
 Prints a Markdown table for BENCHMARKS.md."""
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import machine_line  # noqa: E402
 
-def cpu_name():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.machine()
 
 
 def main():
@@ -43,7 +38,7 @@ def main():
                 p50_ns = r["latency"]["p50_ms"] * 1e6
                 clock_ns = r["timer"]["overhead_ns"]
                 rows.append((repeats, t, p50_ns, clock_ns, p50_ns / clock_ns, maxrss / 1024))
-    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}")
+    print(f"machine: {machine_line()}")
     print()
     print("| repeats | trial | noop p50 (ns) | two clock reads, median (ns) | ratio | peak RSS (MiB) |")
     print("|---:|---:|---:|---:|---:|---:|")

@@ -17,6 +17,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import machine_line  # noqa: E402
+
 MODEL = "def noop(**arrays):\n    return None\n"
 
 LOOP = r"""
@@ -38,13 +41,6 @@ for _ in range(10000):
 print(np.percentile(samples, 50) * 1e9)
 """
 
-
-def cpu_name():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.machine()
 
 
 def main():
@@ -68,7 +64,7 @@ def main():
             loop = float(subprocess.run([sys.executable, "-c", LOOP, tmp, inputs], check=True,
                                         capture_output=True, text=True).stdout)
             rows.append((t, ours, loop, clock))
-    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+    print(f"machine: {machine_line()}, "
           f"Python {platform.python_version()}, numpy {np.__version__}")
     print()
     print("| trial | rpxprof p50 (ns) | perf_counter loop p50 (ns) | rpxprof / loop | two clock reads (ns) |")

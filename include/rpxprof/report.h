@@ -30,6 +30,10 @@ json_t *rpx_json_real_or_null(double v);
 /* A size in bytes as MiB (bytes / 2^20), or null when bytes < 0. */
 json_t *rpx_json_mib_or_null(int64_t bytes);
 
+/* {p50_ms, p95_ms, p99_ms, mean_ms, min_ms, max_ms, std_ms} of a latency
+ * store, every one null when it holds no sample. NULL only out of memory. */
+json_t *rpx_latency_json(const rpx_latency *lat);
+
 /* Serialise with 2-space indentation (arrays of scalars on one line).
  * Returns a malloc'ed NUL-terminated string, or NULL out of memory. */
 char *rpx_json_dumps(const json_t *value);

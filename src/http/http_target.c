@@ -243,21 +243,6 @@ static int http_setup(void **state, const rpx_inputs *inputs, const rpx_run_info
 
 /* --- the report section ----------------------------------------------------- */
 
-static json_t *phase_json(const rpx_latency *lat)
-{
-    rpx_latency_stats st;
-    json_t *o = json_object();
-    if (rpx_latency_stats_get(lat, &st) != 0 || !st.available)
-        st.p50_ms = st.p95_ms = st.p99_ms = st.mean_ms = st.min_ms = st.max_ms = NAN;
-    json_object_set_new(o, "p50_ms", rpx_json_real_or_null(st.p50_ms));
-    json_object_set_new(o, "p95_ms", rpx_json_real_or_null(st.p95_ms));
-    json_object_set_new(o, "p99_ms", rpx_json_real_or_null(st.p99_ms));
-    json_object_set_new(o, "mean_ms", rpx_json_real_or_null(st.mean_ms));
-    json_object_set_new(o, "min_ms", rpx_json_real_or_null(st.min_ms));
-    json_object_set_new(o, "max_ms", rpx_json_real_or_null(st.max_ms));
-    return o;
-}
-
 static json_t *string_or_null(const char *s)
 {
     return s ? json_string(s) : json_null();
@@ -288,7 +273,7 @@ static json_t *http_section(void *state)
     json_object_set_new(o, "total_timeout_s", json_real(s->total_timeout_s));
     phases = json_object();
     for (i = 0; i < N_PHASES; i++)
-        json_object_set_new(phases, phase_names[i], phase_json(s->phase[i]));
+        json_object_set_new(phases, phase_names[i], rpx_latency_json(s->phase[i]));
     json_object_set_new(o, "phases_ms", phases);
     json_object_set_new(o, "phases_note",
                         json_string("curl's cumulative times from the start of each request, "

@@ -49,7 +49,7 @@ static json_t *inputs_object(const rpx_inputs *in)
     return o;
 }
 
-static json_t *latency_object(const rpx_latency *lat)
+json_t *rpx_latency_json(const rpx_latency *lat)
 {
     rpx_latency_stats st;
     json_t *o = json_object();
@@ -184,7 +184,7 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "inputs_file", str_or_null(d->inputs_path));
     SET(r, "inputs_sha256", str_or_null(d->inputs_sha256));
     SET(r, "metadata", borrowed(d->metadata, json_object));
-    SET(r, "latency", latency_object(d->latency));
+    SET(r, "latency", rpx_latency_json(d->latency));
     SET(r, "latency_samples_ms", samples_array(d->latency));
     SET(r, "gpu_time", borrowed(d->gpu_time, json_null));
     SET(r, "memory", memory_object(d->memory, d->cuda_peaks, d->cuda_memory_method,
