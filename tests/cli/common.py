@@ -50,6 +50,16 @@ def validate_profile(report):
     validate(report, "profile.json")
 
 
+def assert_profile_rejects(test, report, change):
+    """`change` applied to a copy of a valid report must make it invalid."""
+    import copy
+    import jsonschema
+    r = copy.deepcopy(report)
+    change(r)
+    with test.assertRaises(jsonschema.ValidationError):
+        validate_profile(r)
+
+
 class TempDirTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="rpxtest-")

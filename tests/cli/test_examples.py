@@ -15,11 +15,10 @@ import sys
 import tempfile
 import unittest
 
-import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from common import BIN, BUILD, SOURCE, main, run, validate_profile
+from common import BUILD, SOURCE, main, run, validate_profile
 
 EXAMPLES = os.path.join(BUILD, "examples")
 OPENCV = os.path.join(EXAMPLES, "librpx-opencv-dnn.so")
