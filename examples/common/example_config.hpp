@@ -72,7 +72,7 @@ inline bool load(const char *prefix, const char *name, config &c, std::string &w
         std::ifstream f(path);
         if (!f) {
             why = "no model: set " + p + "_MODEL=FILE or write " + path +
-                  " with a line 'model = FILE' (examples/README.md)";
+                  " with a line 'model = FILE' (docs/examples.md)";
             return false;
         }
         std::string line, dir = path.find('/') == std::string::npos
