@@ -14,17 +14,46 @@ SANITIZED = os.environ.get("RPX_SANITIZED") == "1"
 MODELS = os.path.join(BUILD, "test-models", "librpxtest_models.so")
 
 
-def run(*args, env=None, check=None, timeout=300):
+def run(*args, env=None, check=None, timeout=300, cwd=None):
     """Run rpxprof; returns CompletedProcess with text output."""
     e = dict(os.environ)
     if env:
         e.update(env)
     p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, env=e,
-                       timeout=timeout, stdin=subprocess.DEVNULL)
+                       timeout=timeout, stdin=subprocess.DEVNULL, cwd=cwd)
     if check is not None and p.returncode != check:
         raise AssertionError(f"rpxprof {' '.join(map(str, args))}: exit {p.returncode}, "
                              f"expected {check}\nstdout: {p.stdout}\nstderr: {p.stderr}")
     return p
+
+
+def run_report(test, *args, env=None, check=0, timeout=300, cwd=None):
+    """`rpxprof run ARGS --output F` with F new for every call (a report left by an
+    earlier run can never be mistaken for this one's). Returns (process, report
+    or None, report text or None)."""
+    test.reports_written = getattr(test, "reports_written", 0) + 1
+    out = os.path.join(test.tmp, f"report{test.reports_written}", "r.json")
+    p = run("run", *args, "--output", out, env=env, check=check, timeout=timeout, cwd=cwd)
+    if not os.path.exists(out):
+        return p, None, None
+    with open(out) as f:
+        text = f.read()
+    return p, json.loads(text), text
+
+
+def interrupted_run(test, *args, after_s=1.0):
+    """Start `rpxprof run ARGS --output F`, send SIGINT after `after_s` seconds.
+    Returns (exit code, stderr, report)."""
+    import signal
+    import time
+    out = os.path.join(test.tmp, "interrupted", "r.json")
+    proc = subprocess.Popen([BIN, "run", *map(str, args), "--output", out],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after_s)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    with open(out) as f:
+        return proc.returncode, err, json.load(f)
 
 
 def load_schema(name):

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from common import BUILD, TempDirTest, main, run, validate_profile
+from common import BUILD, TempDirTest, main, run, run_report, validate_profile
 
 STUB = os.path.join(BUILD, "stubs", "cuda", "libcuda.so.1")
 CUPTI = os.path.join(BUILD, "stubs", "cupti", "libcupti.so")
@@ -25,14 +25,9 @@ class CudaTest(TempDirTest):
         return e
 
     def cuda_run(self, model, *args, env=None, check=0):
-        out = self.path("out.json")
-        p = run("run", "--model", f"{MODELS}:{model}", "--inputs", self.inputs, "--device",
-                "cuda", "--output", out, *args, env=env if env is not None else self.env(),
-                check=check)
-        r = None
-        if os.path.exists(out):
-            with open(out) as f:
-                r = json.load(f)
+        p, r, _ = run_report(self, "--model", f"{MODELS}:{model}", "--inputs", self.inputs,
+                             "--device", "cuda", *args,
+                             env=env if env is not None else self.env(), check=check)
         return p, r
 
     def events_after_setup(self):

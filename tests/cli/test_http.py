@@ -1,13 +1,13 @@
 """`rpxprof run --model http://...`: the real binary against a local HTTP/1.1 API
 (tests/cli/http_server.py on 127.0.0.1; no other network)."""
-import json
 import os
 import shutil
 import subprocess
 
 import numpy as np
 
-from common import BIN, TempDirTest, assert_profile_rejects, main, run, validate_profile
+from common import (BIN, TempDirTest, assert_profile_rejects, interrupted_run, main, run,
+                    run_report, validate_profile)
 from http_server import HttpTestServer, closed_port, depth_of
 
 TOKEN = "tok-3b1f9c-very-secret"
@@ -23,14 +23,10 @@ class HttpRunTest(TempDirTest):
         np.savez(self.npz, rgb=self.rgb)
 
     def profile(self, url, *extra, check=0, env=None, repeats=50):
-        out = self.path("out", "r.json")
-        p = run("run", "--model", url, "--inputs", self.npz, "--output", out, "--warmup", "2",
-                "--repeats", repeats, "-q", *extra, check=check, env=env, timeout=120)
-        report = None
-        if os.path.exists(out):
-            with open(out) as f:
-                text = f.read()
-            report = json.loads(text)
+        p, report, text = run_report(self, "--model", url, "--inputs", self.npz, "--warmup", "2",
+                                     "--repeats", repeats, "-q", *extra, check=check, env=env,
+                                     timeout=120)
+        if report is not None:
             validate_profile(report)
             report["_text"] = text
         return p, report
@@ -134,20 +130,10 @@ class HttpRunTest(TempDirTest):
         self.assertEqual(r["measured_calls"], 0)
 
     def test_interrupt_is_not_a_failure(self):
-        import signal
-        import subprocess
-        import time
-        out = self.path("int", "r.json")
-        proc = subprocess.Popen([BIN, "run", "--model", self.srv.url("/fail"), "--inputs",
-                                 self.npz, "--output", out, "--warmup", "0", "--repeats",
-                                 "1000000", "--max-failures", "0", "-q"],
-                                stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        self.assertEqual(proc.returncode, 130, err)
-        with open(out) as f:
-            r = json.load(f)
+        code, err, r = interrupted_run(self, "--model", self.srv.url("/fail"), "--inputs",
+                                       self.npz, "--warmup", "0", "--repeats", "1000000",
+                                       "--max-failures", "0", "-q")
+        self.assertEqual(code, 130, err)
         self.assertEqual(r["status"], "interrupted")
         self.assertGreater(r["failed_calls"], 0)
         self.assertEqual(r["measured_calls"], 0)

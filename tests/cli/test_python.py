@@ -1,7 +1,6 @@
 """`rpxprof run --model MODULE:FUNCTION`: the embedded-Python target, end to
 end, with the numpy-only models of tests/models/python (they mirror the demo)
 and a stand-in torch for the CUDA allocator path."""
-import json
 import os
 import platform
 import shutil
@@ -11,7 +10,7 @@ import sys
 import numpy as np
 
 from common import (BIN, BUILD, SANITIZED, SOURCE, TempDirTest, assert_profile_rejects, main,
-                    validate_profile)
+                    run_report, validate_profile)
 
 PYMODELS = os.path.join(SOURCE, "tests", "models", "python")
 FAKE_TORCH = os.path.join(PYMODELS, "fake_torch")
@@ -29,23 +28,9 @@ class PythonTargetTest(TempDirTest):
         np.savez(self.frame, rgb=self.rgb)
 
     def profile(self, model, *extra, inputs=None, env=None, check=0, cwd=None):
-        self.runs = getattr(self, "runs", 0) + 1
-        out = self.path(f"out{self.runs}", "report.json")
-        e = {"PYTHONPATH": PYMODELS}
-        e.update(env or {})
-        args = [BIN, "run", "--model", model, "--inputs", inputs or self.frame, "--output", out,
-                "-q", *map(str, extra)]
-        full = dict(os.environ)
-        full.update(e)
-        p = subprocess.run(args, capture_output=True, text=True, env=full, cwd=cwd or self.tmp,
-                           timeout=300, stdin=subprocess.DEVNULL)
-        if check is not None and p.returncode != check:
-            raise AssertionError(f"{' '.join(args)}: exit {p.returncode}, expected {check}\n"
-                                 f"stderr: {p.stderr}")
-        report = None
-        if os.path.exists(out):
-            with open(out) as f:
-                report = json.load(f)
+        p, report, _ = run_report(self, "--model", model, "--inputs", inputs or self.frame, "-q",
+                                  *extra, env={"PYTHONPATH": PYMODELS, **(env or {})},
+                                  check=check, cwd=cwd or self.tmp)
         return p, report
 
     # ---- the demo's three shapes of input ----

@@ -4,13 +4,12 @@ import hashlib
 import json
 import os
 import pty
-import signal
 import subprocess
-import time
 
 import numpy as np
 
-from common import BIN, MODELS, SANITIZED, TempDirTest, main, run, validate_profile
+from common import (BIN, MODELS, SANITIZED, TempDirTest, interrupted_run, main, run,
+                    validate_profile)
 
 REFERENCE_CARD_KEYS = {"gpu_name", "gpu_memory_gb", "gpu_count", "cpu_name", "ram_gb",
                        "cuda_version", "pytorch_version", "python_version", "precision",
@@ -227,17 +226,9 @@ class RunTest(TempDirTest):
         self.assertEqual(self._progress_under_pty("--quiet"), "")
 
     def test_interrupt_writes_partial_report(self):
-        out = self.path("int.json")
-        p = subprocess.Popen([BIN, "run", "--model", f"{MODELS}:busywait", "--inputs",
-                              self.inputs(), "--warmup", "0", "--repeats", "1000000",
-                              "--output", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-        time.sleep(1.0)
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=60)
-        self.assertEqual(p.returncode, 130, err)
-        with open(out) as f:
-            r = json.load(f)
+        code, err, r = interrupted_run(self, "--model", f"{MODELS}:busywait", "--inputs",
+                                       self.inputs(), "--warmup", "0", "--repeats", "1000000")
+        self.assertEqual(code, 130, err)
         validate_profile(r)
         self.assertEqual(r["status"], "interrupted")
         self.assertGreater(r["measured_calls"], 100)
