@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "rpxprof/model.h"
+
 namespace rpx_example {
 
 struct config {
@@ -141,6 +143,18 @@ inline bool load(const char *prefix, const char *name, config &c, std::string &w
         c.threads = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     }
     return true;
+}
+
+// The examples' one input: `rgb`, uint8 HxWx3; NULL with a message otherwise.
+inline const rpx_tensor *rgb_input(const rpx_inputs *in, const char *who, rpx_error *err)
+{
+    const rpx_tensor *t = rpx_inputs_find(in, "rgb");
+    if (!t || t->dtype != RPX_DTYPE_UINT8 || t->ndim != 3 || t->shape[2] != 3) {
+        rpx_model_error(err, "%s: needs an array 'rgb', uint8 HxWx3 (make one with: rpxprof "
+                             "inputs make frame.npz rgb=480x640x3:uint8)", who);
+        return nullptr;
+    }
+    return t;
 }
 
 inline std::string shape_text(const std::vector<int64_t> &s)

@@ -34,17 +34,6 @@ struct model {
     bool checked = false;
 };
 
-const rpx_tensor *rgb_input(const rpx_inputs *in, rpx_error *err)
-{
-    const rpx_tensor *t = rpx_inputs_find(in, "rgb");
-    if (!t || t->dtype != RPX_DTYPE_UINT8 || t->ndim != 3 || t->shape[2] != 3) {
-        rpx_model_error(err, "libtorch_predict: needs an array 'rgb', uint8 HxWx3 (make one "
-                             "with: rpxprof inputs make frame.npz rgb=480x640x3:uint8)");
-        return nullptr;
-    }
-    return t;
-}
-
 // The network's tensor: itself, "out" of a dict (torchvision segmentation), or the
 // first element of a tuple or list.
 torch::Tensor first_tensor(const c10::IValue &v)
@@ -74,7 +63,7 @@ EXPORT int libtorch_predict_setup(void **state, const rpx_inputs *in, const rpx_
     std::string why;
     std::unique_ptr<model> m(new (std::nothrow) model);
     if (!m) return rpx_model_error(err, "out of memory");
-    if (!rgb_input(in, err)) {
+    if (!rpx_example::rgb_input(in, "libtorch_predict", err)) {
         return -1;
     }
     if (!rpx_example::load("RPX_LIBTORCH", "libtorch", m->cfg, why)) {
@@ -107,7 +96,7 @@ EXPORT int libtorch_predict_setup(void **state, const rpx_inputs *in, const rpx_
 EXPORT int libtorch_predict(void *state, const rpx_inputs *in, rpx_error *err)
 {
     model *m = static_cast<model *>(state);
-    const rpx_tensor *t = rgb_input(in, err);
+    const rpx_tensor *t = rpx_example::rgb_input(in, "libtorch_predict", err);
     if (!t) return -1;
     try {
         c10::InferenceMode guard;

@@ -33,17 +33,6 @@ struct model {
 const float kMean[3] = {0.485f, 0.456f, 0.406f}; // ImageNet, RGB order
 const float kStd[3] = {0.229f, 0.224f, 0.225f};
 
-const rpx_tensor *rgb_input(const rpx_inputs *in, rpx_error *err)
-{
-    const rpx_tensor *t = rpx_inputs_find(in, "rgb");
-    if (!t || t->dtype != RPX_DTYPE_UINT8 || t->ndim != 3 || t->shape[2] != 3) {
-        rpx_model_error(err, "opencv_dnn_predict: needs an array 'rgb', uint8 HxWx3 (make one "
-                             "with: rpxprof inputs make frame.npz rgb=480x640x3:uint8)");
-        return nullptr;
-    }
-    return t;
-}
-
 } // namespace
 
 extern "C" {
@@ -57,7 +46,7 @@ EXPORT int opencv_dnn_predict_setup(void **state, const rpx_inputs *in,
     std::string why;
     std::unique_ptr<model> m(new (std::nothrow) model);
     if (!m) return rpx_model_error(err, "out of memory");
-    if (!rgb_input(in, err)) {
+    if (!rpx_example::rgb_input(in, "opencv_dnn_predict", err)) {
         return -1;
     }
     if (!rpx_example::load("RPX_OPENCV", "opencv-dnn", m->cfg, why)) {
@@ -86,7 +75,7 @@ EXPORT int opencv_dnn_predict_setup(void **state, const rpx_inputs *in,
 EXPORT int opencv_dnn_predict(void *state, const rpx_inputs *in, rpx_error *err)
 {
     model *m = static_cast<model *>(state);
-    const rpx_tensor *t = rgb_input(in, err);
+    const rpx_tensor *t = rpx_example::rgb_input(in, "opencv_dnn_predict", err);
     if (!t) return -1;
     try {
         // a view of rpxprof's buffer: no copy (OpenCV's Mat does not write through it here)
