@@ -1,0 +1,90 @@
+/* rpxprof/output.h — output files that never cost the user a file.
+ *
+ * Every file rpxprof writes goes through one guard, opened before any work is
+ * done (before the first timed call) and committed at the end:
+ *
+ *   rpx_output *o;
+ *   rpx_output_options opt = {RPX_OUTPUT_REPORT, "rpxprof.profile/1", force, protect, n, "--output"};
+ *   if (rpx_output_open(path, &opt, &o, &err)) -> refuse now, nothing measured
+ *   ... measure ...
+ *   rpx_output_commit(o, data, len, &err)   (or rpx_output_discard(o))
+ *
+ * What open decides:
+ * - "-" streams to standard output.
+ * - A symbolic link is followed to its target; the link stays.
+ * - A character device or a FIFO (/dev/stdout, /dev/null, a pipe) is streamed
+ *   to at commit, never renamed over; a socket, a folder or any other
+ *   non-regular file is refused.
+ * - A path that is one of `protect` (the inputs, a manifest, a model, a report
+ *   being read: compared by device and inode) is refused, even with force.
+ * - An existing regular file is replaced only when it is an rpxprof file of the
+ *   same kind (see rpx_output_kind), or empty, or when force is set; otherwise
+ *   refused with what is there and how to proceed (another path, or --force).
+ *   A file without any write permission bit (mode 0444) is refused unless
+ *   force is set. The replacement keeps the replaced file's mode.
+ * - The standard output's own file (`-o /dev/stdout > f.json`) is written
+ *   through fd 1, never renamed over. A FIFO is opened here, so open waits
+ *   for its reader.
+ * - The parent folders are created and a temporary file is created beside the
+ *   target now and kept open, so an unwritable place is refused before work.
+ *
+ * Commit writes the data to the temporary file, flushes it and renames it
+ * over the target (a stream target: writes the data to it). The handle is
+ * freed by commit and discard either way. */
+#ifndef RPXPROF_OUTPUT_H
+#define RPXPROF_OUTPUT_H
+
+#include <stddef.h>
+
+#include "rpxprof/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rpx_output_kind {
+    RPX_OUTPUT_REPORT = 0, /* JSON whose "schema" is `schema` (any "rpxprof." schema if NULL) */
+    RPX_OUTPUT_SVG,        /* an SVG figure that rpxprof drew (its generator mark) */
+    RPX_OUTPUT_NPZ,        /* an NPZ that `rpxprof inputs make` wrote (its archive comment) */
+    RPX_OUTPUT_TEXT        /* CSV/Markdown of an aggregate folder: ours when the folder
+                              holds rpxprof's validation.json */
+} rpx_output_kind;
+
+typedef struct rpx_output_options {
+    rpx_output_kind kind;
+    const char *schema;           /* RPX_OUTPUT_REPORT: the schema an existing file must carry */
+    int force;                    /* replace any existing regular file (never a protected one) */
+    const char *const *protect;   /* paths never replaced (NULL entries are skipped) */
+    size_t n_protect;
+    const char *option;           /* the option that named the path, for messages ("--output") */
+} rpx_output_options;
+
+typedef struct rpx_output rpx_output;
+
+/* The mark rpxprof puts in what it writes, so that it knows its own files:
+ * the SVG generator comment and the NPZ archive comment. */
+#define RPX_OUTPUT_SVG_MARK "<!-- rpxprof figure -->"
+#define RPX_OUTPUT_NPZ_COMMENT "rpxprof inputs make"
+
+int rpx_output_open(const char *path, const rpx_output_options *opt, rpx_output **out,
+                    rpx_error *err);
+/* Write `len` bytes and move them into place; frees `o`. */
+int rpx_output_commit(rpx_output *o, const void *data, size_t len, rpx_error *err);
+/* The temporary file's path, for a writer that writes a file itself (libzip):
+ * write it there, then call rpx_output_commit_written. */
+const char *rpx_output_temp_path(const rpx_output *o);
+/* Move what another writer left at rpx_output_temp_path into place; frees `o`. */
+int rpx_output_commit_written(rpx_output *o, rpx_error *err);
+/* Remove the temporary file; frees `o`. NULL is a no-op. */
+void rpx_output_discard(rpx_output *o);
+/* 1 when the output is this process's standard output ("-", /dev/stdout, or
+ * the same file or pipe as fd 1): the caller keeps other text off stdout. */
+int rpx_output_is_stdout(const rpx_output *o);
+/* The path as given, for messages. */
+const char *rpx_output_path(const rpx_output *o);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
