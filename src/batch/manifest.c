@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json_keys.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
@@ -91,8 +92,15 @@ static const char *get_str(const json_t *o, const char *key, int required, const
         if (required) *rc = bad(err, path, field, "missing; give a non-empty string");
         return NULL;
     }
-    if (!json_is_string(v) || json_string_length(v) == 0) {
-        *rc = bad(err, path, field, "must be a non-empty string");
+    if (!json_is_string(v)) {
+        char fix[128];
+        snprintf(fix, sizeof fix, "has the wrong type: expected a non-empty string, got %s",
+                 rpx_json_type_name(v));
+        *rc = bad(err, path, field, fix);
+        return NULL;
+    }
+    if (json_string_length(v) == 0) {
+        *rc = bad(err, path, field, "is empty; give a non-empty string");
         return NULL;
     }
     return json_string_value(v);
@@ -106,7 +114,12 @@ static long get_count(const json_t *o, const char *key, long dflt, long min, con
     if (!v || json_is_null(v)) return dflt;
     if (!json_is_integer(v) || json_integer_value(v) < min) {
         snprintf(field, sizeof field, "%s.%s", where, key);
-        snprintf(fix, sizeof fix, "must be an integer >= %ld", min);
+        if (json_is_integer(v))
+            snprintf(fix, sizeof fix, "must be an integer >= %ld, got %lld", min,
+                     (long long)json_integer_value(v));
+        else
+            snprintf(fix, sizeof fix, "has the wrong type: expected an integer >= %ld, got %s",
+                     min, rpx_json_type_name(v));
         *rc = bad(err, path, field, fix);
         return dflt;
     }
@@ -134,7 +147,15 @@ static const char *get_decl(rpx_manifest *m, const json_t *o, const char *key, c
         return own(m, strdup(buf));
     }
     snprintf(field, sizeof field, "%s.%s", where, key);
-    *rc = bad(err, path, field, "must be a positive number");
+    if (json_is_number(v)) {
+        *rc = bad(err, path, field, "must be a positive number");
+    } else {
+        char fix[128];
+        snprintf(fix, sizeof fix,
+                 "has the wrong type: expected a positive number or a numeric string, got %s",
+                 rpx_json_type_name(v));
+        *rc = bad(err, path, field, fix);
+    }
     return NULL;
 }
 
@@ -159,6 +180,22 @@ static int valid_name(const char *s)
     return 1;
 }
 
+#define NKEYS(a) (sizeof(a) / sizeof(a)[0])
+static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
+static const char *const default_keys[] = {"warmup", "repeats", "device", "precision", "gpus"};
+static const char *const task_keys[] = {"inputs", "unit", "meta"};
+static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
+                                         "params", "device",    "precision", "warmup",
+                                         "repeats"};
+
+/* "has the wrong type: expected WHAT, got TYPE" */
+static int wrong_type(rpx_error *err, const char *path, const char *field, const char *what,
+                      const json_t *v)
+{
+    return rpx_error_set(err, RPX_EFORMAT, "%s: %s: has the wrong type: expected %s, got %s",
+                         path, field, what, rpx_json_type_name(v));
+}
+
 static int parse(rpx_manifest *m, const char *path, rpx_error *err)
 {
     json_t *root = m->root, *defaults, *tasks, *models, *v;
@@ -167,21 +204,25 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     size_t mi, ti, nm;
     int rc = 0;
 
-    if (!json_is_object(root)) return bad(err, path, "(top level)", "must be a JSON object");
+    if (!json_is_object(root)) return wrong_type(err, path, "(top level)", "a JSON object", root);
+    if ((rc = rpx_json_check_keys(root, top_keys, NKEYS(top_keys), path, NULL, err))) return rc;
     v = json_object_get(root, "schema");
-    if (!json_is_string(v) || strcmp(json_string_value(v), RPX_MANIFEST_SCHEMA) != 0)
-        return bad(err, path, "schema", "must be \"" RPX_MANIFEST_SCHEMA "\"");
-    json_object_foreach(root, key, v) {
-        if (strcmp(key, "schema") && strcmp(key, "defaults") && strcmp(key, "tasks") &&
-            strcmp(key, "models") && strcmp(key, "description")) {
-            char f[300];
-            snprintf(f, sizeof f, "%s", key);
-            return bad(err, path, f, "unknown key; allowed: schema, description, defaults, tasks, models");
-        }
-    }
+    if (!v)
+        return bad(err, path, "schema", "missing; give \"" RPX_MANIFEST_SCHEMA "\"");
+    if (!json_is_string(v))
+        return wrong_type(err, path, "schema", "the string \"" RPX_MANIFEST_SCHEMA "\"", v);
+    if (strcmp(json_string_value(v), RPX_MANIFEST_SCHEMA) != 0)
+        return rpx_error_set(err, RPX_EFORMAT, "%s: schema: must be \"" RPX_MANIFEST_SCHEMA
+                             "\", got \"%.200s\"", path, json_string_value(v));
+    v = json_object_get(root, "description");
+    if (v && !json_is_string(v)) return wrong_type(err, path, "description", "a string", v);
     defaults = json_object_get(root, "defaults");
     if (defaults && !json_is_object(defaults))
-        return bad(err, path, "defaults", "must be an object {warmup, repeats, device, precision, gpus}");
+        return wrong_type(err, path, "defaults",
+                          "an object {warmup, repeats, device, precision, gpus}", defaults);
+    if ((rc = rpx_json_check_keys(defaults, default_keys, NKEYS(default_keys), path, "defaults",
+                                  err)))
+        return rc;
     warmup = get_count(defaults, "warmup", 10, 0, path, "defaults", err, &rc);
     repeats = get_count(defaults, "repeats", 1000, 1, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
@@ -192,10 +233,15 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     if (v && !json_is_null(v)) {
         size_t k, len = 1;
         char *g;
-        if (!json_is_array(v)) return bad(err, path, "defaults.gpus", "must be an array of GPU keys (rpxprof gpus)");
+        if (!json_is_array(v))
+            return wrong_type(err, path, "defaults.gpus", "an array of GPU keys (rpxprof gpus)", v);
         for (k = 0; k < json_array_size(v); k++) {
-            if (!json_is_string(json_array_get(v, k)) || json_string_length(json_array_get(v, k)) == 0)
-                return bad(err, path, "defaults.gpus", "must be an array of GPU keys (rpxprof gpus)");
+            char f[64];
+            snprintf(f, sizeof f, "defaults.gpus[%zu]", k);
+            if (!json_is_string(json_array_get(v, k)))
+                return wrong_type(err, path, f, "a GPU key (rpxprof gpus)", json_array_get(v, k));
+            if (json_string_length(json_array_get(v, k)) == 0)
+                return bad(err, path, f, "is empty; give a GPU key (rpxprof gpus)");
             len += json_string_length(json_array_get(v, k)) + 1;
         }
         g = own(m, calloc(1, len));
@@ -208,6 +254,10 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     }
 
     tasks = json_object_get(root, "tasks");
+    if (tasks && !json_is_null(tasks) && !json_is_object(tasks))
+        return wrong_type(err, path, "tasks",
+                          "an object {\"NAME\": {\"inputs\": \"FILE.npz\", \"unit\": \"frame\"}}",
+                          tasks);
     if (!json_is_object(tasks) || json_object_size(tasks) == 0)
         return bad(err, path, "tasks", "missing or empty; give {\"NAME\": {\"inputs\": \"FILE.npz\", \"unit\": \"frame\"}}");
     json_object_foreach(tasks, key, v) {
@@ -215,7 +265,8 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
         json_t *meta;
         snprintf(where, sizeof where, "tasks.%s", key);
         if (!valid_name(key)) return bad(err, path, where, "a task name must be a non-empty file name (no '/')");
-        if (!json_is_object(v)) return bad(err, path, where, "must be an object {inputs, unit, meta}");
+        if (!json_is_object(v)) return wrong_type(err, path, where, "an object {inputs, unit, meta}", v);
+        if ((rc = rpx_json_check_keys(v, task_keys, NKEYS(task_keys), path, where, err))) return rc;
         get_str(v, "inputs", 1, path, where, err, &rc);
         get_str(v, "unit", 0, path, where, err, &rc);
         if (rc) return rc;
@@ -223,10 +274,23 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
         if (meta && !json_is_object(meta)) {
             char f[320];
             snprintf(f, sizeof f, "%s.meta", where);
-            return bad(err, path, f, "must be an object of scalars {\"clip_length\": 250}");
+            return wrong_type(err, path, f, "an object of scalars {\"clip_length\": 250}", meta);
+        }
+        if (meta) {
+            const char *mk;
+            json_t *mv;
+            json_object_foreach(meta, mk, mv) {
+                if (json_is_string(mv) || json_is_number(mv) || json_is_boolean(mv)) continue;
+                char f[640];
+                snprintf(f, sizeof f, "%s.meta.%s", where, mk);
+                return wrong_type(err, path, f, "a string, a number or a boolean", mv);
+            }
         }
     }
     models = json_object_get(root, "models");
+    if (models && !json_is_null(models) && !json_is_array(models))
+        return wrong_type(err, path, "models", "an array [{\"name\", \"model\", \"tasks\"}]",
+                          models);
     if (!json_is_array(models) || json_array_size(models) == 0)
         return bad(err, path, "models", "missing or empty; give [{\"name\", \"model\", \"tasks\"}]");
     nm = json_array_size(models);
@@ -236,7 +300,8 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
         const char *name, *mdev;
         size_t k;
         snprintf(where, sizeof where, "models[%zu]", mi);
-        if (!json_is_object(mo)) return bad(err, path, where, "must be an object {name, model, tasks}");
+        if (!json_is_object(mo)) return wrong_type(err, path, where, "an object {name, model, tasks}", mo);
+        if ((rc = rpx_json_check_keys(mo, model_keys, NKEYS(model_keys), path, where, err))) return rc;
         name = get_str(mo, "name", 1, path, where, err, &rc);
         get_str(mo, "model", 1, path, where, err, &rc);
         mdev = get_str(mo, "device", 0, path, where, err, &rc);
@@ -260,14 +325,20 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
         }
         mt = json_object_get(mo, "tasks");
         snprintf(f, sizeof f, "%s.tasks", where);
+        if (mt && !json_is_null(mt) && !json_is_array(mt))
+            return wrong_type(err, path, f, "an array of task names", mt);
         if (!json_is_array(mt) || json_array_size(mt) == 0)
             return bad(err, path, f, "missing or empty; list the task names this model runs");
         for (k = 0; k < json_array_size(mt); k++) {
             json_t *tn = json_array_get(mt, k);
-            if (!json_is_string(tn) || !json_object_get(tasks, json_string_value(tn))) {
+            if (!json_is_string(tn)) {
+                snprintf(f, sizeof f, "%s.tasks[%zu]", where, k);
+                return wrong_type(err, path, f, "a task name (a string)", tn);
+            }
+            if (!json_object_get(tasks, json_string_value(tn))) {
                 char fix[512];
-                snprintf(fix, sizeof fix, "'%s' is not a task of \"tasks\"; use one of its keys",
-                         json_is_string(tn) ? json_string_value(tn) : "(not a string)");
+                snprintf(fix, sizeof fix, "'%.300s' is not a task of \"tasks\"; use one of its keys",
+                         json_string_value(tn));
                 snprintf(f, sizeof f, "%s.tasks[%zu]", where, k);
                 return bad(err, path, f, fix);
             }
@@ -318,17 +389,16 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
 
 int rpx_manifest_load(const char *path, rpx_manifest **out, rpx_error *err)
 {
-    json_error_t jerr;
     rpx_manifest *m;
     int rc;
     *out = NULL;
     m = calloc(1, sizeof *m);
     if (!m) return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path);
-    m->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!m->root) {
+    rc = rpx_json_load_user_file(path, JSON_REJECT_DUPLICATES, "a batch manifest", &m->root,
+                                 err);
+    if (rc) {
         free(m);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: line %d: %s; fix the JSON syntax", path,
-                             jerr.line, jerr.text);
+        return rc;
     }
     rc = parse(m, path, err);
     if (rc) {

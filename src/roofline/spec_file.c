@@ -10,8 +10,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/json_keys.h"
 #include "rpxprof/error.h"
 #include "rpxprof/roofline.h"
+
+#define NKEYS(a) (sizeof(a) / sizeof(a)[0])
+static const char *const top_keys[] = {"gpus"};
+static const char *const entry_keys[] = {
+    "key",     "name",         "vendor",    "architecture",          "source",
+    "notes",   "memory_gb",    "sm_count",  "memory_bandwidth_gbps", "boost_clock_mhz",
+    "l2_mb",   "tdp_w",        "peak_tflops", "match"};
+static const char *const unit_keys[] = {"tensor", "vector"};
 
 typedef struct user_spec {
     rpx_gpu_spec spec;
@@ -164,17 +173,17 @@ static int bad(const ctx *c, const char *field, const char *fmt, ...)
 
 static const char *type_name(const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "something else";
+    return json_is_number(v) ? "a number" : rpx_json_type_name(v);
+}
+
+/* " did you mean 'NEAR'?" for a misspelt `name`, or "" */
+static const char *did_you_mean(const char *name, const char *const *allowed, size_t n,
+                                char *buf, size_t size)
+{
+    const char *near = rpx_json_nearest_key(name, allowed, n);
+    if (!near) return "";
+    snprintf(buf, size, " did you mean '%s'?", near);
+    return buf;
 }
 
 /* Optional string field: NULL when absent or null. */
@@ -246,12 +255,14 @@ static int parse_peaks(const ctx *c, const json_t *o, rpx_gpu_spec *g)
         return bad(c, "peak_tflops", "must be an object {precision: TFLOP/s}, got %s",
                    type_name(peaks));
     json_object_foreach((json_t *)peaks, name, v) {
+        static const char *const precs[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
         rpx_precision prec;
-        char field[96];
+        char field[96], hint[96];
         snprintf(field, sizeof field, "peak_tflops.%s", name);
         if (rpx_precision_parse(name, &prec, NULL) != 0 ||
             strcmp(name, rpx_precision_name(prec)) != 0)
-            return bad(c, field, "unknown precision; use fp64, fp32, tf32, fp16, bf16, fp8 or int8");
+            return bad(c, field, "unknown precision;%s use fp64, fp32, tf32, fp16, bf16, fp8 or "
+                       "int8", did_you_mean(name, precs, NKEYS(precs), hint, sizeof hint));
         if (json_is_object(v)) {
             const char *uname;
             json_t *uv;
@@ -265,7 +276,9 @@ static int parse_peaks(const ctx *c, const json_t *o, rpx_gpu_spec *g)
                 else if (strcmp(uname, "vector") == 0)
                     unit = RPX_UNIT_VECTOR;
                 else
-                    return bad(c, ufield, "unknown unit; use \"tensor\" or \"vector\"");
+                    return bad(c, ufield, "unknown unit;%s use \"tensor\" or \"vector\"",
+                               did_you_mean(uname, unit_keys, NKEYS(unit_keys), hint,
+                                            sizeof hint));
                 if ((rc = peak_value(c, ufield, uv, &d)) != 0) return rc;
                 g->peak_tflops[prec][unit] = d;
                 any |= !isnan(d);
@@ -321,6 +334,16 @@ static int parse_entry(const ctx *c0, const json_t *o, user_spec **out)
     *out = NULL;
     if (!json_is_object(o)) return bad(&c, NULL, "must be an object, got %s", type_name(o));
     kv = json_object_get(o, "key");
+    {
+        char where[160];
+        if (json_is_string(kv))
+            snprintf(where, sizeof where, "gpus[%zu] (key '%.64s')", c.index,
+                     json_string_value(kv));
+        else
+            snprintf(where, sizeof where, "gpus[%zu]", c.index);
+        if ((rc = rpx_json_check_keys(o, entry_keys, NKEYS(entry_keys), c.origin, where, c.err)))
+            return rc;
+    }
     if (!kv) return bad(&c, "key", "is missing; give a short id like \"lab-gpu\"");
     if (!json_is_string(kv)) return bad(&c, "key", "must be a string, got %s", type_name(kv));
     if (!valid_key(json_string_value(kv)))
@@ -329,8 +352,10 @@ static int parse_entry(const ctx *c0, const json_t *o, user_spec **out)
     c.key = json_string_value(kv);
     nv = json_object_get(o, "name");
     if (!nv) return bad(&c, "name", "is missing; give the GPU's name");
-    if (!json_is_string(nv) || !*json_string_value(nv))
-        return bad(&c, "name", "must be a non-empty string, got %s", type_name(nv));
+    if (!json_is_string(nv))
+        return bad(&c, "name", "has the wrong type: expected a non-empty string, got %s",
+                   type_name(nv));
+    if (!*json_string_value(nv)) return bad(&c, "name", "is empty; give the GPU's name");
     u = calloc(1, sizeof *u);
     if (!u) return RPX_ENOMEM;
     g = &u->spec;
@@ -359,8 +384,11 @@ static int parse_entry(const ctx *c0, const json_t *o, user_spec **out)
         if (!json_is_integer(sm) || json_integer_value(sm) < 0 ||
             json_integer_value(sm) > 1000000) {
             user_spec_free(u);
-            return bad(&c, "sm_count", "must be a non-negative integer (SMs or CUs), got %s",
-                       type_name(sm));
+            if (json_is_integer(sm))
+                return bad(&c, "sm_count", "must be a non-negative integer (SMs or CUs) up to "
+                           "1000000, got %lld", (long long)json_integer_value(sm));
+            return bad(&c, "sm_count", "has the wrong type: expected a non-negative integer "
+                       "(SMs or CUs), got %s", rpx_json_type_name(sm));
         }
         g->sm_count = (int)json_integer_value(sm);
     }
@@ -393,11 +421,17 @@ int rpx_gpu_table_load_json(rpx_gpu_table *t, const json_t *root, const char *or
         return rpx_error_set(err, RPX_EFORMAT,
                              "%s: expected an object {\"gpus\": [...]}, got %s", origin,
                              type_name(root));
+    if ((rc = rpx_json_check_keys(root, top_keys, NKEYS(top_keys), origin, NULL, err)))
+        return rc;
     gpus = json_object_get(root, "gpus");
-    if (!gpus || !json_is_array(gpus))
+    if (!gpus)
         return rpx_error_set(err, RPX_EFORMAT,
-                             "%s: field 'gpus': must be an array of GPU entries, got %s",
-                             origin, gpus ? type_name(gpus) : "nothing");
+                             "%s: field 'gpus' is missing; give {\"gpus\": [{\"key\": ..., "
+                             "\"name\": ..., ...}]}", origin);
+    if (!json_is_array(gpus))
+        return rpx_error_set(err, RPX_EFORMAT,
+                             "%s: field 'gpus': has the wrong type: expected an array of GPU "
+                             "entries, got %s", origin, type_name(gpus));
     n = json_array_size(gpus);
     parsed = calloc(n ? n : 1, sizeof *parsed);
     if (!parsed) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
@@ -445,18 +479,13 @@ int rpx_gpu_table_load_json(rpx_gpu_table *t, const json_t *root, const char *or
 
 int rpx_gpu_table_load_file(rpx_gpu_table *t, const char *path, rpx_error *err)
 {
-    FILE *f;
     json_t *root;
-    json_error_t je;
     int rc;
     if (!path || !*path) return rpx_error_set(err, RPX_EINVAL, "no GPU spec file named");
-    f = fopen(path, "rb");
-    if (!f) return rpx_error_set(err, RPX_EIO, "%s: cannot open: %s", path, strerror(errno));
-    root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-    fclose(f);
-    if (!root)
-        return rpx_error_set(err, RPX_EFORMAT, "%s: line %d, column %d: %s", path, je.line,
-                             je.column, je.text);
+    rc = rpx_json_load_user_file(path, JSON_REJECT_DUPLICATES,
+                                 "a GPU spec file ({\"gpus\": [...]}, docs/roofline.md)", &root,
+                                 err);
+    if (rc) return rc;
     rc = rpx_gpu_table_load_json(t, root, path, err);
     json_decref(root);
     return rc;

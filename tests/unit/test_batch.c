@@ -107,7 +107,7 @@ static void test_errors(void **st)
                  "models[0].warmup: must be an integer >= 0");
     expect_error("{\"schema\": \"rpxprof.manifest/1\", \"tasks\": {\"t\": {\"inputs\": \"x.npz\"}}, \"extra\": 1, "
                  "\"models\": [{\"name\": \"a\", \"model\": \"rpxprof-demo:x\", \"tasks\": [\"t\"]}]}",
-                 "extra: unknown key");
+                 "unknown key 'extra' at the top level");
 }
 
 static void test_plot_svg(void **st)

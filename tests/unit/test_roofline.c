@@ -332,8 +332,7 @@ static void test_spec_file_valid(void **state)
         "ok.json",
         "{\"gpus\": [{\"key\": \"lab-gpu\", \"name\": \"Lab GPU\", \"memory_gb\": 48,"
         " \"memory_bandwidth_gbps\": 1000, \"peak_tflops\": {\"fp32\": 50, \"fp16\": 100},"
-        " \"vendor\": \"Lab\", \"match\": [\"lab gpu\", \"Lab Accelerator X\"],"
-        " \"extra_key\": [1, 2, 3]},"
+        " \"vendor\": \"Lab\", \"match\": [\"lab gpu\", \"Lab Accelerator X\"]},"
         " {\"key\": \"h100-sxm\", \"name\": \"H100 (lab clocks)\", \"memory_bandwidth_gbps\": 3000,"
         " \"peak_tflops\": {\"fp16\": {\"tensor\": 900, \"vector\": 120}, \"fp8\": null},"
         " \"source\": \"our measurements, 2025\"}]}");
