@@ -4,7 +4,12 @@
  *
  * libzip writes the archive to a temporary file next to the target and
  * renames it over the target in zip_close, so the file appears atomically;
- * until then nothing is written, and a discarded writer leaves nothing. */
+ * until then nothing is written, and a discarded writer leaves nothing.
+ *
+ * The same arrays make the same bytes: every member carries the same time
+ * (1980-01-01 00:00, the first a zip can hold) and the same attributes, and
+ * no extra fields; the archive comment is RPX_OUTPUT_NPZ_COMMENT, by which
+ * rpxprof knows its own files (rpxprof/output.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +21,13 @@
 
 #include "io/npy_internal.h"
 #include "rpxprof/error.h"
+#include "rpxprof/output.h"
+
+/* MS-DOS date and time of every member: 1980-01-01 00:00:00. */
+#define RPX__NPZ_DOSDATE ((0u << 9) | (1u << 5) | 1u)
+#define RPX__NPZ_DOSTIME 0u
+/* external attributes: a regular file, rw-r--r--, made on Unix */
+#define RPX__NPZ_ATTRIBUTES ((zip_uint32_t)0100644 << 16)
 
 #define RPX__NPZ_MAX_NAME 1024
 
@@ -63,6 +75,14 @@ int rpx_npz_writer_open(const char *path, int compress, rpx_npz_writer **out, rp
         rc = rpx_error_set(err, RPX_EIO, "%s: cannot create the NPZ file (%s); check the path",
                            path, zip_error_strerror(&ze));
         zip_error_fini(&ze);
+        writer_free(w);
+        return rc;
+    }
+    if (zip_set_archive_comment(w->za, RPX_OUTPUT_NPZ_COMMENT,
+                                (zip_uint16_t)strlen(RPX_OUTPUT_NPZ_COMMENT)) < 0) {
+        rc = rpx_error_set(err, RPX_EIO, "%s: cannot set the archive comment (%s)", path,
+                           zip_strerror(w->za));
+        zip_discard(w->za);
         writer_free(w);
         return rc;
     }
@@ -209,8 +229,13 @@ int rpx_npz_writer_add(rpx_npz_writer *w, const char *name, rpx_dtype dtype, int
         goto fail;
     }
     if (zip_set_file_compression(w->za, (zip_uint64_t)idx,
-                                 w->compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) < 0) {
-        rc = rpx_error_set(err, RPX_EIO, "%s: array '%s': cannot set compression (%s)",
+                                 w->compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) < 0 ||
+        zip_file_set_dostime(w->za, (zip_uint64_t)idx, RPX__NPZ_DOSTIME, RPX__NPZ_DOSDATE,
+                             0) < 0 ||
+        zip_file_set_external_attributes(w->za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX,
+                                         RPX__NPZ_ATTRIBUTES) < 0) {
+        rc = rpx_error_set(err, RPX_EIO, "%s: array '%s': cannot set its compression, time "
+                                         "or attributes (%s)",
                            w->path, name, zip_strerror(w->za));
         zip_delete(w->za, (zip_uint64_t)idx);
         goto fail;
@@ -229,17 +254,21 @@ fail:
 }
 
 /* An archive without members: libzip writes no file at all for it, numpy
- * writes the 22-byte end-of-central-directory record. Do the same, through a
- * temporary file and a rename. */
+ * writes the 22-byte end-of-central-directory record. Do the same, with the
+ * archive comment after it, through a temporary file and a rename. */
 static int write_empty_zip(const char *path, rpx_error *err)
 {
-    static const unsigned char eocd[22] = {0x50, 0x4b, 0x05, 0x06};
-    size_t n = strlen(path);
+    unsigned char eocd[22 + sizeof RPX_OUTPUT_NPZ_COMMENT - 1] = {0x50, 0x4b, 0x05, 0x06};
+    size_t n = strlen(path), clen = sizeof RPX_OUTPUT_NPZ_COMMENT - 1;
     char *tmp = malloc(n + 8);
     int fd, rc = 0;
     ssize_t wr;
 
     if (!tmp) return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path);
+    /* the comment's length (little-endian) closes the record; the comment follows */
+    eocd[20] = (unsigned char)(clen & 0xff);
+    eocd[21] = (unsigned char)(clen >> 8);
+    memcpy(eocd + 22, RPX_OUTPUT_NPZ_COMMENT, clen);
     memcpy(tmp, path, n);
     memcpy(tmp + n, ".XXXXXX", 8);
     fd = mkstemp(tmp);

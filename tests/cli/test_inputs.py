@@ -125,6 +125,41 @@ class InputsTest(TempDirTest):
         self.assertEqual(p.returncode, 1)
         self.assertIn("not.npz", p.stderr)
 
+    def test_same_command_same_bytes(self):
+        """Item 7: the same command makes the same bytes (fixed member times), with
+        rpxprof's archive comment, and numpy still loads it."""
+        import time
+        import zipfile
+        specs = ["rgb=8x8x3:uint8=random", "f=5:float32=0.5", "s=scalar:int64=7"]
+        for compress in ([], ["--compress"]):
+            with self.subTest(compress=bool(compress)):
+                a = self.path(f"a{len(compress)}", "x.npz")
+                b = self.path(f"b{len(compress)}", "x.npz")
+                os.makedirs(os.path.dirname(a))
+                os.makedirs(os.path.dirname(b))
+                run("inputs", "make", a, *specs, *compress, check=0)
+                time.sleep(2.1)  # a zip time has 2-second steps
+                umask = os.umask(0o077)  # the file's mode is not in the archive
+                try:
+                    run("inputs", "make", b, *specs, *compress, check=0)
+                finally:
+                    os.umask(umask)
+                with open(a, "rb") as fa, open(b, "rb") as fb:
+                    da, db = fa.read(), fb.read()
+                self.assertEqual(hashlib.sha256(da).hexdigest(), hashlib.sha256(db).hexdigest())
+                with zipfile.ZipFile(a) as z:
+                    self.assertEqual(z.comment, b"rpxprof inputs make")
+                    for info in z.infolist():
+                        self.assertEqual(info.date_time, (1980, 1, 1, 0, 0, 0))
+                with np.load(a, allow_pickle=False) as z:
+                    self.assertEqual(list(z.keys()), ["rgb", "f", "s"])
+                    self.assertEqual(z["s"], 7)
+                    self.assertEqual(z["rgb"].shape, (8, 8, 3))
+                # `inputs show` and the sha256 it prints agree on the two files
+                ja = json.loads(run("inputs", "show", a, "--json", check=0).stdout)
+                jb = json.loads(run("inputs", "show", b, "--json", check=0).stdout)
+                self.assertEqual(ja["sha256"], jb["sha256"])
+
     def test_help(self):
         self.assertIn("Usage: rpxprof inputs make", run("inputs", "--help", check=0).stdout)
         self.assertIn("Usage: rpxprof inputs make", run("inputs", "make", "--help", check=0).stdout)

@@ -21,6 +21,7 @@
 
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
+#include "rpxprof/output.h"
 
 #ifndef RPX_NPZ_CHECKER
 #error "RPX_NPZ_CHECKER must name tests/fixtures/check_npz_written.py"
@@ -262,7 +263,18 @@ static void test_empty_archive(void **state)
     assert_int_equal(rpx_npz_writer_open(tmp_path("empty.npz"), 0, &w, &err), 0);
     assert_int_equal(rpx_npz_writer_close(w, &err), 0);
     assert_int_equal(stat(tmp_path("empty.npz"), &st), 0);
-    assert_int_equal(st.st_size, 22);
+    /* numpy's 22-byte record, closed by rpxprof's archive comment */
+    assert_int_equal(st.st_size, 22 + strlen(RPX_OUTPUT_NPZ_COMMENT));
+    {
+        char buf[64] = {0};
+        FILE *f = fopen(tmp_path("empty.npz"), "rb");
+        assert_non_null(f);
+        assert_int_equal(fread(buf, 1, sizeof buf, f), (size_t)st.st_size);
+        fclose(f);
+        assert_memory_equal(buf, "PK\005\006", 4);
+        assert_int_equal((unsigned char)buf[20], strlen(RPX_OUTPUT_NPZ_COMMENT));
+        assert_memory_equal(buf + 22, RPX_OUTPUT_NPZ_COMMENT, strlen(RPX_OUTPUT_NPZ_COMMENT));
+    }
     assert_int_equal(dir_entries(), 1);
     assert_int_equal(numpy_check(tmp_path("empty.npz"), 0), 0);
     assert_int_equal(rpx_npz_load(tmp_path("empty.npz"), &npz, &err), 0);
