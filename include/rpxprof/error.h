@@ -23,7 +23,8 @@ extern "C" {
     X(ABI, -7, "model ABI mismatch")                                      \
     X(MODEL, -8, "the profiled function failed")                          \
     X(UNAVAILABLE, -9, "not available on this machine")                   \
-    X(INTERRUPTED, -10, "interrupted")
+    X(INTERRUPTED, -10, "interrupted")                                     \
+    X(USAGE, -11, "an option names something that does not exist")
 
 enum {
 #define RPX__ERR_ENUM(name, val, desc) RPX_E##name = (val),

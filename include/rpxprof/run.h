@@ -48,6 +48,10 @@ typedef struct rpx_run_config {
     long max_failures;
     long *failed_done;
     long *failed_warmup_done;     /* the same for failed warmup calls */
+    /* optional: stored the CLOCK_MONOTONIC time at which each call ended
+     * (warmup included), right after calls_done, outside the timed span: a
+     * watchdog in another process times the call in progress from it */
+    int64_t *progress_ns;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

@@ -82,6 +82,9 @@ int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_targ
 /* The kind `spec` names by the grammar above ("shared_object", "python",
  * "http"), without loading anything. */
 const char *rpx_target_kind_name(const char *spec);
+/* The --model text's grammar alone (nothing is opened): 0, or RPX_EINVAL /
+ * RPX_EUNSUPPORTED with the message that rpx_target_open_ex would give. */
+int rpx_target_check_spec(const char *spec, rpx_error *err);
 /* Run the optional setup once (outside timing). */
 int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
                      rpx_error *err);

@@ -13,7 +13,8 @@ enum {
     RPX_EXIT_TIMED_OUT = 4,       /* --timeout / --call-timeout: report written */
     RPX_EXIT_KILLED = 5,          /* SIGKILL from elsewhere (OOM killer): report written */
     RPX_EXIT_CALLS_FAILED = 6,    /* every call failed, or --max-failures: report written */
-    RPX_EXIT_INTERRUPTED = 130    /* SIGINT/SIGTERM: report written with status interrupted */
+    RPX_EXIT_INTERRUPTED = 130,   /* SIGINT: report written with status interrupted */
+    RPX_EXIT_TERMINATED = 143     /* SIGTERM: report written with status interrupted */
 };
 
 /* "rpxprof CMD: error: MESSAGE\n" on stderr; returns `code`. */

@@ -1,4 +1,5 @@
 /* run.c — owns `rpxprof run`: options, the order of the steps, the report. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -18,6 +19,8 @@
 #include "rpxprof/latency.h"
 #include "rpxprof/npz.h"
 #include "rpxprof/nvml.h"
+#include "rpxprof/output.h"
+#include "rpxprof/rss_trend.h"
 #include "rpxprof/report.h"
 #include "rpxprof/roofline.h"
 #include "rpxprof/run.h"
@@ -34,13 +37,18 @@ static const char usage[] =
     "                         MODULE:FUNCTION (a Python callable; arrays become\n"
     "                         keyword arguments) or http(s)://HOST/PATH (an HTTP API)\n"
     "  -i, --inputs FILE      NPZ (or NPY) file; every array is passed to the model\n"
-    "  -o, --output FILE      report path (folders are created; '-' = stdout)\n"
+    "  -o, --output FILE      report path (folders are created; '-' = stdout); an\n"
+    "                         existing file is replaced only when it is an rpxprof\n"
+    "                         report; checked before the first call\n"
+    "      --force            replace an existing file that is not a report (never\n"
+    "                         the inputs or the model)\n"
     "      --device DEV       cpu (default) or cuda\n"
     "      --precision STR    recorded as given (default: unspecified)\n"
     "      --unit STR         what one call processes: frame, clip, pair, request\n"
     "                         (default: request)\n"
     "      --warmup N         untimed calls first (default: 10)\n"
-    "      --repeats N        timed calls, one sample each (default: 1000)\n"
+    "      --repeats N        timed calls, one sample each (default: 1000; at most\n"
+    "                         10000000)\n"
     "      --meta KEY=VALUE   record what the shapes do not say (repeatable)\n"
     "      --gpu-time         cuda: per-call GPU busy time from CUPTI kernel records\n"
     "\n"
@@ -69,14 +77,19 @@ static const char usage[] =
     "Isolation (a model that crashes, hangs or is killed still leaves a report):\n"
     "      --timeout S        kill the run after S seconds (status timed_out)\n"
     "      --call-timeout S   kill it when one call takes more than S seconds\n"
+    "                         (resolution about 1 ms)\n"
+    "      --setup-timeout S  kill it when loading and setup take more than S seconds\n"
+    "      --grace S          after SIGINT/SIGTERM, wait S seconds (default 2) for\n"
+    "                         the call in progress, then kill the model's process;\n"
+    "                         a second SIGINT kills it at once\n"
     "      --no-isolate       run the model in this process (for debuggers)\n"
     "  -q, --quiet            no progress line and no warnings\n"
     "  -h, --help             show this help and exit\n"
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call, or\n"
-    "--max-failures), 130 interrupted (3-6 and 130 write the report with every\n"
-    "sample measured before the event).\n";
+    "--max-failures), 130 interrupted by SIGINT, 143 by SIGTERM (3-6, 130 and 143\n"
+    "write the report with every sample measured before the event).\n";
 
 
 #define MAX_BINDINGS 64
@@ -89,8 +102,10 @@ typedef struct run_opts {
     json_t *meta;
     const char *cost, *gpus, *gpu_spec, *budget_hz;
     double flops, params;         /* NaN: not declared */
-    int tf32, gpu_time, no_isolate;
-    double timeout_s, call_timeout_s;
+    int tf32, gpu_time, no_isolate, force;
+    double timeout_s, call_timeout_s, setup_timeout_s, grace_s;
+    double hz[16];                /* --budget-hz, checked */
+    size_t n_hz;
     const char *bind_inputs[MAX_BINDINGS], *bind_dims[MAX_BINDINGS];
     size_t n_bind_inputs, n_bind_dims;
     const char *headers[MAX_HEADERS];
@@ -101,6 +116,37 @@ typedef struct run_opts {
     int insecure;
     const char *http_option_name; /* the last HTTP-only option given, for errors */
 } run_opts;
+
+/* --budget-hz 5,10,30: 1 to 16 rates, each a number above 0. 0, or -1 after
+ * the message. */
+static int parse_budget(const char *arg, double hz[16], size_t *n)
+{
+    const char *p = arg;
+    *n = 0;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char tok[64];
+        double v;
+        if (*n == 16)
+            return rpx_cli_fail("run", -1, "--budget-hz '%s': at most 16 rates", arg);
+        if (len == 0 || len >= sizeof tok)
+            return rpx_cli_fail("run", -1,
+                                "--budget-hz '%s': an empty or overlong rate; give rates in "
+                                "Hz separated by commas, such as 5,10,30",
+                                arg);
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        if (rpx_cli_parse_number(tok, &v) != 0 || !(v > 0) || v > 1e9)
+            return rpx_cli_fail("run", -1,
+                                "--budget-hz '%s': '%s' is not a rate above 0; give rates in Hz "
+                                "separated by commas, such as 5,10,30",
+                                arg, tok);
+        hz[(*n)++] = v;
+        if (!comma) return 0;
+        p = comma + 1;
+    }
+}
 
 /* --meta KEY=VALUE: integers and reals become numbers, true/false booleans. */
 static int add_meta(json_t *meta, const char *arg)
@@ -130,7 +176,8 @@ static int parse(int argc, char **argv, run_opts *o)
     enum { O_DEVICE = 256, O_PRECISION, O_UNIT, O_WARMUP, O_REPEATS, O_META, O_COST, O_INPUT,
            O_DIM, O_FLOPS, O_PARAMS, O_GPU, O_GPU_SPEC, O_TF32, O_BUDGET, O_GPU_TIME,
            O_NO_ISOLATE, O_TIMEOUT, O_CALL_TIMEOUT, O_BODY, O_HEADER, O_METHOD,
-           O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE };
+           O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE, O_FORCE,
+           O_SETUP_TIMEOUT, O_GRACE };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -153,6 +200,9 @@ static int parse(int argc, char **argv, run_opts *o)
         {"request-timeout", required_argument, 0, O_REQUEST_TIMEOUT},
         {"max-failures", required_argument, 0, O_MAX_FAILURES},
         {"insecure", no_argument, 0, O_INSECURE},
+        {"force", no_argument, 0, O_FORCE},
+        {"setup-timeout", required_argument, 0, O_SETUP_TIMEOUT},
+        {"grace", required_argument, 0, O_GRACE},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -168,14 +218,20 @@ static int parse(int argc, char **argv, run_opts *o)
         case O_PRECISION: o->precision = optarg; break;
         case O_UNIT: o->unit = optarg; break;
         case O_WARMUP:
-            if (rpx_cli_parse_long(optarg, &o->warmup) || o->warmup < 0)
-                return rpx_cli_fail("run", -1, "--warmup '%s': give a whole number, 0 or more",
-                                    optarg);
+            if (rpx_cli_parse_long(optarg, &o->warmup) || o->warmup < 0 ||
+                o->warmup > RPX_MAX_WARMUP)
+                return rpx_cli_fail("run", -1,
+                                    "--warmup '%s': give a whole number from 0 to %ld",
+                                    optarg, RPX_MAX_WARMUP);
             break;
         case O_REPEATS:
-            if (rpx_cli_parse_long(optarg, &o->repeats) || o->repeats < 1)
-                return rpx_cli_fail("run", -1, "--repeats '%s': give a whole number, 1 or more",
-                                    optarg);
+            if (rpx_cli_parse_long(optarg, &o->repeats) || o->repeats < 1 ||
+                o->repeats > RPX_MAX_REPEATS)
+                return rpx_cli_fail("run", -1,
+                                    "--repeats '%s': give a whole number from 1 to %ld (every "
+                                    "timed call keeps its sample in memory and in the report; "
+                                    "split a longer measurement into several runs)",
+                                    optarg, RPX_MAX_REPEATS);
             break;
         case O_META:
             if (add_meta(o->meta, optarg) != 0)
@@ -187,14 +243,26 @@ static int parse(int argc, char **argv, run_opts *o)
         case O_TF32: o->tf32 = 1; break;
         case O_GPU_TIME: o->gpu_time = 1; break;
         case O_NO_ISOLATE: o->no_isolate = 1; break;
+        case O_FORCE: o->force = 1; break;
         case O_TIMEOUT:
         case O_CALL_TIMEOUT:
-            if (rpx_cli_parse_number(optarg, c == O_TIMEOUT ? &o->timeout_s : &o->call_timeout_s) != 0 ||
-                (c == O_TIMEOUT ? o->timeout_s : o->call_timeout_s) <= 0)
-                return rpx_cli_fail("run", -1, "--%s '%s': give a number of seconds above 0",
-                                    c == O_TIMEOUT ? "timeout" : "call-timeout", optarg);
+        case O_SETUP_TIMEOUT:
+        case O_GRACE: {
+            double *v = c == O_TIMEOUT ? &o->timeout_s
+                      : c == O_CALL_TIMEOUT ? &o->call_timeout_s
+                      : c == O_SETUP_TIMEOUT ? &o->setup_timeout_s : &o->grace_s;
+            const char *name = c == O_TIMEOUT ? "timeout"
+                             : c == O_CALL_TIMEOUT ? "call-timeout"
+                             : c == O_SETUP_TIMEOUT ? "setup-timeout" : "grace";
+            if (rpx_cli_parse_number(optarg, v) != 0 || (c != O_GRACE && *v <= 0) || *v > 1e9)
+                return rpx_cli_fail("run", -1, "--%s '%s': give a number of seconds %s",
+                                    name, optarg, c == O_GRACE ? "(0 or more)" : "above 0");
             break;
-        case O_BUDGET: o->budget_hz = optarg; break;
+        }
+        case O_BUDGET:
+            o->budget_hz = optarg;
+            if (parse_budget(optarg, o->hz, &o->n_hz) != 0) return -1;
+            break;
         case O_BODY: o->body = optarg; o->http_option_name = "--body"; break;
         case O_METHOD: o->method = optarg; o->http_option_name = "--method"; break;
         case O_INSECURE: o->insecure = 1; o->http_option_name = "--insecure"; break;
@@ -255,6 +323,11 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "unexpected argument '%s' (see 'rpxprof run --help')",
                             argv[optind]);
     if (!o->model) return rpx_cli_fail("run", -1, "--model is required (see 'rpxprof run --help')");
+    {
+        rpx_error gerr = {0};
+        if (rpx_target_check_spec(o->model, &gerr) != 0)
+            return rpx_cli_fail("run", -1, "%s", gerr.message);
+    }
     if (!o->inputs) return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file)");
     if (!o->output) return rpx_cli_fail("run", -1, "--output is required (a JSON file, or -)");
     if (strcmp(o->device, "cpu") != 0 && strcmp(o->device, "cuda") != 0)
@@ -263,9 +336,9 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--precision is empty; give e.g. fp32, fp16, bf16, int8");
     if (!*o->unit)
         return rpx_cli_fail("run", -1, "--unit is empty; give e.g. frame, clip, pair, request");
-    if (o->no_isolate && (o->timeout_s > 0 || o->call_timeout_s > 0))
-        return rpx_cli_fail("run", -1, "--timeout and --call-timeout need isolation; drop "
-                                       "--no-isolate");
+    if (o->no_isolate && (o->timeout_s > 0 || o->call_timeout_s > 0 || o->setup_timeout_s > 0))
+        return rpx_cli_fail("run", -1, "--timeout, --call-timeout and --setup-timeout need "
+                                       "isolation; drop --no-isolate");
     if (o->gpu_time && strcmp(o->device, "cuda") != 0)
         return rpx_cli_fail("run", -1, "--gpu-time needs --device cuda (it traces GPU kernels)");
     if (strcmp(rpx_target_kind_name(o->model), "http") == 0) {
@@ -350,22 +423,50 @@ static void warn_note(json_t *notes, int quiet, const char *text)
     if (!quiet) fprintf(stderr, "rpxprof run: warning: %s\n", text);
 }
 
-/* Memory that grows across the timed calls: the child's resident set as the
- * parent sampled it, and each device's CUDA memory from the reset to the end. */
-static void growth_notes(const run_shared *sh, json_t *cuda_growth, json_t *notes, int quiet)
+/* Three significant digits: a rate per call reproduces no better. */
+static json_t *sig3(double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.3g", v);
+    return json_real(strtod(buf, NULL));
+}
+
+/* The resident set across the timed calls, as the report's
+ * memory.cpu_rss_trend; NULL when the loop never ran. */
+static json_t *rss_trend_json(const rpx_rss_summary *t)
+{
+    json_t *o = json_object();
+    if (!o) return NULL;
+    json_object_set_new(o, "readings", json_integer(t->readings));
+    json_object_set_new(o, "every_calls", json_integer(t->every_calls));
+    if (!t->available) {
+        json_object_set_new(o, "leak_suspected", json_null());
+        json_object_set_new(o, "reason", json_string(t->reason));
+        return o;
+    }
+    json_object_set_new(o, "first_quarter_mb", json_real(t->first_quarter_mb));
+    json_object_set_new(o, "last_quarter_mb", json_real(t->last_quarter_mb));
+    json_object_set_new(o, "growth_kib_per_call", sig3(t->growth_kib_per_call));
+    json_object_set_new(o, "detectable_kib_per_call", sig3(t->detectable_kib_per_call));
+    json_object_set_new(o, "leak_suspected", json_boolean(t->leak_suspected));
+    return o;
+}
+
+/* Memory that grows across the timed calls: the model process's resident set
+ * (read every N calls by that process), and each device's CUDA memory from
+ * the reset to the end. */
+static void growth_notes(const rpx_rss_summary *t, json_t *cuda_growth, json_t *notes, int quiet)
 {
     char buf[512];
     const char *key;
     json_t *v;
-    double grew = sh->rss_last_mb - sh->rss_first_mb;
-    if (sh->rss_samples >= 8 && grew > 4 && grew > 0.1 * sh->rss_first_mb) {
-        long calls = sh->rss_last_call - sh->rss_first_call;
+    if (t->available && t->leak_suspected) {
         snprintf(buf, sizeof buf,
                  "Resident memory grew during the timed calls: %.1f MiB in the first quarter of "
-                 "the run, %.1f MiB in the last (about %.1f KiB per call over %ld calls); the "
-                 "model may be leaking.",
-                 sh->rss_first_mb, sh->rss_last_mb, calls > 0 ? grew * 1024 / (double)calls : 0.0,
-                 calls);
+                 "the run, %.1f MiB in the last (about %.1f KiB per call, %d readings from call "
+                 "%ld to %ld); the model may be leaking.",
+                 t->first_quarter_mb, t->last_quarter_mb, t->growth_kib_per_call, t->readings,
+                 t->first_call, t->last_call);
         warn_note(notes, quiet, buf);
     }
     json_object_foreach(cuda_growth, key, v) {
@@ -458,7 +559,7 @@ static int layers_prepare(const run_opts *o, layers *l, rpx_error *err)
         for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             const rpx_gpu_spec *g = rpx_gpu_table_find(l->table, tok);
             if (!g)
-                return rpx_error_set(err, RPX_EINVAL,
+                return rpx_error_set(err, RPX_EUSAGE,
                                      "--gpu %s: no GPU with key '%s'; 'rpxprof gpus' lists the "
                                      "keys, --gpu-spec FILE adds your own",
                                      o->gpus, tok);
@@ -480,13 +581,8 @@ static void add_unique(layers *l, const rpx_gpu_spec *g)
 /* --budget-hz: the rates, at most 16 (0 when not given: the defaults). */
 static size_t budget_rates(const run_opts *o, double hz[16])
 {
-    char buf[256], *tok, *save = NULL;
-    size_t n = 0;
-    if (!o->budget_hz) return 0;
-    snprintf(buf, sizeof buf, "%s", o->budget_hz);
-    for (tok = strtok_r(buf, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
-        if (rpx_cli_parse_number(tok, &hz[n]) == 0 && hz[n] > 0) n++;
-    return n;
+    memcpy(hz, o->hz, o->n_hz * sizeof *hz);
+    return o->n_hz;
 }
 
 /* After the run: the bounds on the chosen targets and the real-time budget. */
@@ -580,19 +676,13 @@ static void layers_free(layers *l)
     rpx_gpu_table_free(l->table);
 }
 
-static run_shared *g_shared;
-
-static void on_stop_signal(int sig)
-{
-    (void)sig;
-    if (g_shared) g_shared->stop = 1;
-}
-
 /* The report's status, and the exit code that says the same. */
-static const char *outcome_status(int outcome, int *exit_code)
+static const char *outcome_status(int outcome, int stop_signal, int *exit_code)
 {
     switch (outcome) {
-    case OUTCOME_INTERRUPTED: *exit_code = RPX_EXIT_INTERRUPTED; return "interrupted";
+    case OUTCOME_INTERRUPTED:
+        *exit_code = stop_signal == SIGTERM ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED;
+        return "interrupted";
     case OUTCOME_CRASHED: *exit_code = RPX_EXIT_CRASHED; return "crashed";
     case OUTCOME_TIMED_OUT: *exit_code = RPX_EXIT_TIMED_OUT; return "timed_out";
     case OUTCOME_KILLED: *exit_code = RPX_EXIT_KILLED; return "killed";
@@ -624,6 +714,8 @@ int rpx_cli_run(int argc, char **argv)
     rpx_npz *npz = NULL;
     rpx_latency *lat = NULL;
     run_shared *sh = NULL;
+    rpx_output *output = NULL;
+    rpx_rss_summary trend;
     rpx_error err = {0};
     json_t *card = NULL, *notes = NULL, *report = NULL, *devjson = NULL, *failure = NULL;
     rpx_nvml *nvml = NULL;
@@ -635,7 +727,7 @@ int rpx_cli_run(int argc, char **argv)
     char sha[65], reso[64];
     const char *batch = NULL, *status;
     char batch_buf[64];
-    int rc, exit_code = RPX_EXIT_FAILURE, run_exit = RPX_EXIT_OK;
+    int rc, exit_code = RPX_EXIT_FAILURE, run_exit = RPX_EXIT_OK, to_stdout = 0;
     size_t i;
 
     memset(&o, 0, sizeof o);
@@ -647,6 +739,7 @@ int rpx_cli_run(int argc, char **argv)
     o.repeats = 1000;
     o.flops = o.params = (double)NAN;
     o.max_failures = 100;
+    o.grace_s = 2;
     o.meta = json_object();
     if (!o.meta) return rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
     rc = parse(argc, argv, &o);
@@ -661,6 +754,28 @@ int rpx_cli_run(int argc, char **argv)
         rpx_cli_fail("run", 0, "out of memory");
         goto out;
     }
+    /* 0. the report's place, before anything is loaded or measured: never the
+     * inputs, the model or a file that is not a report, unless --force */
+    {
+        char model_file[4096] = "";
+        const char *protect[5];
+        size_t np = 0;
+        const char *colon = strrchr(o.model, ':');
+        rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, o.force, protect, 0,
+                                 "--output"};
+        if (strcmp(kind, "shared_object") == 0 && colon && strncmp(o.model, "rpxprof-demo:", 13))
+            snprintf(model_file, sizeof model_file, "%.*s", (int)(colon - o.model), o.model);
+        protect[np++] = o.inputs;
+        if (model_file[0]) protect[np++] = model_file;
+        if (o.cost) protect[np++] = o.cost;
+        if (o.body) protect[np++] = o.body;
+        if (o.gpu_spec) protect[np++] = o.gpu_spec;
+        oo.n_protect = np;
+        if (rpx_output_open(o.output, &oo, &output, &err) != 0) {
+            rpx_cli_fail("run", 0, "%s", err.message);
+            goto out;
+        }
+    }
     /* 1. inputs, loaded once, outside timing (the child inherits them) */
     if ((rc = rpx_npz_load(o.inputs, &npz, &err)) != 0 ||
         (rc = rpx_file_sha256(o.inputs, sha, &err)) != 0) {
@@ -670,11 +785,13 @@ int rpx_cli_run(int argc, char **argv)
     /* the cost layer and the GPU table, before anything is measured */
     if ((rc = layers_prepare(&o, &lay, &err)) != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);
+        if (rc == RPX_EUSAGE) exit_code = RPX_EXIT_USAGE; /* an unknown --gpu key */
         goto out;
     }
     sh = rpx__run_shared_create(o.repeats);
     if (!sh) {
-        rpx_cli_fail("run", 0, "--repeats %ld: cannot map the sample buffer", o.repeats);
+        rpx_cli_fail("run", 0, "--repeats %ld: cannot map the sample buffer (%ld samples of 8 "
+                     "bytes): %s; give fewer repeats", o.repeats, o.repeats, strerror(errno));
         goto out;
     }
     /* NVML (never CUDA) in this process: the card and the conditions */
@@ -688,26 +805,17 @@ int rpx_cli_run(int argc, char **argv)
                                    o.connect_timeout_s, o.request_timeout_s, o.insecure};
         run_params rp = {o.model, o.device, o.precision, o.unit, o.warmup, o.repeats,
                          o.gpu_time, !o.quiet && isatty(2), o.timeout_s, o.call_timeout_s,
+                         o.setup_timeout_s, o.grace_s, rpx_output_is_stdout(output),
                          &topt, o.max_failures};
-        struct sigaction sa, old_int, old_term;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_stop_signal;
-        sigemptyset(&sa.sa_mask);
-        g_shared = sh;
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
         cond_start = rpx_system_conditions(nvml);
         rpx__run_stage(&rp, rpx_npz_inputs(npz), !o.no_isolate, sh);
         cond_end = rpx_system_conditions(nvml);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        g_shared = NULL;
     }
     if (sh->outcome == OUTCOME_FAILED) {
         rpx_cli_fail("run", 0, "%s", sh->error[0] ? sh->error : "the run failed");
         goto out;
     }
-    status = outcome_status(sh->outcome, &run_exit);
+    status = outcome_status(sh->outcome, sh->stop_signal, &run_exit);
     if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
         /* peaks of a child that died: its lifetime peak from wait4, nothing else */
         rpx_memory_peaks_init(&sh->memory);
@@ -715,8 +823,11 @@ int rpx_cli_run(int argc, char **argv)
         snprintf(sh->memory.inference_reason, sizeof sh->memory.inference_reason,
                  "not read: the run ended abnormally (%s)", status);
         failure = failure_json(sh);
+    } else if (sh->abandoned) {
+        failure = failure_json(sh); /* where the abandoned call stood */
     }
     if (sh->json_len) devjson = json_loads(sh->json, 0, NULL);
+    rpx_rss_trend_summarise(&sh->trend, &trend);
     section = json_object_get(devjson, "target");
 
     /* 3. statistics, card, report */
@@ -751,7 +862,7 @@ int rpx_cli_run(int argc, char **argv)
     notes = make_notes(&o, sh->measured, &sh->memory);
     if (notes) {
         drift_note(sh->samples, sh->measured, notes, o.quiet);
-        growth_notes(sh, json_object_get(devjson, "cuda_growth"), notes, o.quiet);
+        growth_notes(&trend, json_object_get(devjson, "cuda_growth"), notes, o.quiet);
     }
     {
         rpx_latency_stats st;
@@ -853,9 +964,23 @@ int rpx_cli_run(int argc, char **argv)
         rpx_cli_fail("run", 0, "out of memory building the report");
         goto out;
     }
-    if ((rc = rpx_json_write_file(o.output, report, &err)) != 0) {
-        rpx_cli_fail("run", 0, "%s", err.message);
-        goto out;
+    if (sh->calls_done > o.warmup || sh->trend.n > 0)
+        json_object_set_new(json_object_get(report, "memory"), "cpu_rss_trend",
+                            rss_trend_json(&trend));
+    to_stdout = rpx_output_is_stdout(output);
+    {
+        char *text = rpx_json_dumps(report);
+        size_t len = text ? strlen(text) : 0;
+        if (text) text[len++] = '\n'; /* over the NUL: the file ends in a newline */
+        rc = text ? rpx_output_commit(output, text, len, &err)
+                  : rpx_error_set(&err, RPX_ENOMEM, "out of memory writing the report");
+        if (!text) rpx_output_discard(output);
+        output = NULL;
+        free(text);
+        if (rc != 0) {
+            rpx_cli_fail("run", 0, "%s", err.message);
+            goto out;
+        }
     }
     if (!o.quiet) {
         json_t *w;
@@ -863,15 +988,16 @@ int rpx_cli_run(int argc, char **argv)
         json_array_foreach(json_object_get(card, "warnings"), wi, w)
             fprintf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
     }
-    if (strcmp(o.output, "-") != 0) printf("%s\n", o.output);
+    if (!to_stdout) printf("%s\n", o.output);
     if (sh->outcome == OUTCOME_INTERRUPTED)
-        fprintf(stderr, "rpxprof run: interrupted after %zu timed calls; report written\n",
-                sh->measured);
+        fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
+                sh->abandoned ? " (the call in progress was abandoned)" : "", sh->measured);
     else if (sh->outcome != OUTCOME_COMPLETE)
         fprintf(stderr, "rpxprof run: error: %s; report written with %zu samples (status %s)\n",
                 sh->error, sh->measured, status);
     exit_code = run_exit;
 out:
+    rpx_output_discard(output);
     rpx_nvml_close(nvml);
     layers_free(&lay);
     json_decref(roofline);

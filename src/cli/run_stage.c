@@ -6,10 +6,13 @@
 #include "cli/run_stage.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -28,11 +31,16 @@
 run_shared *rpx__run_shared_create(long repeats)
 {
     size_t head = (sizeof(run_shared) + 63) & ~(size_t)63;
-    size_t samples = (size_t)repeats * sizeof(int64_t);
-    size_t json_cap = ((size_t)64 << 10) + (size_t)repeats * 32;
-    size_t total = head + samples + json_cap;
+    size_t samples, json_cap, total;
     run_shared *sh;
-    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *m;
+    /* the limit keeps every size below far from overflowing */
+    if (repeats < 1 || repeats > RPX_MAX_REPEATS) return NULL;
+    samples = (size_t)repeats * sizeof(int64_t);
+    json_cap = ((size_t)64 << 10) + (size_t)repeats * 32;
+    total = head + samples + json_cap;
+    m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+             0);
     if (m == MAP_FAILED) return NULL;
     sh = m;
     sh->mapped = total;
@@ -52,6 +60,7 @@ void rpx__run_shared_free(run_shared *sh)
 
 static void set_phase(run_shared *sh, run_phase ph)
 {
+    __atomic_store_n(&sh->phase_start_ns, rpx_clock_now_ns(), __ATOMIC_RELEASE);
     __atomic_store_n(&sh->phase, (int)ph, __ATOMIC_RELEASE);
 }
 
@@ -68,9 +77,17 @@ static void peaks_reset(void *ctx)
     if (p->target->peaks_reset_fn) p->target->peaks_reset_fn(p->target->state);
 }
 
-static void gpu_time_after_call(void *ctx, int timed)
+typedef struct after_ctx {
+    rpx_gpu_time *gtime;
+    rpx_rss_trend *trend;
+} after_ctx;
+
+/* After every call, outside the timed span: the GPU busy time, the resident set. */
+static void after_call(void *ctx, int timed)
 {
-    rpx_gpu_time_after_call(ctx, timed);
+    after_ctx *a = ctx;
+    if (a->gtime) rpx_gpu_time_after_call(a->gtime, timed);
+    rpx_rss_trend_after_call(a->trend, timed);
 }
 
 /* What the driver made visible, the memory peaks, the GPU time and the
@@ -121,6 +138,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
 
     memset(&res, 0, sizeof res);
     sh->outcome = OUTCOME_FAILED;
+    set_phase(sh, PHASE_LOAD);
     if ((rc = rpx_target_open_ex(p->model, p->target, &target, &err)) != 0) goto fail;
     if (strcmp(p->device, "cuda") == 0) {
         /* the primary contexts exist before setup: memory is tracked from there */
@@ -148,18 +166,18 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     set_phase(sh, PHASE_LOOP);
     {
         peaks_ctx pk = {gmem, target};
+        after_ctx ac = {gtime, &sh->trend};
         rpx_run_config cfg = {p->warmup, p->repeats, NULL, NULL, p->progress, &sh->stop,
-                              peaks_reset, &pk, NULL, NULL, sh->samples, &sh->calls_done,
-                              p->max_failures, &sh->failed_calls, &sh->failed_warmup_calls};
+                              peaks_reset, &pk, after_call, &ac, sh->samples, &sh->calls_done,
+                              p->max_failures, &sh->failed_calls, &sh->failed_warmup_calls,
+                              &sh->progress_ns};
         if (cuda) {
             cfg.sync = rpx_cuda_sync_all;
             cfg.sync_ctx = cuda;
         }
-        if (gtime) {
-            cfg.after_call = gpu_time_after_call;
-            cfg.after_ctx = gtime;
-        }
+        (void)rpx_rss_trend_open(&sh->trend, p->repeats); /* unreadable: the report says so */
         rc = rpx_measure_run(&cfg, target, in, &res, &err);
+        rpx_rss_trend_close(&sh->trend);
         rpx_gpu_mem_stop(gmem);
     }
     sh->warmup_done = res.warmup_done;
@@ -201,69 +219,6 @@ done:
     rpx_run_result_free(&res);
 }
 
-/* The child's resident set in bytes, from /proc/PID/statm; -1 if unreadable. */
-static int64_t child_rss(pid_t pid)
-{
-    char path[64], buf[128];
-    long size, resident;
-    FILE *f;
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    f = fopen(path, "r");
-    if (!f) return -1;
-    if (!fgets(buf, sizeof buf, f) || sscanf(buf, "%ld %ld", &size, &resident) != 2) resident = -1;
-    fclose(f);
-    return resident < 0 ? -1 : (int64_t)resident * sysconf(_SC_PAGESIZE);
-}
-
-#define RSS_TRACE 4096
-
-typedef struct rss_trace {
-    int64_t rss[RSS_TRACE];
-    long call[RSS_TRACE];
-    int n, stride, skip;
-} rss_trace;
-
-/* Keep at most RSS_TRACE points spread over the whole run: when full, drop
- * every other point and sample half as often. */
-static void rss_add(rss_trace *t, long call, int64_t rss)
-{
-    int i;
-    if (rss < 0 || (t->skip++ % t->stride) != 0) return;
-    if (t->n == RSS_TRACE) {
-        for (i = 0; i < RSS_TRACE / 2; i++) {
-            t->rss[i] = t->rss[2 * i];
-            t->call[i] = t->call[2 * i];
-        }
-        t->n = RSS_TRACE / 2;
-        t->stride *= 2;
-    }
-    t->rss[t->n] = rss;
-    t->call[t->n] = call;
-    t->n++;
-}
-
-static double median_mb(int64_t *v, int n)
-{
-    return rpx_median_i64(v, (size_t)n) / 1048576.0;
-}
-
-/* Medians of the first and the last quarter of the trace. */
-static void rss_summarise(rss_trace *t, run_shared *sh)
-{
-    int q = t->n / 4;
-    sh->rss_samples = t->n;
-    if (q < 2) return;
-    sh->rss_first_call = t->call[0];
-    sh->rss_last_call = t->call[t->n - 1];
-    sh->rss_first_mb = median_mb(t->rss, q);
-    sh->rss_last_mb = median_mb(t->rss + t->n - q, q);
-}
-
-static double now_s(void)
-{
-    return (double)rpx_clock_now_ns() / 1e9;
-}
-
 /* The call in progress when the child stopped answering or died. */
 static void note_failed_call(const run_params *p, run_shared *sh)
 {
@@ -288,79 +243,208 @@ static const char *where(const run_params *p, const run_shared *sh, char *buf, s
     return buf;
 }
 
+/* ---- signals ---- */
+
+static run_shared *g_sh;             /* the block of the stage in progress */
+static volatile sig_atomic_t g_signals; /* SIGINT/SIGTERM received by this process */
+static volatile sig_atomic_t g_first_signal;
+static int64_t g_first_signal_ns;    /* written once, by the handler */
+static int g_isolated;
+
+static void on_stop_signal(int sig)
+{
+    struct timespec ts;
+    if (g_sh) g_sh->stop = 1;
+    if (g_signals == 0) {
+        g_first_signal = sig;
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+            g_first_signal_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    }
+    g_signals++;
+    if (g_signals >= 2 && !g_isolated) {
+        /* the model holds this very process: a second signal ends it now */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+/* In the model's process: a signal only asks the loop to stop. */
+static void on_child_signal(int sig)
+{
+    (void)sig;
+    if (g_sh) g_sh->stop = 1;
+}
+
+static void on_child_exit(int sig)
+{
+    (void)sig; /* only wakes the watch loop's sleep */
+}
+
+typedef struct saved_handlers {
+    struct sigaction sint, sterm, schld;
+} saved_handlers;
+
+static void set_handler(int sig, void (*fn)(int), struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, old);
+}
+
+int rpx__die_with_parent(pid_t parent)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
+    return getppid() == parent ? 0 : -1;
+}
+
+/* ---- the watch loop ---- */
+
+static int64_t seconds_ns(double s)
+{
+    return s >= 9e9 ? INT64_MAX / 4 : (int64_t)(s * 1e9);
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* What the watchdog waits for next, and which limit that is. */
+static int64_t next_deadline(const run_params *p, const run_shared *sh, int64_t start,
+                             const char **which)
+{
+    int64_t d = INT64_MAX;
+    int ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
+    int64_t since = __atomic_load_n(&sh->phase_start_ns, __ATOMIC_ACQUIRE);
+    *which = NULL;
+    if (p->timeout_s > 0) {
+        d = start + seconds_ns(p->timeout_s);
+        *which = "--timeout";
+    }
+    if (p->setup_timeout_s > 0 && (ph == PHASE_LOAD || ph == PHASE_SETUP)) {
+        /* loading and setup together, from the start of the model's process */
+        int64_t s = start + seconds_ns(p->setup_timeout_s);
+        if (s < d) {
+            d = s;
+            *which = "--setup-timeout";
+        }
+    }
+    if (p->call_timeout_s > 0 && ph == PHASE_LOOP) {
+        int64_t last = __atomic_load_n(&sh->progress_ns, __ATOMIC_ACQUIRE);
+        int64_t c = (last > since ? last : since) + seconds_ns(p->call_timeout_s);
+        if (c < d) {
+            d = c;
+            *which = "--call-timeout";
+        }
+    }
+    if (g_signals > 0) {
+        int64_t g = g_first_signal_ns + seconds_ns(p->grace_s);
+        if (g_signals >= 2) g = 0;
+        if (g < d) {
+            d = g;
+            *which = "grace";
+        }
+    }
+    return d;
+}
+
+static double limit_of(const run_params *p, const char *which)
+{
+    if (strcmp(which, "--timeout") == 0) return p->timeout_s;
+    if (strcmp(which, "--setup-timeout") == 0) return p->setup_timeout_s;
+    if (strcmp(which, "--call-timeout") == 0) return p->call_timeout_s;
+    return p->grace_s;
+}
+
 void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_shared *sh)
 {
-    pid_t pid;
+    pid_t pid, parent = getpid();
     int status = 0;
     struct rusage ru;
-    double start = now_s(), last_progress;
-    long last_done = -1;
+    int64_t start = rpx_clock_now_ns();
     const char *why_killed = NULL;
     char at[96];
-    rss_trace *trace = NULL;
+    saved_handlers old;
+    int saved_stdout = -1;
 
+    memset(&ru, 0, sizeof ru);
+    g_sh = sh;
+    g_signals = 0;
+    g_first_signal = 0;
+    g_isolated = isolate;
+    set_handler(SIGINT, on_stop_signal, &old.sint);
+    set_handler(SIGTERM, on_stop_signal, &old.sterm);
+    set_handler(SIGCHLD, on_child_exit, &old.schld);
+    fflush(NULL);
+    if (p->stdout_to_stderr) {
+        /* the report goes to stdout: whatever the model prints goes to stderr */
+        saved_stdout = dup(STDOUT_FILENO);
+        if (saved_stdout >= 0) dup2(STDERR_FILENO, STDOUT_FILENO);
+    }
     if (!isolate) {
         measure(p, in, sh);
-        return;
+        goto restore;
     }
-    fflush(NULL);
     pid = fork();
     if (pid < 0) {
         sh->outcome = OUTCOME_FAILED;
         snprintf(sh->error, sizeof sh->error, "cannot start the child process: %s (use --no-isolate)",
                  strerror(errno));
-        return;
+        goto restore;
     }
     if (pid == 0) {
-        /* the child: SIGINT/SIGTERM handlers were inherited and set sh->stop */
+        if (rpx__die_with_parent(parent) != 0) _exit(1);
+        if (saved_stdout >= 0) close(saved_stdout);
+        set_handler(SIGINT, on_child_signal, NULL);
+        set_handler(SIGTERM, on_child_signal, NULL);
+        signal(SIGCHLD, SIG_DFL);
         measure(p, in, sh);
         fflush(NULL);
         _exit(0);
     }
-    last_progress = start;
-    trace = calloc(1, sizeof *trace);
-    if (trace) trace->stride = 1;
     for (;;) {
-        struct timespec tick = {0, 20 * 1000 * 1000};
+        const char *which;
+        int64_t deadline, now;
+        struct timespec ts;
         pid_t w = wait4(pid, &status, WNOHANG, &ru);
-        double t = now_s();
-        long done;
         if (w == pid) break;
         if (w < 0 && errno != EINTR) break;
-        done = __atomic_load_n(&sh->calls_done, __ATOMIC_ACQUIRE);
-        if (trace && done > p->warmup &&
-            __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PHASE_LOOP)
-            rss_add(trace, done - p->warmup, child_rss(pid));
-        if (done != last_done) {
-            last_done = done;
-            last_progress = t;
-        }
-        if (!why_killed && p->timeout_s > 0 && t - start > p->timeout_s)
-            why_killed = "--timeout";
-        if (!why_killed && p->call_timeout_s > 0 &&
-            __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PHASE_LOOP &&
-            t - last_progress > p->call_timeout_s)
-            why_killed = "--call-timeout";
-        if (why_killed) {
+        deadline = next_deadline(p, sh, start, &which);
+        now = rpx_clock_now_ns();
+        if (which && now >= deadline) {
+            why_killed = which;
             kill(pid, SIGKILL);
             while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
             }
             break;
         }
-        nanosleep(&tick, NULL);
+        /* sleep to the deadline, or 20 ms to look again; a signal or the
+         * child's exit (SIGCHLD) wakes it early */
+        deadline = min64(deadline, now + 20 * 1000 * 1000);
+        ts.tv_sec = (time_t)(deadline / 1000000000);
+        ts.tv_nsec = (long)(deadline % 1000000000);
+        (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
     sh->child_maxrss_bytes = (int64_t)ru.ru_maxrss * 1024;
-    if (trace) rss_summarise(trace, sh);
-    free(trace);
-    if (why_killed) {
+    if (why_killed && strcmp(why_killed, "grace") == 0) {
+        note_failed_call(p, sh);
+        sh->outcome = OUTCOME_INTERRUPTED;
+        sh->abandoned = 1;
+        snprintf(sh->error, sizeof sh->error,
+                 "interrupted by %s; the model's process was killed %s because the call did "
+                 "not end %s",
+                 g_first_signal == SIGTERM ? "SIGTERM" : "SIGINT", where(p, sh, at, sizeof at),
+                 g_signals >= 2 ? "before a second signal"
+                                : "within the grace period (--grace)");
+    } else if (why_killed) {
         note_failed_call(p, sh);
         sh->outcome = OUTCOME_TIMED_OUT;
         sh->signal = SIGKILL;
         snprintf(sh->error, sizeof sh->error,
-                 "the model ran past %s (%g s) %s; the child process was killed",
-                 why_killed,
-                 strcmp(why_killed, "--timeout") == 0 ? p->timeout_s : p->call_timeout_s,
-                 where(p, sh, at, sizeof at));
+                 "the model ran past %s (%g s) %s; the child process was killed", why_killed,
+                 limit_of(p, why_killed), where(p, sh, at, sizeof at));
     } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         note_failed_call(p, sh);
@@ -377,4 +461,16 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         snprintf(sh->error, sizeof sh->error, "the model's process exited (status %d) %s",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, where(p, sh, at, sizeof at));
     }
+restore:
+    if (saved_stdout >= 0) {
+        fflush(stdout);
+        dup2(saved_stdout, STDOUT_FILENO);
+        close(saved_stdout);
+    }
+    sh->stop_signal = g_first_signal;
+    if (sh->stop_signal && sh->outcome == OUTCOME_COMPLETE) sh->stop_signal = 0;
+    sigaction(SIGINT, &old.sint, NULL);
+    sigaction(SIGTERM, &old.sterm, NULL);
+    sigaction(SIGCHLD, &old.schld, NULL);
+    g_sh = NULL;
 }

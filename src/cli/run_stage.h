@@ -8,15 +8,18 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rpxprof/clock.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
+#include "rpxprof/rss_trend.h"
 #include "rpxprof/target.h"
 
 typedef enum run_outcome {
     OUTCOME_COMPLETE = 0,
-    OUTCOME_INTERRUPTED,          /* SIGINT/SIGTERM: stopped after the current call */
+    OUTCOME_INTERRUPTED,          /* SIGINT/SIGTERM: stopped after the current call, or the
+                                     call in progress was abandoned after --grace */
     OUTCOME_FAILED,               /* an error before or during the loop: no report */
     OUTCOME_CRASHED,              /* the child died from a signal */
     OUTCOME_TIMED_OUT,            /* --timeout or --call-timeout: the child was killed */
@@ -30,15 +33,23 @@ typedef struct run_params {
     const char *model, *device, *precision, *unit;
     long warmup, repeats;
     int gpu_time, progress;
-    double timeout_s, call_timeout_s; /* <= 0: none */
+    double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
+    double grace_s;               /* after SIGINT/SIGTERM: how long the call in progress may
+                                     take before the model's process is killed */
+    int stdout_to_stderr;         /* the report goes to stdout: the model's stdout goes to
+                                     stderr */
     const rpx_target_options *target; /* HTTP and Python options */
     long max_failures;            /* 0: no limit */
 } run_params;
 
 typedef struct run_shared {
     volatile sig_atomic_t stop;   /* set by either process's SIGINT/SIGTERM handler */
+    int stop_signal;              /* the first SIGINT/SIGTERM this process got, 0 if none */
+    int abandoned;                /* the call in progress was abandoned after a signal */
     long calls_done;              /* finished calls, warmup included (atomic) */
+    int64_t progress_ns;          /* when the last call ended (CLOCK_MONOTONIC, atomic) */
     int phase;                    /* run_phase (atomic) */
+    int64_t phase_start_ns;       /* when the phase began (atomic) */
     int outcome;                  /* run_outcome */
     long warmup_done;
     size_t measured;
@@ -55,10 +66,8 @@ typedef struct run_shared {
     int64_t sync_ns;
     int has_sync;
     char error[RPX_ERROR_MESSAGE_SIZE];
-    /* the child's resident set during the timed calls, sampled by the parent */
-    int rss_samples;
-    double rss_first_mb, rss_last_mb; /* medians of the first and last quarter of samples */
-    long rss_first_call, rss_last_call;
+    /* the resident set across the timed calls, read by the model's process */
+    rpx_rss_trend trend;
     /* {"cuda":..,"cuda_peaks":..,"cuda_method":..,"gpu_time":..,"target":..} */
     size_t json_cap, json_len;
     char *json;                   /* points into this block */
@@ -66,13 +75,28 @@ typedef struct run_shared {
     size_t mapped;                /* size of the mapping */
 } run_shared;
 
-/* A zeroed block for `repeats` samples, in memory shared with children. */
+/* The most timed and warmup calls one run takes: every timed call keeps a
+ * sample in memory and in the report. */
+#define RPX_MAX_REPEATS 10000000L
+#define RPX_MAX_WARMUP 1000000000L
+
+/* A zeroed block for `repeats` samples (1..RPX_MAX_REPEATS), in memory shared
+ * with children; NULL when repeats is out of range or the memory cannot be
+ * mapped. */
 run_shared *rpx__run_shared_create(long repeats);
 void rpx__run_shared_free(run_shared *sh);
 
-/* Run the stage in this process (--no-isolate) or in a child. `stop` is the
- * flag this process's signal handlers set (forwarded to the child through the
- * block). Returns when the stage is over; sh->outcome says how. */
+/* Run the stage in this process (--no-isolate) or in a child. SIGINT and
+ * SIGTERM are handled for its duration: the first sets sh->stop (the loop
+ * stops after the current call) and sh->stop_signal; when the call does not
+ * end within grace_s, or on a second signal, the child is killed and the
+ * outcome is still interrupted. Without isolation a second signal ends the
+ * process. Returns when the stage is over; sh->outcome says how. */
 void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_shared *sh);
+
+/* In a child just forked from `parent`: die with the parent (SIGKILL when it
+ * ends, whatever ends it), so that a killed rpxprof leaves no orphan running
+ * the model. Returns -1 when the parent is already gone (then _exit). */
+int rpx__die_with_parent(pid_t parent);
 
 #endif

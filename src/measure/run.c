@@ -97,6 +97,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     volatile sig_atomic_t *const stop = cfg ? cfg->stop : NULL;
     void (*const after_call)(void *, int) = cfg ? cfg->after_call : NULL;
     long *const calls_done = cfg ? cfg->calls_done : NULL;
+    int64_t *const progress_ns = cfg ? cfg->progress_ns : NULL;
     void *const after_ctx = cfg ? cfg->after_ctx : NULL;
     progress prog = {0};
     rpx_error merr;
@@ -146,6 +147,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (after_call) after_call(after_ctx, 0);
         result->warmup_done = i + 1;
         if (calls_done) __atomic_store_n(calls_done, i + 1, __ATOMIC_RELEASE);
+        if (progress_ns) __atomic_store_n(progress_ns, rpx_clock_now_ns(), __ATOMIC_RELEASE);
         if (cfg->progress) atomic_store_explicit(&prog.done, i + 1, memory_order_relaxed);
     }
 
@@ -170,6 +172,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             result->measured = measured;
         }
         if (calls_done) __atomic_store_n(calls_done, cfg->warmup + i + 1, __ATOMIC_RELEASE);
+        if (progress_ns) __atomic_store_n(progress_ns, t1, __ATOMIC_RELEASE);
         if (rc != 0 && max_failures > 0 &&
             result->failed_calls + result->failed_warmup_calls >= max_failures) {
             rpx_memory_end_inference(&result->memory);

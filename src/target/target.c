@@ -133,6 +133,38 @@ static int out_of_memory(rpx_target *t, rpx_error *err)
     return rpx_error_set(err, RPX_ENOMEM, "out of memory");
 }
 
+int rpx_target_check_spec(const char *spec, rpx_error *err)
+{
+    const char *colon;
+    char *shown;
+    int rc;
+    if (!spec || !*spec)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--model is empty; give PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, "
+                             "module:function or an http(s):// URL");
+    if (is_url(spec)) return 0;
+    shown = rpx_target_redact_spec(spec); /* it may hold credentials */
+    if (!shown) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    colon = strrchr(spec, ':');
+    if (strstr(spec, "://"))
+        rc = rpx_error_set(err, RPX_EUNSUPPORTED,
+                           "--model %s: only http:// and https:// URLs are supported", shown);
+    else if (!colon || colon == spec || !colon[1])
+        rc = rpx_error_set(err, RPX_EINVAL,
+                           "--model %s: expected PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, "
+                           "module:function or an http(s):// URL (missing ':SYMBOL'?)",
+                           shown);
+    else if (!valid_identifier(colon + 1, strlen(colon + 1), 0))
+        rc = rpx_error_set(err, RPX_EINVAL,
+                           "--model %s: '%s' is not a valid function name (letters, digits, "
+                           "'_', not starting with a digit)",
+                           shown, colon + 1);
+    else
+        rc = 0;
+    free(shown);
+    return rc;
+}
+
 int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_target **out,
                        rpx_error *err)
 {

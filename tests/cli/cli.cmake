@@ -8,6 +8,8 @@ rpx_py_test(cli.layers cli/test_layers.py)
 # export, a compile) on a 2-core machine would stretch the busy-waits.
 set_tests_properties(cli.run PROPERTIES RUN_SERIAL TRUE)
 rpx_py_test(cli.isolation cli/test_isolation.py)
+# Safe by default: stuck models, orphans, sub-20 ms timeouts, stdout, short leaks.
+rpx_py_test(cli.safety cli/test_safety.py)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.
 rpx_py_test(cli.python cli/test_python.py)
 set_tests_properties(cli.python PROPERTIES RUN_SERIAL TRUE)

@@ -239,7 +239,7 @@ class RunTest(TempDirTest):
         good = self.inputs()
         bad_abi = os.path.join(os.path.dirname(MODELS), "librpxtest_bad_abi.so")
         cases = [
-            (["--model", "nocolon", "--inputs", good], "expected PATH/lib.so:SYMBOL", 1),
+            (["--model", "nocolon", "--inputs", good], "expected PATH/lib.so:SYMBOL", 2),
             (["--model", "./libmissing.so:predict", "--inputs", good], "cannot load the library", 1),
             (["--model", f"{MODELS}:no_such_symbol", "--inputs", good], "has no symbol 'no_such_symbol'", 1),
             (["--model", f"{bad_abi}:predict", "--inputs", good], "model ABI version 999", 1),
@@ -248,9 +248,9 @@ class RunTest(TempDirTest):
             (["--model", f"{MODELS}:fail_call", "--inputs", good, "--warmup", "0"],
              "timed call 0 failed (returned -1): tensor shape mismatch at call 0", 1),
             (["--model", "rpxprof-demo:demo_noop", "--inputs", good, "--warmup", "-1"],
-             "--warmup '-1': give a whole number, 0 or more", 2),
+             "--warmup '-1': give a whole number from 0 to 1000000000", 2),
             (["--model", "rpxprof-demo:demo_noop", "--inputs", good, "--repeats", "0"],
-             "--repeats '0': give a whole number, 1 or more", 2),
+             "--repeats '0': give a whole number from 1 to 10000000", 2),
             (["--model", "rpxprof-demo:demo_noop", "--inputs", good, "--repeats", "ten"],
              "--repeats 'ten'", 2),
             (["--model", "rpxprof-demo:demo_noop", "--inputs", good, "--precision", ""],

@@ -306,3 +306,79 @@ int hog(void *state, const rpx_inputs *in, rpx_error *err)
     hog_kept = p;
     return 0;
 }
+
+/* ---- safety tests (docs/robustness.md) ---- */
+
+/* spin_at: call RPX_TEST_AT never returns, busy on the CPU (no system call a
+ * signal could interrupt) */
+EXPORT int spin_at(void *state, const rpx_inputs *in, rpx_error *err);
+
+int spin_at(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    volatile unsigned long spins = 0;
+    (void)state;
+    (void)in;
+    (void)err;
+    if (at_event())
+        for (;;) spins++;
+    return 0;
+}
+
+/* slow_setup: setup takes RPX_TEST_SETUP_MS milliseconds (busy), calls are no-ops */
+EXPORT int slow_setup_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                            rpx_error *err);
+EXPORT int slow_setup(void *state, const rpx_inputs *in, rpx_error *err);
+
+int slow_setup_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                     rpx_error *err)
+{
+    long long end = now_ns() + env_long("RPX_TEST_SETUP_MS", 1000) * 1000000LL;
+    (void)state;
+    (void)in;
+    (void)info;
+    (void)err;
+    while (now_ns() < end) {
+    }
+    return 0;
+}
+
+int slow_setup(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)err;
+    return 0;
+}
+
+/* chatty: prints a line on stdout (through stdio and through write) per call */
+EXPORT int chatty(void *state, const rpx_inputs *in, rpx_error *err);
+
+int chatty(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    static const char line[] = "chatty: written to fd 1\n";
+    (void)state;
+    (void)in;
+    (void)err;
+    printf("chatty: printed by the model\n");
+    fflush(stdout);
+    if (write(1, line, sizeof line - 1) < 0) return rpx_model_error(err, "write failed");
+    return 0;
+}
+
+/* leak_mib: each call keeps 1 MiB, touched, and returns at once: a fast leak
+ * that a run of 200 calls (well under a second) must flag */
+EXPORT int leak_mib(void *state, const rpx_inputs *in, rpx_error *err);
+
+static void *leak_mib_kept;
+
+int leak_mib(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    char *p = malloc(1 << 20);
+    (void)state;
+    (void)in;
+    if (!p) return rpx_model_error(err, "leak_mib: out of memory");
+    memset(p, 1, 1 << 20);
+    *(void **)p = leak_mib_kept;
+    leak_mib_kept = p;
+    return 0;
+}

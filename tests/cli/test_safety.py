@@ -1,0 +1,276 @@
+"""Safe by default (issue 15): counts that size memory are refused up front, a
+model stuck inside one call can always be stopped and still leaves a report,
+killing rpxprof leaves no orphan, --call-timeout/--setup-timeout are honoured
+far below the watch loop's 20 ms, the model's stdout never corrupts a report
+written to stdout, and a short leaking run is flagged."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import numpy as np
+
+from common import BIN, MODELS, SANITIZED, TempDirTest, main, run, validate_profile
+
+
+def children(pid):
+    """PIDs of the direct children of `pid` (from /proc)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def alive(pid):
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(cond, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+class SafetyTest(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.inputs = self.path("in.npz")
+        np.savez(self.inputs, x=np.zeros(4, np.float32))
+        self.strays = []
+
+    def tearDown(self):
+        for pid in self.strays:  # never leave a spinning model behind, even on failure
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        super().tearDown()
+
+    def args(self, model, *extra, out=None):
+        return ["run", "--model", f"{MODELS}:{model}", "--inputs", self.inputs, "--quiet",
+                "--output", out or self.path("r.json"), *map(str, extra)]
+
+    def start(self, model, *extra, env=None, new_group=False):
+        e = dict(os.environ)
+        e.update(env or {})
+        out = self.path("r.json")
+        p = subprocess.Popen([BIN, *self.args(model, *extra, out=out)], env=e,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             stdin=subprocess.DEVNULL, start_new_session=new_group)
+        return p, out
+
+    def started_model(self, p):
+        """The model's process of a running `rpxprof run`, once it is running."""
+        self.assertTrue(wait_until(lambda: children(p.pid), 30), "no model process started")
+        kid = children(p.pid)[0]
+        self.strays.append(kid)
+        return kid
+
+    def report(self, out):
+        with open(out) as f:
+            r = json.load(f)
+        validate_profile(r)
+        self.assertEqual(len(r["latency_samples_ms"]), r["measured_calls"])
+        return r
+
+    # ---- 1. counts that size memory ----
+
+    def test_huge_counts_are_refused_before_any_call(self):
+        for opt, value in [("--repeats", "9223372036854775807"), ("--repeats", "2147483648"),
+                           ("--repeats", "10000001"), ("--warmup", "9223372036854775807"),
+                           ("--repeats", "-1"), ("--repeats", "1e3")]:
+            out = self.path("huge.json")
+            p = run(*self.args("crash_at", opt, value, out=out), env={"RPX_TEST_AT": "0"})
+            self.assertEqual(p.returncode, 2, (opt, value, p.stderr))
+            self.assertIn(f"{opt} '{value}'", p.stderr)
+            self.assertFalse(os.path.exists(out), "nothing is written for a refused count")
+        p = run(*self.args("counted", "--repeats", "2147483648"))
+        self.assertIn("from 1 to 10000000", p.stderr)  # the message states the limit
+        # the limit itself is accepted (the buffer is mapped, not touched: a crash at call 3)
+        p = run(*self.args("crash_at", "--warmup", "0", "--repeats", "10000000"),
+                env={"RPX_TEST_AT": "3"})
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(self.report(self.path("r.json"))["measured_calls"], 3)
+
+    # ---- 4. a model stuck inside one call ----
+
+    def test_sigterm_stops_a_stuck_call_after_the_grace_period(self):
+        p, out = self.start("spin_at", "--warmup", "0", "--repeats", "100", "--grace", "0.5",
+                            env={"RPX_TEST_AT": "3"})
+        kid = self.started_model(p)
+        time.sleep(0.5)  # calls 0-2 are done in microseconds; call 3 spins forever
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 143, err)
+        r = self.report(out)
+        self.assertEqual(r["status"], "interrupted")
+        self.assertEqual(r["measured_calls"], 3)
+        self.assertIn("interrupted by SIGTERM", r["error"])
+        self.assertIn("within the grace period", r["error"])
+        self.assertEqual(r["failure"]["phase"], "loop")
+        self.assertEqual(r["failure"]["call_index"], 3)
+        self.assertIn("the call in progress was abandoned", err)
+        self.assertFalse(alive(kid), "the stuck model's process was killed")
+        self.assertLess(took, 30, "generous: 0.5 s of grace and a report")
+
+    def test_ctrl_c_twice_kills_at_once(self):
+        # Ctrl-C signals the whole process group: rpxprof and the model's process
+        p, out = self.start("spin_at", "--warmup", "0", "--repeats", "100", "--grace", "600",
+                            env={"RPX_TEST_AT": "2"}, new_group=True)
+        self.started_model(p)
+        time.sleep(0.5)
+        os.killpg(p.pid, signal.SIGINT)
+        time.sleep(0.2)
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=60)  # with --grace 600, only the second signal ends it
+        self.assertEqual(p.returncode, 130, err)
+        r = self.report(out)
+        self.assertEqual((r["status"], r["measured_calls"]), ("interrupted", 2))
+        self.assertIn("before a second signal", r["error"])
+
+    def test_sigint_lets_a_call_that_ends_finish(self):
+        # 300 ms calls: the call in progress ends well within the default 2 s grace
+        p, out = self.start("busywait", "--warmup", "0", "--repeats", "1000",
+                            env={"RPX_TEST_BUSY_NS": "300000000"})
+        self.started_model(p)
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 130, err)
+        r = self.report(out)
+        self.assertEqual(r["status"], "interrupted")
+        self.assertIsNone(r["failure"])  # nothing was abandoned
+        self.assertGreaterEqual(r["measured_calls"], 1)
+        self.assertGreaterEqual(min(r["latency_samples_ms"]), 300)  # the last call is whole
+
+    # ---- 5. killing rpxprof leaves no orphan ----
+
+    def test_sigkill_of_rpxprof_kills_the_model(self):
+        p, _ = self.start("spin_at", "--warmup", "0", "--repeats", "100",
+                          env={"RPX_TEST_AT": "1"})
+        kid = self.started_model(p)
+        time.sleep(0.3)
+        p.kill()
+        p.communicate(timeout=60)
+        self.assertTrue(wait_until(lambda: not alive(kid), 10),
+                        "the model's process outlived rpxprof (orphaned)")
+
+    # ---- 6. timeouts below the watch loop's period ----
+
+    def test_call_timeout_of_a_few_ms(self):
+        # 10 ms calls, --call-timeout 2 ms: the first call is already too long
+        out = self.path("r.json")
+        p = run(*self.args("busywait", "--warmup", "0", "--repeats", "20", "--call-timeout",
+                           "0.002", out=out), env={"RPX_TEST_BUSY_NS": "10000000"})
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = self.report(out)
+        self.assertEqual(r["status"], "timed_out")
+        self.assertEqual(r["measured_calls"], 0)
+        self.assertIn("--call-timeout (0.002 s) in timed call 0", r["error"])
+
+    def test_setup_timeout(self):
+        out = self.path("r.json")
+        p = run(*self.args("slow_setup", "--setup-timeout", "0.3", out=out),
+                env={"RPX_TEST_SETUP_MS": "20000"})
+        self.assertEqual(p.returncode, 4, p.stderr)
+        r = self.report(out)
+        self.assertEqual((r["status"], r["failure"]["phase"]), ("timed_out", "setup"))
+        self.assertIn("--setup-timeout (0.3 s) in setup", r["error"])
+        # a setup within its limit runs normally
+        p = run(*self.args("slow_setup", "--setup-timeout", "60", "--repeats", "5"),
+                env={"RPX_TEST_SETUP_MS": "10"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(*self.args("slow_setup", "--setup-timeout", "1", "--no-isolate"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("need isolation", p.stderr)
+
+    # ---- 10. the model's stdout and a report on stdout ----
+
+    def test_model_stdout_goes_to_stderr_when_the_report_is_on_stdout(self):
+        for extra in ([], ["--no-isolate"]):
+            for target in ("-", "/dev/stdout"):
+                p = run("run", "--model", f"{MODELS}:chatty", "--inputs", self.inputs,
+                        "--warmup", "1", "--repeats", "3", "--quiet", "--output", target, *extra)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                r = json.loads(p.stdout)  # stdout is the report and nothing else
+                self.assertEqual(r["measured_calls"], 3)
+                self.assertEqual(p.stderr.count("chatty: printed by the model"), 4, extra)
+                self.assertEqual(p.stderr.count("chatty: written to fd 1"), 4, extra)
+        # a report in a file leaves the model's stdout where it was
+        p = run(*self.args("chatty", "--warmup", "0", "--repeats", "2"))
+        self.assertIn("chatty: printed by the model", p.stdout)
+
+    # ---- 11. leaks in short runs ----
+
+    def test_a_short_leaking_run_is_flagged(self):
+        # 1 MiB kept per call, 200 calls: 200 MiB in a fraction of a second
+        out = self.path("r.json")
+        p = run("run", "--model", f"{MODELS}:leak_mib", "--inputs", self.inputs, "--warmup", "0",
+                "--repeats", "200", "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.report(out)
+        trend = r["memory"]["cpu_rss_trend"]
+        self.assertTrue(trend["leak_suspected"], trend)
+        self.assertGreaterEqual(trend["readings"], 16)
+        self.assertAlmostEqual(trend["growth_kib_per_call"], 1024, delta=100)
+        self.assertLess(trend["detectable_kib_per_call"], 1024)
+        self.assertTrue([n for n in r["notes"] if n.startswith("Resident memory grew")])
+        self.assertIn("warning: Resident memory grew", p.stderr)
+
+    def test_no_leak_no_note(self):
+        # memory held from setup on, and memory taken and given back in every call
+        for model, env in (("hold", {"RPX_TEST_HOLD_MB": "64"}),
+                           ("alloc_touch", {"RPX_TEST_ALLOC_MB": "32"})):
+            out = self.path("r.json")
+            p = run(*self.args(model, "--warmup", "2", "--repeats", "200", out=out), env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            r = self.report(out)
+            if not SANITIZED:  # ASan's quarantine keeps freed blocks for a while
+                self.assertIs(r["memory"]["cpu_rss_trend"]["leak_suspected"], False, model)
+            self.assertFalse([n for n in r["notes"] if n.startswith("Resident memory grew")])
+
+    # ---- 8/9. silent validation and exit codes of `run` ----
+
+    def test_bad_values_are_refused(self):
+        for args, text in [
+            (["--budget-hz", "5,abc,-3"], "'abc' is not a rate above 0"),
+            (["--budget-hz", "0"], "'0' is not a rate above 0"),
+            (["--budget-hz", "5,,10"], "an empty or overlong rate"),
+            (["--grace", "-1"], "--grace '-1'"),
+            (["--setup-timeout", "0"], "--setup-timeout '0'"),
+            (["--gpu", "no-such-gpu"], "no GPU with key 'no-such-gpu'"),
+        ]:
+            p = run(*self.args("counted", *args))
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(text, p.stderr)
+        for model, text in [("", "--model is empty"), ("./lib.so", "missing ':SYMBOL'"),
+                            ("./lib.so:1x", "not a valid function name"),
+                            ("ftp://user:pw@host/x", "only http:// and https://")]:
+            p = run("run", "--model", model, "--inputs", self.inputs, "--output",
+                    self.path("m.json"))
+            self.assertEqual(p.returncode, 2, (model, p.stderr))
+            self.assertIn(text, p.stderr)
+            self.assertNotIn("pw@", p.stderr)
+        # the rates given are the rates reported
+        out = self.path("hz.json")
+        p = run(*self.args("counted", "--repeats", "5", "--flops", "1e6", "--budget-hz", "7,24",
+                           out=out))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rates = json.dumps(self.report(out)["realtime_budget"])
+        self.assertIn("24", rates)
+
+
+if __name__ == "__main__":
+    main()
