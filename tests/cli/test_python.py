@@ -109,7 +109,8 @@ class PythonTargetTest(TempDirTest):
                     "def f(rgb):\n    return rgb.shape\n")
         _, r = self.profile("here_model:f", "--repeats", 20, env={"PYTHONPATH": ""})
         self.assertEqual(r["status"], "complete")
-        self.assertLess(r["latency"]["max_ms"], 100, "the import's sleep leaked into a sample")
+        # under the 300 ms sleep, with room for a busy machine's preemptions
+        self.assertLess(r["latency"]["max_ms"], 250, "the import's sleep leaked into a sample")
         self.assertEqual(r["python"]["module_file"], self.path("here_model.py"))
         # a virtualenv of this Python's version is used; of another, ignored and said so
         venv = self.path("venv")

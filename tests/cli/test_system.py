@@ -85,7 +85,7 @@ class SystemTest(TempDirTest):
         if c["gpus"] is None:
             self.assertTrue(c["unavailable"]["gpus"])
         self.assertEqual(c["gpu_count"], 0)  # --device cpu: the reference's keys describe no GPU
-        self.assertLess(c["collect_ms"], 50)
+        self.assertLess(c["collect_ms"], 500)  # a few ms; bounded only as a busy machine allows
         self.assertIsNotNone(c["conditions"]["start"])  # `system` records the load now
 
     def test_human_output(self):
