@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "common/json_keys.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
 #include "rpxprof/roofline.h"
@@ -46,6 +48,43 @@ int rpx_cli_load_specs(rpx_gpu_table *t, const char *const *files, size_t n, con
         if (rpx_gpu_table_load_file(t, files[i], &err) != 0)
             return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
     return 0;
+}
+
+/* " did you mean 'KEY'?" for a misspelt GPU key (with_host: host-cpu is one),
+ * or "". Shared with `roofline`. */
+const char *rpx_cli_gpu_suggest(const rpx_gpu_table *t, const char *key, int with_host,
+                                char *buf, size_t size);
+
+const char *rpx_cli_gpu_suggest(const rpx_gpu_table *t, const char *key, int with_host,
+                                char *buf, size_t size)
+{
+    size_t i, n = rpx_gpu_table_count(t);
+    const char **keys = calloc(n + 1, sizeof *keys);
+    const char *near;
+    buf[0] = '\0';
+    if (!keys) return buf;
+    size_t np = 0, len = 0, kl = strlen(key);
+    for (i = 0; i < n; i++) keys[i] = rpx_gpu_table_at(t, i)->key;
+    keys[n] = "host-cpu";
+    if (with_host) n++;
+    /* a key the text begins (a100-sxm: a100-sxm-40gb, a100-sxm-80gb) */
+    for (i = 0; kl && i < n; i++)
+        if (strncasecmp(keys[i], key, kl) == 0) np++;
+    if (np >= 1 && np <= 4) {
+        size_t k = 0;
+        len = (size_t)snprintf(buf, size, " did you mean");
+        for (i = 0; i < n && len < size; i++) {
+            if (strncasecmp(keys[i], key, kl) != 0) continue;
+            len += (size_t)snprintf(buf + len, size - len, "%s'%s'",
+                                    k == 0 ? " " : k + 1 == np ? " or " : ", ", keys[i]);
+            k++;
+        }
+        if (len < size) snprintf(buf + len, size - len, "?");
+    } else if ((near = rpx_json_nearest_key(key, keys, n)) != NULL) {
+        snprintf(buf, size, " did you mean '%s'?", near);
+    }
+    free(keys);
+    return buf;
 }
 
 static void cell(char *out, size_t size, double v)
@@ -147,8 +186,10 @@ int rpx_cli_gpus(int argc, char **argv)
         for (i = (size_t)optind; i < (size_t)argc; i++) {
             const rpx_gpu_spec *g = rpx_gpu_table_find(t, argv[i]);
             if (!g) {
-                rc = rpx_cli_fail("gpus", RPX_EXIT_FAILURE,
-                                  "no GPU with key '%s'; 'rpxprof gpus' lists the keys", argv[i]);
+                char hint[128];
+                rc = rpx_cli_fail("gpus", RPX_EXIT_USAGE,
+                                  "no GPU with key '%s';%s 'rpxprof gpus' lists the keys",
+                                  argv[i], rpx_cli_gpu_suggest(t, argv[i], 0, hint, sizeof hint));
                 goto out;
             }
             list[n++] = g;

@@ -12,14 +12,17 @@
 #include "cli/cli.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
+#include "rpxprof/output.h"
 #include "rpxprof/report.h"
 
 static const char usage[] =
     "Usage: rpxprof inputs make OUT.npz NAME=SHAPE:DTYPE[=FILL]... [--seed N] [--compress]\n"
+    "                           [--force]\n"
     "  or:  rpxprof inputs show FILE.npz [--json]\n"
     "Make an NPZ input file without numpy, or show what one holds.\n"
     "\n"
-    "  SHAPE   dimensions joined by 'x' (480x640x3), or 'scalar' for a 0-d array\n"
+    "  SHAPE   dimensions joined by 'x' (480x640x3; the sign '\xc3\x97' works too), or\n"
+    "          'scalar' for a 0-d array\n"
     "  DTYPE   bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,\n"
     "          float16, float32, float64\n"
     "  FILL    a number (default 0), or 'random': integers uniform over the\n"
@@ -27,8 +30,12 @@ static const char usage[] =
     "\n"
     "  -s, --seed N      seed for 'random' fills (default 0)\n"
     "  -z, --compress    deflate the members (np.savez_compressed)\n"
+    "  -f, --force       replace OUT.npz even when rpxprof did not write it\n"
     "  -j, --json        show: print JSON\n"
     "  -h, --help        show this help and exit\n"
+    "\n"
+    "The same command makes the same bytes. An existing OUT.npz is replaced only\n"
+    "when 'inputs make' wrote it (its archive comment), or with --force.\n"
     "\n"
     "Example: rpxprof inputs make profile-inputs.npz rgb=480x640x3:uint8=128\n";
 
@@ -103,9 +110,19 @@ typedef struct spec {
 static int parse_shape(const char *s, size_t len, spec *sp)
 {
     char buf[512], *tok, *save = NULL;
+    size_t i, n = 0;
     if (len >= sizeof buf) return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
+    /* the multiplication sign U+00D7 (UTF-8 C3 97) is read as 'x' */
+    for (i = 0; i < len; i++) {
+        if ((unsigned char)s[i] == 0xc3 && i + 1 < len && (unsigned char)s[i + 1] == 0x97) {
+            buf[n++] = 'x';
+            i++;
+        } else {
+            buf[n++] = s[i];
+        }
+    }
+    buf[n] = '\0';
+    len = n;
     sp->ndim = 0;
     sp->count = 1;
     if (strcmp(buf, "scalar") == 0 || buf[0] == '\0') return 0;
@@ -240,19 +257,21 @@ static int cmd_make(int argc, char **argv)
 {
     static const struct option longs[] = {{"seed", required_argument, 0, 's'},
                                           {"compress", no_argument, 0, 'z'},
+                                          {"force", no_argument, 0, 'f'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     long seed = 0;
-    int compress = 0, c, i, nspec, exit_code = RPX_EXIT_FAILURE;
+    int compress = 0, force = 0, c, i, j, nspec, exit_code = RPX_EXIT_FAILURE;
     spec *specs = NULL;
     rng r;
     uint64_t sm;
     rpx_npz_writer *w = NULL;
+    rpx_output *o = NULL;
     rpx_error err = {0};
-    const char *out;
+    const char *out, *tmp;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":s:zh", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:zfh", longs, NULL)) != -1) {
         switch (c) {
         case 's':
             if (rpx_cli_parse_long(optarg, &seed))
@@ -260,6 +279,7 @@ static int cmd_make(int argc, char **argv)
                                     optarg);
             break;
         case 'z': compress = 1; break;
+        case 'f': force = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         case ':':
             return rpx_cli_fail("inputs make", RPX_EXIT_USAGE, "%s needs a value",
@@ -280,26 +300,64 @@ static int cmd_make(int argc, char **argv)
     if (!specs) return rpx_cli_fail("inputs make", RPX_EXIT_FAILURE, "out of memory");
     sm = (uint64_t)seed;
     for (i = 0; i < 4; i++) r.s[i] = splitmix64(&sm);
-    for (i = 0; i < nspec; i++)
+    for (i = 0; i < nspec; i++) {
         if (parse_spec(argv[optind + 1 + i], &specs[i], &r) != 0) {
             exit_code = RPX_EXIT_USAGE;
             goto out;
         }
-    if (rpx_npz_writer_open(out, compress, &w, &err) != 0) goto fail;
+        for (j = 0; j < i; j++)
+            if (strcmp(specs[j].name, specs[i].name) == 0) {
+                exit_code = rpx_cli_fail("inputs make", RPX_EXIT_USAGE,
+                                         "'%s': array '%s' is given twice; give every array a "
+                                         "unique name",
+                                         argv[optind + 1 + i], specs[i].name);
+                goto out;
+            }
+    }
+    /* The output is checked before anything is written: a folder, a special
+     * file or a file that `inputs make` did not write (without --force) is
+     * refused; libzip then writes the guard's temporary file. */
+    {
+        rpx_output_options oo = {RPX_OUTPUT_NPZ, NULL, force, NULL, 0, "OUT.npz"};
+        if (rpx_output_open(out, &oo, &o, &err) != 0) goto fail;
+    }
+    tmp = rpx_output_temp_path(o);
+    if (!tmp) {
+        rpx_error_set(&err, RPX_EIO, "%s: cannot create a temporary file", out);
+        goto fail;
+    }
+    if (rpx_npz_writer_open(tmp, compress, &w, &err) != 0) goto fail_tmp;
     for (i = 0; i < nspec; i++)
         if (rpx_npz_writer_add(w, specs[i].name, specs[i].dtype, specs[i].ndim, specs[i].shape,
                                specs[i].data, &err) != 0)
-            goto fail;
+            goto fail_tmp;
     c = rpx_npz_writer_close(w, &err);
     w = NULL;
-    if (c != 0) goto fail;
-    printf("%s\n", out);
+    if (c != 0) goto fail_tmp;
+    c = rpx_output_is_stdout(o);
+    c = rpx_output_commit_written(o, &err) != 0 ? -1 : c;
+    o = NULL;
+    if (c < 0) goto fail;
+    if (!c) printf("%s\n", out);
     exit_code = RPX_EXIT_OK;
+    goto out;
+fail_tmp:
+    /* the writer names the temporary file; the user named `out` */
+    {
+        size_t tl = strlen(tmp);
+        const char *at = strstr(err.message, tmp);
+        if (at)
+            rpx_cli_fail("inputs make", 0, "%.*s%s%s", (int)(at - err.message), err.message, out,
+                         at + tl);
+        else
+            rpx_cli_fail("inputs make", 0, "%s", err.message);
+    }
     goto out;
 fail:
     rpx_cli_fail("inputs make", 0, "%s", err.message);
 out:
     if (w) rpx_npz_writer_discard(w);
+    rpx_output_discard(o);
     for (i = 0; i < nspec; i++) free(specs[i].data);
     free(specs);
     return exit_code;

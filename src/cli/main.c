@@ -29,7 +29,17 @@ static const char usage[] =
     "  -V, --version  show the version and exit\n"
     "\n"
     "Run 'rpxprof COMMAND --help' for a command's options.\n"
-    "Exit status: 0 success, 1 failure, 2 bad command line, 130 interrupted.\n";
+    "Exit status (docs/cli.md):\n"
+    "  0    success\n"
+    "  1    failure: a file, the inputs or the model (aggregate: validation FAIL)\n"
+    "  2    bad command line\n"
+    "  3    run: the model's process crashed (report written)\n"
+    "  4    run: --timeout or --call-timeout passed (report written)\n"
+    "  5    run: the model's process was killed by SIGKILL from elsewhere, such as the\n"
+    "       out-of-memory killer (report written)\n"
+    "  6    run: every timed call failed, or --max-failures was reached (report written)\n"
+    "  130  interrupted by SIGINT (report written, status interrupted)\n"
+    "  143  stopped by SIGTERM (report written, status interrupted)\n";
 
 int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
 {

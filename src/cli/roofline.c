@@ -7,10 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "common/json_keys.h"
+#include "rpxprof/cost.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
 #include "rpxprof/roofline.h"
@@ -19,6 +22,8 @@
 #define CMD "roofline"
 
 int rpx_cli_load_specs(rpx_gpu_table *t, const char *const *files, size_t n, const char *cmd);
+const char *rpx_cli_gpu_suggest(const rpx_gpu_table *t, const char *key, int with_host,
+                                char *buf, size_t size);
 
 static const char usage[] =
     "Usage: rpxprof roofline --gpu KEY[,KEY]... (--flops N --bytes N | --cost FILE |\n"
@@ -36,7 +41,10 @@ static const char usage[] =
     "      --flops N        FLOPs of one call (4878.9e9 is accepted)\n"
     "      --bytes N        bytes one call must move (weights once + inputs + outputs)\n"
     "      --cost FILE      a cost object ('rpxprof cost --json --per-op'): flops,\n"
-    "                       traffic_bytes_ideal and per-node costs (the unfused bound)\n"
+    "                       traffic_bytes_ideal and per-node costs (the unfused bound);\n"
+    "                       or an ONNX model, costed as 'rpxprof cost' does\n"
+    "      --input NAME=DIMS  --cost MODEL.onnx: a graph input's shape (1x3x480x640)\n"
+    "      --dim NAME=N     --cost MODEL.onnx: a symbolic dimension's value\n"
     "      --report FILE    a run report: its cost and its measured p50\n"
     "      --p50 MS         a measured p50 latency: adds the achieved fraction\n"
     "      --svg OUT.svg    draw the first target's roofline with the model's points\n"
@@ -51,18 +59,57 @@ static const char usage[] =
     "Example: rpxprof roofline --gpu h100-sxm --precision fp16 --flops 4878.9e9 "
     "--bytes 2e8\n";
 
-static json_t *load_json(const char *path, rpx_error *err)
+static json_t *load_json(const char *path, const char *what, rpx_error *err)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root) {
-        if (je.line < 0 || je.position == 0)
-            rpx_error_set(err, RPX_EIO, "%s: %s", path, je.text);
-        else
-            rpx_error_set(err, RPX_EFORMAT, "%s: line %d, column %d: %s", path, je.line,
-                          je.column, je.text);
-    }
+    json_t *root = NULL;
+    (void)rpx_json_load_user_file(path, 0, what, &root, err);
     return root;
+}
+
+/* An ONNX model given to --cost: by its name, or a file that does not open
+ * with '{' (a cost object always does; a protobuf never does). */
+static int is_onnx(const char *path)
+{
+    size_t n = strlen(path);
+    FILE *f;
+    int c;
+    if (n > 5 && strcasecmp(path + n - 5, ".onnx") == 0) return 1;
+    f = fopen(path, "rb");
+    if (!f) return 0;
+    do c = fgetc(f);
+    while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+    fclose(f);
+    return c != EOF && c != '{' && c != '[';
+}
+
+/* The cost object of an ONNX model, as `rpxprof cost --json --per-op` prints it. */
+static json_t *cost_onnx(const char *path, const char *precision, const char *const *inputs,
+                         size_t n_inputs, const char *const *dims, size_t n_dims, int *bad_line,
+                         rpx_error *err)
+{
+    static const char *const cost_precisions[] = {"fp32", "fp16", "bf16", "fp8", "int8"};
+    rpx_cost_options co;
+    rpx_cost *cost = NULL;
+    json_t *doc;
+    size_t i;
+    int rc;
+    rpx_cost_options_init(&co);
+    for (i = 0; precision && i < sizeof cost_precisions / sizeof *cost_precisions; i++)
+        if (strcmp(precision, cost_precisions[i]) == 0) co.precision = precision;
+    co.input_shapes = inputs;
+    co.n_input_shapes = n_inputs;
+    co.dims = dims;
+    co.n_dims = n_dims;
+    rc = rpx_cost_analyze_onnx(path, &co, &cost, err);
+    if (rc) {
+        *bad_line = rc == RPX_EINVAL;
+        rpx_error_prefix(err, "--cost");
+        return NULL;
+    }
+    doc = rpx_cost_json(cost, 1);
+    rpx_cost_free(cost);
+    if (!doc) rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    return doc;
 }
 
 static void fmt_num(char *out, size_t size, double v, const char *unit)
@@ -162,6 +209,8 @@ static void print_cpu(const json_t *cpu)
 
 typedef struct opts {
     const char *gpus, *precision, *cost, *report, *svg;
+    const char **inputs, **dims;
+    size_t n_inputs, n_dims;
     double flops, bytes, p50;
     int have_flops, have_bytes, have_p50, tf32, json, measure_cpu;
     long threads;
@@ -183,6 +232,8 @@ static int parse_args(int argc, char **argv, opts *o)
                                           {"measure-cpu", no_argument, 0, 'm'},
                                           {"threads", required_argument, 0, 't'},
                                           {"gpu-spec", required_argument, 0, 'G'},
+                                          {"input", required_argument, 0, 'I'},
+                                          {"dim", required_argument, 0, 'D'},
                                           {"json", no_argument, 0, 'j'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
@@ -223,6 +274,8 @@ static int parse_args(int argc, char **argv, opts *o)
                                     optarg);
             break;
         case 'G': o->specs[o->n_specs++] = optarg; break;
+        case 'I': o->inputs[o->n_inputs++] = optarg; break;
+        case 'D': o->dims[o->n_dims++] = optarg; break;
         case 'j': o->json = 1; break;
         case 'h': fputs(usage, stdout); return -1;
         case ':':
@@ -246,6 +299,11 @@ static int parse_args(int argc, char **argv, opts *o)
         return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
                             "name a target with --gpu KEY ('rpxprof gpus' lists them; host-cpu "
                             "is this CPU), or use --measure-cpu");
+    if ((o->n_inputs || o->n_dims) && !o->cost)
+        return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                            "--%s binds a shape of the ONNX model given with --cost "
+                            "MODEL.onnx; give --cost or drop it",
+                            o->n_inputs ? "input" : "dim");
     if (o->gpus && !o->cost && !o->report && !o->have_flops && !o->have_bytes)
         return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
                             "give the model's cost: --flops N and --bytes N, --cost FILE or "
@@ -270,7 +328,9 @@ int rpx_cli_roofline(int argc, char **argv)
     const char *source = "command line";
     memset(&o, 0, sizeof o);
     o.specs = calloc((size_t)argc + 1, sizeof *o.specs);
-    if (!o.specs || !root || !bounds || !input) {
+    o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
+    o.dims = calloc((size_t)argc + 1, sizeof *o.dims);
+    if (!o.specs || !o.inputs || !o.dims || !root || !bounds || !input) {
         rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
         goto out;
     }
@@ -290,9 +350,27 @@ int rpx_cli_roofline(int argc, char **argv)
     rpx_roofline_input_init(&in);
     if (o.cost || o.report) {
         const char *path = o.cost ? o.cost : o.report;
-        doc = load_json(path, &err);
-        if (!doc || rpx_roofline_input_from_json(doc, path, &in, &nodes, &err) != 0) {
+        const char *what = o.cost ? "a cost object ('rpxprof cost --json') or an ONNX model"
+                                  : "a run report (rpxprof run --output)";
+        int bad_line = 0;
+        if (rpx_user_file_check(path, what, &err) != 0) {
             rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+            goto out;
+        }
+        if (o.cost && is_onnx(path)) {
+            doc = cost_onnx(path, o.precision, o.inputs, o.n_inputs, o.dims, o.n_dims,
+                            &bad_line, &err);
+        } else if (o.n_inputs || o.n_dims) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                              "--%s binds a shape of an ONNX model, and %s is JSON; drop it",
+                              o.n_inputs ? "input" : "dim", path);
+            goto out;
+        } else {
+            doc = load_json(path, what, &err);
+        }
+        if (!doc || rpx_roofline_input_from_json(doc, path, &in, &nodes, &err) != 0) {
+            rc = rpx_cli_fail(CMD, bad_line ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
+                              err.message);
             goto out;
         }
         source = o.cost ? "cost" : "report";
@@ -346,9 +424,11 @@ int rpx_cli_roofline(int argc, char **argv)
                 strcmp(tok, "host-cpu") == 0 ? &cpu_spec : rpx_gpu_table_find(t, tok);
             json_t *b;
             if (!g) {
+                char hint[128];
                 rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
-                                  "--gpu: no target with key '%s'; 'rpxprof gpus' lists them "
-                                  "(host-cpu is this CPU)", tok);
+                                  "--gpu: no target with key '%s';%s 'rpxprof gpus' lists them "
+                                  "(host-cpu is this CPU)",
+                                  tok, rpx_cli_gpu_suggest(t, tok, 1, hint, sizeof hint));
                 free(list);
                 goto out;
             }
@@ -406,5 +486,7 @@ out:
     json_decref(doc);
     rpx_gpu_table_free(t);
     free(o.specs);
+    free(o.inputs);
+    free(o.dims);
     return rc;
 }

@@ -113,15 +113,10 @@ const char *rpx_json_type_name(const json_t *v)
     return "something else";
 }
 
-int rpx_json_load_user_file(const char *path, size_t flags, const char *what, json_t **out,
-                            rpx_error *err)
+int rpx_user_file_check(const char *path, const char *what, rpx_error *err)
 {
     struct stat st;
-    json_error_t je;
-    FILE *f;
-    if (!out) return rpx_error_set(err, RPX_EINVAL, "rpx_json_load_user_file: no output given");
-    *out = NULL;
-    if (!what) what = "a JSON file";
+    if (!what) what = "a file";
     if (!path || !*path)
         return rpx_error_set(err, RPX_EINVAL, "no file named; give the path of %s", what);
     if (stat(path, &st) != 0) {
@@ -134,6 +129,19 @@ int rpx_json_load_user_file(const char *path, size_t flags, const char *what, js
     if (S_ISDIR(st.st_mode))
         return rpx_error_set(err, RPX_EIO, "%s: is a folder, not a file; give the path of %s",
                              path, what);
+    return 0;
+}
+
+int rpx_json_load_user_file(const char *path, size_t flags, const char *what, json_t **out,
+                            rpx_error *err)
+{
+    json_error_t je;
+    FILE *f;
+    int rc;
+    if (!out) return rpx_error_set(err, RPX_EINVAL, "rpx_json_load_user_file: no output given");
+    *out = NULL;
+    if (!what) what = "a JSON file";
+    if ((rc = rpx_user_file_check(path, what, err)) != 0) return rc;
     f = fopen(path, "rb");
     if (!f)
         return rpx_error_set(err, RPX_EIO, "%s: cannot read it (%s); give a readable file", path,

@@ -33,6 +33,11 @@ int rpx_json_check_keys(const json_t *o, const char *const *allowed, size_t n,
  * "null" — for "expected X, got Y" messages. */
 const char *rpx_json_type_name(const json_t *v);
 
+/* 0 when `path` names an existing file that is not a folder; otherwise RPX_EIO
+ * with "PATH: the file does not exist; give the path of WHAT", "PATH: is a
+ * folder, not a file; ..." or the system's reason. */
+int rpx_user_file_check(const char *path, const char *what, rpx_error *err);
+
 /* Parse the JSON file at `path` (jansson `flags`) into *out: 0, or RPX_EIO when
  * the path does not exist ("the file does not exist"), is a folder ("is a
  * folder, not a file") or cannot be read (the system's reason), RPX_EFORMAT

@@ -1,11 +1,13 @@
 """`rpxprof inputs make` and `inputs show`, checked with numpy and hashlib."""
 import hashlib
+import io
 import json
 import os
+import subprocess
 
 import numpy as np
 
-from common import TempDirTest, main, run
+from common import BIN, TempDirTest, main, run
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64"]
@@ -159,6 +161,73 @@ class InputsTest(TempDirTest):
                 ja = json.loads(run("inputs", "show", a, "--json", check=0).stdout)
                 jb = json.loads(run("inputs", "show", b, "--json", check=0).stdout)
                 self.assertEqual(ja["sha256"], jb["sha256"])
+
+    def test_multiplication_sign_is_read_as_x(self):
+        """Item 8: the demo's hint writes H\u00d7W\u00d73; the parser takes the sign too."""
+        out = self.path("sign.npz")
+        run("inputs", "make", out, "rgb=4\u00d75\u00d73:uint8=128", "m=2x3\u00d71:float32", check=0)
+        with np.load(out) as z:
+            self.assertEqual(z["rgb"].shape, (4, 5, 3))
+            self.assertEqual(z["m"].shape, (2, 3, 1))
+        for bad in ("rgb=4\u00d7:uint8", "rgb=\u00d74:uint8", "rgb=4\u00d7\u00d73:uint8",
+                    "rgb=4\u00d7x3:uint8", "rgb=4\u00c3:uint8"):
+            with self.subTest(bad):
+                p = run("inputs", "make", self.path("bad.npz"), bad, check=2)
+                self.assertIn("bad shape", p.stderr)
+                self.assertFalse(os.path.exists(self.path("bad.npz")))
+
+    def test_duplicate_name_is_a_bad_command_line(self):
+        """Item 9: a duplicate array name exits 2 like the other spec errors."""
+        out = self.path("dup.npz")
+        p = run("inputs", "make", out, "a=2:uint8", "b=1:int8", "a=3:uint8", check=2)
+        self.assertIn("'a=3:uint8': array 'a' is given twice; give every array a unique name",
+                      p.stderr)
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_output_is_never_lost(self):
+        """Item 8 and the output guard: a folder is named as such, a file rpxprof did not
+        write is refused without --force, its own earlier file is replaced."""
+        folder = self.path("folder")
+        os.mkdir(folder)
+        p = run("inputs", "make", folder, "a=1:uint8", check=1)
+        self.assertIn("folder: is a folder", p.stderr)
+        self.assertEqual(os.listdir(folder), [])
+        # an unrelated file stays as it was
+        mine = self.path("important.txt")
+        with open(mine, "w") as f:
+            f.write("my notes\n")
+        p = run("inputs", "make", mine, "a=1:uint8", check=1)
+        self.assertIn("important.txt", p.stderr)
+        self.assertIn("--force", p.stderr)
+        with open(mine) as f:
+            self.assertEqual(f.read(), "my notes\n")
+        # an NPZ that numpy wrote is not one of ours either
+        theirs = self.path("theirs.npz")
+        np.savez(theirs, a=np.zeros(3))
+        with open(theirs, "rb") as f:
+            before = f.read()
+        run("inputs", "make", theirs, "a=1:uint8", check=1)
+        with open(theirs, "rb") as f:
+            self.assertEqual(f.read(), before)
+        # --force replaces it
+        run("inputs", "make", theirs, "a=2:uint8", "--force", check=0)
+        with np.load(theirs) as z:
+            self.assertEqual(z["a"].shape, (2,))
+        # the same command over its own earlier file (scripts/demo.sh) works, and so does
+        # another command of inputs make
+        out = self.path("again.npz")
+        run("inputs", "make", out, "rgb=4x4x3:uint8=128", check=0)
+        run("inputs", "make", out, "rgb=4x4x3:uint8=128", check=0)
+        run("inputs", "make", out, "rgb=2x2x3:uint8=7", check=0)
+        with np.load(out) as z:
+            self.assertEqual(z["rgb"].shape, (2, 2, 3))
+        self.assertEqual(sorted(os.listdir(self.tmp)),
+                         ["again.npz", "folder", "important.txt", "theirs.npz"])
+        # standard output: the NPZ goes there, and nothing else
+        p = subprocess.run([BIN, "inputs", "make", "-", "a=3:int16=5"], capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with np.load(io.BytesIO(p.stdout)) as z:
+            self.assertEqual(list(z["a"]), [5, 5, 5])
 
     def test_help(self):
         self.assertIn("Usage: rpxprof inputs make", run("inputs", "--help", check=0).stdout)
