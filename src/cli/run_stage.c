@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+#include <limits.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -62,6 +65,8 @@ static void set_phase(run_shared *sh, run_phase ph)
 {
     __atomic_store_n(&sh->phase_start_ns, rpx_clock_now_ns(), __ATOMIC_RELEASE);
     __atomic_store_n(&sh->phase, (int)ph, __ATOMIC_RELEASE);
+    /* wake the watchdog: a deadline may start with this phase (the first call's) */
+    (void)syscall(SYS_futex, &sh->phase, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 typedef struct peaks_ctx {
@@ -408,6 +413,7 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         const char *which;
         int64_t deadline, now;
         struct timespec ts;
+        int phase = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
         pid_t w = wait4(pid, &status, WNOHANG, &ru);
         if (w == pid) break;
         if (w < 0 && errno != EINTR) break;
@@ -420,12 +426,14 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
             }
             break;
         }
-        /* sleep to the deadline, or 20 ms to look again; a signal or the
-         * child's exit (SIGCHLD) wakes it early */
+        /* sleep to the deadline, or 20 ms to look again; a new phase (the
+         * child wakes the futex), a signal or the child's exit (SIGCHLD)
+         * wakes it early */
         deadline = min64(deadline, now + 20 * 1000 * 1000);
         ts.tv_sec = (time_t)(deadline / 1000000000);
         ts.tv_nsec = (long)(deadline % 1000000000);
-        (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        (void)syscall(SYS_futex, &sh->phase, FUTEX_WAIT_BITSET, phase, &ts, NULL,
+                      FUTEX_BITSET_MATCH_ANY);
     }
     sh->child_maxrss_bytes = (int64_t)ru.ru_maxrss * 1024;
     if (why_killed && strcmp(why_killed, "grace") == 0) {

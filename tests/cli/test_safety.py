@@ -170,15 +170,20 @@ class SafetyTest(TempDirTest):
     # ---- 6. timeouts below the watch loop's period ----
 
     def test_call_timeout_of_a_few_ms(self):
-        # 10 ms calls, --call-timeout 2 ms: the first call is already too long
+        # 5 ms calls, --call-timeout 2 ms: the first call is already too long. A watch
+        # loop that polls every 20 ms sees a finished call at every look and never fires.
         out = self.path("r.json")
-        p = run(*self.args("busywait", "--warmup", "0", "--repeats", "20", "--call-timeout",
-                           "0.002", out=out), env={"RPX_TEST_BUSY_NS": "10000000"})
+        p = run(*self.args("busywait", "--warmup", "0", "--repeats", "40", "--call-timeout",
+                           "0.002", out=out), env={"RPX_TEST_BUSY_NS": "5000000"})
         self.assertEqual(p.returncode, 4, p.stderr)
         r = self.report(out)
         self.assertEqual(r["status"], "timed_out")
         self.assertEqual(r["measured_calls"], 0)
         self.assertIn("--call-timeout (0.002 s) in timed call 0", r["error"])
+        # a limit far above the call time never fires
+        p = run(*self.args("busywait", "--warmup", "2", "--repeats", "40", "--call-timeout", "5"),
+                env={"RPX_TEST_BUSY_NS": "1000000"})
+        self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_setup_timeout(self):
         out = self.path("r.json")
