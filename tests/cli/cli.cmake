@@ -3,6 +3,7 @@ rpx_py_test(cli.run cli/test_run.py)
 rpx_py_test(cli.inputs cli/test_inputs.py)
 rpx_py_test(cli.validation cli/test_validation.py)
 rpx_py_test(cli.readme cli/test_readme.py)
+rpx_py_test(cli.cli_docs cli/test_cli_docs.py)
 rpx_py_test(cli.cuda cli/test_cuda.py)
 rpx_py_test(cli.layers cli/test_layers.py)
 # Timing and resident-set truth tests run alone: a concurrent test (a torch
