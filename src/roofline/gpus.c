@@ -258,19 +258,19 @@ static const rpx_gpu_spec builtin[] = {
     /* ---- the reference profiler's entries (fp32 only), so its bounds reproduce ---- */
     {"ref-a100-80gb", "A100-80GB", "NVIDIA", "Ampere", NA, 2039,
      PEAKS(NA, NA, NA, 19.5, NA, NA, NA, NA, NA, NA, NA), -1, NA, NA, NA,
-     "the reference profiler's built-in GPU table: 19.5 TFLOP/s fp32 and 2039 GB/s, from its "
+     "rpx_benchmark's REFERENCE_GPUS table: 19.5 TFLOP/s fp32 and 2039 GB/s, from its "
      "worked example 4878.9 GFLOP -> 250.2 ms",
-     "The reference lists fp32 only; use a100-sxm-80gb for the other precisions.", NULL},
+     "REFERENCE_GPUS lists fp32 only; use a100-sxm-80gb for the other precisions.", NULL},
     {"ref-rtx4090", "RTX 4090", "NVIDIA", "Ada Lovelace", NA, 1008,
      PEAKS(NA, NA, NA, 82.58, NA, NA, NA, NA, NA, NA, NA), -1, NA, NA, NA,
-     "the reference profiler's built-in GPU table: 82.58 TFLOP/s fp32 and 1008 GB/s, from its "
+     "rpx_benchmark's REFERENCE_GPUS table: 82.58 TFLOP/s fp32 and 1008 GB/s, from its "
      "worked example 4878.9 GFLOP -> 59.1 ms",
-     "The reference lists fp32 only; use rtx-4090 for the other precisions.", NULL},
+     "REFERENCE_GPUS lists fp32 only; use rtx-4090 for the other precisions.", NULL},
     {"ref-jetson-orin-64gb", "Jetson Orin 64GB", "NVIDIA", "Ampere", NA, 204.8,
      PEAKS(NA, NA, NA, 5.3, NA, NA, NA, NA, NA, NA, NA), -1, NA, NA, NA,
-     "the reference profiler's built-in GPU table: 5.3 TFLOP/s fp32 and 204.8 GB/s, from its "
+     "rpx_benchmark's REFERENCE_GPUS table: 5.3 TFLOP/s fp32 and 204.8 GB/s, from its "
      "worked example 4878.9 GFLOP -> 920.5 ms",
-     "The reference lists fp32 only; use jetson-agx-orin-64gb for the other precisions.",
+     "REFERENCE_GPUS lists fp32 only; use jetson-agx-orin-64gb for the other precisions.",
      NULL},
 };
 

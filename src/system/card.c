@@ -79,7 +79,7 @@ static void gpu_keys(json_t *card, int cuda, const json_t *gpus, const char *gpu
             if (strcmp(keys[i], "gpu_count") == 0)
                 rpx__sys_put(card, keys[i], json_integer(0));
             else
-                rpx__sys_null(card, keys[i], "cpu run: the reference's GPU keys describe no GPU; "
+                rpx__sys_null(card, keys[i], "cpu run: no GPU is described here; "
                           "the GPUs present are listed in `gpus`");
         return;
     }
