@@ -18,6 +18,7 @@
 #include "rpxprof/latency.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
+#include "rpxprof/output.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,10 +39,17 @@ json_t *rpx_latency_json(const rpx_latency *lat);
  * Returns a malloc'ed NUL-terminated string, or NULL out of memory. */
 char *rpx_json_dumps(const json_t *value);
 /* Write `value` + "\n" to `path` atomically ("-" is stdout). Parent folders
- * are created. */
+ * are created. Goes through the output guard (rpxprof/output.h) in one call:
+ * it replaces only a report of the same "schema" (or a new or empty file),
+ * never an input, a folder or another file; devices and FIFOs are streamed to. */
 int rpx_json_write_file(const char *path, const json_t *value, rpx_error *err);
-/* Write `len` bytes to `path` atomically, creating parent folders. */
+/* Write `len` bytes to `path` atomically, creating parent folders, through the
+ * same guard: the data replaces only a file of its own kind (a JSON report of
+ * the same schema, an SVG with RPX_OUTPUT_SVG_MARK). */
 int rpx_write_file_atomic(const char *path, const void *data, size_t len, rpx_error *err);
+/* Serialise `value` + "\n" and commit it to an output opened with
+ * rpx_output_open (measure first, then write); frees `o` either way. */
+int rpx_json_write_output(rpx_output *o, const json_t *value, rpx_error *err);
 
 /* Everything a profile report is made of. Strings may be NULL (→ null). */
 typedef struct rpx_profile_desc {

@@ -584,3 +584,28 @@ const char *rpx_output_path(const rpx_output *o)
 {
     return o ? o->path : NULL;
 }
+
+/* The options that let `data` replace a file of its own kind: a JSON object
+ * with a "schema" replaces a report of that schema, an SVG with rpxprof's mark
+ * one with the mark, anything else only a new or empty file (or an aggregate
+ * folder's output). `schema` receives the schema (opt->schema points to it).
+ * For rpx_write_file_atomic (src/common/atomic_write.c). */
+void rpx__output_sniff(const void *data, size_t len, rpx_output_options *opt, char *schema,
+                       size_t size);
+void rpx__output_sniff(const void *data, size_t len, rpx_output_options *opt, char *schema,
+                       size_t size)
+{
+    char head[16384];
+    size_t n = len < sizeof head - 1 ? len : sizeof head - 1;
+    memcpy(head, data, n);
+    head[n] = '\0';
+    memset(opt, 0, sizeof *opt);
+    if (json_schema(head, schema, size) == 0) {
+        opt->kind = RPX_OUTPUT_REPORT;
+        opt->schema = schema;
+    } else if (strstr(head, RPX_OUTPUT_SVG_MARK)) {
+        opt->kind = RPX_OUTPUT_SVG;
+    } else {
+        opt->kind = RPX_OUTPUT_TEXT;
+    }
+}

@@ -106,25 +106,47 @@ char *rpx_json_dumps(const json_t *value)
     return b.p;
 }
 
+/* value + "\n", malloc'ed; NULL out of memory. */
+static char *dumps_line(const json_t *value, size_t *len)
+{
+    char *s = rpx_json_dumps(value), *t;
+    size_t n;
+    if (!s) return NULL;
+    n = strlen(s);
+    t = realloc(s, n + 2);
+    if (!t) {
+        free(s);
+        return NULL;
+    }
+    t[n] = '\n';
+    t[n + 1] = '\0';
+    *len = n + 1;
+    return t;
+}
+
 int rpx_json_write_file(const char *path, const json_t *value, rpx_error *err)
 {
-    char *s = rpx_json_dumps(value);
-    size_t n;
+    size_t n = 0;
+    char *s = dumps_line(value, &n);
     int rc;
     if (!s) return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory serialising JSON", path);
-    n = strlen(s);
-    s[n] = '\0';
-    {
-        char *t = realloc(s, n + 2);
-        if (!t) {
-            free(s);
-            return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path);
-        }
-        s = t;
-        s[n] = '\n';
-        s[n + 1] = '\0';
+    rc = rpx_write_file_atomic(path, s, n, err);
+    free(s);
+    return rc;
+}
+
+int rpx_json_write_output(rpx_output *o, const json_t *value, rpx_error *err)
+{
+    size_t n = 0;
+    char *s = dumps_line(value, &n);
+    int rc;
+    if (!s) {
+        rc = rpx_error_set(err, RPX_ENOMEM, "%s: out of memory serialising JSON",
+                           rpx_output_path(o));
+        rpx_output_discard(o);
+        return rc;
     }
-    rc = rpx_write_file_atomic(path, s, n + 1, err);
+    rc = rpx_output_commit(o, s, n, err);
     free(s);
     return rc;
 }

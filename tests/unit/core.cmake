@@ -1,6 +1,7 @@
 # Unit tests for the report, the timing loop and the target loader (the system
 # card's are in system.cmake).
 rpx_unit_test(test_json ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_json.c)
+rpx_unit_test(test_output ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_output.c)
 rpx_unit_test(test_json_keys ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_json_keys.c)
 rpx_unit_test(test_run ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_run.c)
 rpx_unit_test(test_target ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_target.c)

@@ -120,7 +120,7 @@ static void test_atomic_write_creates_parents(void **st)
     (void)st;
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/a/b/out.json", dir);
-    json_t *o = json_pack("{s:f}", "x", 0.5);
+    json_t *o = json_pack("{s:s,s:f}", "schema", "rpxprof.test/1", "x", 0.5);
     assert_int_equal(rpx_json_write_file(path, o, &err), 0);
     f = fopen(path, "r");
     assert_non_null(f);
@@ -129,7 +129,7 @@ static void test_atomic_write_creates_parents(void **st)
     assert_string_equal(buf, "{\n");
     snprintf(buf, sizeof buf, "%s/a/b", dir);
     assert_int_equal(count_entries(buf), 1); /* no temporary left */
-    /* overwrite in place */
+    /* overwrite in place (a report of the same schema) */
     assert_int_equal(rpx_json_write_file(path, o, &err), 0);
     assert_int_equal(count_entries(buf), 1);
     json_decref(o);
