@@ -12,6 +12,7 @@
 
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
+#include "rpxprof/output.h"
 #include "common/strbuf.h"
 #include "rpxprof/latency.h"
 
@@ -174,7 +175,7 @@ static void row_marks(out *o, const rpx_plot_row *r, const axis *ax, double yc, 
 
 static void header(out *o, double h, const char *title)
 {
-    put(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    put(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" RPX_OUTPUT_SVG_MARK "\n"
            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
            "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n<title>", W, h, W, h);
     esc(o, title);

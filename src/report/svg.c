@@ -1,7 +1,8 @@
 /* svg.c — owns the roofline picture: hand-written SVG text of a target's roof
  * (min(peak, bandwidth × intensity)) on log-log axes with the model's ideal,
- * unfused and measured points, written atomically. Numbers are printed in the
- * C locale. */
+ * unfused and measured points, written through the output guard (it carries
+ * RPX_OUTPUT_SVG_MARK, so it replaces a figure of rpxprof's and nothing else).
+ * Numbers are printed in the C locale. */
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 
 #include "common/strbuf.h"
 #include "rpxprof/error.h"
+#include "rpxprof/output.h"
 #include "rpxprof/report.h"
 #include "rpxprof/roofline.h"
 
@@ -115,7 +117,7 @@ char *rpx_roofline_svg(const char *title, double peak_tflops, double bandwidth_g
 
     esc(title ? title : "roofline", t, sizeof t);
     sb_printf(&b,
-              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" RPX_OUTPUT_SVG_MARK "\n"
               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"520\" "
               "viewBox=\"0 0 760 520\" font-family=\"sans-serif\" font-size=\"12\">\n"
               "<title>%s</title>\n"
