@@ -68,7 +68,7 @@ class LayersTest(TempDirTest):
                             "--gpu-spec", spec)
         self.assertEqual(list(r["roofline"]), ["lab-gpu"])
         self.assertAlmostEqual(r["roofline"]["lab-gpu"]["ideal"]["compute_ms"], 10.0, places=9)
-        p, _ = self.profile("--flops", "1e12", "--gpu", "no-such-gpu", check=1)
+        p, _ = self.profile("--flops", "1e12", "--gpu", "no-such-gpu", check=2)  # a bad command line
         self.assertIn("no GPU with key 'no-such-gpu'", p.stderr)
 
     def test_clip_budget_per_frame(self):
