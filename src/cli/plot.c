@@ -8,16 +8,19 @@
 #include "cli/cli.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
+#include "rpxprof/output.h"
 #include "rpxprof/report.h"
 
 static const char usage[] =
-    "Usage: rpxprof plot REPORT.json... -o FIG.svg [--timeline]\n"
+    "Usage: rpxprof plot REPORT.json... -o FIG.svg [--timeline] [--force]\n"
     "Draw the latency distribution of run reports: one panel per task (or unit),\n"
     "one row per model: a box p25-p75, whiskers p5-p95, every sample as a point,\n"
     "p50/p95/p99 marked. --timeline draws latency against call index of one report.\n"
     "\n"
     "Options:\n"
-    "  -o, --output FIG.svg  the figure (written atomically; - for stdout)\n"
+    "  -o, --output FIG.svg  the figure (written atomically; - for stdout); an existing\n"
+    "                        file is replaced only when it is a figure of rpxprof's\n"
+    "  --force               replace any regular file at FIG.svg (never a REPORT.json)\n"
     "  --timeline            latency against call index (exactly one report)\n"
     "  -h, --help            show this help and exit\n";
 
@@ -60,19 +63,23 @@ int rpx_cli_plot(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"timeline", no_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"force", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const char *output = NULL;
-    int c, tl = 0, rc = RPX_EXIT_OK;
+    int c, tl = 0, force = 0, rc = RPX_EXIT_OK;
     size_t n, i;
     loaded *l;
     rpx_plot_row *rows;
     rpx_error err = {0};
     char *svg = NULL;
+    rpx_output *out = NULL;
+    rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, 0, NULL, 0, "--output"};
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 't': tl = 1; break;
+        case 'f': force = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: fputs(usage, stderr); return RPX_EXIT_USAGE;
         }
@@ -81,9 +88,21 @@ int rpx_cli_plot(int argc, char **argv)
     if (optind >= argc) return rpx_cli_fail("plot", RPX_EXIT_USAGE, "give at least one REPORT.json");
     n = (size_t)(argc - optind);
     if (tl && n != 1) return rpx_cli_fail("plot", RPX_EXIT_USAGE, "--timeline draws exactly one report; give one REPORT.json");
+    /* the figure's place is checked (and its temporary file made) before any
+     * report is read; the reports themselves are never replaced */
+    oo.force = force;
+    oo.protect = (const char *const *)(argv + optind);
+    oo.n_protect = n;
+    if (rpx_output_open(output, &oo, &out, &err))
+        return rpx_cli_fail("plot", RPX_EXIT_FAILURE, "%s", err.message);
     l = calloc(n, sizeof *l);
     rows = calloc(n, sizeof *rows);
-    if (!l || !rows) { free(l); free(rows); return rpx_cli_fail("plot", 1, "out of memory"); }
+    if (!l || !rows) {
+        free(l);
+        free(rows);
+        rpx_output_discard(out);
+        return rpx_cli_fail("plot", 1, "out of memory");
+    }
     for (i = 0; i < n && rc == RPX_EXIT_OK; i++) {
         const char *path = argv[optind + (int)i];
         json_error_t je;
@@ -117,9 +136,12 @@ int rpx_cli_plot(int argc, char **argv)
     if (rc == RPX_EXIT_OK && rpx_plot_svg(rows, n, tl, &svg, &err))
         rc = rpx_cli_fail("plot", 1, "%s", err.message);
     if (rc == RPX_EXIT_OK) {
-        if (strcmp(output, "-") == 0) fputs(svg, stdout);
-        else if (rpx_write_file_atomic(output, svg, strlen(svg), &err)) rc = rpx_cli_fail("plot", 1, "%s", err.message);
-        else printf("%s\n", output);
+        int to_stdout = rpx_output_is_stdout(out);
+        fflush(stdout);
+        if (rpx_output_commit(out, svg, strlen(svg), &err)) rc = rpx_cli_fail("plot", 1, "%s", err.message);
+        else if (!to_stdout) printf("%s\n", output);
+    } else {
+        rpx_output_discard(out);
     }
     free(svg);
     for (i = 0; i < n; i++) { json_decref(l[i].r); free(l[i].samples); free(l[i].shape); }

@@ -1,3 +1,6 @@
 # CLI tests for `rpxprof batch`, `rpxprof aggregate` and `rpxprof plot` (tests/cli/test_batch.py).
 rpx_py_test(cli.batch cli/test_batch.py)
 set_tests_properties(cli.batch PROPERTIES TIMEOUT 600)
+# What plot, aggregate and batch may replace, and batch's jobs dying with it (tests/cli/test_outputs.py).
+rpx_py_test(cli.outputs cli/test_outputs.py)
+set_tests_properties(cli.outputs PROPERTIES TIMEOUT 600)
