@@ -57,6 +57,7 @@ typedef struct rpx_aggregate_opts {
     const char *out_dir;
     const char *expect;           /* manifest path or NULL */
     int allow_incomplete_flops;
+    int force;                    /* replace files in out_dir that rpxprof did not write */
 } rpx_aggregate_opts;
 
 typedef struct rpx_aggregate_result {
@@ -65,7 +66,10 @@ typedef struct rpx_aggregate_result {
 } rpx_aggregate_result;
 
 /* Check and combine the reports; writes OUT/summary.csv, summary.md,
- * validation.json and figure.svg. Returns 0 when everything was written
+ * validation.json and figure.svg through the output guard (rpxprof/output.h),
+ * opened before any report is read: they replace only the files of a folder
+ * that holds rpxprof's validation.json (or anything with force), never the
+ * reports or the manifest read. Returns 0 when everything was written
  * (whatever the checks found: see result->errors), < 0 when it could not be. */
 int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *result, rpx_error *err);
 

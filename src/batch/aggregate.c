@@ -1,7 +1,8 @@
 /* aggregate.c — owns `rpxprof aggregate`: reading every DIR/<task>/<model>.json,
  * checking each report and that the reports measured the same work on the
  * same kind of machine, and writing summary.csv, summary.md, validation.json
- * and figure.svg (docs/batch.md). */
+ * and figure.svg (docs/batch.md), through output guards opened before any
+ * report is read (src/common/output.c). */
 #include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
+#include "rpxprof/output.h"
 #include "rpxprof/report.h"
 
 /* What is kept of one report once its JSON is freed. */
@@ -432,10 +434,14 @@ static const char *num_cols[] = {"params", "flops", "macs", "p50_ms", "p95_ms", 
                                  "per_frame_p50_ms", "throughput_per_s", "cpu_process_lifetime_peak_mb",
                                  "cpu_inference_peak_mb", "cuda_peak_mb"};
 
-static int write_tables(agg *a, const char *out, rpx_error *err)
+/* The outputs, in the order they are committed: validation.json last, so a
+ * folder holds rpxprof's validation.json only once everything else is there. */
+enum { OUT_CSV, OUT_MD, OUT_SVG, OUT_VAL, OUT_COUNT };
+
+static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
 {
     sbuf c = {0}, m = {0};
-    char path[4096], num[64], lb[32];
+    char num[64], lb[32];
     size_t i, k;
     int rc;
     sb_str(&c, "task,model");
@@ -474,19 +480,21 @@ static int write_tables(agg *a, const char *out, rpx_error *err)
         sb_str(&m, " |\n");
     }
     if (c.oom || m.oom) { free(c.p); free(m.p); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", out); }
-    snprintf(path, sizeof path, "%s/summary.csv", out);
-    rc = rpx_write_file_atomic(path, c.p, c.len, err);
-    snprintf(path, sizeof path, "%s/summary.md", out);
-    if (!rc) rc = rpx_write_file_atomic(path, m.p, m.len, err);
+    rc = rpx_output_commit(g[OUT_CSV], c.p, c.len, err);
+    g[OUT_CSV] = NULL;
+    if (!rc) {
+        rc = rpx_output_commit(g[OUT_MD], m.p, m.len, err);
+        g[OUT_MD] = NULL;
+    }
     free(c.p);
     free(m.p);
     return rc;
 }
 
-static int write_figure(agg *a, const char *out, rpx_error *err)
+static int write_figure(agg *a, rpx_output **g, rpx_error *err)
 {
     rpx_plot_row *rows = calloc(a->nreps ? a->nreps : 1, sizeof *rows);
-    char path[4096], *svg = NULL;
+    char *svg = NULL;
     size_t i, n = 0;
     int rc;
     if (!rows) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
@@ -505,8 +513,8 @@ static int write_figure(agg *a, const char *out, rpx_error *err)
     rc = rpx_plot_svg(rows, n, 0, &svg, err);
     free(rows);
     if (rc) return rc;
-    snprintf(path, sizeof path, "%s/figure.svg", out);
-    rc = rpx_write_file_atomic(path, svg, strlen(svg), err);
+    rc = rpx_output_commit(g[OUT_SVG], svg, strlen(svg), err);
+    g[OUT_SVG] = NULL;
     free(svg);
     return rc;
 }
@@ -543,18 +551,62 @@ static void check_expected(agg *a, const char *manifest, size_t *expected, rpx_e
     rpx_manifest_free(m);
 }
 
+/* Open the four outputs before any report is read: the folder is made and
+ * checked writable, and what is there may be replaced. The reports found and
+ * the manifest are never replaced. */
+static int open_outputs(const rpx_aggregate_opts *opts, const agg *a, rpx_output **g,
+                        rpx_error *err)
+{
+    static const char *const names[OUT_COUNT] = {"summary.csv", "summary.md", "figure.svg",
+                                                 "validation.json"};
+    const char **prot = calloc(a->nreps + 1, sizeof *prot);
+    struct stat st;
+    size_t i;
+    int rc = 0;
+    if (!prot) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if (stat(opts->out_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        free(prot);
+        return rpx_error_set(err, RPX_EINVAL,
+                             "%s: is not a folder; give a folder for --out-dir (it is made when "
+                             "missing)", opts->out_dir);
+    }
+    prot[0] = opts->expect;
+    for (i = 0; i < a->nreps; i++) prot[i + 1] = a->reps[i].file;
+    for (i = 0; i < OUT_COUNT && !rc; i++) {
+        rpx_output_options oo = {i == OUT_VAL ? RPX_OUTPUT_REPORT : RPX_OUTPUT_TEXT,
+                                 i == OUT_VAL ? RPX_VALIDATION_SCHEMA : NULL, opts->force, prot,
+                                 a->nreps + 1, "--out-dir"};
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s", opts->out_dir, names[i]) < 0) {
+            rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+            break;
+        }
+        rc = rpx_output_open(path, &oo, &g[i], err);
+        free(path);
+    }
+    free(prot);
+    return rc;
+}
+
 int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *res, rpx_error *err)
 {
     agg a = {0};
     size_t i, expected = 0;
-    int rc = 0, have_expected = 0;
+    int rc = 0, scan_rc = 0, have_expected = 0;
     json_t *val;
-    char path[4096];
+    rpx_output *g[OUT_COUNT] = {NULL};
+    rpx_error scan_err = {0};
     memset(res, 0, sizeof *res);
     a.errors = json_array();
     a.warnings = json_array();
-    for (i = 0; i < opts->ndirs && !rc; i++) rc = scan(&a, opts->dirs[i], err);
-    if (rc) goto done;
+    /* list the reports (nothing is read yet), then open the outputs */
+    for (i = 0; i < opts->ndirs && !scan_rc; i++) scan_rc = scan(&a, opts->dirs[i], &scan_err);
+    if ((rc = open_outputs(opts, &a, g, err)) != 0) goto done;
+    if (scan_rc) {
+        rc = scan_rc;
+        if (err) *err = scan_err;
+        goto done;
+    }
     for (i = 0; i < a.nreps; i++) read_report(&a, &a.reps[i], opts->allow_incomplete_flops);
     if (a.nreps == 0) msg(a.errors, "no reports (DIR/<task>/<model>.json) found; give the --out-dir of rpxprof batch");
     cross_checks(&a);
@@ -573,12 +625,15 @@ int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *res, rpx
     json_object_set(val, "errors", a.errors);
     json_object_set(val, "warnings", a.warnings);
     json_object_set_new(val, "status", json_string(res->errors ? "FAIL" : "PASS"));
-    rc = write_tables(&a, opts->out_dir, err);
-    if (!rc) rc = write_figure(&a, opts->out_dir, err);
-    snprintf(path, sizeof path, "%s/validation.json", opts->out_dir);
-    if (!rc) rc = rpx_json_write_file(path, val, err);
+    rc = write_tables(&a, opts->out_dir, g, err);
+    if (!rc) rc = write_figure(&a, g, err);
+    if (!rc) {
+        rc = rpx_json_write_output(g[OUT_VAL], val, err);
+        g[OUT_VAL] = NULL;
+    }
     json_decref(val);
 done:
+    for (i = 0; i < OUT_COUNT; i++) rpx_output_discard(g[i]);
     for (i = 0; i < a.nreps; i++) {
         rep *p = &a.reps[i];
         free(p->file); free(p->task); free(p->model); free(p->sha); free(p->shapes); free(p->unit);

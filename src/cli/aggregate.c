@@ -10,7 +10,7 @@
 
 static const char usage[] =
     "Usage: rpxprof aggregate DIR... --out-dir OUT [--expect MANIFEST.json]\n"
-    "                         [--allow-incomplete-flops]\n"
+    "                         [--allow-incomplete-flops] [--force]\n"
     "Check every report DIR/<task>/<model>.json of rpxprof batch (schema, identity,\n"
     "status, samples against statistics, same work across models, same machine) and\n"
     "write OUT/summary.csv, OUT/summary.md, OUT/validation.json and OUT/figure.svg.\n"
@@ -19,6 +19,9 @@ static const char usage[] =
     "  -o, --out-dir OUT           where the summary goes (required)\n"
     "  --expect MANIFEST           every job of the manifest must be there, and nothing else\n"
     "  --allow-incomplete-flops    unknown FLOPs are a warning, not an error\n"
+    "  --force                     replace files in OUT that rpxprof did not write\n"
+    "                              (without it, only a folder holding rpxprof's\n"
+    "                              validation.json has its files replaced)\n"
     "  -q, --quiet                 print nothing but errors of the command itself\n"
     "  -h, --help                  show this help and exit\n"
     "Exit status: 0 PASS, 1 FAIL (everything is still written), 2 bad command line.\n";
@@ -28,6 +31,7 @@ int rpx_cli_aggregate(int argc, char **argv)
     static const struct option opts[] = {
         {"out-dir", required_argument, NULL, 'o'}, {"expect", required_argument, NULL, 'e'},
         {"allow-incomplete-flops", no_argument, NULL, 'a'}, {"quiet", no_argument, NULL, 'q'},
+        {"force", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     rpx_aggregate_opts o = {0};
     rpx_aggregate_result res;
@@ -39,6 +43,7 @@ int rpx_cli_aggregate(int argc, char **argv)
         case 'o': o.out_dir = optarg; break;
         case 'e': o.expect = optarg; break;
         case 'a': o.allow_incomplete_flops = 1; break;
+        case 'f': o.force = 1; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: fputs(usage, stderr); return RPX_EXIT_USAGE;

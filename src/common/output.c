@@ -187,10 +187,10 @@ static int npz_has_comment(int fd, off_t size, const char *comment)
     return memcmp(buf + 22, comment, clen) == 0;
 }
 
-/* 1 when the folder of `target` holds rpxprof's validation.json. */
-static int folder_is_aggregate(const char *target)
+/* 1 when the folder of `file` holds rpxprof's validation.json. */
+static int folder_is_aggregate(const char *file)
 {
-    char *d = dir_of(target), *v = NULL, head[4096], schema[128];
+    char *d = dir_of(file), *v = NULL, head[4096], schema[128];
     int fd, ok = 0;
     if (!d) return 0;
     if (asprintf(&v, "%s/validation.json", d) < 0) v = NULL;
@@ -255,8 +255,8 @@ static int check_replace(const char *path, const char *target, const struct stat
     case RPX_OUTPUT_NPZ:
         ours = fd >= 0 && npz_has_comment(fd, st->st_size, RPX_OUTPUT_NPZ_COMMENT);
         break;
-    case RPX_OUTPUT_TEXT:
-        ours = folder_is_aggregate(target);
+    case RPX_OUTPUT_TEXT: /* the folder of the link, or of its target */
+        ours = folder_is_aggregate(path) || folder_is_aggregate(target);
         break;
     }
     if (fd >= 0) close(fd);
