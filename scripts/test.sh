@@ -119,8 +119,9 @@ JSON
 }
 
 fuzz_bounded() {
-  CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_TESTS=OFF -DRPX_CUDA_EXAMPLES=OFF -DRPX_EXAMPLES=OFF \
-    -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  # -Werror: clang's warnings (-Wmacro-redefined, -Wformat-nonliteral) stay fixed
+  CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_WERROR=ON -DRPX_TESTS=OFF -DRPX_CUDA_EXAMPLES=OFF \
+    -DRPX_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
   cmake --build build-fuzz -j"$jobs" >/dev/null
   tests/fuzz/run_fuzz.sh build-fuzz "${RPX_FUZZ_SECONDS:-60}"
 }

@@ -310,6 +310,9 @@ void rpx__sys_put(json_t *obj, const char *key, json_t *value)
 }
 
 static void vreason(json_t *obj, const char *key, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void vreason(json_t *obj, const char *key, const char *fmt, va_list ap)
 {
     char msg[1024];
     json_t *u;

@@ -1,6 +1,8 @@
 /* fuzz_manifest — the batch manifest reader (src/batch/manifest.c) on
  * arbitrary bytes, read from an in-memory file. */
+#ifndef _GNU_SOURCE /* the build defines it (CMakeLists.txt) */
 #define _GNU_SOURCE
+#endif
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

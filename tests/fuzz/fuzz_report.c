@@ -2,7 +2,9 @@
  * on arbitrary bytes: the input is one report at DIR/task/model.json beside a
  * valid one, and the aggregation (checks, CSV, Markdown, validation, figure)
  * runs over both. */
+#ifndef _GNU_SOURCE /* the build defines it (CMakeLists.txt) */
 #define _GNU_SOURCE
+#endif
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
