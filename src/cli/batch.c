@@ -1,16 +1,19 @@
 /* batch.c — `rpxprof batch MANIFEST --out-dir DIR [--resume] [--shard I/N]`:
  * runs every (task, model) job of a manifest as a child process of this same
  * binary (`rpxprof run`), so that models are isolated from each other; a job
- * that fails gets a failed report and the others go on (docs/batch.md). */
+ * that fails gets a failed report and the others go on (docs/batch.md).
+ * Every job's report path is checked before the first job (the output guard,
+ * src/common/output.c), and a job dies with batch (PR_SET_PDEATHSIG). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include "cli/cli.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
+#include "rpxprof/output.h"
 #include "rpxprof/report.h"
 #include "rpxprof/target.h"
 
@@ -35,7 +39,7 @@ static void on_stop(int sig)
 }
 
 static const char usage[] =
-    "Usage: rpxprof batch MANIFEST.json --out-dir DIR [--resume] [--shard I/N]\n"
+    "Usage: rpxprof batch MANIFEST.json --out-dir DIR [--resume] [--shard I/N] [--force]\n"
     "Run every (task, model) job of a manifest (docs/batch.md), each as a child\n"
     "`rpxprof run`, writing DIR/<task>/<model>.json. A model that fails gets a\n"
     "report with \"status\": \"failed\" and the other jobs go on.\n"
@@ -46,6 +50,8 @@ static const char usage[] =
     "                     (SHA-256) and settings\n"
     "  --shard I/N        run jobs I, I+N, I+2N, ... (0 <= I < N); default from\n"
     "                     SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set\n"
+    "  --force            replace files at the reports' paths that rpxprof did not\n"
+    "                     write (never the manifest or an inputs file)\n"
     "  -q, --quiet        no progress line\n"
     "  -h, --help         show this help and exit\n"
     "Exit status: 0 all jobs complete or skipped, 1 a job failed, 2 bad command line,\n"
@@ -112,13 +118,16 @@ static char *meta_arg(const char *key, const json_t *v)
     return NULL;
 }
 
-/* Run the job in a child; its stderr's last non-empty line goes to `last`. */
-static int run_child(const rpx_batch_job *j, const char *out, char *last, size_t lastsz)
+/* Run the job in a child; its stderr's last non-empty line goes to `last`.
+ * The child gets SIGKILL when this process dies (even by SIGKILL), so a job
+ * never outlives batch; its own model process dies with it the same way. */
+static int run_child(const rpx_batch_job *j, const char *out, int force, char *last,
+                     size_t lastsz)
 {
+    static const char exec_failed[] = "cannot start rpxprof run: exec of /proc/self/exe failed\n";
     argv_buf a = {0};
-    posix_spawn_file_actions_t fa;
     int pipefd[2], status = 0, rc = -1, i;
-    pid_t pid;
+    pid_t pid, parent = getpid();
     const char *key;
     json_t *v;
     char buf[4096], line[1024];
@@ -144,19 +153,26 @@ static int run_child(const rpx_batch_job *j, const char *out, char *last, size_t
     if (j->flops) { push(&a, "--flops"); push(&a, j->flops); }
     if (j->params) { push(&a, "--params"); push(&a, j->params); }
     if (j->gpus) { push(&a, "--gpu"); push(&a, j->gpus); }
+    if (force) push(&a, "--force"); /* checked by batch before the first job */
     push(&a, "--quiet");
     a.v[a.n] = NULL;
 
     if (pipe2(pipefd, O_CLOEXEC) != 0) goto done;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-    i = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, a.v, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (i == 0) g_child = pid;
+    pid = fork();
+    if (pid == 0) {
+        /* the child: async-signal-safe calls only until exec */
+        int fd;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+        fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(pipefd[1], 2) < 0) _exit(127);
+        execve("/proc/self/exe", a.v, environ);
+        if (write(2, exec_failed, sizeof exec_failed - 1) < 0) {}
+        _exit(127);
+    }
+    i = pid < 0 ? errno : 0;
+    if (pid > 0) g_child = pid;
     close(pipefd[1]);
-    if (i != 0) {
+    if (pid < 0) {
         snprintf(last, lastsz, "cannot start rpxprof run: %s", strerror(i));
         close(pipefd[0]);
         goto done;
@@ -187,10 +203,25 @@ done:
     return rc;
 }
 
+/* What batch never replaces, and how it may replace a job's report. */
+typedef struct guard {
+    const char **protect;
+    size_t n_protect;
+    int force;
+} guard;
+
+static int open_report(const guard *g, const char *out, rpx_output **o, rpx_error *err)
+{
+    rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, g->force, g->protect,
+                             g->n_protect, "--out-dir"};
+    return rpx_output_open(out, &oo, o, err);
+}
+
 /* Add "task" and "model_name" to the child's report and rewrite it atomically. */
-static int tag_report(const char *out, const rpx_batch_job *j, rpx_error *err)
+static int tag_report(const guard *g, const char *out, const rpx_batch_job *j, rpx_error *err)
 {
     json_t *r = json_load_file(out, 0, NULL);
+    rpx_output *o;
     int rc;
     if (!r || !json_is_object(r)) {
         json_decref(r);
@@ -198,14 +229,17 @@ static int tag_report(const char *out, const rpx_batch_job *j, rpx_error *err)
     }
     json_object_set_new(r, "task", json_string(j->task));
     json_object_set_new(r, "model_name", json_string(j->model_name));
-    rc = rpx_json_write_file(out, r, err);
+    rc = open_report(g, out, &o, err);
+    if (!rc) rc = rpx_json_write_output(o, r, err);
     json_decref(r);
     return rc;
 }
 
-static int failed_report(const char *out, const rpx_batch_job *j, const char *error, rpx_error *err)
+static int failed_report(const guard *g, const char *out, const rpx_batch_job *j,
+                         const char *error, rpx_error *err)
 {
     json_t *r = json_object();
+    rpx_output *o;
     char ts[32];
     time_t now = time(NULL);
     struct tm tm;
@@ -230,8 +264,60 @@ static int failed_report(const char *out, const rpx_batch_job *j, const char *er
     json_object_set_new(r, "inputs_file", json_string(j->inputs));
     json_object_set_new(r, "warmup_calls", json_integer(j->warmup));
     json_object_set_new(r, "metadata", j->meta ? json_deep_copy(j->meta) : json_object());
-    rc = rpx_json_write_file(out, r, err);
+    rc = open_report(g, out, &o, err);
+    if (!rc) rc = rpx_json_write_output(o, r, err);
     json_decref(r);
+    return rc;
+}
+
+/* The identity of the file at `path` (links followed); 0 when there is none. */
+static int file_id(const char *path, struct stat *st)
+{
+    return stat(path, st) == 0;
+}
+
+/* 1 when the job's child left a report of its own at `path`: a file that is
+ * not the one that was there before the job (the guard renames a new file in). */
+static int child_wrote(const char *path, int had, const struct stat *before)
+{
+    struct stat now;
+    if (!file_id(path, &now)) return 0;
+    return !had || now.st_dev != before->st_dev || now.st_ino != before->st_ino ||
+           now.st_mtim.tv_sec != before->st_mtim.tv_sec ||
+           now.st_mtim.tv_nsec != before->st_mtim.tv_nsec;
+}
+
+/* The model file of a shared-object --model (PATH:SYMBOL), malloc'ed, or NULL. */
+static char *model_file(const char *spec)
+{
+    const char *colon = strrchr(spec, ':');
+    if (!colon || !strchr(spec, '/') || strstr(spec, "://")) return NULL;
+    return strndup(spec, (size_t)(colon - spec));
+}
+
+/* Before the first job: every report path of this shard is checked (its folder
+ * made, a temporary file created and removed, what is there replaceable). */
+static int check_reports(const rpx_manifest *m, const char *out_dir, long si, long sn,
+                         const guard *g, rpx_error *err)
+{
+    size_t i, total = rpx_manifest_job_count(m);
+    struct stat st;
+    int rc = 0;
+    if (stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return rpx_error_set(err, RPX_EINVAL,
+                             "%s: is not a folder; give a folder for --out-dir (it is made when "
+                             "missing)", out_dir);
+    for (i = 0; i < total && !rc; i++) {
+        const rpx_batch_job *j = rpx_manifest_job(m, i);
+        rpx_output *o = NULL;
+        char *out;
+        if ((long)(i % (size_t)sn) != si) continue;
+        if (!(out = rpx_batch_report_path(out_dir, j)))
+            return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        rc = open_report(g, out, &o, err);
+        rpx_output_discard(o);
+        free(out);
+    }
     return rc;
 }
 
@@ -240,9 +326,13 @@ int rpx_cli_batch(int argc, char **argv)
     static const struct option opts[] = {
         {"out-dir", required_argument, NULL, 'o'}, {"resume", no_argument, NULL, 'r'},
         {"shard", required_argument, NULL, 's'},   {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+        {"force", no_argument, NULL, 'f'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const char *out_dir = NULL, *shard = NULL;
-    int resume = 0, quiet = 0, c, tty, interrupted = 0;
+    int resume = 0, quiet = 0, force = 0, c, tty, interrupted = 0;
+    guard g = {0};
+    char **owned = NULL;
+    size_t nowned = 0;
     long si = 0, sn = 1;
     rpx_manifest *m = NULL;
     rpx_error err = {0};
@@ -256,6 +346,7 @@ int rpx_cli_batch(int argc, char **argv)
         case 'r': resume = 1; break;
         case 's': shard = optarg; break;
         case 'q': quiet = 1; break;
+        case 'f': force = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: fputs(usage, stderr); return RPX_EXIT_USAGE;
         }
@@ -274,6 +365,32 @@ int rpx_cli_batch(int argc, char **argv)
     }
     if (rpx_manifest_load(argv[optind], &m, &err))
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "%s", err.message);
+    /* never replaced: the manifest, every job's inputs, cost model and model
+     * file; every report path is checked before the first job */
+    total = rpx_manifest_job_count(m);
+    g.force = force;
+    g.protect = calloc(3 * total + 1, sizeof *g.protect);
+    owned = calloc(total + 1, sizeof *owned);
+    if (!g.protect || !owned) {
+        free(g.protect);
+        free(owned);
+        rpx_manifest_free(m);
+        return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "out of memory");
+    }
+    g.protect[g.n_protect++] = argv[optind];
+    for (i = 0; i < total; i++) {
+        const rpx_batch_job *j = rpx_manifest_job(m, i);
+        g.protect[g.n_protect++] = j->inputs;
+        if (j->cost) g.protect[g.n_protect++] = j->cost;
+        if ((owned[nowned] = model_file(j->model)) != NULL) g.protect[g.n_protect++] = owned[nowned++];
+    }
+    if (check_reports(m, out_dir, si, sn, &g, &err)) {
+        for (i = 0; i < nowned; i++) free(owned[i]);
+        free(owned);
+        free(g.protect);
+        rpx_manifest_free(m);
+        return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "%s", err.message);
+    }
     signal(SIGPIPE, SIG_IGN);
     {
         struct sigaction sa;
@@ -283,18 +400,18 @@ int rpx_cli_batch(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
     }
-    total = rpx_manifest_job_count(m);
     for (i = 0; i < total; i++) if ((long)(i % (size_t)sn) == si) mine++;
     tty = !quiet && isatty(2);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (i = 0; i < total; i++) {
         const rpx_batch_job *j = rpx_manifest_job(m, i);
         char *out, last[1024];
-        int rc;
+        struct stat before;
+        int rc, had;
         if ((long)(i % (size_t)sn) != si) continue;
         if (g_stop) { interrupted = 1; break; }
         out = rpx_batch_report_path(out_dir, j);
-        if (!out) { rpx_manifest_free(m); return rpx_cli_fail("batch", 1, "out of memory"); }
+        if (!out) { nfailed++; fprintf(stderr, "rpxprof batch: out of memory\n"); break; }
         if (tty) {
             double el;
             clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -309,21 +426,22 @@ int rpx_cli_batch(int argc, char **argv)
             free(out);
             continue;
         }
-        unlink(out); /* a stale report must not pass for this run's */
-        rc = run_child(j, out, last, sizeof last);
+        /* a stale report must not pass for this run's: the child's is a new file */
+        had = file_id(out, &before);
+        rc = run_child(j, out, force, last, sizeof last);
         if (g_stop) interrupted = 1;
-        if (rc == 0 && access(out, F_OK) == 0) {
-            if (tag_report(out, j, &err) == 0) ncomplete++;
+        if (rc == 0 && child_wrote(out, had, &before)) {
+            if (tag_report(&g, out, j, &err) == 0) ncomplete++;
             else { nfailed++; fprintf(stderr, "%srpxprof batch: %s\n", tty ? "\n" : "", err.message); }
             if (interrupted) { free(out); break; }
-        } else if (access(out, F_OK) == 0) {
+        } else if (child_wrote(out, had, &before)) {
             /* interrupted: the child wrote a report with its status */
-            tag_report(out, j, &err);
+            tag_report(&g, out, j, &err);
             nfailed++;
             if (rc == RPX_EXIT_INTERRUPTED || interrupted) { interrupted = 1; free(out); break; }
         } else {
             if (!last[0]) snprintf(last, sizeof last, "rpxprof run exited with status %d and wrote no report", rc);
-            if (failed_report(out, j, last, &err)) fprintf(stderr, "%srpxprof batch: %s\n", tty ? "\n" : "", err.message);
+            if (failed_report(&g, out, j, last, &err)) fprintf(stderr, "%srpxprof batch: %s\n", tty ? "\n" : "", err.message);
             nfailed++;
             if (!quiet) fprintf(stderr, "%srpxprof batch: %s/%s failed: %s\n", tty ? "\r\033[K" : "", j->task, j->model_name, last);
             if (rc == 128 + SIGINT || rc == 128 + SIGTERM || rc == RPX_EXIT_INTERRUPTED || interrupted) {
@@ -338,6 +456,9 @@ int rpx_cli_batch(int argc, char **argv)
     printf("batch: %zu jobs (shard %ld/%ld of %zu): %zu complete, %zu failed, %zu skipped; reports in %s\n",
            mine, si, sn, total, ncomplete, nfailed, nskipped, out_dir);
     rpx_manifest_free(m);
+    for (i = 0; i < nowned; i++) free(owned[i]);
+    free(owned);
+    free(g.protect);
     if (interrupted) {
         fprintf(stderr, "rpxprof batch: interrupted; rerun with --resume to finish the remaining jobs\n");
         return RPX_EXIT_INTERRUPTED;

@@ -237,9 +237,13 @@ class OutputsTest(TempDirTest):
                            capture_output=True, text=True, timeout=60)
         self.refused(p, f"{ro}/agg", "Permission denied", "choose a")
         # batch: before the first job
-        p = subprocess.run(pre + [BIN, "batch", self.manifest, "--out-dir", ro],
+        man = make_manifest(self.tmp)
+        os.chmod(man, 0o644)
+        os.chmod(self.path("f.npz"), 0o644)
+        p = subprocess.run(pre + [BIN, "batch", man, "--out-dir", ro],
                            capture_output=True, text=True, timeout=120)
         self.refused(p, f"{ro}/t", "Permission denied", "choose a")
+        self.assertNotIn("t/a failed", p.stderr)   # no job was started
         self.assertNotIn("1 complete", p.stdout)
         self.assertEqual(os.listdir(ro), [])
 
@@ -308,12 +312,18 @@ class OutputsTest(TempDirTest):
     def test_batch_reruns_into_its_own_folder(self):
         out = self.path("out")
         shutil.copytree(self.out, out)
-        old = os.stat(os.path.join(out, "t", "a.json")).st_ino
+        a = os.path.join(out, "t", "a.json")
+        with open(a) as f:
+            r = json.load(f)
+        r["stale"] = True
+        with open(a, "w") as f:
+            json.dump(r, f)
         p = run("batch", self.manifest, "--out-dir", out, "-q", check=0)
         self.assertIn("2 complete", p.stdout)
-        self.assertNotEqual(os.stat(os.path.join(out, "t", "a.json")).st_ino, old)
-        with open(os.path.join(out, "t", "a.json")) as f:
-            self.assertEqual(json.load(f)["model_name"], "a")
+        with open(a) as f:
+            r = json.load(f)
+        self.assertNotIn("stale", r)
+        self.assertEqual(r["model_name"], "a")
         self.assertNoTemps()
 
     def test_batch_refuses_other_files_before_the_first_job(self):
