@@ -220,9 +220,12 @@ static int check_replace(const char *path, const char *target, const struct stat
     int fd, ours = 0;
     rpx_output_kind kind = opt ? opt->kind : RPX_OUTPUT_REPORT;
     const char *want = opt ? opt->schema : NULL;
+    struct stat ls;
     if (opt && opt->force) return 0;
-    if (strcmp(path, target) == 0) snprintf(shown, sizeof shown, "%s", path);
-    else snprintf(shown, sizeof shown, "%s (a link to %s)", path, target);
+    if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode))
+        snprintf(shown, sizeof shown, "%s (a link to %s)", path, target);
+    else
+        snprintf(shown, sizeof shown, "%s", path);
     if (choose(opt)) snprintf(how, sizeof how, "choose another %s path", choose(opt));
     else snprintf(how, sizeof how, "choose another path");
     if ((st->st_mode & 0222) == 0)
@@ -283,10 +286,10 @@ static int check_protect(const char *path, const struct stat *st, const rpx_outp
         if (!p || strcmp(p, "-") == 0 || stat(p, &ps) != 0) continue;
         if (ps.st_dev == st->st_dev && ps.st_ino == st->st_ino)
             return rpx_error_set(err, RPX_EINVAL,
-                                 "%s: is %s, which this command reads; rpxprof never replaces "
-                                 "it, even with --force; choose another %s path",
-                                 path,
-                                 strcmp(p, path) == 0 ? "a file" : p,
+                                 "%s: is %s%s this command reads; rpxprof never replaces it, "
+                                 "even with --force; choose another %s path",
+                                 path, strcmp(p, path) == 0 ? "one of the files" : p,
+                                 strcmp(p, path) == 0 ? "" : ", which",
                                  choose(opt) ? choose(opt) : "output");
     }
     return 0;
@@ -363,7 +366,7 @@ static int make_temp(rpx_output *o, rpx_error *err)
     d = dir_of(o->target);
     rpx_error_set(err, RPX_EIO,
                   "%s: cannot create a file in the folder %s: %s; choose a folder you can write "
-                  "(or fix its permissions) before anything is measured",
+                  "(or fix its permissions)",
                   o->path, d ? d : "?", strerror(rc));
     free(d);
     return RPX_EIO;

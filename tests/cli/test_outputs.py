@@ -142,7 +142,7 @@ class OutputsTest(TempDirTest):
         for target in (r, self.path("link.json")):
             for force in ((), ("--force",)):
                 p = run("plot", r, "-o", target, *force)
-                self.refused(p, "which this command reads", "even with --force")
+                self.refused(p, "this command reads; rpxprof never replaces it, even with --force")
                 self.assertEqual(text(r), before)
         self.assertTrue(os.path.islink(self.path("link.json")))
 
@@ -296,7 +296,7 @@ class OutputsTest(TempDirTest):
         shutil.copy(self.manifest, man)
         before = text(man)
         p = run("aggregate", self.out, "--out-dir", agg, "--expect", man, "--force")
-        self.refused(p, f"{man}: is a file, which this command reads", "even with --force")
+        self.refused(p, f"{man}: is one of the files this command reads", "even with --force")
         self.assertEqual(text(man), before)
 
     def test_aggregate_symlinked_output_followed(self):
@@ -349,7 +349,7 @@ class OutputsTest(TempDirTest):
         man = make_manifest(os.path.join(out, "t"), name="a.json")
         before = text(man)
         p = run("batch", man, "--out-dir", out, "--force")
-        self.refused(p, f"{out}/t/a.json: is a file, which this command reads", "even with --force")
+        self.refused(p, f"{out}/t/a.json: is one of the files this command reads", "even with --force")
         self.assertEqual(text(man), before)
         # an inputs file there: the same
         d = self.path("in")
@@ -362,7 +362,7 @@ class OutputsTest(TempDirTest):
         with open(man2, "w") as f:
             json.dump(m, f)
         p = run("batch", man2, "--out-dir", out, "--force")
-        self.refused(p, f"{out}/t/f.json: is a file, which this command reads")
+        self.refused(p, f"{out}/t/f.json: is one of the files this command reads")
         with open(os.path.join(out, "t", "f.json"), "rb") as f:
             self.assertTrue(f.read().startswith(b"PK"))
 
