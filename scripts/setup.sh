@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev                  # fuzzing (libFuzzer) and sanitizers
   valgrind                                  # memcheck in the test suite
   python3 python3-numpy python3-jsonschema  # test fixtures and checks
+  python3-scipy                             # independent check of the statistics (tests/cli/test_compare.py)
   libonnx-dev protobuf-c-compiler libprotobuf-c-dev   # ONNX reading (onnx.proto, protoc-c)
   python3-onnx python3-torch python3-torchvision    # ONNX test models
   chromium                                  # renders the SVG figures in the tests

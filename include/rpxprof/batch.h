@@ -73,6 +73,15 @@ typedef struct rpx_aggregate_result {
  * (whatever the checks found: see result->errors), < 0 when it could not be. */
 int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *result, rpx_error *err);
 
+/* Whether two reports did the same work on the same kind of machine, with
+ * aggregate's checks and messages: a difference in inputs_sha256, input
+ * shapes, unit, device, precision, GPU or CPU model is appended to `errors`;
+ * in CUDA_VISIBLE_DEVICES, driver, CPU governor or OS to `warnings` (messages
+ * "KEY differs: A in FILE_A but B in FILE_B"). Call counts, processes and
+ * metadata are not compared. */
+void rpx_aggregate_same_work(const char *file_a, const json_t *a, const char *file_b, const json_t *b,
+                             json_t *errors, json_t *warnings);
+
 /* One row of a latency figure: one report. Strings are borrowed. */
 typedef struct rpx_plot_row {
     const char *panel;            /* task (or unit) */

@@ -645,3 +645,45 @@ done:
     json_decref(a.warnings);
     return rc;
 }
+
+/* The same-work part of cross_checks for two reports (rpxprof compare). */
+void rpx_aggregate_same_work(const char *file_a, const json_t *a, const char *file_b, const json_t *b,
+                             json_t *errors, json_t *warnings)
+{
+    rep r[2];
+    const json_t *src[2] = {a, b};
+    const char *files[2] = {file_a, file_b};
+    int i;
+    for (i = 0; i < 2; i++) {
+        const json_t *card = json_object_get(src[i], "system_card"), *v;
+        memset(&r[i], 0, sizeof r[i]);
+        r[i].file = (char *)files[i];
+        r[i].sha = canon(json_object_get(src[i], "inputs_sha256"));
+        r[i].shapes = json_is_object(json_object_get(src[i], "inputs")) ? shapes_of(json_object_get(src[i], "inputs")) : NULL;
+        r[i].unit = canon(json_object_get(src[i], "unit"));
+        r[i].device = canon(json_object_get(src[i], "device"));
+        r[i].precision = canon(json_object_get(src[i], "precision"));
+        v = json_object_get(json_object_get(card, "environment"), "CUDA_VISIBLE_DEVICES");
+        r[i].cvd = json_is_string(v) ? canon(v) : strdup("(unset)");
+        r[i].gpu = canon(json_object_get(card, "gpu_name"));
+        r[i].cpu = canon(json_object_get(card, "cpu_name"));
+        r[i].driver = canon(json_object_get(card, "driver_version"));
+        r[i].governor = canon(json_object_get(json_object_get(card, "cpu"), "governor"));
+        r[i].os = canon(json_object_get(card, "os"));
+    }
+    cmp_field(errors, "inputs_sha256 (different inputs)", &r[0], r[0].sha, &r[1], r[1].sha);
+    cmp_field(errors, "input shapes", &r[0], r[0].shapes, &r[1], r[1].shapes);
+    cmp_field(errors, "unit", &r[0], r[0].unit, &r[1], r[1].unit);
+    cmp_field(errors, "device", &r[0], r[0].device, &r[1], r[1].device);
+    cmp_field(errors, "precision", &r[0], r[0].precision, &r[1], r[1].precision);
+    cmp_field(errors, "GPU model (system_card.gpu_name)", &r[0], r[0].gpu, &r[1], r[1].gpu);
+    cmp_field(errors, "CPU model (system_card.cpu_name)", &r[0], r[0].cpu, &r[1], r[1].cpu);
+    cmp_field(warnings, "CUDA_VISIBLE_DEVICES (system_card.environment)", &r[0], r[0].cvd, &r[1], r[1].cvd);
+    cmp_field(warnings, "driver (system_card.driver_version)", &r[0], r[0].driver, &r[1], r[1].driver);
+    cmp_field(warnings, "CPU governor (system_card.cpu.governor)", &r[0], r[0].governor, &r[1], r[1].governor);
+    cmp_field(warnings, "OS (system_card.os)", &r[0], r[0].os, &r[1], r[1].os);
+    for (i = 0; i < 2; i++) {
+        free(r[i].sha); free(r[i].shapes); free(r[i].unit); free(r[i].device); free(r[i].precision);
+        free(r[i].cvd); free(r[i].gpu); free(r[i].cpu); free(r[i].driver); free(r[i].governor); free(r[i].os);
+    }
+}

@@ -10,6 +10,7 @@ enum {
     RPX_EXIT_FAILURE = 1,         /* the run, the inputs or the model failed */
     RPX_EXIT_USAGE = 2,           /* bad command line */
     RPX_EXIT_CRASHED = 3,         /* the model's process died from a signal: report written */
+    RPX_EXIT_REGRESSION = 3,      /* compare --fail-on-regression: the verdict is slower */
     RPX_EXIT_TIMED_OUT = 4,       /* --timeout / --call-timeout: report written */
     RPX_EXIT_KILLED = 5,          /* SIGKILL from elsewhere (OOM killer): report written */
     RPX_EXIT_CALLS_FAILED = 6,    /* every call failed, or --max-failures: report written */
@@ -34,5 +35,6 @@ int rpx_cli_roofline(int argc, char **argv);
 int rpx_cli_batch(int argc, char **argv);
 int rpx_cli_aggregate(int argc, char **argv);
 int rpx_cli_plot(int argc, char **argv);
+int rpx_cli_compare(int argc, char **argv);
 
 #endif

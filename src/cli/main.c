@@ -23,6 +23,7 @@ static const char usage[] =
     "  batch     run every (task, model) job of a manifest, one report each\n"
     "  aggregate check batch reports and combine them: CSV, Markdown, validation, figure\n"
     "  plot      draw the latency distribution of reports as an SVG figure\n"
+    "  compare   compare two reports (or two batch folders): ratios, intervals, verdict\n"
     "\n"
     "Options:\n"
     "  -h, --help     show this help and exit\n"
@@ -34,6 +35,7 @@ static const char usage[] =
     "  1    failure: a file, the inputs or the model (aggregate: validation FAIL)\n"
     "  2    bad command line\n"
     "  3    run: the model's process crashed (report written)\n"
+    "       compare --fail-on-regression: the verdict is slower\n"
     "  4    run: --timeout or --call-timeout passed (report written)\n"
     "  5    run: the model's process was killed by SIGKILL from elsewhere, such as the\n"
     "       out-of-memory killer (report written)\n"
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "batch") == 0) return rpx_cli_batch(argc - 1, argv + 1);
     if (strcmp(cmd, "aggregate") == 0) return rpx_cli_aggregate(argc - 1, argv + 1);
     if (strcmp(cmd, "plot") == 0) return rpx_cli_plot(argc - 1, argv + 1);
+    if (strcmp(cmd, "compare") == 0) return rpx_cli_compare(argc - 1, argv + 1);
     return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
                         "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
 }

@@ -1,0 +1,55 @@
+/* rpxprof/compare.h — `rpxprof compare`: two profile reports, or two folders
+ * of them (DIR/<task>/<model>.json), compared statistic by statistic with an
+ * interval of the ratio NEW/BASE, a p-value and a verdict
+ * (docs/statistics.md). Results are JSON objects the caller frees with
+ * json_decref; the text renderings are malloc'ed strings. Nothing prints. */
+#ifndef RPXPROF_COMPARE_H
+#define RPXPROF_COMPARE_H
+
+#include <jansson.h>
+
+#include "rpxprof/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rpx_compare_opts {
+    double threshold;             /* relative, 0.01 for 1 %; > 0 */
+    double confidence;            /* 0.95 */
+} rpx_compare_opts;
+
+/* Verdict of an interval [lo, hi] of a ratio: "faster" when hi < 1 - t,
+ * "slower" when lo > 1 + t, "same" when 1 - t <= lo and hi <= 1 + t,
+ * "inconclusive" otherwise (and when lo or hi is NaN). */
+const char *rpx_compare_verdict(double lo, double hi, double threshold);
+
+/* Two reports. *out: {"base", "new", "verdict", "threshold", "confidence",
+ * "covers", "p50_ratio", "p50_ratio_ci", "p50_verdict", "p_value",
+ * "p_value_method", "p95_...", "mean_...", "base_stats", "new_stats",
+ * "null_reasons", "warnings"}. Returns RPX_EFORMAT for an unreadable report
+ * and RPX_EINVAL for reports that cannot be compared (not complete, not the
+ * same work): err names the file and the difference. */
+int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts,
+                        json_t **out, rpx_error *err);
+
+/* Two folders of reports, row by row over (task, model) = (sub-folder, file
+ * name without .json) of every DIR/<task>/<model>.json whose schema is
+ * rpxprof.profile/1. *out: {"base", "new", "rows": [{"task", "model",
+ * "status": "compared" | "refused", "reason", ...the fields of
+ * rpx_compare_reports..., "p_value_holm"}], "only_in_base": ["task/model"],
+ * "only_in_new": [...], "geomean_p50_ratio", "compared", "refused"}.
+ * p-values are Holm-corrected over the compared rows. RPX_EIO when a folder
+ * cannot be read. */
+int rpx_compare_dirs(const char *base_dir, const char *new_dir, const rpx_compare_opts *opts, json_t **out,
+                     rpx_error *err);
+
+/* A table for people of a rpx_compare_reports result (NULL: out of memory). */
+char *rpx_compare_text(const json_t *result);
+/* A Markdown table of a rpx_compare_dirs result, ready for a PR. */
+char *rpx_compare_markdown(const json_t *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,566 @@
+/* compare.c — owns `rpxprof compare`'s library side: reading two reports (or
+ * two folders of them), refusing what cannot be compared, the ratio NEW/BASE
+ * of p50, p95 and mean with its interval, p-value and verdict, Holm over the
+ * rows of two folders, and the text and Markdown tables (docs/statistics.md). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/strbuf.h"
+#include "rpxprof/batch.h"
+#include "rpxprof/compare.h"
+#include "rpxprof/error.h"
+#include "rpxprof/report.h"
+#include "rpxprof/stats.h"
+
+typedef struct crep {
+    json_t *r;
+    double *samples;
+    size_t n, k;
+    size_t *off, *cnt;
+} crep;
+
+static void crep_free(crep *c)
+{
+    json_decref(c->r);
+    free(c->samples);
+    free(c->off);
+    free(c->cnt);
+    memset(c, 0, sizeof *c);
+}
+
+static int load_report(const char *path, crep *c, rpx_error *err)
+{
+    json_error_t je;
+    const json_t *v, *bp;
+    size_t i, sum = 0;
+    memset(c, 0, sizeof *c);
+    c->r = json_load_file(path, 0, &je);
+    if (!c->r) {
+        struct stat st;
+        if (stat(path, &st) != 0)
+            return rpx_error_set(err, RPX_EFORMAT, "%s: the file does not exist; give a report written by rpxprof run", path);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: not valid JSON (line %d: %s); give a report written by rpxprof run",
+                             path, je.line, je.text);
+    }
+    v = json_object_get(c->r, "schema");
+    if (!json_is_string(v) || strcmp(json_string_value(v), RPX_PROFILE_SCHEMA)) {
+        crep_free(c);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: 'schema' is not \"" RPX_PROFILE_SCHEMA "\"; give a report written by rpxprof run", path);
+    }
+    v = json_object_get(c->r, "status");
+    if (!json_is_string(v) || strcmp(json_string_value(v), "complete")) {
+        const json_t *e = json_object_get(c->r, "error");
+        rpx_error_set(err, RPX_EINVAL, "%s: status is '%s', not complete (%s); only complete reports are compared", path,
+                      json_is_string(v) ? json_string_value(v) : "(missing)", json_is_string(e) ? json_string_value(e) : "no error given");
+        crep_free(c);
+        return RPX_EINVAL;
+    }
+    v = json_object_get(c->r, "latency_samples_ms");
+    c->n = json_array_size(v);
+    c->samples = malloc((c->n ? c->n : 1) * sizeof *c->samples);
+    if (!c->samples) { crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path); }
+    for (i = 0; json_is_array(v) && i < c->n; i++) {
+        const json_t *s = json_array_get(v, i);
+        if (!json_is_number(s) || !(json_number_value(s) >= 0) || !isfinite(json_number_value(s))) break;
+        c->samples[i] = json_number_value(s);
+    }
+    if (!json_is_array(v) || i < c->n || c->n == 0) {
+        crep_free(c);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: 'latency_samples_ms' is missing, empty or holds a value that is not a number >= 0; rerun the model", path);
+    }
+    v = json_object_get(c->r, "processes");
+    c->k = 1;
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1) {
+            crep_free(c);
+            return rpx_error_set(err, RPX_EFORMAT, "%s: 'processes' is not an integer >= 1", path);
+        }
+        c->k = (size_t)json_integer_value(v);
+    }
+    bp = json_object_get(c->r, "latency_by_process");
+    c->off = calloc(c->k, sizeof *c->off);
+    c->cnt = calloc(c->k, sizeof *c->cnt);
+    if (!c->off || !c->cnt) { crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path); }
+    if (!bp || json_is_null(bp)) {
+        if (c->k != 1) {
+            crep_free(c);
+            return rpx_error_set(err, RPX_EFORMAT, "%s: 'processes' is more than 1 but 'latency_by_process' is missing; the report is truncated", path);
+        }
+        c->cnt[0] = c->n;
+        return 0;
+    }
+    if (!json_is_array(bp) || json_array_size(bp) != c->k) {
+        crep_free(c);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: 'latency_by_process' is not an array of 'processes' (%zu) entries", path, c->k);
+    }
+    for (i = 0; i < c->k; i++) {
+        const json_t *o = json_object_get(json_array_get(bp, i), "sample_offset"),
+                     *m = json_object_get(json_array_get(bp, i), "measured_calls");
+        if (!json_is_integer(o) || !json_is_integer(m) || json_integer_value(o) < 0 || json_integer_value(m) < 0 ||
+            (size_t)json_integer_value(o) > c->n || (size_t)json_integer_value(m) > c->n - (size_t)json_integer_value(o)) {
+            crep_free(c);
+            return rpx_error_set(err, RPX_EFORMAT,
+                                 "%s: latency_by_process[%zu]: 'sample_offset' and 'measured_calls' are not integers that lie within latency_samples_ms (%zu samples)",
+                                 path, i, c->n);
+        }
+        c->off[i] = (size_t)json_integer_value(o);
+        c->cnt[i] = (size_t)json_integer_value(m);
+        sum += c->cnt[i];
+    }
+    if (sum != c->n) {
+        crep_free(c);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: latency_by_process counts %zu calls but latency_samples_ms has %zu; the report is truncated or altered",
+                             path, sum, c->n);
+    }
+    return 0;
+}
+
+const char *rpx_compare_verdict(double lo, double hi, double t)
+{
+    if (isnan(lo) || isnan(hi)) return "inconclusive";
+    if (hi < 1 - t) return "faster";
+    if (lo > 1 + t) return "slower";
+    if (lo >= 1 - t && hi <= 1 + t) return "same";
+    return "inconclusive";
+}
+
+static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *pair_or_null(double lo, double hi)
+{
+    if (!isfinite(lo) || !isfinite(hi)) return json_null();
+    return json_pack("[ff]", lo, hi);
+}
+
+static const rpx_stat cmp_stats[] = {RPX_STAT_P50, RPX_STAT_P95, RPX_STAT_MEAN};
+static const char *const cmp_names[] = {"p50", "p95", "mean"};
+
+static json_t *run_stats(const crep *c, const rpx_stats_runs *r, double confidence)
+{
+    json_t *o = json_object();
+    size_t i;
+    char why[512], key[32];
+    json_object_set_new(o, "processes", json_integer((json_int_t)c->k));
+    json_object_set_new(o, "calls", json_integer((json_int_t)c->n));
+    for (i = 0; i < 3; i++) {
+        double lo, hi, p = rpx_stats_interval(r, cmp_stats[i], confidence, c->k > 1, &lo, &hi, why, sizeof why);
+        snprintf(key, sizeof key, "%s_ms", cmp_names[i]);
+        json_object_set_new(o, key, num_or_null(p));
+        snprintf(key, sizeof key, "%s_ms_ci", cmp_names[i]);
+        json_object_set_new(o, key, pair_or_null(lo, hi));
+    }
+    return o;
+}
+
+int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts, json_t **out,
+                        rpx_error *err)
+{
+    crep b, n;
+    json_t *errors, *warnings, *o, *reasons;
+    rpx_stats_runs rb, rn;
+    size_t i;
+    int rc;
+    *out = NULL;
+    if ((rc = load_report(base_path, &b, err))) return rc;
+    if ((rc = load_report(new_path, &n, err))) { crep_free(&b); return rc; }
+    errors = json_array();
+    warnings = json_array();
+    rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
+    if (json_array_size(errors)) {
+        rpx_strbuf s = {0};
+        for (i = 0; i < json_array_size(errors); i++) {
+            if (i) rpx__sb_str(&s, "; ");
+            rpx__sb_str(&s, json_string_value(json_array_get(errors, i)));
+        }
+        rc = rpx_error_set(err, RPX_EINVAL, "the reports did not do the same work, so their times cannot be compared: %s",
+                           s.p ? s.p : "out of memory");
+        free(s.p);
+        goto done;
+    }
+    rb = (rpx_stats_runs){b.samples, b.off, b.cnt, b.k};
+    rn = (rpx_stats_runs){n.samples, n.off, n.cnt, n.k};
+    o = json_object();
+    reasons = json_object();
+    json_object_set_new(o, "base", json_string(base_path));
+    json_object_set_new(o, "new", json_string(new_path));
+    json_object_set_new(o, "threshold", json_real(opts->threshold));
+    json_object_set_new(o, "confidence", json_real(opts->confidence));
+    json_object_set_new(o, "covers", json_string(b.k > 1 && n.k > 1 ? "between-process" : "within-process"));
+    for (i = 0; i < 3; i++) {
+        rpx_stats_ratio r;
+        char key[48];
+        const char *verdict;
+        if (rpx_stats_ratio_ci(&rb, &rn, cmp_stats[i], opts->confidence, &r)) {
+            json_decref(o);
+            json_decref(reasons);
+            rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+            goto done;
+        }
+        verdict = rpx_compare_verdict(r.lo, r.hi, opts->threshold);
+        snprintf(key, sizeof key, "%s_ratio", cmp_names[i]);
+        json_object_set_new(o, key, num_or_null(r.ratio));
+        snprintf(key, sizeof key, "%s_ratio_ci", cmp_names[i]);
+        json_object_set_new(o, key, pair_or_null(r.lo, r.hi));
+        if (r.reason[0]) json_object_set_new(reasons, key, json_string(r.reason));
+        snprintf(key, sizeof key, "%s_verdict", cmp_names[i]);
+        json_object_set_new(o, key, json_string(verdict));
+        if (i == 0) {
+            char method[160];
+            json_object_set_new(o, "verdict", json_string(verdict));
+            json_object_set_new(o, "p_value", num_or_null(r.p_value));
+            snprintf(method, sizeof method, "two-sided Mann-Whitney U (%s) over %s", r.p_exact ? "exact" : "normal approximation, tie and continuity corrected",
+                     r.between ? "the per-process statistic of each run" : "the samples of the two runs");
+            json_object_set_new(o, "p_value_method", json_string(method));
+        } else {
+            snprintf(key, sizeof key, "%s_p_value", cmp_names[i]);
+            json_object_set_new(o, key, num_or_null(r.p_value));
+        }
+    }
+    if (b.k == 1 || n.k == 1) {
+        char w[512];
+        snprintf(w, sizeof w,
+                 "%s ran in one process: the intervals are within-process and do not cover the variation from one run to the next "
+                 "(often a few %%); measure both with --processes K (K >= 2)",
+                 b.k == 1 && n.k == 1 ? "each report" : (b.k == 1 ? base_path : new_path));
+        json_array_append_new(warnings, json_string(w));
+    }
+    json_object_set_new(o, "null_reasons", reasons);
+    json_object_set_new(o, "base_stats", run_stats(&b, &rb, opts->confidence));
+    json_object_set_new(o, "new_stats", run_stats(&n, &rn, opts->confidence));
+    json_object_set(o, "warnings", warnings);
+    *out = o;
+    rc = 0;
+done:
+    json_decref(errors);
+    json_decref(warnings);
+    crep_free(&b);
+    crep_free(&n);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- folders */
+
+static int name_cmp(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+typedef struct names { char **v; size_t n, cap; int oom; } names;
+
+static void names_add(names *s, char *str)
+{
+    if (!str) { s->oom = 1; return; }
+    if (s->n == s->cap) {
+        char **nv = realloc(s->v, (s->cap = s->cap ? 2 * s->cap : 64) * sizeof *nv);
+        if (!nv) { free(str); s->oom = 1; return; }
+        s->v = nv;
+    }
+    s->v[s->n++] = str;
+}
+
+static void names_free(names *s)
+{
+    size_t i;
+    for (i = 0; i < s->n; i++) free(s->v[i]);
+    free(s->v);
+}
+
+static int is_profile(const char *path)
+{
+    json_error_t je;
+    json_t *r = json_load_file(path, 0, &je);
+    const json_t *v = json_object_get(r, "schema");
+    int ok = !r || (json_is_string(v) && !strcmp(json_string_value(v), RPX_PROFILE_SCHEMA));
+    json_decref(r); /* an unreadable .json is kept: comparing it names the problem */
+    return ok;
+}
+
+/* "task/model" of every DIR/<task>/<model>.json that is a profile, sorted. */
+static int scan_dir(const char *dir, names *out, rpx_error *err)
+{
+    DIR *d = opendir(dir), *sd;
+    struct dirent *e, *f;
+    struct stat st;
+    if (!d || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        if (d) closedir(d);
+        return rpx_error_set(err, RPX_EIO, "%s: not a folder that can be read; give the --out-dir of rpxprof batch", dir);
+    }
+    while ((e = readdir(d))) {
+        char *sub;
+        if (e->d_name[0] == '.') continue;
+        if (asprintf(&sub, "%s/%s", dir, e->d_name) < 0) { out->oom = 1; break; }
+        if (stat(sub, &st) || !S_ISDIR(st.st_mode) || !(sd = opendir(sub))) { free(sub); continue; }
+        while ((f = readdir(sd))) {
+            size_t len = strlen(f->d_name);
+            char *path, *row;
+            if (f->d_name[0] == '.' || len <= 5 || strcmp(f->d_name + len - 5, ".json")) continue;
+            if (asprintf(&path, "%s/%s", sub, f->d_name) < 0) { out->oom = 1; continue; }
+            if (is_profile(path)) {
+                if (asprintf(&row, "%s/%.*s", e->d_name, (int)(len - 5), f->d_name) < 0) row = NULL;
+                names_add(out, row);
+            }
+            free(path);
+        }
+        closedir(sd);
+        free(sub);
+    }
+    closedir(d);
+    if (out->oom) return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", dir);
+    if (out->n) qsort(out->v, out->n, sizeof *out->v, name_cmp);
+    return 0;
+}
+
+int rpx_compare_dirs(const char *base_dir, const char *new_dir, const rpx_compare_opts *opts, json_t **out,
+                     rpx_error *err)
+{
+    names a = {0}, b = {0};
+    size_t i = 0, j = 0, k, m;
+    json_t *o = NULL, *rows, *ob, *on;
+    double *p = NULL, *adj = NULL, logsum = 0;
+    size_t nlog = 0, ncmp = 0, nref = 0;
+    int rc;
+    *out = NULL;
+    if ((rc = scan_dir(base_dir, &a, err)) || (rc = scan_dir(new_dir, &b, err))) goto done;
+    o = json_object();
+    rows = json_array();
+    ob = json_array();
+    on = json_array();
+    json_object_set_new(o, "base", json_string(base_dir));
+    json_object_set_new(o, "new", json_string(new_dir));
+    json_object_set_new(o, "rows", rows);
+    json_object_set_new(o, "only_in_base", ob);
+    json_object_set_new(o, "only_in_new", on);
+    while (i < a.n || j < b.n) {
+        int c = i >= a.n ? 1 : j >= b.n ? -1 : strcmp(a.v[i], b.v[j]);
+        if (c < 0) { json_array_append_new(ob, json_string(a.v[i++])); continue; }
+        if (c > 0) { json_array_append_new(on, json_string(b.v[j++])); continue; }
+        {
+            char *pb, *pn, *slash = strchr(a.v[i], '/');
+            json_t *row = NULL;
+            rpx_error e = {0};
+            if (asprintf(&pb, "%s/%s.json", base_dir, a.v[i]) < 0) { rc = RPX_ENOMEM; break; }
+            if (asprintf(&pn, "%s/%s.json", new_dir, a.v[i]) < 0) { free(pb); rc = RPX_ENOMEM; break; }
+            rc = rpx_compare_reports(pb, pn, opts, &row, &e);
+            free(pb);
+            free(pn);
+            if (rc == RPX_ENOMEM) { rpx_error_set(err, rc, "out of memory"); break; }
+            if (rc) {
+                row = json_object();
+                json_object_set_new(row, "status", json_string("refused"));
+                json_object_set_new(row, "reason", json_string(e.message));
+                nref++;
+            } else {
+                json_object_set_new(row, "status", json_string("compared"));
+                ncmp++;
+            }
+            rc = 0;
+            json_object_set_new(row, "task", json_stringn(a.v[i], (size_t)(slash - a.v[i])));
+            json_object_set_new(row, "model", json_string(slash + 1));
+            json_array_append_new(rows, row);
+            i++;
+            j++;
+        }
+    }
+    if (rc) goto done;
+    m = json_array_size(rows);
+    p = malloc((m ? m : 1) * sizeof *p);
+    adj = malloc((m ? m : 1) * sizeof *adj);
+    if (!p || !adj) { rc = rpx_error_set(err, RPX_ENOMEM, "out of memory"); goto done; }
+    for (k = 0; k < m; k++) {
+        const json_t *row = json_array_get(rows, k), *v = json_object_get(row, "p_value"),
+                     *r = json_object_get(row, "p50_ratio");
+        p[k] = json_is_number(v) ? json_number_value(v) : NAN;
+        if (json_is_number(r) && json_number_value(r) > 0) { logsum += log(json_number_value(r)); nlog++; }
+    }
+    if (rpx_stats_holm(p, m, adj)) { rc = rpx_error_set(err, RPX_ENOMEM, "out of memory"); goto done; }
+    for (k = 0; k < m; k++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(rows, k), "status")), "compared"))
+            json_object_set_new(json_array_get(rows, k), "p_value_holm", num_or_null(adj[k]));
+    json_object_set_new(o, "geomean_p50_ratio", nlog ? json_real(exp(logsum / (double)nlog)) : json_null());
+    json_object_set_new(o, "compared", json_integer((json_int_t)ncmp));
+    json_object_set_new(o, "refused", json_integer((json_int_t)nref));
+    json_object_set_new(o, "threshold", json_real(opts->threshold));
+    json_object_set_new(o, "confidence", json_real(opts->confidence));
+    *out = o;
+    o = NULL;
+done:
+    json_decref(o);
+    free(p);
+    free(adj);
+    names_free(&a);
+    names_free(&b);
+    return rc;
+}
+
+/* ------------------------------------------------------------- rendering */
+
+/* Decimals that show a value whose interval has half-width hw with two
+ * significant digits of that half-width: never more than it reproduces. */
+static int decimals_for(double hw, double v, int fallback)
+{
+    int d, most = 5 - (int)floor(log10(fabs(v) > 0 ? fabs(v) : 1)); /* at most 6 significant digits */
+    if (!(hw > 0) || !isfinite(hw) || hw < 1e-9 * fabs(v)) return fallback;
+    d = 1 - (int)floor(log10(hw));
+    if (d > most) d = most;
+    return d < 0 ? 0 : d;
+}
+
+static double num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void ci_of(const json_t *o, const char *k, double *lo, double *hi)
+{
+    const json_t *v = json_object_get(o, k);
+    *lo = *hi = NAN;
+    if (json_array_size(v) == 2) {
+        *lo = json_number_value(json_array_get(v, 0));
+        *hi = json_number_value(json_array_get(v, 1));
+    }
+}
+
+/* "1.030 [1.012, 1.048]" or "1.03 (no interval)". */
+static void fmt_ratio(rpx_strbuf *s, double r, double lo, double hi)
+{
+    int d;
+    if (!isfinite(r)) { rpx__sb_str(s, "n/a"); return; }
+    if (!isfinite(lo) || !isfinite(hi)) { rpx__sb_printf(s, "%.3g (no interval)", r); return; }
+    d = decimals_for((hi - lo) / 2, r, 3); /* a zero-width interval: 3 decimals */
+    rpx__sb_printf(s, "%.*f [%.*f, %.*f]", d, r, d, lo, d, hi);
+}
+
+static void fmt_ms(rpx_strbuf *s, const json_t *st, const char *name)
+{
+    char k[32];
+    double v, lo, hi;
+    snprintf(k, sizeof k, "%s_ms", name);
+    v = num(st, k);
+    snprintf(k, sizeof k, "%s_ms_ci", name);
+    ci_of(st, k, &lo, &hi);
+    if (!isfinite(v)) { rpx__sb_str(s, "n/a"); return; }
+    if (isfinite(lo) && isfinite(hi)) {
+        int d = decimals_for((hi - lo) / 2, v, -1);
+        if (d < 0) rpx__sb_printf(s, "%.4g", v);
+        else rpx__sb_printf(s, "%.*f", d, v);
+    } else {
+        rpx__sb_printf(s, "%.3g", v);
+    }
+}
+
+static void fmt_p(rpx_strbuf *s, double p)
+{
+    if (!isfinite(p)) rpx__sb_str(s, "n/a");
+    else if (p < 0.001) rpx__sb_str(s, "<0.001");
+    else rpx__sb_printf(s, "%.2g", p);
+}
+
+char *rpx_compare_text(const json_t *res)
+{
+    rpx_strbuf s = {0};
+    const json_t *bs = json_object_get(res, "base_stats"), *ns = json_object_get(res, "new_stats"),
+                 *reasons = json_object_get(res, "null_reasons");
+    size_t i;
+    rpx__sb_printf(&s, "base: %s (%lld calls, %lld process%s)\nnew:  %s (%lld calls, %lld process%s)\n",
+                   json_string_value(json_object_get(res, "base")), (long long)json_integer_value(json_object_get(bs, "calls")),
+                   (long long)json_integer_value(json_object_get(bs, "processes")),
+                   json_integer_value(json_object_get(bs, "processes")) == 1 ? "" : "es",
+                   json_string_value(json_object_get(res, "new")), (long long)json_integer_value(json_object_get(ns, "calls")),
+                   (long long)json_integer_value(json_object_get(ns, "processes")),
+                   json_integer_value(json_object_get(ns, "processes")) == 1 ? "" : "es");
+    rpx__sb_printf(&s, "%.0f %% intervals, %s; threshold ±%g %%\n\n",
+                   100 * num(res, "confidence"), json_string_value(json_object_get(res, "covers")), 100 * num(res, "threshold"));
+    rpx__sb_printf(&s, "%-6s %-12s %-12s %-28s %-8s %s\n", "", "base ms", "new ms", "new/base [interval]", "p", "verdict");
+    for (i = 0; i < 3; i++) {
+        char k[48];
+        double lo, hi;
+        rpx_strbuf cell = {0};
+        rpx__sb_printf(&s, "%-6s ", cmp_names[i]);
+        fmt_ms(&cell, bs, cmp_names[i]);
+        rpx__sb_printf(&s, "%-12s ", cell.p ? cell.p : "");
+        cell.len = 0;
+        fmt_ms(&cell, ns, cmp_names[i]);
+        rpx__sb_printf(&s, "%-12s ", cell.p ? cell.p : "");
+        cell.len = 0;
+        snprintf(k, sizeof k, "%s_ratio_ci", cmp_names[i]);
+        ci_of(res, k, &lo, &hi);
+        snprintf(k, sizeof k, "%s_ratio", cmp_names[i]);
+        fmt_ratio(&cell, num(res, k), lo, hi);
+        rpx__sb_printf(&s, "%-28s ", cell.p ? cell.p : "");
+        cell.len = 0;
+        if (i == 0) snprintf(k, sizeof k, "p_value");
+        else snprintf(k, sizeof k, "%s_p_value", cmp_names[i]);
+        fmt_p(&cell, num(res, k));
+        rpx__sb_printf(&s, "%-8s ", cell.p ? cell.p : "");
+        snprintf(k, sizeof k, "%s_verdict", cmp_names[i]);
+        rpx__sb_printf(&s, "%s\n", json_string_value(json_object_get(res, k)));
+        free(cell.p);
+    }
+    {
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)reasons, k, v) rpx__sb_printf(&s, "%s is null: %s\n", k, json_string_value(v));
+    }
+    rpx__sb_printf(&s, "\nverdict: %s (p50; %s)\n", json_string_value(json_object_get(res, "verdict")),
+                   json_string_value(json_object_get(res, "p_value_method")));
+    if (s.oom) { free(s.p); return NULL; }
+    return s.p;
+}
+
+static void md_text(rpx_strbuf *s, const char *t)
+{
+    for (; t && *t; t++) {
+        if (*t == '|') rpx__sb_str(s, "\\|");
+        else if (*t == '\n') rpx__sb_str(s, " ");
+        else rpx__sb_add(s, t, 1);
+    }
+}
+
+char *rpx_compare_markdown(const json_t *res)
+{
+    rpx_strbuf s = {0};
+    const json_t *rows = json_object_get(res, "rows"), *v;
+    size_t i;
+    rpx__sb_printf(&s, "| task | model | base p50 ms | new p50 ms | new/base p50 [%.0f %% interval] | p (Holm) | verdict |\n"
+                       "|---|---|--:|--:|--:|--:|---|\n", 100 * num(res, "confidence"));
+    json_array_foreach(rows, i, v) {
+        double lo, hi;
+        rpx__sb_str(&s, "| ");
+        md_text(&s, json_string_value(json_object_get(v, "task")));
+        rpx__sb_str(&s, " | ");
+        md_text(&s, json_string_value(json_object_get(v, "model")));
+        if (strcmp(json_string_value(json_object_get(v, "status")), "compared")) {
+            rpx__sb_str(&s, " | n/a | n/a | not comparable: ");
+            md_text(&s, json_string_value(json_object_get(v, "reason")));
+            rpx__sb_str(&s, " | n/a | refused |\n");
+            continue;
+        }
+        rpx__sb_str(&s, " | ");
+        fmt_ms(&s, json_object_get(v, "base_stats"), "p50");
+        rpx__sb_str(&s, " | ");
+        fmt_ms(&s, json_object_get(v, "new_stats"), "p50");
+        rpx__sb_str(&s, " | ");
+        ci_of(v, "p50_ratio_ci", &lo, &hi);
+        fmt_ratio(&s, num(v, "p50_ratio"), lo, hi);
+        rpx__sb_str(&s, " | ");
+        fmt_p(&s, num(v, "p_value_holm"));
+        rpx__sb_printf(&s, " | %s |\n", json_string_value(json_object_get(v, "verdict")));
+    }
+    if (json_is_number(json_object_get(res, "geomean_p50_ratio")))
+        rpx__sb_printf(&s, "\nGeometric mean of the p50 ratios (new/base) over %lld compared rows: %.3f\n",
+                       (long long)json_integer_value(json_object_get(res, "compared")), num(res, "geomean_p50_ratio"));
+    if (json_array_size(json_object_get(res, "only_in_base"))) {
+        rpx__sb_str(&s, "\nOnly in base:");
+        json_array_foreach(json_object_get(res, "only_in_base"), i, v) { rpx__sb_str(&s, " "); md_text(&s, json_string_value(v)); }
+        rpx__sb_str(&s, "\n");
+    }
+    if (json_array_size(json_object_get(res, "only_in_new"))) {
+        rpx__sb_str(&s, "\nOnly in new:");
+        json_array_foreach(json_object_get(res, "only_in_new"), i, v) { rpx__sb_str(&s, " "); md_text(&s, json_string_value(v)); }
+        rpx__sb_str(&s, "\n");
+    }
+    if (s.oom) { free(s.p); return NULL; }
+    return s.p;
+}

@@ -1,0 +1,156 @@
+/* compare.c — `rpxprof compare BASE NEW [--threshold T] [--json]
+ * [--fail-on-regression]`: two reports or two folders of reports, compared
+ * with intervals of the ratios NEW/BASE (docs/statistics.md). Parses, calls
+ * src/batch/compare.c, prints. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "rpxprof/compare.h"
+#include "rpxprof/error.h"
+#include "rpxprof/report.h"
+
+static const char usage[] =
+    "Usage: rpxprof compare BASE.json NEW.json [--threshold T] [--json] [--fail-on-regression]\n"
+    "   or: rpxprof compare BASE_DIR NEW_DIR [--threshold T] [--json] [--fail-on-regression]\n"
+    "Compare the latency of two reports of rpxprof run (or two folders of rpxprof\n"
+    "batch, row by row over task and model): the ratio NEW/BASE of p50, p95 and the\n"
+    "mean with its 95 % interval, a p-value and a verdict: faster or slower when the\n"
+    "interval lies entirely beyond the threshold, same when it lies entirely within\n"
+    "it, inconclusive otherwise (docs/statistics.md).\n"
+    "\n"
+    "Options:\n"
+    "  -t, --threshold T       what counts as a change: 1% (default), or a fraction (0.01)\n"
+    "  -j, --json              print JSON instead of a table (folders: the rows; the\n"
+    "                          table is Markdown ready for a pull request)\n"
+    "  --fail-on-regression    exit 3 when the verdict is slower (folders: any row)\n"
+    "  --run                   measure two targets interleaved (not available yet)\n"
+    "  -h, --help              show this help and exit\n"
+    "Exit status: 0 compared, 1 a report unreadable or not comparable (not complete,\n"
+    "or not the same work: inputs, unit, device, precision, CPU or GPU model),\n"
+    "2 bad command line, 3 slower with --fail-on-regression.\n";
+
+/* "1%", "0.5 %" or "0.01" into a fraction in (0, 1). 0 or -1. */
+static int parse_threshold(const char *s, double *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v)) return -1;
+    while (*end == ' ') end++;
+    if (*end == '%') {
+        v /= 100;
+        end++;
+    }
+    if (*end || !(v > 0) || !(v < 1)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int print_json(const json_t *r)
+{
+    char *s = rpx_json_dumps(r);
+    if (!s) return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
+    fputs(s, stdout);
+    fputc('\n', stdout);
+    free(s);
+    return 0;
+}
+
+static void print_warnings(const json_t *r)
+{
+    size_t i;
+    const json_t *w;
+    json_array_foreach(json_object_get(r, "warnings"), i, w)
+        fprintf(stderr, "rpxprof compare: warning: %s\n", json_string_value(w));
+}
+
+int rpx_cli_compare(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
+        {"fail-on-regression", no_argument, NULL, 'F'}, {"run", no_argument, NULL, 'R'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    rpx_compare_opts o = {0.01, 0.95};
+    rpx_error err = {0};
+    json_t *res = NULL;
+    int c, json = 0, gate = 0, run = 0, dirs, rc = RPX_EXIT_OK;
+    size_t i;
+    char *text;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "t:jh", opts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (parse_threshold(optarg, &o.threshold))
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                                    "--threshold '%s': give a percentage above 0 and below 100 (1%%) or a fraction (0.01)", optarg);
+            break;
+        case 'j': json = 1; break;
+        case 'F': gate = 1; break;
+        case 'R': run = 1; break;
+        case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
+        default: fputs(usage, stderr); return RPX_EXIT_USAGE;
+        }
+    }
+    /* Place of `compare --run` (measure two targets interleaved, ABBA by
+     * process): it will call the runner library for both targets. */
+    if (run)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                            "--run is not available yet; measure each target with rpxprof run --processes K and compare the two reports");
+    if (argc - optind != 2)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "give two reports (BASE.json NEW.json) or two folders (BASE_DIR NEW_DIR)");
+    dirs = is_dir(argv[optind]);
+    if (dirs != is_dir(argv[optind + 1]))
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "'%s' is a %s but '%s' is not; give two reports or two folders",
+                            argv[dirs ? optind : optind + 1], "folder", argv[dirs ? optind + 1 : optind]);
+    if (!dirs) {
+        if (rpx_compare_reports(argv[optind], argv[optind + 1], &o, &res, &err))
+            return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s", err.message);
+        print_warnings(res);
+        if (json) rc = print_json(res);
+        else if ((text = rpx_compare_text(res))) { fputs(text, stdout); free(text); }
+        else rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
+        if (!rc && gate && !strcmp(json_string_value(json_object_get(res, "verdict")), "slower")) rc = RPX_EXIT_REGRESSION;
+        json_decref(res);
+        return rc;
+    }
+    if (rpx_compare_dirs(argv[optind], argv[optind + 1], &o, &res, &err))
+        return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s", err.message);
+    {
+        const json_t *row;
+        json_array_foreach(json_object_get(res, "rows"), i, row) {
+            if (!strcmp(json_string_value(json_object_get(row, "status")), "refused"))
+                fprintf(stderr, "rpxprof compare: error: %s/%s: %s\n", json_string_value(json_object_get(row, "task")),
+                        json_string_value(json_object_get(row, "model")), json_string_value(json_object_get(row, "reason")));
+            else
+                print_warnings(row);
+        }
+    }
+    if (json) rc = print_json(res);
+    else if ((text = rpx_compare_markdown(res))) { fputs(text, stdout); free(text); }
+    else rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
+    if (!rc && json_integer_value(json_object_get(res, "refused"))) rc = RPX_EXIT_FAILURE;
+    if (!rc && json_integer_value(json_object_get(res, "compared")) == 0)
+        rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "no (task, model) report is in both %s and %s", argv[optind], argv[optind + 1]);
+    if (!rc && gate) {
+        const json_t *row;
+        json_array_foreach(json_object_get(res, "rows"), i, row)
+            if (json_is_string(json_object_get(row, "verdict")) &&
+                !strcmp(json_string_value(json_object_get(row, "verdict")), "slower"))
+                rc = RPX_EXIT_REGRESSION;
+    }
+    json_decref(res);
+    return rc;
+}
