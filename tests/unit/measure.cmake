@@ -4,3 +4,5 @@
 rpx_unit_test(test_latency ${CMAKE_CURRENT_LIST_DIR}/test_latency.c)
 rpx_unit_test(test_memory ${CMAKE_CURRENT_LIST_DIR}/test_memory.c)
 set_tests_properties(unit.test_memory PROPERTIES RUN_SERIAL TRUE)
+# The statistics (intervals, t, ranks, U, Holm, Tukey) and compare's verdict rule.
+rpx_unit_test(test_stats ${CMAKE_CURRENT_LIST_DIR}/test_stats.c)
