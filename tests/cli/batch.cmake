@@ -4,3 +4,5 @@ set_tests_properties(cli.batch PROPERTIES TIMEOUT 600)
 # What plot, aggregate and batch may replace, and batch's jobs dying with it (tests/cli/test_outputs.py).
 rpx_py_test(cli.outputs cli/test_outputs.py)
 set_tests_properties(cli.outputs PROPERTIES TIMEOUT 600)
+# `rpxprof compare`: intervals against scipy, verdicts, refusals, folders with Holm.
+rpx_py_test(cli.compare cli/test_compare.py)

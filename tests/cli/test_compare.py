@@ -1,0 +1,309 @@
+"""`rpxprof compare` (docs/statistics.md): the ratio intervals and p-values
+checked against an independent computation with numpy/scipy on the reports'
+own samples, null intervals with their reasons, every verdict, the exit codes,
+--fail-on-regression, refused reports, and two folders with Holm's correction.
+
+Reports are a real report of `rpxprof run` whose samples are replaced by
+numpy-generated ones (its latency fields recomputed as rpxprof computes them),
+so the statistics are known exactly and no test depends on this machine's speed."""
+import copy
+import json
+import math
+import os
+import tempfile
+
+import numpy as np
+from scipy import stats as st
+
+from common import TempDirTest, main, run
+
+CONF = 0.95
+TEMPLATE = None
+
+
+def template():
+    """One real complete report (made once)."""
+    global TEMPLATE
+    if TEMPLATE is None:
+        d = tempfile.mkdtemp(prefix="rpxcmp-")
+        npz = os.path.join(d, "x.npz")
+        run("inputs", "make", npz, "rgb=48x64x3:uint8=1", check=0)
+        out = os.path.join(d, "r.json")
+        run("run", "--model", "rpxprof-demo:demo_depth", "--inputs", npz, "--repeats", "20",
+            "--output", out, "--quiet", check=0)
+        with open(out) as f:
+            TEMPLATE = json.load(f)
+    return TEMPLATE
+
+
+def report(groups, **changes):
+    """The template with `groups` (a list of per-process sample arrays, ms) as its samples."""
+    r = copy.deepcopy(template())
+    samples = np.concatenate(groups)
+    r["processes"] = len(groups)
+    r["measured_calls"] = int(samples.size)
+    r["latency_samples_ms"] = [float(x) for x in samples]
+    by, off = [], 0
+    for i, g in enumerate(groups):
+        by.append({"process": i, "sample_offset": off, "measured_calls": int(g.size),
+                   "p50_ms": float(np.percentile(g, 50)), "p95_ms": float(np.percentile(g, 95)),
+                   "p99_ms": float(np.percentile(g, 99)), "mean_ms": float(np.mean(g)),
+                   "min_ms": float(g.min()), "max_ms": float(g.max()),
+                   "std_ms": float(np.std(g, ddof=1)) if g.size > 1 else None})
+        off += g.size
+    r["latency_by_process"] = by
+    r["latency"] = {"p50_ms": float(np.percentile(samples, 50)), "p95_ms": float(np.percentile(samples, 95)),
+                    "p99_ms": float(np.percentile(samples, 99)), "mean_ms": float(np.mean(samples)),
+                    "min_ms": float(samples.min()), "max_ms": float(samples.max()),
+                    "std_ms": float(np.std(samples, ddof=1))}
+    r.pop("latency_ci", None)
+    for k, v in changes.items():
+        r[k] = v
+    return r
+
+
+def groups_of(rng, k, n, centre, between_sd=0.0, within_sd=0.002):
+    """k processes of n calls: each process's own level times log-normal call noise."""
+    return [centre * math.exp(rng.normal(0, between_sd)) * np.exp(rng.normal(0, within_sd, n)) for _ in range(k)]
+
+
+# ---- the independent computation -------------------------------------------------------
+
+def stat(x, name):
+    return float(np.mean(x)) if name == "mean" else float(np.percentile(x, {"p50": 50, "p95": 95}[name]))
+
+
+def between_ratio(base, new, name):
+    """Welch t on the log per-process statistics, centred on the pooled ratio."""
+    pb, pn = stat(np.concatenate(base), name), stat(np.concatenate(new), name)
+    yb = np.log([stat(g, name) for g in base])
+    yn = np.log([stat(g, name) for g in new])
+    vb, vn = yb.var(ddof=1) / yb.size, yn.var(ddof=1) / yn.size
+    se = math.sqrt(vb + vn)
+    df = (vb + vn) ** 2 / (vb ** 2 / (yb.size - 1) + vn ** 2 / (yn.size - 1))
+    t = st.t.ppf(0.5 + CONF / 2, df)
+    ratio = pn / pb
+    p = st.mannwhitneyu([stat(g, name) for g in base], [stat(g, name) for g in new],
+                        method="exact" if max(yb.size, yn.size) <= 50 else "asymptotic").pvalue
+    return ratio, ratio * math.exp(-t * se), ratio * math.exp(t * se), p
+
+
+def order_stat_interval(x, q):
+    """Shortest rank pair with binomial coverage >= CONF, balanced tails, then the lower."""
+    x = np.sort(x)
+    n = x.size
+    k = np.arange(n + 1)
+    cdf = st.binom.cdf(k, n, q)
+    sf = st.binom.sf(k - 1, n, q)
+    best = None
+    for lo in range(1, n):
+        for hi in range(lo + 1, n + 1):
+            if cdf[lo - 1] + sf[hi] <= 1 - CONF:
+                key = (hi - lo, abs(cdf[lo - 1] - sf[hi]))
+                if best is None or key[0] < best[0][0] or (key[0] == best[0][0] and key[1] < best[0][1] - 1e-12):
+                    best = (key, lo, hi)
+                break
+    return x[best[1] - 1], x[best[2] - 1]
+
+
+def within_interval(x, name):
+    if name == "mean":
+        m, h = np.mean(x), st.t.ppf(0.5 + CONF / 2, x.size - 1) * np.std(x, ddof=1) / math.sqrt(x.size)
+        return m - h, m + h
+    return order_stat_interval(x, {"p50": 0.5, "p95": 0.95}[name])
+
+
+def within_ratio(base, new, name):
+    """MOVER on log scale from each run's own interval; p: U over the samples."""
+    xb, xn = np.concatenate(base), np.concatenate(new)
+    pb, pn = stat(xb, name), stat(xn, name)
+    lb, hb = within_interval(xb, name)
+    ln, hn = within_interval(xn, name)
+    d = math.log(pn) - math.log(pb)
+    lo = d - math.sqrt((math.log(pn) - math.log(ln)) ** 2 + (math.log(hb) - math.log(pb)) ** 2)
+    hi = d + math.sqrt((math.log(hn) - math.log(pn)) ** 2 + (math.log(pb) - math.log(lb)) ** 2)
+    return pn / pb, math.exp(lo), math.exp(hi), st.mannwhitneyu(xb, xn, method="asymptotic").pvalue
+
+
+class CompareTest(TempDirTest):
+    def write(self, name, rep):
+        p = self.path(name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            json.dump(rep, f)
+        return p
+
+    def compare(self, base, new, *args, check=0):
+        a = self.write("base.json", base) if isinstance(base, dict) else base
+        b = self.write("new.json", new) if isinstance(new, dict) else new
+        return run("compare", a, b, *args, check=check)
+
+    def compare_json(self, base, new, *args, check=0):
+        return json.loads(self.compare(base, new, "--json", *args, check=check).stdout)
+
+    def test_between_process_arithmetic_against_scipy(self):
+        rng = np.random.default_rng(1)
+        base = groups_of(rng, 5, 200, 1.0, between_sd=0.02)
+        new = groups_of(rng, 6, 150, 1.03, between_sd=0.02)
+        out = self.compare_json(report(base), report(new))
+        self.assertEqual(out["covers"], "between-process")
+        for name in ("p50", "p95", "mean"):
+            ratio, lo, hi, p = between_ratio(base, new, name)
+            self.assertAlmostEqual(out[f"{name}_ratio"], ratio, delta=1e-12 * ratio)
+            self.assertAlmostEqual(out[f"{name}_ratio_ci"][0], lo, delta=1e-9 * lo, msg=name)
+            self.assertAlmostEqual(out[f"{name}_ratio_ci"][1], hi, delta=1e-9 * hi, msg=name)
+            key = "p_value" if name == "p50" else f"{name}_p_value"
+            self.assertAlmostEqual(out[key], p, delta=1e-12, msg=name)
+        self.assertIn("exact", out["p_value_method"])
+
+    def test_within_process_arithmetic_against_scipy_and_warning(self):
+        rng = np.random.default_rng(2)
+        base = [1.0 * np.exp(rng.normal(0, 0.01, 400))]
+        new = [1.02 * np.exp(rng.normal(0, 0.01, 350))]
+        p = self.compare(report(base), report(new), "--json")
+        out = json.loads(p.stdout)
+        self.assertEqual(out["covers"], "within-process")
+        self.assertIn("do not cover the variation from one run to the next", p.stderr)
+        self.assertTrue(out["warnings"])
+        for name in ("p50", "p95", "mean"):
+            ratio, lo, hi, pv = within_ratio(base, new, name)
+            self.assertAlmostEqual(out[f"{name}_ratio"], ratio, delta=1e-12 * ratio)
+            self.assertAlmostEqual(out[f"{name}_ratio_ci"][0], lo, delta=1e-9 * lo, msg=name)
+            self.assertAlmostEqual(out[f"{name}_ratio_ci"][1], hi, delta=1e-9 * hi, msg=name)
+        self.assertAlmostEqual(out["p_value"], pv, delta=1e-12 + 1e-9 * pv)
+        # the per-run intervals printed for people come from the same rule
+        lo, hi = within_interval(np.concatenate(base), "p50")
+        self.assertEqual(out["base_stats"]["p50_ms_ci"], [lo, hi])
+        text = self.compare(report(base), report(new)).stdout
+        self.assertIn("within-process", text)
+
+    def test_null_intervals_say_why(self):
+        rng = np.random.default_rng(3)
+        # one process of 40 calls: no distribution-free interval of p95 (59 calls)
+        out = self.compare_json(report([rng.uniform(1, 1.1, 40)]), report([rng.uniform(1, 1.1, 40)]))
+        self.assertIsNone(out["p95_ratio_ci"])
+        self.assertIn("at least 59 calls", out["null_reasons"]["p95_ratio_ci"])
+        self.assertEqual(out["p95_verdict"], "inconclusive")
+        self.assertIsNotNone(out["p50_ratio_ci"])
+        # five processes of 40: a per-process p95 needs 59 calls in every process
+        out = self.compare_json(report(groups_of(rng, 5, 40, 1.0)), report(groups_of(rng, 5, 40, 1.0)))
+        self.assertIsNone(out["p95_ratio_ci"])
+        self.assertIn("per-process p95 needs at least 59 calls", out["null_reasons"]["p95_ratio_ci"])
+        text = self.compare(report(groups_of(rng, 5, 40, 1.0)), report(groups_of(rng, 5, 40, 1.0))).stdout
+        self.assertIn("p95_ratio_ci is null: base: a per-process p95 needs at least 59 calls", text)
+
+    def test_every_verdict_and_fail_on_regression(self):
+        rng = np.random.default_rng(4)
+        base = report(groups_of(rng, 5, 200, 1.0, between_sd=0.002))
+        cases = {"slower": 1.05, "faster": 0.95, "same": 1.0}
+        for verdict, factor in cases.items():
+            new = report(groups_of(rng, 5, 200, factor, between_sd=0.002))
+            out = self.compare_json(base, new)
+            self.assertEqual(out["verdict"], verdict, out["p50_ratio_ci"])
+            code = 3 if verdict == "slower" else 0
+            self.compare(base, new, "--fail-on-regression", check=code)
+        # 3 % apart but processes that scatter by 5 %: the interval straddles the threshold
+        noisy = report([1.03 * math.exp(e) * np.exp(rng.normal(0, 0.002, 200)) for e in (-0.06, -0.03, 0, 0.03, 0.06)])
+        self.assertEqual(self.compare_json(base, noisy)["verdict"], "inconclusive")
+        self.compare(base, noisy, "--fail-on-regression", check=0)
+        # 5 % slower is beyond a 1 % threshold but inside a 10 % one
+        slower = report(groups_of(rng, 5, 200, 1.05, between_sd=0.002))
+        self.assertEqual(self.compare_json(base, slower, "--threshold", "10%")["verdict"], "same")
+        self.assertEqual(self.compare_json(base, slower, "--threshold", "0.1")["threshold"], 0.1)
+        self.assertIn("slower", self.compare(base, slower).stdout)
+
+    def test_bad_command_lines(self):
+        rng = np.random.default_rng(5)
+        a = self.write("a.json", report(groups_of(rng, 2, 50, 1.0)))
+        for args in ([a], [a, a, a], [a, a, "--threshold", "0"], [a, a, "--threshold", "150%"],
+                     [a, a, "--threshold", "x"], [a, self.tmp], [a, a, "--bogus"]):
+            p = run("compare", *args, check=2)
+            self.assertTrue(p.stderr)
+        p = run("compare", "--run", check=2)
+        self.assertIn("--run is not available yet", p.stderr)
+
+    def test_refused_reports(self):
+        rng = np.random.default_rng(6)
+        base = report(groups_of(rng, 3, 60, 1.0))
+        checks = {
+            "inputs_sha256": dict(inputs_sha256="0" * 64),
+            "unit": dict(unit="frame"),
+            "device": dict(device="cuda:0"),
+            "precision": dict(precision="fp16"),
+        }
+        for key, change in checks.items():
+            p = self.compare(base, report(groups_of(rng, 3, 60, 1.0), **change), check=1)
+            self.assertIn("did not do the same work", p.stderr)
+            self.assertIn(f"{key} differs", p.stderr.replace(" (different inputs)", ""))
+        card = copy.deepcopy(base["system_card"])
+        card["cpu_name"] = "Another CPU"
+        p = self.compare(base, report(groups_of(rng, 3, 60, 1.0), system_card=card), check=1)
+        self.assertIn("CPU model (system_card.cpu_name) differs", p.stderr)
+        self.assertIn("Another CPU", p.stderr)
+        card = copy.deepcopy(base["system_card"])
+        card["gpu_name"] = "NVIDIA H100"
+        p = self.compare(base, report(groups_of(rng, 3, 60, 1.0), system_card=card), check=1)
+        self.assertIn("GPU model (system_card.gpu_name) differs", p.stderr)
+        # not complete
+        p = self.compare(base, report(groups_of(rng, 3, 60, 1.0), status="failed", error="boom"), check=1)
+        self.assertIn("status is 'failed', not complete (boom)", p.stderr)
+        # unreadable, or not a profile
+        bad = self.path("bad.json")
+        with open(bad, "w") as f:
+            f.write("{")
+        self.assertIn("not valid JSON", self.compare(base, bad, check=1).stderr)
+        self.assertIn("does not exist", self.compare(base, self.path("nope.json"), check=1).stderr)
+        self.assertIn("'schema' is not", self.compare(base, report(groups_of(rng, 3, 60, 1.0), schema="x"), check=1).stderr)
+        # latency_by_process that does not add up to the samples
+        r = report(groups_of(rng, 3, 60, 1.0))
+        r["latency_by_process"][2]["measured_calls"] = 10
+        self.assertIn("latency_by_process counts", self.compare(base, r, check=1).stderr)
+        # an older report (no processes, no latency_by_process) is one process
+        old = report([rng.uniform(1, 1.1, 100)])
+        del old["processes"], old["latency_by_process"]
+        self.assertEqual(self.compare_json(base, old)["covers"], "within-process")
+
+    def test_two_folders_with_holm(self):
+        rng = np.random.default_rng(7)
+        factors = {("depth", "a"): 1.0, ("depth", "b"): 1.04, ("flow", "c"): 0.97, ("flow", "d"): 1.0}
+        rows = {}
+        for (task, model), f in factors.items():
+            b = groups_of(rng, 5, 100, 1.0, between_sd=0.01)
+            n = groups_of(rng, 5, 100, f, between_sd=0.01)
+            rows[(task, model)] = (b, n)
+            self.write(f"base/{task}/{model}.json", report(b))
+            self.write(f"new/{task}/{model}.json", report(n))
+        self.write("base/depth/only_base.json", report(groups_of(rng, 2, 50, 1.0)))
+        self.write("new/flow/only_new.json", report(groups_of(rng, 2, 50, 1.0)))
+        self.write("base/validation.json", {"schema": "rpxprof.validation/1"})
+        self.write("base/depth/notes.json", {"schema": "something-else"})
+        out = json.loads(run("compare", self.path("base"), self.path("new"), "--json", check=0).stdout)
+        self.assertEqual([(r["task"], r["model"]) for r in out["rows"]], sorted(factors))
+        self.assertEqual(out["only_in_base"], ["depth/only_base"])
+        self.assertEqual(out["only_in_new"], ["flow/only_new"])
+        ps = [between_ratio(*rows[(r["task"], r["model"])], "p50")[3] for r in out["rows"]]
+        order = np.argsort(ps, kind="stable")
+        holm, run_max = [0.0] * len(ps), 0.0
+        for i, j in enumerate(order):
+            run_max = max(run_max, min(1.0, (len(ps) - i) * ps[j]))
+            holm[j] = run_max
+        for r, p, h in zip(out["rows"], ps, holm):
+            self.assertAlmostEqual(r["p_value"], p, delta=1e-12)
+            self.assertAlmostEqual(r["p_value_holm"], h, delta=1e-12)
+        ratios = [r["p50_ratio"] for r in out["rows"]]
+        self.assertAlmostEqual(out["geomean_p50_ratio"], math.exp(np.mean(np.log(ratios))), delta=1e-12)
+        md = run("compare", self.path("base"), self.path("new"), check=0).stdout
+        self.assertIn("| task | model | base p50 ms | new p50 ms |", md)
+        self.assertIn("| flow | c |", md)
+        self.assertIn("Geometric mean of the p50 ratios", md)
+        self.assertIn("Only in base: depth/only_base", md)
+        run("compare", self.path("base"), self.path("new"), "--fail-on-regression", check=3)
+        # a row that is not comparable: listed, and exit 1
+        self.write("new/flow/d.json", report(rows[("flow", "d")][1], unit="frame"))
+        p = run("compare", self.path("base"), self.path("new"), check=1)
+        self.assertIn("| flow | d | n/a | n/a | not comparable:", p.stdout)
+        self.assertIn("unit differs", p.stderr)
+
+
+if __name__ == "__main__":
+    main()
