@@ -176,7 +176,8 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
             if (i) rpx__sb_str(&s, "; ");
             rpx__sb_str(&s, json_string_value(json_array_get(errors, i)));
         }
-        rc = rpx_error_set(err, RPX_EINVAL, "the reports did not do the same work, so their times cannot be compared: %s",
+        rc = rpx_error_set(err, RPX_EINVAL, "the reports did not do the same work, so their times cannot be compared: %s; "
+                           "compare runs of the same inputs, unit, device and precision on the same CPU and GPU model",
                            s.p ? s.p : "out of memory");
         free(s.p);
         goto done;
