@@ -52,6 +52,10 @@ typedef struct rpx_run_config {
      * (warmup included), right after calls_done, outside the timed span: a
      * watchdog in another process times the call in progress from it */
     int64_t *progress_ns;
+    /* optional: each warmup call's duration (ns, synchronized like a timed
+     * call), for the first warmup_keep warmup calls; not statistics */
+    int64_t *warmup_samples;
+    long warmup_keep;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

@@ -131,9 +131,13 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     start = rpx_clock_now_ns();
     for (i = 0; i < cfg->warmup; i++) {
         if (stop && *stop) goto interrupted;
+        int64_t w0, w1;
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
+        w0 = rpx_clock_now_ns();
         rc = call(state, inputs, &merr);
         if (rc == 0 && sync) rc = sync(sync_ctx, &merr);
+        w1 = rpx_clock_now_ns();
+        if (cfg->warmup_samples && i < cfg->warmup_keep) cfg->warmup_samples[i] = w1 - w0;
         if (target_after) target_after(state, 0, rc);
         if (rc != 0) {
             if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto warmup_failed;

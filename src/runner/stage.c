@@ -1,9 +1,9 @@
-/* run_stage.c — owns the measured stage of `rpxprof run` and its isolation:
+/* stage.c — owns the measured stage of a run and its isolation:
  * a child process started before any CUDA initialisation runs the target's
  * setup, the loop and teardown, writing each sample straight into memory
  * shared with the parent; the parent watches it (timeouts, signals) and, if it
  * dies, still has every sample measured before. */
-#include "cli/run_stage.h"
+#include "runner/stage.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -31,24 +31,29 @@
 #include "rpxprof/run.h"
 #include "rpxprof/target.h"
 
-run_shared *rpx__run_shared_create(long repeats)
+run_shared *rpx__run_shared_create(long repeats, long warmup)
 {
     size_t head = (sizeof(run_shared) + 63) & ~(size_t)63;
-    size_t samples, json_cap, total;
+    size_t samples, warm, json_cap, total;
+    long keep = warmup < RPX_WARMUP_KEEP ? warmup : RPX_WARMUP_KEEP;
     run_shared *sh;
     void *m;
-    /* the limit keeps every size below far from overflowing */
-    if (repeats < 1 || repeats > RPX_MAX_REPEATS) return NULL;
+    /* the limits keep every size below far from overflowing */
+    if (repeats < 1 || repeats > RPX_MAX_REPEATS || warmup < 0 || warmup > RPX_MAX_WARMUP)
+        return NULL;
     samples = (size_t)repeats * sizeof(int64_t);
+    warm = (size_t)keep * sizeof(int64_t);
     json_cap = ((size_t)64 << 10) + (size_t)repeats * 32;
-    total = head + samples + json_cap;
+    total = head + samples + warm + json_cap;
     m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1,
              0);
     if (m == MAP_FAILED) return NULL;
     sh = m;
     sh->mapped = total;
     sh->samples = (int64_t *)((char *)m + head);
-    sh->json = (char *)m + head + samples;
+    sh->warmup_samples = (int64_t *)((char *)m + head + samples);
+    sh->warmup_keep = keep;
+    sh->json = (char *)m + head + samples + warm;
     sh->json_cap = json_cap;
     sh->failed_call = -1;
     sh->child_maxrss_bytes = -1;
@@ -175,7 +180,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         rpx_run_config cfg = {p->warmup, p->repeats, NULL, NULL, p->progress, &sh->stop,
                               peaks_reset, &pk, after_call, &ac, sh->samples, &sh->calls_done,
                               p->max_failures, &sh->failed_calls, &sh->failed_warmup_calls,
-                              &sh->progress_ns};
+                              &sh->progress_ns, sh->warmup_samples, sh->warmup_keep};
         if (cuda) {
             cfg.sync = rpx_cuda_sync_all;
             cfg.sync_ctx = cuda;
@@ -255,6 +260,7 @@ static volatile sig_atomic_t g_signals; /* SIGINT/SIGTERM received by this proce
 static volatile sig_atomic_t g_first_signal;
 static int64_t g_first_signal_ns;    /* written once, by the handler */
 static int g_isolated;
+static int g_saved_stdout = -1;     /* the real stdout while the model's goes to stderr */
 
 static void on_stop_signal(int sig)
 {
@@ -371,37 +377,25 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
     int64_t start = rpx_clock_now_ns();
     const char *why_killed = NULL;
     char at[96];
-    saved_handlers old;
-    int saved_stdout = -1;
 
     memset(&ru, 0, sizeof ru);
     g_sh = sh;
-    g_signals = 0;
-    g_first_signal = 0;
-    g_isolated = isolate;
-    set_handler(SIGINT, on_stop_signal, &old.sint);
-    set_handler(SIGTERM, on_stop_signal, &old.sterm);
-    set_handler(SIGCHLD, on_child_exit, &old.schld);
+    if (g_signals > 0) sh->stop = 1; /* asked to stop before this process began */
     fflush(NULL);
-    if (p->stdout_to_stderr) {
-        /* the report goes to stdout: whatever the model prints goes to stderr */
-        saved_stdout = dup(STDOUT_FILENO);
-        if (saved_stdout >= 0) dup2(STDERR_FILENO, STDOUT_FILENO);
-    }
     if (!isolate) {
         measure(p, in, sh);
-        goto restore;
+        return;
     }
     pid = fork();
     if (pid < 0) {
         sh->outcome = OUTCOME_FAILED;
         snprintf(sh->error, sizeof sh->error, "cannot start the child process: %s (use --no-isolate)",
                  strerror(errno));
-        goto restore;
+        return;
     }
     if (pid == 0) {
         if (rpx__die_with_parent(parent) != 0) _exit(1);
-        if (saved_stdout >= 0) close(saved_stdout);
+        if (g_saved_stdout >= 0) close(g_saved_stdout);
         set_handler(SIGINT, on_child_signal, NULL);
         set_handler(SIGTERM, on_child_signal, NULL);
         signal(SIGCHLD, SIG_DFL);
@@ -469,16 +463,43 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         snprintf(sh->error, sizeof sh->error, "the model's process exited (status %d) %s",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, where(p, sh, at, sizeof at));
     }
-restore:
-    if (saved_stdout >= 0) {
-        fflush(stdout);
-        dup2(saved_stdout, STDOUT_FILENO);
-        close(saved_stdout);
+}
+
+static saved_handlers g_old;
+
+void rpx__stage_begin(int isolate, int stdout_to_stderr)
+{
+    g_sh = NULL;
+    g_signals = 0;
+    g_first_signal = 0;
+    g_isolated = isolate;
+    set_handler(SIGINT, on_stop_signal, &g_old.sint);
+    set_handler(SIGTERM, on_stop_signal, &g_old.sterm);
+    set_handler(SIGCHLD, on_child_exit, &g_old.schld);
+    g_saved_stdout = -1;
+    fflush(NULL);
+    if (stdout_to_stderr) {
+        /* the report goes to stdout: whatever the model prints goes to stderr */
+        g_saved_stdout = dup(STDOUT_FILENO);
+        if (g_saved_stdout >= 0) dup2(STDERR_FILENO, STDOUT_FILENO);
     }
-    sh->stop_signal = g_first_signal;
-    if (sh->stop_signal && sh->outcome == OUTCOME_COMPLETE) sh->stop_signal = 0;
-    sigaction(SIGINT, &old.sint, NULL);
-    sigaction(SIGTERM, &old.sterm, NULL);
-    sigaction(SIGCHLD, &old.schld, NULL);
+}
+
+int rpx__stage_stop_signal(void)
+{
+    return g_first_signal;
+}
+
+void rpx__stage_end(void)
+{
+    if (g_saved_stdout >= 0) {
+        fflush(stdout);
+        dup2(g_saved_stdout, STDOUT_FILENO);
+        close(g_saved_stdout);
+        g_saved_stdout = -1;
+    }
+    sigaction(SIGINT, &g_old.sint, NULL);
+    sigaction(SIGTERM, &g_old.sterm, NULL);
+    sigaction(SIGCHLD, &g_old.schld, NULL);
     g_sh = NULL;
 }

@@ -1,9 +1,9 @@
-/* run_stage.h — the measured stage of `rpxprof run`: the target's setup, the
+/* stage.h — the measured stage of a run: the target's setup, the
  * device, the loop and teardown, run in a child process (the default) or in
  * this one (--no-isolate). Everything the report needs from it lands in one
  * run_shared block, which a crashed, hung or killed child leaves readable. */
-#ifndef RPX_CLI_RUN_STAGE_H
-#define RPX_CLI_RUN_STAGE_H
+#ifndef RPX_RUNNER_STAGE_H
+#define RPX_RUNNER_STAGE_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
 #include "rpxprof/rss_trend.h"
+#include "rpxprof/runner.h"
 #include "rpxprof/target.h"
 
 typedef enum run_outcome {
@@ -36,8 +37,6 @@ typedef struct run_params {
     double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
     double grace_s;               /* after SIGINT/SIGTERM: how long the call in progress may
                                      take before the model's process is killed */
-    int stdout_to_stderr;         /* the report goes to stdout: the model's stdout goes to
-                                     stderr */
     const rpx_target_options *target; /* HTTP and Python options */
     long max_failures;            /* 0: no limit */
 } run_params;
@@ -72,26 +71,37 @@ typedef struct run_shared {
     size_t json_cap, json_len;
     char *json;                   /* points into this block */
     int64_t *samples;             /* `repeats` entries, points into this block */
+    int64_t *warmup_samples;      /* the first warmup_keep warmup calls' durations */
+    long warmup_keep;
     size_t mapped;                /* size of the mapping */
 } run_shared;
 
 /* The most timed and warmup calls one run takes: every timed call keeps a
  * sample in memory and in the report. */
-#define RPX_MAX_REPEATS 10000000L
-#define RPX_MAX_WARMUP 1000000000L
+#define RPX_MAX_REPEATS RPX_RUNNER_MAX_REPEATS
+#define RPX_MAX_WARMUP RPX_RUNNER_MAX_WARMUP
+#define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */
 
-/* A zeroed block for `repeats` samples (1..RPX_MAX_REPEATS), in memory shared
- * with children; NULL when repeats is out of range or the memory cannot be
- * mapped. */
-run_shared *rpx__run_shared_create(long repeats);
+/* A zeroed block for one process's `repeats` samples (1..RPX_MAX_REPEATS) and
+ * its first warmup durations, in memory shared with children; NULL when a
+ * count is out of range or the memory cannot be mapped. */
+run_shared *rpx__run_shared_create(long repeats, long warmup);
 void rpx__run_shared_free(run_shared *sh);
 
-/* Run the stage in this process (--no-isolate) or in a child. SIGINT and
- * SIGTERM are handled for its duration: the first sets sh->stop (the loop
- * stops after the current call) and sh->stop_signal; when the call does not
- * end within grace_s, or on a second signal, the child is killed and the
- * outcome is still interrupted. Without isolation a second signal ends the
- * process. Returns when the stage is over; sh->outcome says how. */
+/* Between rpx__stage_begin and rpx__stage_end (around every process of a
+ * run) SIGINT and SIGTERM are handled: the first sets the running block's
+ * stop (the loop stops after the current call; no further process starts);
+ * when the call does not end within grace_s, or on a second signal, the child
+ * is killed and the outcome is still interrupted. Without isolation a second
+ * signal ends this process. With stdout_to_stderr the model's stdout goes to
+ * stderr (the report goes to stdout). */
+void rpx__stage_begin(int isolate, int stdout_to_stderr);
+void rpx__stage_end(void);
+/* The first SIGINT/SIGTERM since rpx__stage_begin, 0 if none. */
+int rpx__stage_stop_signal(void);
+
+/* Run one process's stage in this process (--no-isolate) or in a child.
+ * Returns when the stage is over; sh->outcome says how. */
 void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_shared *sh);
 
 /* In a child just forked from `parent`: die with the parent (SIGKILL when it

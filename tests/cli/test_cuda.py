@@ -25,8 +25,10 @@ class CudaTest(TempDirTest):
         return e
 
     def cuda_run(self, model, *args, env=None, check=0):
+        # one worker process: the stub's log follows one process's calls
+        procs = [] if "--processes" in args else ["--processes", "1"]
         p, r, _ = run_report(self, "--model", f"{MODELS}:{model}", "--inputs", self.inputs,
-                             "--device", "cuda", *args,
+                             "--device", "cuda", *procs, *args,
                              env=env if env is not None else self.env(), check=check)
         return p, r
 

@@ -21,8 +21,10 @@ class IsolationTest(TempDirTest):
 
     def go(self, model, *args, code, env=None, quiet=True):
         out = self.path("r.json")
+        # one worker process unless a test asks for more: "call k" is the k-th of one process
+        procs = [] if "--processes" in args else ["--processes", "1"]
         p = run("run", "--model", f"{MODELS}:{model}", "--inputs", self.inputs, "--output", out,
-                *(["--quiet"] if quiet else []), *args, env=env)
+                *(["--quiet"] if quiet else []), *procs, *args, env=env)
         self.assertEqual(p.returncode, code, p.stderr)
         with open(out) as f:
             r = json.load(f)

@@ -202,7 +202,7 @@ class PythonTargetTest(TempDirTest):
         log = self.path("torch.log")
         env = {"PYTHONPATH": f"{FAKE_TORCH}:{PYMODELS}", "RPX_FAKE_TORCH_LOG": log,
                "RPX_CUDA_LIBRARY": CUDA_STUB}
-        _, r = self.profile("rpx_torch_model:predict", "--warmup", 3, "--repeats", 10,
+        _, r = self.profile("rpx_torch_model:predict", "--warmup", 3, "--repeats", 10, "--processes", 1,
                             "--device", "cuda", env=env)
         validate_profile(r)
         self.assertEqual(r["python"]["torch_version"], "0.0.0+rpxtest")

@@ -118,7 +118,7 @@ class RunTest(TempDirTest):
         counts = self.path("counts.txt")
         arrays = {"a": np.arange(7, dtype=np.int8), "b": np.ones((3, 5), np.float64),
                   "c": np.zeros((), np.uint16)}
-        self.profile(f"{MODELS}:counted", "--warmup", "3", "--repeats", "17",
+        self.profile(f"{MODELS}:counted", "--warmup", "3", "--repeats", "17", "--processes", "1",
                      inputs=self.inputs(**arrays), env={"RPX_TEST_COUNT_FILE": counts})
         with open(counts) as f:
             setup, calls, aligned = map(int, f.read().split())
@@ -189,9 +189,11 @@ class RunTest(TempDirTest):
         p, r = self.profile(f"{MODELS}:busywait", "--warmup", "1", "--repeats", "600")
         self.assertNotIn("ETA", p.stderr)
         self.assertNotIn("\r", p.stderr)
-        # what stderr holds is the card's warnings, one line each
+        # what stderr holds is the card's warnings, one line each, and the summary
         notes = [n for n in r["notes"] if n.startswith("Latency drifted")]
-        self.assertEqual(sorted(p.stderr.splitlines()),
+        warnings = [l for l in p.stderr.splitlines() if l.startswith("rpxprof run: ")]
+        self.assertIn("600 timed calls in 5 processes", p.stderr)
+        self.assertEqual(sorted(warnings),
                          sorted([f"rpxprof run: warning: {w}" for w in r["system_card"]["warnings"]]
                                 + [f"rpxprof run: warning: {n}" for n in notes]))
         q, _ = self.profile(f"{MODELS}:busywait", "--warmup", "1", "--repeats", "10", "--quiet")

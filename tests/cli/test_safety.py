@@ -207,7 +207,8 @@ class SafetyTest(TempDirTest):
         for extra in ([], ["--no-isolate"]):
             for target in ("-", "/dev/stdout"):
                 p = run("run", "--model", f"{MODELS}:chatty", "--inputs", self.inputs,
-                        "--warmup", "1", "--repeats", "3", "--quiet", "--output", target, *extra)
+                        "--warmup", "1", "--repeats", "3", "--processes", "1", "--quiet",
+                        "--output", target, *extra)
                 self.assertEqual(p.returncode, 0, p.stderr)
                 r = json.loads(p.stdout)  # stdout is the report and nothing else
                 self.assertEqual(r["measured_calls"], 3)

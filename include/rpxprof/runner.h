@@ -1,0 +1,107 @@
+/* rpxprof/runner.h — a whole run as one call: what `rpxprof run` does.
+ *
+ *   rpx_runner_config c;
+ *   rpx_runner_config_init(&c);               defaults of `rpxprof run`
+ *   c.model = "rpxprof-demo:demo_depth"; c.inputs = "in.npz"; c.output = "r.json";
+ *   rpx_runner_result r;
+ *   if (rpx_runner_run(&c, &r, &err) == 0) { ... r.report, r.status ... }
+ *   rpx_runner_result_free(&r);
+ *
+ * The runner checks the output's place before anything is loaded, loads the
+ * inputs once, analyses the cost, spreads the timed calls over `processes`
+ * fresh worker processes one after another (each does its own setup and
+ * warmup; --no-isolate: this process, one worker), watches them (timeouts,
+ * SIGINT/SIGTERM with a grace period), and builds the "rpxprof.profile/1"
+ * report: every sample and where it came from, intervals, memory, the system
+ * card, cost and bounds. With a target precision it adds processes until the
+ * p50's interval is narrow enough or the time limit is reached. It never
+ * prints: what the user should see comes back in `warnings`. */
+#ifndef RPXPROF_RUNNER_H
+#define RPXPROF_RUNNER_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "rpxprof/error.h"
+#include "rpxprof/target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RPX_RUNNER_MAX_PROCESSES 100
+/* every timed call keeps its sample in memory and in the report */
+#define RPX_RUNNER_MAX_REPEATS 10000000L
+#define RPX_RUNNER_MAX_WARMUP 1000000000L
+#define RPX_RUNNER_DEFAULT_PROCESSES 5
+
+typedef struct rpx_runner_config {
+    const char *model;            /* --model TARGET (required) */
+    const char *inputs;           /* NPZ or NPY file (required) */
+    const char *output;           /* report path, "-" stdout; NULL: no file, the caller takes
+                                     the report */
+    int force;                    /* replace an existing file that is not a report */
+    const char *device, *precision, *unit;
+    long warmup, repeats;         /* warmup per process; repeats: timed calls in total */
+    int processes;                /* worker processes; 0: the default for the target kind
+                                     (RPX_RUNNER_DEFAULT_PROCESSES; 1 for HTTP, --gpu-time and
+                                     --no-isolate) */
+    json_t *meta;                 /* the report's metadata (borrowed), or NULL */
+    /* model cost and bounds */
+    const char *cost, *gpus, *gpu_spec;
+    const char *const *bind_inputs;
+    size_t n_bind_inputs;
+    const char *const *bind_dims;
+    size_t n_bind_dims;
+    double flops, params;         /* NaN: not declared */
+    int tf32, gpu_time;
+    const double *budget_hz;      /* NULL: 5, 10, 30 */
+    size_t n_budget_hz;
+    /* isolation, watching */
+    int isolate;                  /* 1 (default): workers are child processes */
+    double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
+    double grace_s;               /* after SIGINT/SIGTERM (default 2) */
+    int progress;                 /* a progress line on stderr (the only output it makes) */
+    /* HTTP and Python options; target.inputs_path is filled from `inputs` */
+    rpx_target_options target;
+    long max_failures;
+    /* stopping: add processes until the p50's 95 % interval is within
+     * +-target_precision of it (0: off), or max_time_s has passed */
+    double target_precision;
+    double max_time_s;
+} rpx_runner_config;
+
+typedef enum rpx_runner_status {
+    RPX_RUNNER_COMPLETE = 0,
+    RPX_RUNNER_INTERRUPTED,       /* SIGINT/SIGTERM (see stop_signal) */
+    RPX_RUNNER_CRASHED,
+    RPX_RUNNER_TIMED_OUT,
+    RPX_RUNNER_KILLED,
+    RPX_RUNNER_CALLS_FAILED
+} rpx_runner_status;
+
+typedef struct rpx_runner_result {
+    json_t *report;               /* the report (owned) */
+    rpx_runner_status status;
+    int stop_signal;              /* SIGINT or SIGTERM when interrupted, else 0 */
+    int abandoned;                /* the call in progress was abandoned after the grace */
+    size_t measured;              /* timed calls measured */
+    int processes;                /* worker processes that ran */
+    int written;                  /* the report was written to `output` */
+    int to_stdout;                /* ... and that is this process's stdout */
+    json_t *warnings;             /* strings to show the user (owned) */
+    char error[1024];             /* why the run did not complete ("" when it did) */
+} rpx_runner_result;
+
+void rpx_runner_config_init(rpx_runner_config *c);
+/* 0 when a report was built (and written, when `output` is set): see
+ * res->status. A negative code when nothing was: err says why; RPX_EUSAGE
+ * when an option names something that does not exist (an unknown GPU key).
+ * res is always initialised; free it with rpx_runner_result_free. */
+int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err);
+void rpx_runner_result_free(rpx_runner_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,548 @@
+/* runner.c — owns a whole run as one call (include/rpxprof/runner.h): the
+ * output's place checked first, the inputs loaded once, the cost layer, the
+ * worker processes, and the report assembled from what they left. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpxprof/clock.h"
+#include "rpxprof/error.h"
+#include "rpxprof/latency.h"
+#include "rpxprof/npz.h"
+#include "rpxprof/nvml.h"
+#include "rpxprof/output.h"
+#include "rpxprof/report.h"
+#include "rpxprof/stats.h"
+#include "rpxprof/system.h"
+#include "rpxprof/target.h"
+#include "runner/runner_internal.h"
+
+void rpx_runner_config_init(rpx_runner_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->device = "cpu";
+    c->precision = "unspecified";
+    c->unit = "request";
+    c->warmup = 10;
+    c->repeats = 1000;
+    c->flops = c->params = (double)NAN;
+    c->isolate = 1;
+    c->grace_s = 2;
+    c->max_failures = 100;
+    c->max_time_s = 60;
+}
+
+void rpx_runner_result_free(rpx_runner_result *res)
+{
+    if (!res) return;
+    json_decref(res->report);
+    json_decref(res->warnings);
+    res->report = res->warnings = NULL;
+}
+
+static const char *status_name(int outcome, rpx_runner_status *st)
+{
+    switch (outcome) {
+    case OUTCOME_INTERRUPTED: *st = RPX_RUNNER_INTERRUPTED; return "interrupted";
+    case OUTCOME_CRASHED: *st = RPX_RUNNER_CRASHED; return "crashed";
+    case OUTCOME_TIMED_OUT: *st = RPX_RUNNER_TIMED_OUT; return "timed_out";
+    case OUTCOME_KILLED: *st = RPX_RUNNER_KILLED; return "killed";
+    case OUTCOME_CALLS_FAILED: *st = RPX_RUNNER_CALLS_FAILED; return "failed";
+    default: *st = RPX_RUNNER_COMPLETE; return "complete";
+    }
+}
+
+/* {phase, call_index, in_warmup, signal} of a run that did not complete;
+ * call_index counts the timed calls of every process before. */
+static json_t *failure_json(const run_shared *sh, size_t offset)
+{
+    static const char *phases[] = {"load", "setup", "loop", "teardown", "done"};
+    json_t *f = json_object();
+    int ph = sh->phase;
+    long idx = sh->failed_in_warmup ? sh->failed_call : (long)offset + sh->failed_call;
+    json_object_set_new(f, "phase", json_string(ph >= 0 && ph <= PHASE_DONE ? phases[ph] : "?"));
+    json_object_set_new(f, "call_index", ph == PHASE_LOOP ? json_integer(idx) : json_null());
+    json_object_set_new(f, "in_warmup", ph == PHASE_LOOP ? json_boolean(sh->failed_in_warmup)
+                                                         : json_null());
+    json_object_set_new(f, "signal", sh->signal ? json_integer(sh->signal) : json_null());
+    json_object_set_new(f, "signal_name", sh->signal ? json_string(strsignal(sh->signal))
+                                                     : json_null());
+    return f;
+}
+
+/* The largest of the processes' peaks; unavailable only when none has one. */
+static void merge_peaks(rpx_memory_peaks *into, const rpx_memory_peaks *m, int first)
+{
+    if (first) {
+        *into = *m;
+        return;
+    }
+    if (m->lifetime_peak_bytes > into->lifetime_peak_bytes)
+        into->lifetime_peak_bytes = m->lifetime_peak_bytes;
+    if (m->inference_peak_bytes > into->inference_peak_bytes)
+        into->inference_peak_bytes = m->inference_peak_bytes;
+}
+
+/* cuda peaks {device: MiB}: the largest over the processes */
+static void merge_cuda_peaks(json_t *into, const json_t *peaks)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)peaks, k, v) {
+        json_t *have = json_object_get(into, k);
+        if (json_is_number(v) &&
+            (!json_is_number(have) || json_number_value(v) > json_number_value(have)))
+            json_object_set(into, k, v);
+    }
+}
+
+/* The report's place: never the inputs, the model or a file that is not a
+ * report, unless force; checked before anything is loaded or measured. */
+static int open_output(const rpx_runner_config *c, const char *kind, rpx_output **out,
+                       rpx_error *err)
+{
+    char model_file[4096] = "";
+    const char *protect[5];
+    size_t np = 0;
+    const char *colon = strrchr(c->model, ':');
+    rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, protect, 0,
+                             "--output"};
+    if (strcmp(kind, "shared_object") == 0 && colon && strncmp(c->model, "rpxprof-demo:", 13))
+        snprintf(model_file, sizeof model_file, "%.*s", (int)(colon - c->model), c->model);
+    protect[np++] = c->inputs;
+    if (model_file[0]) protect[np++] = model_file;
+    if (c->cost) protect[np++] = c->cost;
+    if (c->target.body_path) protect[np++] = c->target.body_path;
+    if (c->gpu_spec) protect[np++] = c->gpu_spec;
+    oo.n_protect = np;
+    return rpx_output_open(c->output, &oo, out, err);
+}
+
+/* latency_by_process: each process's own statistics and where its samples are */
+static json_t *by_process_json(const workers *w, const double *ms, const size_t *offsets,
+                               const size_t *counts)
+{
+    json_t *a = json_array();
+    int i;
+    for (i = 0; a && i < w->n; i++) {
+        rpx_latency *lat = NULL;
+        json_t *o = NULL;
+        size_t j;
+        if (rpx_latency_create(0, &lat) == 0 && rpx_latency_reserve(lat, counts[i]) == 0) {
+            for (j = 0; j < counts[i]; j++) rpx_latency_add_ns(lat, ms[offsets[i] + j] * 1e6);
+            o = rpx_latency_json(lat);
+        }
+        rpx_latency_destroy(lat);
+        if (!o) o = json_object();
+        json_object_set_new(o, "process", json_integer(i));
+        json_object_set_new(o, "sample_offset", json_integer((json_int_t)offsets[i]));
+        json_object_set_new(o, "measured_calls", json_integer((json_int_t)counts[i]));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+/* The report's keys for the processes: processes, latency_by_process,
+ * latency_ci, outliers, warmup samples, stopping. */
+static void add_process_keys(const rpx_runner_config *c, const workers *w, json_t *report,
+                             json_t *notes)
+{
+    size_t offsets[RPX_RUNNER_MAX_PROCESSES], counts[RPX_RUNNER_MAX_PROCESSES];
+    double *ms = rpx__workers_samples_ms(w, offsets, counts);
+    json_t *warm = json_array(), *lat = json_object_get(report, "latency");
+    size_t mild = 0, severe = 0;
+    int i;
+    json_object_set_new(report, "processes", json_integer(w->n));
+    if (ms) {
+        json_object_set_new(report, "latency_by_process", by_process_json(w, ms, offsets, counts));
+        json_object_set_new(report, "latency_ci",
+                            rpx_stats_latency_ci(ms, offsets, counts, (size_t)w->n, 0.95));
+        rpx_stats_tukey(ms, w->measured, &mild, &severe);
+    }
+    if (json_is_object(lat)) {
+        json_t *o = json_object();
+        json_object_set_new(o, "mild", json_integer((json_int_t)mild));
+        json_object_set_new(o, "severe", json_integer((json_int_t)severe));
+        json_object_set_new(o, "method", json_string("Tukey's fences on all samples: mild beyond "
+                                                     "1.5 IQR, severe beyond 3 IQR; counted, "
+                                                     "never removed"));
+        json_object_set_new(lat, "outliers", o);
+    }
+    for (i = 0; warm && i < w->n; i++) {
+        long j, n = w->proc[i]->warmup_done < w->proc[i]->warmup_keep ? w->proc[i]->warmup_done
+                                                                        : w->proc[i]->warmup_keep;
+        for (j = 0; j < n; j++)
+            json_array_append_new(warm, json_real((double)w->proc[i]->warmup_samples[j] / 1e6));
+    }
+    json_object_set_new(report, "warmup_samples_ms", warm ? warm : json_null());
+    if (c->target_precision > 0) {
+        json_t *s = json_object();
+        json_object_set_new(s, "criterion", json_string("p50_ci_half_width_relative"));
+        json_object_set_new(s, "target", json_real(c->target_precision));
+        json_object_set_new(s, "achieved", rpx_json_real_or_null(w->achieved));
+        json_object_set_new(s, "converged", json_boolean(w->converged));
+        json_object_set_new(s, "calls", json_integer((json_int_t)w->measured));
+        json_object_set_new(s, "processes", json_integer(w->n));
+        json_object_set_new(s, "seconds", json_real(round(w->seconds * 1000) / 1000));
+        json_object_set_new(s, "max_time_s", json_real(c->max_time_s));
+        json_object_set_new(report, "stopping", s);
+        if (!w->converged && notes) {
+            char buf[256];
+            snprintf(buf, sizeof buf,
+                     "--target-precision %g%%: not reached (the p50's interval is +-%.2g%% after "
+                     "%d processes and %.0f s); the numbers stand, with that interval",
+                     c->target_precision * 100, w->achieved * 100, w->n, w->seconds);
+            json_array_append_new(notes, json_string(buf));
+        }
+    } else {
+        json_object_set_new(report, "stopping", json_null());
+    }
+    free(ms);
+}
+
+/* One run_shared that stands for all the processes, for the report code. */
+static void merge_workers(const workers *w, run_shared *m, int64_t **samples)
+{
+    const run_shared *last = w->proc[w->last];
+    size_t at = 0, offset = 0;
+    int i;
+    memset(m, 0, sizeof *m);
+    *samples = malloc((w->measured ? w->measured : 1) * sizeof **samples);
+    for (i = 0; i < w->n; i++) {
+        const run_shared *p = w->proc[i];
+        if (*samples) memcpy(*samples + at, p->samples, p->measured * sizeof **samples);
+        at += p->measured;
+        if (i < w->last) offset += p->measured;
+        m->failed_calls += p->failed_calls;
+        m->failed_warmup_calls += p->failed_warmup_calls;
+        m->wall_ns += p->wall_ns;
+        merge_peaks(&m->memory, &p->memory, i == 0);
+        if (p->child_maxrss_bytes > m->child_maxrss_bytes) m->child_maxrss_bytes = p->child_maxrss_bytes;
+    }
+    m->samples = *samples;
+    m->measured = *samples ? at : 0;
+    m->outcome = w->outcome;
+    m->phase = last->phase;
+    m->failed_call = last->failed_call;
+    m->failed_in_warmup = last->failed_in_warmup;
+    m->signal = last->signal;
+    m->abandoned = last->abandoned;
+    m->warmup_done = w->proc[0]->warmup_done;
+    m->timer = w->proc[0]->timer;
+    m->timer_ok = w->proc[0]->timer_ok;
+    m->sync_ns = w->proc[0]->sync_ns;
+    m->has_sync = w->proc[0]->has_sync;
+    m->trend = w->proc[0]->trend;
+    m->calls_done = (long)offset; /* the timed calls before the last process */
+    snprintf(m->error, sizeof m->error, "%s", last->error);
+}
+
+int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err)
+{
+    rpx_runner_config c = *cfg;
+    rpx_npz *npz = NULL;
+    rpx_latency *lat = NULL;
+    rpx_output *output = NULL;
+    rpx_rss_summary trend;
+    json_t *card = NULL, *notes = NULL, *report = NULL, *devjson = NULL, *failure = NULL;
+    json_t *peaks = NULL;
+    rpx_nvml *nvml = NULL;
+    json_t *cond_start = NULL, *cond_end = NULL;
+    json_t *roofline = NULL, *budget = NULL, *section;
+    const char *kind;
+    char *shown_model = NULL;
+    layers lay;
+    workers w;
+    run_shared *sh = NULL;
+    int64_t *samples = NULL;
+    char sha[65], reso[64];
+    const char *batch = NULL, *status;
+    char batch_buf[64];
+    int rc, i, processes;
+    size_t k;
+
+    memset(res, 0, sizeof *res);
+    memset(&lay, 0, sizeof lay);
+    memset(&w, 0, sizeof w);
+    memset(&trend, 0, sizeof trend);
+    res->warnings = json_array();
+    if (!res->warnings) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if ((rc = rpx_target_check_spec(c.model, err)) != 0) return rc;
+    if (!c.inputs) return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
+    if (c.repeats < 1 || c.repeats > RPX_MAX_REPEATS || c.warmup < 0 || c.warmup > RPX_MAX_WARMUP)
+        return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c.repeats,
+                             c.warmup);
+    kind = rpx_target_kind_name(c.model);
+    processes = c.processes > 0 ? c.processes
+              : (!c.isolate || c.gpu_time || strcmp(kind, "http") == 0) ? 1
+                                                                 : RPX_RUNNER_DEFAULT_PROCESSES;
+    if (processes > RPX_RUNNER_MAX_PROCESSES)
+        return rpx_error_set(err, RPX_EINVAL, "processes %d: at most %d", processes,
+                             RPX_RUNNER_MAX_PROCESSES);
+    if (!c.isolate && processes > 1)
+        return rpx_error_set(err, RPX_EINVAL, "worker processes need isolation");
+    c.target.inputs_path = c.inputs;
+    shown_model = rpx_target_redact_spec(c.model); /* what reports and messages show */
+    if (!shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+
+    /* 0. the report's place, before anything is loaded or measured */
+    if (c.output && (rc = open_output(&c, kind, &output, err)) != 0) goto out;
+    /* 1. inputs, loaded once, outside timing (the workers inherit them) */
+    if ((rc = rpx_npz_load(c.inputs, &npz, err)) != 0 ||
+        (rc = rpx_file_sha256(c.inputs, sha, err)) != 0)
+        goto out;
+    /* the cost layer and the GPU table, before anything is measured */
+    if ((rc = rpx__layers_prepare(&c, &lay, err)) != 0) goto out;
+    /* NVML (never CUDA) in this process: the card and the conditions */
+    if (strcmp(c.device, "cuda") == 0) {
+        rpx_error nerr = {0};
+        if (rpx_nvml_open(&nvml, &nerr) != 0) nvml = NULL; /* the card says why */
+    }
+    /* 2. the workers: setup, warmup, their timed calls, teardown */
+    res->to_stdout = output ? rpx_output_is_stdout(output) : 0;
+    {
+        run_params rp = {c.model, c.device, c.precision, c.unit, c.warmup, c.repeats,
+                         c.gpu_time, c.progress, c.timeout_s, c.call_timeout_s,
+                         c.setup_timeout_s, c.grace_s, &c.target, c.max_failures};
+        cond_start = rpx_system_conditions(nvml);
+        rpx__stage_begin(c.isolate, res->to_stdout);
+        rc = rpx__workers_run(&c, &rp, rpx_npz_inputs(npz), processes, &w, err);
+        res->stop_signal = rpx__stage_stop_signal();
+        rpx__stage_end();
+        cond_end = rpx_system_conditions(nvml);
+        if (rc != 0) goto out;
+    }
+    if (w.outcome == OUTCOME_FAILED) {
+        const char *e = w.proc[w.last]->error;
+        rc = rpx_error_set(err, RPX_EMODEL, "%s", e[0] ? e : "the run failed");
+        goto out;
+    }
+    sh = calloc(1, sizeof *sh);
+    if (!sh) {
+        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        goto out;
+    }
+    merge_workers(&w, sh, &samples);
+    status = status_name(sh->outcome, &res->status);
+    if (res->status != RPX_RUNNER_INTERRUPTED) res->stop_signal = 0;
+    if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
+        /* peaks of a worker that died: the lifetime peak from wait4, nothing else */
+        rpx_memory_peaks_init(&sh->memory);
+        sh->memory.lifetime_peak_bytes = sh->child_maxrss_bytes;
+        snprintf(sh->memory.inference_reason, sizeof sh->memory.inference_reason,
+                 "not read: the run ended abnormally (%s)", status);
+        failure = failure_json(sh, (size_t)sh->calls_done);
+    } else if (sh->abandoned) {
+        failure = failure_json(sh, (size_t)sh->calls_done); /* where the abandoned call stood */
+    }
+    /* what the device and the target reported: the last process that did, and
+     * the largest CUDA peaks of all */
+    for (i = w.n - 1; i >= 0 && !devjson; i--)
+        if (w.proc[i]->json_len) devjson = json_loads(w.proc[i]->json, 0, NULL);
+    if (json_is_object(json_object_get(devjson, "cuda_peaks"))) {
+        peaks = json_object();
+        for (i = 0; i < w.n; i++) {
+            json_t *d = w.proc[i]->json_len ? json_loads(w.proc[i]->json, 0, NULL) : NULL;
+            merge_cuda_peaks(peaks, json_object_get(d, "cuda_peaks"));
+            json_decref(d);
+        }
+    }
+    rpx_rss_trend_summarise(&sh->trend, &trend);
+    section = json_object_get(devjson, "target");
+
+    /* 3. statistics, card, report */
+    if (rpx_latency_create(0, &lat) != 0 || rpx_latency_reserve(lat, sh->measured) != 0) {
+        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (k = 0; k < sh->measured; k++) rpx_latency_add_ns(lat, (double)sh->samples[k]);
+    rpx__input_resolution(rpx_npz_inputs(npz), reso, sizeof reso);
+    {
+        json_t *b = json_object_get(c.meta, "batch_size");
+        if (json_is_integer(b)) {
+            snprintf(batch_buf, sizeof batch_buf, "%lld", (long long)json_integer_value(b));
+            batch = batch_buf;
+        } else if (json_is_string(b)) {
+            batch = json_string_value(b);
+        }
+    }
+    {
+        rpx_card_options copt = {c.device, c.precision, batch, reso[0] ? reso : NULL,
+                                 nvml, 0, NULL, NULL};
+        rpx_error cerr = {0};
+        if (strcmp(kind, "python") == 0) {
+            copt.python_version = json_string_value(json_object_get(section, "version"));
+            copt.pytorch_version = json_string_value(json_object_get(section, "torch_version"));
+            copt.pytorch_reason = section ? "the Python module did not import torch"
+                                          : "not read: the run ended before the Python target "
+                                            "reported";
+        }
+        card = rpx_system_card(&copt, &cerr);
+        if (card) rpx_system_card_set_conditions(card, cond_start, cond_end);
+    }
+    notes = rpx__make_notes(&c, sh->measured, &sh->memory);
+    if (notes) {
+        /* drift within one process: between processes is the interval's business */
+        rpx__drift_note(w.proc[0]->samples, w.proc[0]->measured, notes, res->warnings);
+        rpx__growth_notes(&trend, json_object_get(devjson, "cuda_growth"), notes, res->warnings);
+    }
+    {
+        rpx_latency_stats st;
+        double p50 = (double)NAN;
+        json_t *gt = json_object_get(devjson, "gpu_time");
+        if (rpx_latency_stats_get(lat, &st) == 0 && st.available) p50 = st.p50_ms;
+        if (json_is_object(gt) && notes) {
+            double busy = json_number_value(json_object_get(gt, "p50_ms"));
+            if (json_is_number(json_object_get(gt, "p50_ms")) && p50 == p50 && p50 > 2 * busy) {
+                char m[256];
+                snprintf(m, sizeof m,
+                         "Wall time (p50 %.4g ms) is more than twice the GPU busy time (p50 "
+                         "%.4g ms): the model is launch- or host-bound.",
+                         p50, busy);
+                rpx__warn_note(notes, res->warnings, m);
+            }
+        }
+        if (notes && strcmp(kind, "http") == 0) {
+            /* the remote model's cost, device and bounds are not knowable from here */
+            double hz[16];
+            size_t n_hz = rpx__budget_rates(&c, hz);
+            json_array_append_new(notes, json_string(
+                "remote API: the model's device, parameters, FLOPs and roofline bounds are "
+                "null (http.not_measured); memory is this client's"));
+            budget = rpx_realtime_budget_json(p50, n_hz ? hz : NULL, n_hz, 0);
+            if (c.target.insecure)
+                rpx__warn_note(notes, res->warnings,
+                               "--insecure: the server's TLS certificate was not verified; the "
+                               "timings may be of a server other than the one named");
+        } else if (notes) {
+            rpx__layers_finish(&c, &lay, rpx_npz_inputs(npz), p50,
+                               json_object_get(devjson, "cuda"), notes, &roofline, &budget);
+        }
+        if (notes && sh->failed_calls + sh->failed_warmup_calls > 0 &&
+            sh->outcome != OUTCOME_CALLS_FAILED) {
+            char m[512];
+            snprintf(m, sizeof m,
+                     "%ld of %ld timed calls failed and are not latency samples (%ld warmup "
+                     "calls failed too)%s",
+                     sh->failed_calls, (long)sh->measured + sh->failed_calls,
+                     sh->failed_warmup_calls, section ? "; see http.status_counts" : "");
+            rpx__warn_note(notes, res->warnings, m);
+        }
+    }
+    {
+        rpx_profile_desc d = {0};
+        d.model_callable = shown_model;
+        d.target_kind = kind;
+        d.target_section = section;
+        d.failed_calls = sh->failed_calls;
+        d.failed_warmup_calls = sh->failed_warmup_calls;
+        if (strcmp(kind, "http") == 0)
+            d.timing_scope = "http_request_wall_time: the request sent and the response read in "
+                             "full over a kept-alive connection; preloaded_body";
+        else if (strcmp(kind, "python") == 0)
+            d.timing_scope = "synchronized_callable_wall_time: the Python call (result released "
+                             "after the sample); preloaded_inputs as read-only numpy views";
+        d.device = c.device;
+        d.precision = c.precision;
+        d.unit = c.unit;
+        d.warmup_calls = sh->warmup_done;
+        d.inputs = rpx_npz_inputs(npz);
+        d.inputs_path = c.inputs;
+        d.inputs_sha256 = sha;
+        d.metadata = c.meta;
+        d.latency = lat;
+        d.memory = &sh->memory;
+        d.timer = sh->timer_ok ? &sh->timer : NULL;
+        d.cuda_peaks = peaks;
+        d.cuda_memory_method = json_object_get(devjson, "cuda_method");
+        if (json_is_object(json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device"))) {
+            /* torch's own allocator, as the reference measures; the process-level beside it */
+            d.cuda_process_peaks = d.cuda_peaks;
+            d.cuda_process_method = d.cuda_memory_method;
+            d.cuda_peaks = json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device");
+            d.cuda_memory_method = json_object_get(section, "torch_cuda_peak_method");
+        }
+        d.cuda = json_object_get(devjson, "cuda");
+        d.sync_overhead_ns = sh->has_sync ? &sh->sync_ns : NULL;
+        d.efficiency = strcmp(kind, "http") == 0 ? NULL : lay.efficiency; /* remote API */
+        d.roofline = roofline;
+        d.realtime_budget = budget;
+        d.gpu_time = json_is_object(json_object_get(devjson, "gpu_time"))
+                         ? json_object_get(devjson, "gpu_time")
+                         : NULL;
+        d.system_card = card;
+        d.status = status;
+        d.error = sh->outcome == OUTCOME_COMPLETE ? NULL : sh->error;
+        d.failure = failure;
+        d.isolated = c.isolate;
+        d.notes = notes;
+        d.wall_ns = sh->outcome == OUTCOME_COMPLETE || sh->outcome == OUTCOME_INTERRUPTED
+                        ? sh->wall_ns
+                        : -1;
+        report = rpx_profile_report(&d);
+    }
+    if (!report || !card || !notes) {
+        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
+        goto out;
+    }
+    if (w.proc[0]->phase >= PHASE_LOOP)
+        json_object_set_new(json_object_get(report, "memory"), "cpu_rss_trend",
+                            rpx__rss_trend_json(&trend));
+    add_process_keys(&c, &w, report, notes);
+    {
+        json_t *cw;
+        size_t wi;
+        json_array_foreach(json_object_get(card, "warnings"), wi, cw) json_array_append(res->warnings, cw);
+    }
+    if (output) {
+        char *text = rpx_json_dumps(report);
+        size_t len = text ? strlen(text) : 0;
+        if (text) text[len++] = '\n'; /* over the NUL: the file ends in a newline */
+        rc = text ? rpx_output_commit(output, text, len, err)
+                  : rpx_error_set(err, RPX_ENOMEM, "out of memory writing the report");
+        if (!text) rpx_output_discard(output);
+        output = NULL;
+        free(text);
+        if (rc != 0) goto out;
+        res->written = 1;
+    }
+    res->report = report;
+    report = NULL;
+    res->measured = sh->measured;
+    res->processes = w.n;
+    res->abandoned = sh->abandoned;
+    snprintf(res->error, sizeof res->error, "%s", sh->outcome == OUTCOME_COMPLETE ? "" : sh->error);
+    rc = 0;
+out:
+    rpx_output_discard(output);
+    rpx_nvml_close(nvml);
+    rpx__layers_free(&lay);
+    json_decref(roofline);
+    json_decref(budget);
+    json_decref(cond_start);
+    json_decref(cond_end);
+    json_decref(devjson);
+    json_decref(peaks);
+    json_decref(failure);
+    rpx__workers_free(&w);
+    free(sh);
+    free(samples);
+    rpx_latency_destroy(lat);
+    /* A Python target run in this process (--no-isolate) leaves its interpreter
+     * running, and the model may still hold numpy views of the inputs: keep them
+     * mapped until the process exits. */
+    if (!c.isolate && strcmp(kind, "python") == 0) {
+        static rpx_npz *kept_for_python;
+        kept_for_python = npz;
+        (void)kept_for_python;
+    } else {
+        rpx_npz_free(npz);
+    }
+    json_decref(card);
+    json_decref(notes);
+    json_decref(report);
+    free(shown_model);
+    return rc;
+}

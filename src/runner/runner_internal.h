@@ -1,0 +1,75 @@
+/* runner_internal.h — what the runner's rooms share: the cost and roofline
+ * layers (layers.c), the notes (notes.c) and the worker processes (workers.c). */
+#ifndef RPX_RUNNER_INTERNAL_H
+#define RPX_RUNNER_INTERNAL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpxprof/cost.h"
+#include "rpxprof/memory.h"
+#include "rpxprof/model.h"
+#include "rpxprof/roofline.h"
+#include "rpxprof/rss_trend.h"
+#include "rpxprof/runner.h"
+#include "runner/stage.h"
+
+/* ---- layers.c ---- */
+typedef struct layers {
+    rpx_cost *cost;
+    rpx_efficiency eff;
+    json_t *efficiency;
+    rpx_gpu_table *table;
+    const rpx_gpu_spec *chosen[32];
+    size_t n_chosen;
+} layers;
+
+/* The cost layer and the GPU table, before anything is measured. */
+int rpx__layers_prepare(const rpx_runner_config *o, layers *l, rpx_error *err);
+/* After the run: the bounds on the chosen targets and the real-time budget. */
+void rpx__layers_finish(const rpx_runner_config *o, layers *l, const rpx_inputs *in,
+                        double p50_ms, json_t *cuda_section, json_t *notes, json_t **roofline,
+                        json_t **budget);
+void rpx__layers_free(layers *l);
+/* --budget-hz's rates into hz (at most 16); 0: the defaults. */
+size_t rpx__budget_rates(const rpx_runner_config *o, double hz[16]);
+
+/* ---- notes.c ---- */
+/* "HxW" of the first image-like input (rank >= 3, last dimension 1, 3 or 4). */
+void rpx__input_resolution(const rpx_inputs *in, char *buf, size_t size);
+/* A note for the report that the user should also see (warnings may be NULL). */
+void rpx__warn_note(json_t *notes, json_t *warnings, const char *text);
+void rpx__drift_note(const int64_t *samples, size_t n, json_t *notes, json_t *warnings);
+json_t *rpx__rss_trend_json(const rpx_rss_summary *t);
+void rpx__growth_notes(const rpx_rss_summary *t, json_t *cuda_growth, json_t *notes,
+                       json_t *warnings);
+json_t *rpx__make_notes(const rpx_runner_config *o, size_t measured, const rpx_memory_peaks *m);
+
+/* ---- workers.c ---- */
+/* The worker processes of one run, one after another, each a run_shared
+ * block with its slice of the timed calls. */
+typedef struct workers {
+    run_shared *proc[RPX_RUNNER_MAX_PROCESSES];
+    long slice[RPX_RUNNER_MAX_PROCESSES]; /* timed calls asked of each */
+    int n;                        /* processes started */
+    size_t measured;              /* samples over all processes */
+    int outcome;                  /* the first outcome that was not complete, else complete */
+    int last;                     /* the process whose outcome that is */
+    /* the stopping rule, when a target precision was given */
+    int converged;
+    double achieved;              /* the p50 interval's half width / p50, NaN if none */
+    double seconds;
+} workers;
+
+/* Run the workers: `processes` of them (more, up to RPX_RUNNER_MAX_PROCESSES,
+ * while a target precision is not reached and time is left). Returns 0, or
+ * -1 when the first block cannot be mapped (err says why). */
+int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
+                     int processes, workers *w, rpx_error *err);
+void rpx__workers_free(workers *w);
+/* Every sample (ms), process by process; offsets/counts per process. The
+ * arrays are malloc'ed (NULL when there is no sample and out of memory). */
+double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *counts);
+
+#endif
