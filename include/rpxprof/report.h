@@ -1,9 +1,6 @@
-/* rpxprof/report.h — reports: the profile report builder and JSON output.
- *
- * Reports are jansson trees (json_t). rpx_json_dump writes them with every
- * real number in its shortest round-trip form, locale-independently, and NaN
- * or infinity as null; rpx_json_write_file writes atomically (temporary file
- * in the same folder, flushed, renamed), or to stdout for "-".
+/* rpxprof/report.h — the profile report: its schema name, the latency
+ * statistics object and the builder. Reports are jansson trees (json_t),
+ * written with the helpers of rpxprof/json.h (included here).
  *
  * The profile builder turns the measured pieces into an
  * "rpxprof.profile/1" report; any C runner with its own loop can use it. */
@@ -15,10 +12,10 @@
 #include <stdint.h>
 
 #include "rpxprof/clock.h"
+#include "rpxprof/json.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
-#include "rpxprof/output.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,30 +23,9 @@ extern "C" {
 
 #define RPX_PROFILE_SCHEMA "rpxprof.profile/1"
 
-/* A real, or null when it is NaN or infinite. Never NULL (except out of memory). */
-json_t *rpx_json_real_or_null(double v);
-/* A size in bytes as MiB (bytes / 2^20), or null when bytes < 0. */
-json_t *rpx_json_mib_or_null(int64_t bytes);
-
 /* {p50_ms, p95_ms, p99_ms, mean_ms, min_ms, max_ms, std_ms} of a latency
  * store, every one null when it holds no sample. NULL only out of memory. */
 json_t *rpx_latency_json(const rpx_latency *lat);
-
-/* Serialise with 2-space indentation (arrays of scalars on one line).
- * Returns a malloc'ed NUL-terminated string, or NULL out of memory. */
-char *rpx_json_dumps(const json_t *value);
-/* Write `value` + "\n" to `path` atomically ("-" is stdout). Parent folders
- * are created. Goes through the output guard (rpxprof/output.h) in one call:
- * it replaces only a report of the same "schema" (or a new or empty file),
- * never an input, a folder or another file; devices and FIFOs are streamed to. */
-int rpx_json_write_file(const char *path, const json_t *value, rpx_error *err);
-/* Write `len` bytes to `path` atomically, creating parent folders, through the
- * same guard: the data replaces only a file of its own kind (a JSON report of
- * the same schema, an SVG with RPX_OUTPUT_SVG_MARK). */
-int rpx_write_file_atomic(const char *path, const void *data, size_t len, rpx_error *err);
-/* Serialise `value` + "\n" and commit it to an output opened with
- * rpx_output_open (measure first, then write); frees `o` either way. */
-int rpx_json_write_output(rpx_output *o, const json_t *value, rpx_error *err);
 
 /* Everything a profile report is made of. Strings may be NULL (→ null). */
 typedef struct rpx_profile_desc {

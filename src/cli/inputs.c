@@ -13,7 +13,7 @@
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
 #include "rpxprof/output.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 
 static const char usage[] =
     "Usage: rpxprof inputs make OUT.npz NAME=SHAPE:DTYPE[=FILL]... [--seed N] [--compress]\n"

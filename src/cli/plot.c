@@ -9,7 +9,7 @@
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/output.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 
 static const char usage[] =
     "Usage: rpxprof plot REPORT.json... -o FIG.svg [--timeline] [--force]\n"

@@ -15,7 +15,7 @@
 #include "common/json_keys.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 #include "rpxprof/roofline.h"
 
 #define ROOFLINE_SCHEMA "rpxprof.roofline/1"

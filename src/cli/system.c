@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "rpxprof/nvml.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 #include "rpxprof/system.h"
 
 static const char usage[] =

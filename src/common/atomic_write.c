@@ -7,7 +7,7 @@
 
 #include "rpxprof/error.h"
 #include "rpxprof/output.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 
 void rpx__output_sniff(const void *data, size_t len, rpx_output_options *opt, char *schema,
                        size_t size);

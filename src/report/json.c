@@ -8,7 +8,7 @@
 
 #include "common/strbuf.h"
 #include "rpxprof/error.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 
 typedef rpx_strbuf buf;
 #define put rpx__sb_add

@@ -13,7 +13,7 @@
 #include "common/strbuf.h"
 #include "rpxprof/error.h"
 #include "rpxprof/output.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 #include "rpxprof/roofline.h"
 
 typedef rpx_strbuf sbuf;

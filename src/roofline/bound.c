@@ -16,7 +16,7 @@
 
 #include "common/json_set.h"
 #include "rpxprof/error.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 #include "rpxprof/roofline.h"
 
 /* ---- peak selection ---- */

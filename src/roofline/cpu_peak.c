@@ -29,7 +29,7 @@
 
 #include "common/json_set.h"
 #include "rpxprof/error.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 #include "rpxprof/roofline.h"
 #include "rpxprof/system.h"
 

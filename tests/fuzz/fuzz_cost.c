@@ -15,7 +15,7 @@
 
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 #include "rpxprof/system.h"
 #include "system/system_internal.h"
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 #include "rpxprof/target.h"
 
 /* --- a one-connection-at-a-time HTTP/1.1 server ------------------------------ */

@@ -21,7 +21,7 @@
 
 #include "rpxprof/error.h"
 #include "rpxprof/output.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 
 static char g_dir[64];
 

@@ -1,4 +1,4 @@
-/* report.c — the public face of the cost layer: analysis entry points,
+/* api.c — the public face of the cost layer: analysis entry points,
  * accessors, and rpx_cost_json (the object of `rpxprof cost --json`, attached
  * as `efficiency` by `rpxprof run --cost`; schemas/cost.json). */
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cost/cost_internal.h"
-#include "rpxprof/report.h"
+#include "rpxprof/json.h"
 
 void rpx_cost_options_init(rpx_cost_options *o)
 {
