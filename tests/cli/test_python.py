@@ -184,9 +184,12 @@ class PythonTargetTest(TempDirTest):
     def test_busywait_time_is_measured(self):
         _, r = self.profile("rpx_pymodels:busywait", "--repeats", 200,
                             env={"RPX_PY_BUSY_MS": "2"})
-        p50 = r["latency"]["p50_ms"]
+        # as test_run.py's busy-waits: load only lengthens calls (a p50 of 4.3 ms
+        # was seen beside other jobs), so the accuracy is judged on the fastest
+        fastest, p50 = min(r["latency_samples_ms"]), r["latency"]["p50_ms"]
+        self.assertGreaterEqual(fastest, 2.0)
         self.assertGreaterEqual(p50, 2.0)
-        self.assertLess(p50, 2.0 * 1.02 + (0.2 if SANITIZED else 0.05), r["latency"])
+        self.assertLess(fastest, 2.0 * 1.02 + (0.2 if SANITIZED else 0.05), r["latency"])
 
     def test_allocation_is_in_the_inference_peak(self):
         _, base = self.profile("rpx_pymodels:noop", "--repeats", 20)
