@@ -100,6 +100,12 @@ void rpx_runner_config_init(rpx_runner_config *c);
  * res is always initialised; free it with rpx_runner_result_free. */
 int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err);
 void rpx_runner_result_free(rpx_runner_result *res);
+/* Two runs measured together, for a comparison: their worker processes
+ * alternate A B, B A, A B, ... (process i of each in turn), so that a drift of
+ * the machine falls on both. Both need isolation; a target precision is not
+ * used. Results as rpx_runner_run's, one each. */
+int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
+                        rpx_runner_result *res_a, rpx_runner_result *res_b, rpx_error *err);
 
 #ifdef __cplusplus
 }

@@ -36,5 +36,7 @@ int rpx_cli_batch(int argc, char **argv);
 int rpx_cli_aggregate(int argc, char **argv);
 int rpx_cli_plot(int argc, char **argv);
 int rpx_cli_compare(int argc, char **argv);
+/* compare --run (compare_run.c) */
+int rpx__cli_compare_run(int argc, char **argv);
 
 #endif

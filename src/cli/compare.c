@@ -29,7 +29,8 @@ static const char usage[] =
     "  -j, --json              print JSON instead of a table (folders: the rows; the\n"
     "                          table is Markdown ready for a pull request)\n"
     "  --fail-on-regression    exit 3 when the verdict is slower (folders: any row)\n"
-    "  --run                   measure two targets interleaved (not available yet)\n"
+    "  --run                   measure two targets interleaved: see\n"
+    "                          'rpxprof compare --run --help'\n"
     "  -h, --help              show this help and exit\n"
     "Exit status: 0 compared, 1 a report unreadable or not comparable (not complete,\n"
     "or not the same work: inputs, unit, device, precision, CPU or GPU model),\n"
@@ -89,6 +90,8 @@ int rpx_cli_compare(int argc, char **argv)
     int c, json = 0, gate = 0, run = 0, dirs, rc = RPX_EXIT_OK;
     size_t i;
     char *text;
+    for (c = 1; c < argc; c++)
+        if (strcmp(argv[c], "--run") == 0) return rpx__cli_compare_run(argc, argv);
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:jh", opts, NULL)) != -1) {
         switch (c) {
@@ -104,11 +107,7 @@ int rpx_cli_compare(int argc, char **argv)
         default: fputs(usage, stderr); return RPX_EXIT_USAGE;
         }
     }
-    /* Place of `compare --run` (measure two targets interleaved, ABBA by
-     * process): it will call the runner library for both targets. */
-    if (run)
-        return rpx_cli_fail("compare", RPX_EXIT_USAGE,
-                            "--run is not available yet; measure each target with rpxprof run --processes K and compare the two reports");
+    (void)run; /* --run was handed to compare_run.c above */
     if (argc - optind != 2)
         return rpx_cli_fail("compare", RPX_EXIT_USAGE, "give two reports (BASE.json NEW.json) or two folders (BASE_DIR NEW_DIR)");
     dirs = is_dir(argv[optind]);

@@ -157,17 +157,14 @@ static void add_process_keys(const rpx_runner_config *c, const workers *w, json_
     json_object_set_new(report, "processes", json_integer(w->n));
     if (ms) {
         json_object_set_new(report, "latency_by_process", by_process_json(w, ms, offsets, counts));
-        json_object_set_new(report, "latency_ci",
-                            rpx_stats_latency_ci(ms, offsets, counts, (size_t)w->n, 0.95));
+        json_object_set_new(report, "latency_ci", rpx__workers_latency_ci(w, ms, offsets, counts));
         rpx_stats_tukey(ms, w->measured, &mild, &severe);
     }
     if (json_is_object(lat)) {
         json_t *o = json_object();
         json_object_set_new(o, "mild", json_integer((json_int_t)mild));
         json_object_set_new(o, "severe", json_integer((json_int_t)severe));
-        json_object_set_new(o, "method", json_string("Tukey's fences on all samples: mild beyond "
-                                                     "1.5 IQR, severe beyond 3 IQR; counted, "
-                                                     "never removed"));
+        json_object_set_new(o, "method", json_string(RPX_STATS_TUKEY_METHOD));
         json_object_set_new(lat, "outliers", o);
     }
     for (i = 0; warm && i < w->n; i++) {
@@ -239,83 +236,120 @@ static void merge_workers(const workers *w, run_shared *m, int64_t **samples)
     snprintf(m->error, sizeof m->error, "%s", last->error);
 }
 
-int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err)
+/* Everything one run holds between its preparation and its report. */
+typedef struct run_ctx {
+    rpx_runner_config c;
+    const char *kind;
+    char *shown_model;
+    rpx_output *output;
+    rpx_npz *npz;
+    char sha[65];
+    layers lay;
+    rpx_nvml *nvml;
+    json_t *cond_start, *cond_end;
+    run_params rp;
+    workers w;
+    int processes;
+} run_ctx;
+
+static void ctx_free(run_ctx *x)
 {
-    rpx_runner_config c = *cfg;
-    rpx_npz *npz = NULL;
+    rpx_output_discard(x->output);
+    x->output = NULL;
+    rpx_nvml_close(x->nvml);
+    rpx__layers_free(&x->lay);
+    json_decref(x->cond_start);
+    json_decref(x->cond_end);
+    rpx__workers_free(&x->w);
+    /* A Python target run in this process (--no-isolate) leaves its interpreter
+     * running, and the model may still hold numpy views of the inputs: keep them
+     * mapped until the process exits. */
+    if (!x->c.isolate && x->kind && strcmp(x->kind, "python") == 0) {
+        static rpx_npz *kept_for_python;
+        kept_for_python = x->npz;
+        (void)kept_for_python;
+    } else {
+        rpx_npz_free(x->npz);
+    }
+    free(x->shown_model);
+    memset(x, 0, sizeof *x);
+}
+
+/* Steps 0 and 1: the output's place, the inputs, the cost layer, NVML. */
+static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
+{
+    rpx_runner_config *c = &x->c;
+    int rc;
+    memset(x, 0, sizeof *x);
+    x->c = *cfg;
+    rpx__workers_init(&x->w);
+    if ((rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
+    if (!c->inputs) return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
+    if (c->repeats < 1 || c->repeats > RPX_MAX_REPEATS || c->warmup < 0 ||
+        c->warmup > RPX_MAX_WARMUP)
+        return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c->repeats,
+                             c->warmup);
+    x->kind = rpx_target_kind_name(c->model);
+    x->processes = c->processes > 0 ? c->processes
+                 : (!c->isolate || c->gpu_time || strcmp(x->kind, "http") == 0)
+                       ? 1
+                       : RPX_RUNNER_DEFAULT_PROCESSES;
+    if (x->processes > RPX_RUNNER_MAX_PROCESSES)
+        return rpx_error_set(err, RPX_EINVAL, "processes %d: at most %d", x->processes,
+                             RPX_RUNNER_MAX_PROCESSES);
+    if (!c->isolate && x->processes > 1)
+        return rpx_error_set(err, RPX_EINVAL, "worker processes need isolation");
+    if (x->processes > c->repeats) x->processes = (int)c->repeats;
+    c->target.inputs_path = c->inputs;
+    x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
+    if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    /* 0. the report's place, before anything is loaded or measured */
+    if (c->output && (rc = open_output(c, x->kind, &x->output, err)) != 0) return rc;
+    /* 1. inputs, loaded once, outside timing (the workers inherit them) */
+    if ((rc = rpx_npz_load(c->inputs, &x->npz, err)) != 0 ||
+        (rc = rpx_file_sha256(c->inputs, x->sha, err)) != 0)
+        return rc;
+    /* the cost layer and the GPU table, before anything is measured */
+    if ((rc = rpx__layers_prepare(c, &x->lay, err)) != 0) return rc;
+    /* NVML (never CUDA) in this process: the card and the conditions */
+    if (strcmp(c->device, "cuda") == 0) {
+        rpx_error nerr = {0};
+        if (rpx_nvml_open(&x->nvml, &nerr) != 0) x->nvml = NULL; /* the card says why */
+    }
+    {
+        run_params rp = {c->model, c->device, c->precision, c->unit, c->warmup, c->repeats,
+                         c->gpu_time, c->progress, c->timeout_s, c->call_timeout_s,
+                         c->setup_timeout_s, c->grace_s, &c->target, c->max_failures};
+        x->rp = rp;
+    }
+    return 0;
+}
+
+/* Step 3: the report from what the workers left; written when asked. */
+static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_error *err)
+{
+    rpx_runner_config *cfgp = &x->c;
+    const rpx_runner_config c = *cfgp;
+    workers *wp = &x->w;
     rpx_latency *lat = NULL;
-    rpx_output *output = NULL;
     rpx_rss_summary trend;
     json_t *card = NULL, *notes = NULL, *report = NULL, *devjson = NULL, *failure = NULL;
     json_t *peaks = NULL;
-    rpx_nvml *nvml = NULL;
-    json_t *cond_start = NULL, *cond_end = NULL;
     json_t *roofline = NULL, *budget = NULL, *section;
-    const char *kind;
-    char *shown_model = NULL;
-    layers lay;
-    workers w;
     run_shared *sh = NULL;
     int64_t *samples = NULL;
-    char sha[65], reso[64];
+    char reso[64];
     const char *batch = NULL, *status;
     char batch_buf[64];
-    int rc, i, processes;
+    int rc, i;
     size_t k;
+    const char *kind = x->kind;
 
-    memset(res, 0, sizeof *res);
-    memset(&lay, 0, sizeof lay);
-    memset(&w, 0, sizeof w);
     memset(&trend, 0, sizeof trend);
-    res->warnings = json_array();
-    if (!res->warnings) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    if ((rc = rpx_target_check_spec(c.model, err)) != 0) return rc;
-    if (!c.inputs) return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
-    if (c.repeats < 1 || c.repeats > RPX_MAX_REPEATS || c.warmup < 0 || c.warmup > RPX_MAX_WARMUP)
-        return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c.repeats,
-                             c.warmup);
-    kind = rpx_target_kind_name(c.model);
-    processes = c.processes > 0 ? c.processes
-              : (!c.isolate || c.gpu_time || strcmp(kind, "http") == 0) ? 1
-                                                                 : RPX_RUNNER_DEFAULT_PROCESSES;
-    if (processes > RPX_RUNNER_MAX_PROCESSES)
-        return rpx_error_set(err, RPX_EINVAL, "processes %d: at most %d", processes,
-                             RPX_RUNNER_MAX_PROCESSES);
-    if (!c.isolate && processes > 1)
-        return rpx_error_set(err, RPX_EINVAL, "worker processes need isolation");
-    c.target.inputs_path = c.inputs;
-    shown_model = rpx_target_redact_spec(c.model); /* what reports and messages show */
-    if (!shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-
-    /* 0. the report's place, before anything is loaded or measured */
-    if (c.output && (rc = open_output(&c, kind, &output, err)) != 0) goto out;
-    /* 1. inputs, loaded once, outside timing (the workers inherit them) */
-    if ((rc = rpx_npz_load(c.inputs, &npz, err)) != 0 ||
-        (rc = rpx_file_sha256(c.inputs, sha, err)) != 0)
-        goto out;
-    /* the cost layer and the GPU table, before anything is measured */
-    if ((rc = rpx__layers_prepare(&c, &lay, err)) != 0) goto out;
-    /* NVML (never CUDA) in this process: the card and the conditions */
-    if (strcmp(c.device, "cuda") == 0) {
-        rpx_error nerr = {0};
-        if (rpx_nvml_open(&nvml, &nerr) != 0) nvml = NULL; /* the card says why */
-    }
-    /* 2. the workers: setup, warmup, their timed calls, teardown */
-    res->to_stdout = output ? rpx_output_is_stdout(output) : 0;
-    {
-        run_params rp = {c.model, c.device, c.precision, c.unit, c.warmup, c.repeats,
-                         c.gpu_time, c.progress, c.timeout_s, c.call_timeout_s,
-                         c.setup_timeout_s, c.grace_s, &c.target, c.max_failures};
-        cond_start = rpx_system_conditions(nvml);
-        rpx__stage_begin(c.isolate, res->to_stdout);
-        rc = rpx__workers_run(&c, &rp, rpx_npz_inputs(npz), processes, &w, err);
-        res->stop_signal = rpx__stage_stop_signal();
-        rpx__stage_end();
-        cond_end = rpx_system_conditions(nvml);
-        if (rc != 0) goto out;
-    }
-    if (w.outcome == OUTCOME_FAILED) {
-        const char *e = w.proc[w.last]->error;
+    res->stop_signal = stop_signal;
+    if (wp->n == 0) return rpx_error_set(err, RPX_EINTERRUPTED, "interrupted before any process");
+    if (wp->outcome == OUTCOME_FAILED) {
+        const char *e = wp->proc[wp->last]->error;
         rc = rpx_error_set(err, RPX_EMODEL, "%s", e[0] ? e : "the run failed");
         goto out;
     }
@@ -324,7 +358,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
         goto out;
     }
-    merge_workers(&w, sh, &samples);
+    merge_workers(wp, sh, &samples);
     status = status_name(sh->outcome, &res->status);
     if (res->status != RPX_RUNNER_INTERRUPTED) res->stop_signal = 0;
     if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
@@ -339,12 +373,12 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     }
     /* what the device and the target reported: the last process that did, and
      * the largest CUDA peaks of all */
-    for (i = w.n - 1; i >= 0 && !devjson; i--)
-        if (w.proc[i]->json_len) devjson = json_loads(w.proc[i]->json, 0, NULL);
+    for (i = wp->n - 1; i >= 0 && !devjson; i--)
+        if (wp->proc[i]->json_len) devjson = json_loads(wp->proc[i]->json, 0, NULL);
     if (json_is_object(json_object_get(devjson, "cuda_peaks"))) {
         peaks = json_object();
-        for (i = 0; i < w.n; i++) {
-            json_t *d = w.proc[i]->json_len ? json_loads(w.proc[i]->json, 0, NULL) : NULL;
+        for (i = 0; i < wp->n; i++) {
+            json_t *d = wp->proc[i]->json_len ? json_loads(wp->proc[i]->json, 0, NULL) : NULL;
             merge_cuda_peaks(peaks, json_object_get(d, "cuda_peaks"));
             json_decref(d);
         }
@@ -358,7 +392,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
         goto out;
     }
     for (k = 0; k < sh->measured; k++) rpx_latency_add_ns(lat, (double)sh->samples[k]);
-    rpx__input_resolution(rpx_npz_inputs(npz), reso, sizeof reso);
+    rpx__input_resolution(rpx_npz_inputs(x->npz), reso, sizeof reso);
     {
         json_t *b = json_object_get(c.meta, "batch_size");
         if (json_is_integer(b)) {
@@ -370,7 +404,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     }
     {
         rpx_card_options copt = {c.device, c.precision, batch, reso[0] ? reso : NULL,
-                                 nvml, 0, NULL, NULL};
+                                 x->nvml, 0, NULL, NULL};
         rpx_error cerr = {0};
         if (strcmp(kind, "python") == 0) {
             copt.python_version = json_string_value(json_object_get(section, "version"));
@@ -380,12 +414,12 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
                                             "reported";
         }
         card = rpx_system_card(&copt, &cerr);
-        if (card) rpx_system_card_set_conditions(card, cond_start, cond_end);
+        if (card) rpx_system_card_set_conditions(card, x->cond_start, x->cond_end);
     }
-    notes = rpx__make_notes(&c, sh->measured, &sh->memory);
+    notes = rpx__make_notes(cfgp, sh->measured, &sh->memory);
     if (notes) {
         /* drift within one process: between processes is the interval's business */
-        rpx__drift_note(w.proc[0]->samples, w.proc[0]->measured, notes, res->warnings);
+        rpx__drift_note(wp->proc[0]->samples, wp->proc[0]->measured, notes, res->warnings);
         rpx__growth_notes(&trend, json_object_get(devjson, "cuda_growth"), notes, res->warnings);
     }
     {
@@ -407,7 +441,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
         if (notes && strcmp(kind, "http") == 0) {
             /* the remote model's cost, device and bounds are not knowable from here */
             double hz[16];
-            size_t n_hz = rpx__budget_rates(&c, hz);
+            size_t n_hz = rpx__budget_rates(cfgp, hz);
             json_array_append_new(notes, json_string(
                 "remote API: the model's device, parameters, FLOPs and roofline bounds are "
                 "null (http.not_measured); memory is this client's"));
@@ -417,7 +451,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
                                "--insecure: the server's TLS certificate was not verified; the "
                                "timings may be of a server other than the one named");
         } else if (notes) {
-            rpx__layers_finish(&c, &lay, rpx_npz_inputs(npz), p50,
+            rpx__layers_finish(cfgp, &x->lay, rpx_npz_inputs(x->npz), p50,
                                json_object_get(devjson, "cuda"), notes, &roofline, &budget);
         }
         if (notes && sh->failed_calls + sh->failed_warmup_calls > 0 &&
@@ -433,7 +467,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     }
     {
         rpx_profile_desc d = {0};
-        d.model_callable = shown_model;
+        d.model_callable = x->shown_model;
         d.target_kind = kind;
         d.target_section = section;
         d.failed_calls = sh->failed_calls;
@@ -448,9 +482,9 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
         d.precision = c.precision;
         d.unit = c.unit;
         d.warmup_calls = sh->warmup_done;
-        d.inputs = rpx_npz_inputs(npz);
+        d.inputs = rpx_npz_inputs(x->npz);
         d.inputs_path = c.inputs;
-        d.inputs_sha256 = sha;
+        d.inputs_sha256 = x->sha;
         d.metadata = c.meta;
         d.latency = lat;
         d.memory = &sh->memory;
@@ -466,7 +500,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
         }
         d.cuda = json_object_get(devjson, "cuda");
         d.sync_overhead_ns = sh->has_sync ? &sh->sync_ns : NULL;
-        d.efficiency = strcmp(kind, "http") == 0 ? NULL : lay.efficiency; /* remote API */
+        d.efficiency = strcmp(kind, "http") == 0 ? NULL : x->lay.efficiency; /* remote API */
         d.roofline = roofline;
         d.realtime_budget = budget;
         d.gpu_time = json_is_object(json_object_get(devjson, "gpu_time"))
@@ -487,23 +521,24 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
         goto out;
     }
-    if (w.proc[0]->phase >= PHASE_LOOP)
+    if (wp->proc[0]->phase >= PHASE_LOOP)
         json_object_set_new(json_object_get(report, "memory"), "cpu_rss_trend",
                             rpx__rss_trend_json(&trend));
-    add_process_keys(&c, &w, report, notes);
+    add_process_keys(cfgp, wp, report, notes);
     {
         json_t *cw;
         size_t wi;
         json_array_foreach(json_object_get(card, "warnings"), wi, cw) json_array_append(res->warnings, cw);
     }
-    if (output) {
+    if (x->output) {
         char *text = rpx_json_dumps(report);
         size_t len = text ? strlen(text) : 0;
         if (text) text[len++] = '\n'; /* over the NUL: the file ends in a newline */
-        rc = text ? rpx_output_commit(output, text, len, err)
+        res->to_stdout = rpx_output_is_stdout(x->output);
+        rc = text ? rpx_output_commit(x->output, text, len, err)
                   : rpx_error_set(err, RPX_ENOMEM, "out of memory writing the report");
-        if (!text) rpx_output_discard(output);
-        output = NULL;
+        if (!text) rpx_output_discard(x->output);
+        x->output = NULL;
         free(text);
         if (rc != 0) goto out;
         res->written = 1;
@@ -511,38 +546,87 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     res->report = report;
     report = NULL;
     res->measured = sh->measured;
-    res->processes = w.n;
+    res->processes = wp->n;
     res->abandoned = sh->abandoned;
     snprintf(res->error, sizeof res->error, "%s", sh->outcome == OUTCOME_COMPLETE ? "" : sh->error);
     rc = 0;
 out:
-    rpx_output_discard(output);
-    rpx_nvml_close(nvml);
-    rpx__layers_free(&lay);
     json_decref(roofline);
     json_decref(budget);
-    json_decref(cond_start);
-    json_decref(cond_end);
     json_decref(devjson);
     json_decref(peaks);
     json_decref(failure);
-    rpx__workers_free(&w);
     free(sh);
     free(samples);
     rpx_latency_destroy(lat);
-    /* A Python target run in this process (--no-isolate) leaves its interpreter
-     * running, and the model may still hold numpy views of the inputs: keep them
-     * mapped until the process exits. */
-    if (!c.isolate && strcmp(kind, "python") == 0) {
-        static rpx_npz *kept_for_python;
-        kept_for_python = npz;
-        (void)kept_for_python;
-    } else {
-        rpx_npz_free(npz);
-    }
     json_decref(card);
     json_decref(notes);
     json_decref(report);
-    free(shown_model);
+    return rc;
+}
+
+static int result_init(rpx_runner_result *res, rpx_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->warnings = json_array();
+    return res->warnings ? 0 : rpx_error_set(err, RPX_ENOMEM, "out of memory");
+}
+
+int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err)
+{
+    run_ctx x;
+    int rc, sig;
+    if ((rc = result_init(res, err)) != 0) return rc;
+    if ((rc = ctx_prepare(cfg, &x, err)) != 0) goto out;
+    x.cond_start = rpx_system_conditions(x.nvml);
+    rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
+    rc = rpx__workers_run(&x.c, &x.rp, rpx_npz_inputs(x.npz), x.processes, &x.w, err);
+    sig = rpx__stage_stop_signal();
+    rpx__stage_end();
+    x.cond_end = rpx_system_conditions(x.nvml);
+    if (rc == 0) rc = ctx_finish(&x, sig, res, err);
+out:
+    ctx_free(&x);
+    return rc;
+}
+
+int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
+                        rpx_runner_result *res_a, rpx_runner_result *res_b, rpx_error *err)
+{
+    run_ctx x[2];
+    int rc, sig = 0, i, go = 1, n;
+    memset(x, 0, sizeof x);
+    if ((rc = result_init(res_a, err)) != 0 || (rc = result_init(res_b, err)) != 0) return rc;
+    if (!a->isolate || !b->isolate)
+        return rpx_error_set(err, RPX_EINVAL, "an interleaved pair needs isolation");
+    if ((rc = ctx_prepare(a, &x[0], err)) != 0) goto out;
+    if ((rc = ctx_prepare(b, &x[1], err)) != 0) goto out;
+    n = x[0].processes > x[1].processes ? x[0].processes : x[1].processes;
+    x[0].cond_start = rpx_system_conditions(x[0].nvml);
+    x[1].cond_start = rpx_system_conditions(x[1].nvml);
+    rpx__stage_begin(1, 0);
+    /* A B, B A, A B, ...: a drift of the machine falls on both */
+    for (i = 0; go && i < n; i++) {
+        int order[2] = {i % 2, 1 - i % 2}, j;
+        for (j = 0; go && j < 2; j++) {
+            run_ctx *y = &x[order[j]];
+            if (i >= y->processes) continue;
+            rc = rpx__workers_step(&y->c, &y->rp, rpx_npz_inputs(y->npz),
+                                   rpx__workers_slice(y->c.repeats, y->processes, i), &y->w, err);
+            if (rc < 0) break;
+            go = rc == 1;
+        }
+        if (rc < 0) break;
+    }
+    sig = rpx__stage_stop_signal();
+    rpx__stage_end();
+    x[0].cond_end = rpx_system_conditions(x[0].nvml);
+    x[1].cond_end = rpx_system_conditions(x[1].nvml);
+    if (rc < 0) goto out;
+    if ((rc = ctx_finish(&x[0], sig, res_a, err)) != 0) goto out;
+    rc = ctx_finish(&x[1], sig, res_b, err);
+out:
+    ctx_free(&x[0]);
+    ctx_free(&x[1]);
     return rc;
 }

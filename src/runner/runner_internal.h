@@ -60,7 +60,18 @@ typedef struct workers {
     int converged;
     double achieved;              /* the p50 interval's half width / p50, NaN if none */
     double seconds;
+    int64_t start_ns;
 } workers;
+
+void rpx__workers_init(workers *w);
+/* The timed calls of process i when `repeats` are spread over `processes`
+ * (the first ones take the remainder; processes past them take the base). */
+long rpx__workers_slice(long repeats, int processes, int i);
+/* One more process of `slice` timed calls. 1: it completed, go on; 0: stop
+ * (it did not complete, a signal came, or the limit of processes); < 0: the
+ * first block could not be mapped (err says why). */
+int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
+                      long slice, workers *w, rpx_error *err);
 
 /* Run the workers: `processes` of them (more, up to RPX_RUNNER_MAX_PROCESSES,
  * while a target precision is not reached and time is left). Returns 0, or
@@ -71,5 +82,9 @@ void rpx__workers_free(workers *w);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */
 double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *counts);
+/* latency_ci (rpx_stats_latency_ci at 95 %) with every interval widened by
+ * the clock's resolution on each side ("widened_by_resolution_ms"). */
+json_t *rpx__workers_latency_ci(const workers *w, const double *ms, const size_t *offsets,
+                                const size_t *counts);
 
 #endif

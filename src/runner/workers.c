@@ -26,6 +26,30 @@ double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *count
     return ms;
 }
 
+json_t *rpx__workers_latency_ci(const workers *w, const double *ms, const size_t *offsets,
+                                const size_t *counts)
+{
+    static const char *keys[] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms"};
+    json_t *ci = rpx_stats_latency_ci(ms, offsets, counts, (size_t)w->n, 0.95);
+    double res = w->n > 0 && w->proc[0]->timer_ok && w->proc[0]->timer.resolution_ns > 0
+                     ? (double)w->proc[0]->timer.resolution_ns / 1e6
+                     : 1e-6;
+    size_t i;
+    /* no interval is narrower than the clock can tell apart: processes that
+     * agree to the nanosecond do not make a statistic exact */
+    for (i = 0; ci && i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *a = json_object_get(ci, keys[i]);
+        if (json_is_array(a) && json_array_size(a) == 2) {
+            double lo = json_number_value(json_array_get(a, 0)) - res;
+            double hi = json_number_value(json_array_get(a, 1)) + res;
+            json_array_set_new(a, 0, json_real(lo > 0 ? lo : 0));
+            json_array_set_new(a, 1, json_real(hi));
+        }
+    }
+    if (ci) json_object_set_new(ci, "widened_by_resolution_ms", json_real(res));
+    return ci;
+}
+
 /* Half the width of the p50's 95 % interval over its centre; NaN when the
  * interval cannot be stated yet. */
 static double p50_precision(const workers *w)
@@ -35,7 +59,7 @@ static double p50_precision(const workers *w)
     json_t *ci, *p50;
     double r = (double)NAN;
     if (!ms) return r;
-    ci = rpx_stats_latency_ci(ms, offsets, counts, (size_t)w->n, 0.95);
+    ci = rpx__workers_latency_ci(w, ms, offsets, counts);
     p50 = json_object_get(ci, "p50_ms");
     if (json_is_array(p50) && json_array_size(p50) == 2) {
         double lo = json_number_value(json_array_get(p50, 0));
@@ -47,57 +71,70 @@ static double p50_precision(const workers *w)
     return r;
 }
 
-int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
-                     int processes, workers *w, rpx_error *err)
+int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
+                      long slice, workers *w, rpx_error *err)
 {
-    int64_t start = rpx_clock_now_ns();
-    long base, rem;
-    int i;
+    run_params rp = *p;
+    run_shared *sh;
+    int i = w->n;
+    if (i >= RPX_RUNNER_MAX_PROCESSES || w->outcome != OUTCOME_COMPLETE) return 0;
+    if (rpx__stage_stop_signal()) return 0; /* interrupted: no new process */
+    if (i == 0) w->start_ns = rpx_clock_now_ns();
+    sh = rpx__run_shared_create(slice, c->warmup);
+    if (!sh) {
+        if (i > 0) return 0;
+        return rpx_error_set(err, RPX_ENOMEM,
+                             "--repeats %ld: cannot map the sample buffer; give fewer repeats",
+                             c->repeats);
+    }
+    w->proc[i] = sh;
+    w->slice[i] = slice;
+    w->n = i + 1;
+    w->last = i;
+    rp.repeats = slice;
+    rpx__run_stage(&rp, in, c->isolate, sh);
+    w->measured += sh->measured;
+    w->seconds = (double)(rpx_clock_now_ns() - w->start_ns) / 1e9;
+    if (sh->outcome != OUTCOME_COMPLETE) {
+        w->outcome = sh->outcome;
+        return 0;
+    }
+    if (c->target_precision > 0 && w->n >= 2) w->achieved = p50_precision(w);
+    return 1;
+}
+
+void rpx__workers_init(workers *w)
+{
     memset(w, 0, sizeof *w);
     w->outcome = OUTCOME_COMPLETE;
     w->achieved = (double)NAN;
+}
+
+long rpx__workers_slice(long repeats, int processes, int i)
+{
+    long base = repeats / processes, rem = repeats % processes;
+    return i < processes ? base + (i < rem) : base;
+}
+
+int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
+                     int processes, workers *w, rpx_error *err)
+{
+    int i, rc = 1;
+    rpx__workers_init(w);
     if (processes < 1) processes = 1;
     if (processes > c->repeats) processes = (int)c->repeats;
-    base = c->repeats / processes;
-    rem = c->repeats % processes;
-    for (i = 0; i < RPX_RUNNER_MAX_PROCESSES; i++) {
-        run_params rp = *p;
-        run_shared *sh;
-        long slice = i < processes ? base + (i < rem) : base;
+    for (i = 0; i < RPX_RUNNER_MAX_PROCESSES && rc == 1; i++) {
         if (i >= processes) {
             /* the stopping rule: more processes while the interval is too wide */
-            double elapsed = (double)(rpx_clock_now_ns() - start) / 1e9;
             if (!(c->target_precision > 0)) break;
             if (w->achieved == w->achieved && w->achieved <= c->target_precision) break;
-            if (elapsed + elapsed / w->n > c->max_time_s) break; /* the next would overrun */
+            if (w->seconds + w->seconds / w->n > c->max_time_s) break; /* the next would overrun */
         }
-        if (rpx__stage_stop_signal()) break; /* interrupted: no new process */
-        sh = rpx__run_shared_create(slice, c->warmup);
-        if (!sh) {
-            if (i == 0)
-                return rpx_error_set(err, RPX_ENOMEM,
-                                     "--repeats %ld: cannot map the sample buffer; give fewer "
-                                     "repeats",
-                                     c->repeats);
-            break;
-        }
-        w->proc[i] = sh;
-        w->slice[i] = slice;
-        w->n = i + 1;
-        rp.repeats = slice;
-        rpx__run_stage(&rp, in, c->isolate, sh);
-        w->measured += sh->measured;
-        if (sh->outcome != OUTCOME_COMPLETE) {
-            w->outcome = sh->outcome;
-            w->last = i;
-            break;
-        }
-        w->last = i;
-        if (c->target_precision > 0 && w->n >= 2) w->achieved = p50_precision(w);
+        rc = rpx__workers_step(c, p, in, rpx__workers_slice(c->repeats, processes, i), w, err);
+        if (rc < 0) return rc;
     }
     if (c->target_precision > 0)
         w->converged = w->achieved == w->achieved && w->achieved <= c->target_precision;
-    w->seconds = (double)(rpx_clock_now_ns() - start) / 1e9;
     return 0;
 }
 

@@ -12,6 +12,8 @@ set_tests_properties(cli.run PROPERTIES RUN_SERIAL TRUE)
 rpx_py_test(cli.isolation cli/test_isolation.py)
 # Safe by default: stuck models, orphans, sub-20 ms timeouts, stdout, short leaks.
 rpx_py_test(cli.safety cli/test_safety.py)
+# Samples from several processes, intervals, the stopping rule, compare --run.
+rpx_py_test(cli.processes cli/test_processes.py)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.
 rpx_py_test(cli.python cli/test_python.py)
 set_tests_properties(cli.python PROPERTIES RUN_SERIAL TRUE)

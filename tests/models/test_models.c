@@ -382,3 +382,133 @@ int leak_mib(void *state, const rpx_inputs *in, rpx_error *err)
     leak_mib_kept = p;
     return 0;
 }
+
+/* ---- compare calibration (bench/compare_calibration.py, tests/cli/test_processes.py) ---- */
+
+/* busywait_scaled: busywait's time times RPX_TEST_SCALE (default 1): the
+ * "new" side of an A/B pair against busywait (RPX_TEST_BUSY_NS for both) */
+EXPORT int busywait_scaled_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                                 rpx_error *err);
+EXPORT int busywait_scaled(void *state, const rpx_inputs *in, rpx_error *err);
+
+static long long scaled_busy_ns = 1000000;
+
+static double env_scale(void)
+{
+    const char *s = getenv("RPX_TEST_SCALE");
+    double v = s ? strtod(s, NULL) : 1.0;
+    return v > 0 ? v : 1.0;
+}
+
+int busywait_scaled_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                          rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)info;
+    (void)err;
+    scaled_busy_ns = (long long)((double)env_long("RPX_TEST_BUSY_NS", 1000000) * env_scale());
+    return 0;
+}
+
+int busywait_scaled(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long long end = now_ns() + scaled_busy_ns;
+    (void)state;
+    (void)in;
+    (void)err;
+    while (now_ns() < end) {
+    }
+    return 0;
+}
+
+/* stream / stream_scaled: read a buffer of RPX_TEST_STREAM_MB MiB (default 8;
+ * times RPX_TEST_SCALE for stream_scaled), allocated and touched in setup:
+ * where its pages land differs from one process to the next */
+EXPORT int stream_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                        rpx_error *err);
+EXPORT int stream(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT void stream_teardown(void *state);
+EXPORT int stream_scaled_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                               rpx_error *err);
+EXPORT int stream_scaled(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT void stream_scaled_teardown(void *state);
+
+typedef struct stream_buf {
+    volatile unsigned long long *p;
+    size_t words;
+    volatile unsigned long long sink;
+} stream_buf;
+
+static int stream_open(void **state, double scale, rpx_error *err)
+{
+    stream_buf *b = calloc(1, sizeof *b);
+    size_t i, bytes = (size_t)((double)((size_t)env_long("RPX_TEST_STREAM_MB", 8) << 20) * scale);
+    if (!b) return rpx_model_error(err, "stream: out of memory");
+    b->words = bytes / sizeof(unsigned long long);
+    b->p = malloc(b->words * sizeof(unsigned long long));
+    if (!b->p) {
+        free(b);
+        return rpx_model_error(err, "stream: out of memory");
+    }
+    for (i = 0; i < b->words; i++) b->p[i] = i;
+    *state = b;
+    return 0;
+}
+
+static int stream_call(void *state)
+{
+    stream_buf *b = state;
+    unsigned long long s = 0;
+    size_t i;
+    for (i = 0; i < b->words; i++) s += b->p[i];
+    b->sink = s;
+    return 0;
+}
+
+static void stream_close(void *state)
+{
+    stream_buf *b = state;
+    if (!b) return;
+    free((void *)b->p);
+    free(b);
+}
+
+int stream_setup(void **state, const rpx_inputs *in, const rpx_run_info *info, rpx_error *err)
+{
+    (void)in;
+    (void)info;
+    return stream_open(state, 1.0, err);
+}
+
+int stream(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)in;
+    (void)err;
+    return stream_call(state);
+}
+
+void stream_teardown(void *state)
+{
+    stream_close(state);
+}
+
+int stream_scaled_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                        rpx_error *err)
+{
+    (void)in;
+    (void)info;
+    return stream_open(state, env_scale(), err);
+}
+
+int stream_scaled(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)in;
+    (void)err;
+    return stream_call(state);
+}
+
+void stream_scaled_teardown(void *state)
+{
+    stream_close(state);
+}

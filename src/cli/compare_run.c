@@ -1,0 +1,228 @@
+/* compare_run.c — `rpxprof compare --run`: two targets measured in one
+ * invocation, their worker processes alternating A B, B A, ... (the runner's
+ * rpx_runner_run_pair), then compared as two reports. The recommended way to
+ * compare on a shared machine: a drift of the machine falls on both. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "rpxprof/compare.h"
+#include "rpxprof/error.h"
+#include "rpxprof/json.h"
+#include "rpxprof/runner.h"
+
+static const char usage[] =
+    "Usage: rpxprof compare --run --model A --model B --inputs FILE.npz [OPTION]...\n"
+    "Measure two targets in one invocation, their worker processes alternating\n"
+    "(A B, B A, A B, ...), so that a drift of the machine falls on both, and\n"
+    "compare them as rpxprof compare compares two reports (B/A: B is the new one).\n"
+    "\n"
+    "  -m, --model TARGET     twice: the base (A), then the new (B)\n"
+    "  -i, --inputs FILE      NPZ file both are called with\n"
+    "      --processes K      processes per target (default 10: ten of each)\n"
+    "      --repeats N        timed calls per target (default 1000)\n"
+    "      --warmup N         untimed calls per process (default 10)\n"
+    "      --device DEV, --precision STR, --unit STR   as rpxprof run\n"
+    "      --timeout S, --call-timeout S               as rpxprof run\n"
+    "      --out-dir DIR      keep the two reports as DIR/base.json and DIR/new.json\n"
+    "  -t, --threshold T      what counts as a change: 1% (default) or 0.01\n"
+    "  -j, --json             print JSON instead of a table\n"
+    "      --fail-on-regression  exit 3 when B is slower\n"
+    "  -h, --help             show this help and exit\n"
+    "Exit status: 0 compared, 1 a run failed or the reports cannot be compared,\n"
+    "2 bad command line, 3 slower with --fail-on-regression, 130/143 interrupted.\n";
+
+static int parse_fraction(const char *s, double *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v)) return -1;
+    if (*end == '%') {
+        v /= 100;
+        end++;
+    }
+    if (*end || !(v > 0) || !(v < 1)) return -1;
+    *out = v;
+    return 0;
+}
+
+int rpx__cli_compare_run(int argc, char **argv)
+{
+    enum { O_RUN = 256, O_PROCESSES, O_REPEATS, O_WARMUP, O_DEVICE, O_PRECISION, O_UNIT,
+           O_TIMEOUT, O_CALL_TIMEOUT, O_OUT_DIR, O_GATE };
+    static const struct option opts[] = {
+        {"run", no_argument, NULL, O_RUN},         {"model", required_argument, NULL, 'm'},
+        {"inputs", required_argument, NULL, 'i'},  {"processes", required_argument, NULL, O_PROCESSES},
+        {"repeats", required_argument, NULL, O_REPEATS}, {"warmup", required_argument, NULL, O_WARMUP},
+        {"device", required_argument, NULL, O_DEVICE}, {"precision", required_argument, NULL, O_PRECISION},
+        {"unit", required_argument, NULL, O_UNIT},  {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"call-timeout", required_argument, NULL, O_CALL_TIMEOUT},
+        {"out-dir", required_argument, NULL, O_OUT_DIR},
+        {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
+        {"fail-on-regression", no_argument, NULL, O_GATE}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    rpx_runner_config cfg[2];
+    rpx_runner_result res[2];
+    rpx_compare_opts co = {0.01, 0.95};
+    rpx_error err = {0};
+    const char *models[2] = {NULL, NULL}, *out_dir = NULL;
+    char dir[PATH_MAX], path[2][PATH_MAX + 16];
+    int nmodels = 0, c, json = 0, gate = 0, rc = RPX_EXIT_FAILURE, made_temp = 0, k;
+    long l;
+    double d;
+    json_t *cmp = NULL;
+    char *text;
+
+    rpx_runner_config_init(&cfg[0]);
+    cfg[0].processes = 10;
+    memset(res, 0, sizeof res);
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":m:i:t:jh", opts, NULL)) != -1) {
+        switch (c) {
+        case O_RUN: break;
+        case 'm':
+            if (nmodels == 2)
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--model is given twice: the base, then the new one");
+            models[nmodels++] = optarg;
+            break;
+        case 'i': cfg[0].inputs = optarg; break;
+        case O_PROCESSES:
+            if (rpx_cli_parse_long(optarg, &l) || l < 2 || l > RPX_RUNNER_MAX_PROCESSES)
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                                    "--processes '%s': give a whole number from 2 to %d (the "
+                                    "interval of the ratio is between processes)",
+                                    optarg, RPX_RUNNER_MAX_PROCESSES);
+            cfg[0].processes = (int)l;
+            break;
+        case O_REPEATS:
+        case O_WARMUP:
+            if (rpx_cli_parse_long(optarg, &l) || l < (c == O_REPEATS) ||
+                l > (c == O_REPEATS ? RPX_RUNNER_MAX_REPEATS : RPX_RUNNER_MAX_WARMUP))
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--%s '%s': give a whole number from %d to %ld",
+                                    c == O_REPEATS ? "repeats" : "warmup", optarg, c == O_REPEATS,
+                                    c == O_REPEATS ? RPX_RUNNER_MAX_REPEATS : RPX_RUNNER_MAX_WARMUP);
+            if (c == O_REPEATS) cfg[0].repeats = l;
+            else cfg[0].warmup = l;
+            break;
+        case O_DEVICE: cfg[0].device = optarg; break;
+        case O_PRECISION: cfg[0].precision = optarg; break;
+        case O_UNIT: cfg[0].unit = optarg; break;
+        case O_TIMEOUT:
+        case O_CALL_TIMEOUT:
+            if (rpx_cli_parse_number(optarg, &d) || !(d > 0))
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s '%s': give a number of seconds above 0",
+                                    c == O_TIMEOUT ? "--timeout" : "--call-timeout", optarg);
+            if (c == O_TIMEOUT) cfg[0].timeout_s = d;
+            else cfg[0].call_timeout_s = d;
+            break;
+        case O_OUT_DIR: out_dir = optarg; break;
+        case 't':
+            if (parse_fraction(optarg, &co.threshold))
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                                    "--threshold '%s': give a percentage above 0 and below 100 (1%%) or a fraction (0.01)", optarg);
+            break;
+        case 'j': json = 1; break;
+        case O_GATE: gate = 1; break;
+        case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
+        case ':':
+            return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s needs a value (see 'rpxprof compare --run --help')",
+                                argv[optind - 1]);
+        default:
+            return rpx_cli_fail("compare", RPX_EXIT_USAGE, "unknown option '%s' (see 'rpxprof compare --run --help')",
+                                argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run takes no reports: give --model A --model B --inputs FILE.npz");
+    if (nmodels != 2)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --model twice: the base, then the new one");
+    if (!cfg[0].inputs) return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --inputs FILE.npz");
+    if (strcmp(cfg[0].device, "cpu") != 0 && strcmp(cfg[0].device, "cuda") != 0)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--device '%s': expected cpu or cuda", cfg[0].device);
+    for (k = 0; k < 2; k++) {
+        rpx_error gerr = {0};
+        if (rpx_target_check_spec(models[k], &gerr) != 0)
+            return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", gerr.message);
+    }
+    if (out_dir) {
+        if (snprintf(dir, sizeof dir, "%s", out_dir) >= (int)sizeof dir)
+            return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--out-dir: path too long");
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/rpxprof-compare-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir))
+            return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s: cannot make a temporary folder: %s", dir,
+                                strerror(errno));
+        made_temp = 1;
+    }
+    cfg[1] = cfg[0];
+    for (k = 0; k < 2; k++) {
+        snprintf(path[k], sizeof path[k], "%s/%s.json", dir, k ? "new" : "base");
+        cfg[k].model = models[k];
+        cfg[k].output = path[k];
+    }
+    if (rpx_runner_run_pair(&cfg[0], &cfg[1], &res[0], &res[1], &err) != 0) {
+        rpx_cli_fail("compare", 0, "%s", err.message);
+        goto out;
+    }
+    for (k = 0; k < 2; k++)
+        if (res[k].status != RPX_RUNNER_COMPLETE) {
+            int sig = res[k].stop_signal;
+            rpx_cli_fail("compare", 0, "%s: %s (%s)", models[k],
+                         res[k].status == RPX_RUNNER_INTERRUPTED ? "interrupted" : "did not complete",
+                         res[k].error);
+            rc = res[k].status == RPX_RUNNER_INTERRUPTED
+                     ? (sig == SIGTERM ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED)
+                     : RPX_EXIT_FAILURE;
+            goto out;
+        }
+    if (rpx_compare_reports(path[0], path[1], &co, &cmp, &err) != 0) {
+        rpx_cli_fail("compare", 0, "%s", err.message);
+        goto out;
+    }
+    json_object_set_new(cmp, "interleaved", json_string("ABBA by process"));
+    {
+        size_t i;
+        const json_t *w;
+        json_array_foreach(json_object_get(cmp, "warnings"), i, w)
+            fprintf(stderr, "rpxprof compare: warning: %s\n", json_string_value(w));
+    }
+    rc = RPX_EXIT_OK;
+    if (json) {
+        text = rpx_json_dumps(cmp);
+        if (text) {
+            fputs(text, stdout);
+            fputc('\n', stdout);
+        }
+    } else {
+        text = rpx_compare_text(cmp);
+        if (text) fputs(text, stdout);
+    }
+    if (!text) rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
+    free(text);
+    if (rc == RPX_EXIT_OK && gate &&
+        strcmp(json_string_value(json_object_get(cmp, "verdict")), "slower") == 0)
+        rc = RPX_EXIT_REGRESSION;
+    if (out_dir) fprintf(stderr, "rpxprof compare: reports kept: %s, %s\n", path[0], path[1]);
+out:
+    json_decref(cmp);
+    rpx_runner_result_free(&res[0]);
+    rpx_runner_result_free(&res[1]);
+    if (made_temp) {
+        unlink(path[0]);
+        unlink(path[1]);
+        rmdir(dir);
+    }
+    return rc;
+}
