@@ -65,7 +65,8 @@ typedef struct rpx_aggregate_result {
     size_t errors, warnings;
 } rpx_aggregate_result;
 
-/* Check and combine the reports; writes OUT/summary.csv, summary.md,
+/* Check and combine the reports; writes OUT/summary.csv, summary.md (each
+ * latency with its interval, to the digits the interval justifies),
  * validation.json and figure.svg through the output guard (rpxprof/output.h),
  * opened before any report is read: they replace only the files of a folder
  * that holds rpxprof's validation.json (or anything with force), never the
@@ -91,10 +92,19 @@ typedef struct rpx_plot_row {
     const char *device;
     const double *samples_ms;     /* in call order */
     size_t n;
+    /* The p50's interval (the report's latency_ci): ci_covers NULL when the
+     * report has none (older rpxprof); lo/hi NaN when it is null. */
+    const char *ci_covers;        /* "between-process" | "within-process" */
+    long processes;               /* 0: unknown */
+    double p50_ci_lo_ms, p50_ci_hi_ms;
 } rpx_plot_row;
 
+/* Fill a row's interval fields from a report (strings borrowed from it). */
+void rpx_plot_row_interval(rpx_plot_row *row, const json_t *report);
+
 /* An SVG document (malloc'ed) of the rows: one panel per task, one row per
- * model; with `timeline`, latency against call index of rows[0]. */
+ * model, the p50's interval drawn as an error bar where the row has one; with
+ * `timeline`, latency against call index of rows[0] (its interval a band). */
 int rpx_plot_svg(const rpx_plot_row *rows, size_t n, int timeline, char **svg, rpx_error *err);
 
 #ifdef __cplusplus

@@ -1,9 +1,12 @@
 /* aggregate.c — owns `rpxprof aggregate`: reading every DIR/<task>/<model>.json,
- * checking each report and that the reports measured the same work on the
- * same kind of machine, and writing summary.csv, summary.md, validation.json
- * and figure.svg (docs/batch.md), through output guards opened before any
- * report is read (src/common/output.c). */
+ * checking each report (its statistics and intervals against its samples) and
+ * that the reports measured the same work on the same kind of machine, and
+ * writing summary.csv, summary.md (values with their 95 % intervals, printed
+ * to the digits the interval justifies), validation.json and figure.svg
+ * (docs/batch.md), through output guards opened before any report is read
+ * (src/common/output.c). */
 #include <dirent.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include "rpxprof/latency.h"
 #include "rpxprof/output.h"
 #include "rpxprof/report.h"
+#include "rpxprof/stats.h"
 
 /* What is kept of one report once its JSON is freed. */
 typedef struct rep {
@@ -29,7 +33,15 @@ typedef struct rep {
     double num[16];               /* the CSV's numbers, NaN when unknown */
     double *samples;
     size_t n;
+    long processes;               /* 1 for a report older than `processes` */
+    /* latency_ci: covers NULL when the report has none (older rpxprof) */
+    char *covers;
+    double confidence;
+    double ci[4][2];              /* p50, p95, p99, mean: [lo, hi], NaN when null */
+    char *ci_reason[4];           /* why an interval is null (malloc'ed) or NULL */
 } rep;
+
+static const char *const ci_keys[4] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms"};
 
 enum { N_PARAMS, N_FLOPS, N_MACS, N_P50, N_P95, N_P99, N_MEAN, N_PERFRAME, N_TPUT, N_CPULIFE,
        N_CPUINF, N_CUDA, N_COUNT };
@@ -133,6 +145,151 @@ static void check_stats(agg *a, rep *p, const json_t *r)
     free(sorted);
 }
 
+/* Whether two intervals (JSON null or [lo, hi]) are the same to 1e-9 relative. */
+static int same_interval(const json_t *x, const json_t *y)
+{
+    size_t i;
+    if ((!x || json_is_null(x)) && (!y || json_is_null(y))) return 1;
+    if (!json_is_array(x) || !json_is_array(y) || json_array_size(x) != 2 || json_array_size(y) != 2) return 0;
+    for (i = 0; i < 2; i++) {
+        double a = num_or_nan(json_array_get(x, i)), b = num_or_nan(json_array_get(y, i));
+        if (!(fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)))) return 0;
+    }
+    return 1;
+}
+
+static void interval_text(char *buf, size_t sz, const json_t *v)
+{
+    if (json_is_array(v) && json_array_size(v) == 2)
+        snprintf(buf, sz, "[%.17g, %.17g]", num_or_nan(json_array_get(v, 0)), num_or_nan(json_array_get(v, 1)));
+    else
+        snprintf(buf, sz, "null");
+}
+
+/* processes, latency_by_process and latency_ci: read, checked for shape and
+ * against the samples (the interval recomputed with rpx_stats_latency_ci, and
+ * widened by latency_ci.widened_by_resolution_ms as the runner does, when the
+ * report names the method this rpxprof uses). A report without these
+ * keys (older rpxprof) is one process with no interval. */
+static void read_intervals(agg *a, rep *p, const json_t *r)
+{
+    const json_t *v = json_object_get(r, "processes"), *bp = json_object_get(r, "latency_by_process");
+    const json_t *ci = json_object_get(r, "latency_ci"), *reasons;
+    size_t *off = NULL, *cnt = NULL, k, i, next = 0;
+    int bp_ok = 1, j;
+    p->processes = 1;
+    p->confidence = NAN;
+    for (j = 0; j < 4; j++) p->ci[j][0] = p->ci[j][1] = NAN;
+    if (v && !json_is_null(v)) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1) {
+            msg(a->errors, "%s: 'processes' is not an integer >= 1; the report was altered", p->file);
+            return;
+        }
+        p->processes = (long)json_integer_value(v);
+    }
+    k = (size_t)p->processes;
+    if (!bp || json_is_null(bp)) {
+        if (k > 1) msg(a->errors, "%s: 'processes' is %ld but 'latency_by_process' is missing; the report is truncated",
+                       p->file, p->processes);
+        bp_ok = k == 1;
+    } else if (!json_is_array(bp) || json_array_size(bp) != k) {
+        msg(a->errors, "%s: 'latency_by_process' is not an array of 'processes' (%zu) entries; the report was altered",
+            p->file, k);
+        bp_ok = 0;
+    }
+    off = calloc(k, sizeof *off);
+    cnt = calloc(k, sizeof *cnt);
+    if (!off || !cnt) { free(off); free(cnt); return; }
+    if (bp_ok && json_is_array(bp)) {
+        for (i = 0; i < k; i++) {
+            const json_t *o = json_object_get(json_array_get(bp, i), "sample_offset"),
+                         *m = json_object_get(json_array_get(bp, i), "measured_calls");
+            if (!json_is_integer(o) || !json_is_integer(m) || json_integer_value(o) != (json_int_t)next ||
+                json_integer_value(m) < 0 || (size_t)json_integer_value(m) > p->n - next) {
+                msg(a->errors, "%s: latency_by_process[%zu]: 'sample_offset' and 'measured_calls' do not follow on "
+                    "from the process before within latency_samples_ms (%zu samples); the report was altered",
+                    p->file, i, p->n);
+                bp_ok = 0;
+                break;
+            }
+            off[i] = next;
+            cnt[i] = (size_t)json_integer_value(m);
+            next += cnt[i];
+        }
+        if (bp_ok && next != p->n) {
+            msg(a->errors, "%s: latency_by_process counts %zu calls but latency_samples_ms has %zu; the report was altered",
+                p->file, next, p->n);
+            bp_ok = 0;
+        }
+    } else if (bp_ok) {
+        cnt[0] = p->n;
+    }
+    if (!ci || json_is_null(ci)) goto done;
+    v = json_object_get(ci, "covers");
+    if (!json_is_object(ci) || !json_is_string(v) ||
+        (strcmp(json_string_value(v), "between-process") && strcmp(json_string_value(v), "within-process")) ||
+        !json_is_number(json_object_get(ci, "confidence"))) {
+        msg(a->errors, "%s: 'latency_ci' is not an object with 'covers' (between-process or within-process) and "
+            "'confidence'; the report was altered", p->file);
+        goto done;
+    }
+    if (!strcmp(json_string_value(v), "between-process") != (k > 1)) {
+        msg(a->errors, "%s: latency_ci.covers is '%s' but the report ran %ld process%s; the report was altered",
+            p->file, json_string_value(v), p->processes, k == 1 ? "" : "es");
+        goto done;
+    }
+    p->confidence = json_number_value(json_object_get(ci, "confidence"));
+    reasons = json_object_get(ci, "null_reasons");
+    for (j = 0; j < 4; j++) {
+        const json_t *iv = json_object_get(ci, ci_keys[j]), *why = json_object_get(reasons, ci_keys[j]);
+        double lo = num_or_nan(json_array_get(iv, 0)), hi = num_or_nan(json_array_get(iv, 1));
+        if (iv && json_is_null(iv)) {
+            p->ci_reason[j] = strdup(json_is_string(why) ? json_string_value(why) : "no reason given");
+            continue;
+        }
+        if (!json_is_array(iv) || json_array_size(iv) != 2 || !isfinite(lo) || !isfinite(hi) || !(lo <= hi) || lo < 0) {
+            msg(a->errors, "%s: latency_ci.%s is not null or [lo, hi] with 0 <= lo <= hi; the report was altered",
+                p->file, ci_keys[j]);
+            continue;
+        }
+        p->ci[j][0] = lo;
+        p->ci[j][1] = hi;
+    }
+    v = json_object_get(ci, "method");
+    if (bp_ok && p->samples && p->n &&
+        json_is_string(v) && !strcmp(json_string_value(v), k > 1 ? RPX_STATS_METHOD_BETWEEN : RPX_STATS_METHOD_WITHIN) &&
+        p->confidence > 0 && p->confidence < 1) {
+        json_t *want = rpx_stats_latency_ci(p->samples, off, cnt, k, p->confidence);
+        /* widened by the clock's resolution when the report says so */
+        double res = num_or_nan(json_object_get(ci, "widened_by_resolution_ms"));
+        for (j = 0; want && j < 4; j++) {
+            const json_t *got = json_object_get(ci, ci_keys[j]);
+            json_t *w = json_object_get(want, ci_keys[j]);
+            if (isfinite(res) && res > 0 && json_is_array(w) && json_array_size(w) == 2) {
+                double lo = json_number_value(json_array_get(w, 0)) - res;
+                json_array_set_new(w, 0, json_real(lo > 0 ? lo : 0));
+                json_array_set_new(w, 1, json_real(json_number_value(json_array_get(w, 1)) + res));
+            }
+            if (!same_interval(got, w)) {
+                char g[96], wb[96];
+                interval_text(g, sizeof g, got);
+                interval_text(wb, sizeof wb, w);
+                msg(a->errors, "%s: latency_ci.%s is %s but the samples give %s; the report was altered or truncated",
+                    p->file, ci_keys[j], g, wb);
+            }
+        }
+        json_decref(want);
+    } else if (bp_ok) {
+        msg(a->warnings, "%s: latency_ci was computed by a method this rpxprof does not use ('%s'); its intervals are "
+            "shown as the report gives them, not checked against the samples",
+            p->file, json_is_string(v) ? json_string_value(v) : "(none)");
+    }
+    p->covers = strdup(json_string_value(json_object_get(ci, "covers")));
+done:
+    free(off);
+    free(cnt);
+}
+
 static char *shapes_of(const json_t *inputs)
 {
     json_t *o = json_object();
@@ -231,6 +388,8 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
         msg(a->errors, "%s: measured_calls is %ld but latency_samples_ms has %zu samples; the report is truncated",
             p->file, p->measured, p->n);
     if (p->samples) check_stats(a, p, r);
+    if (p->samples && (long)p->n == p->measured) read_intervals(a, p, r);
+    else p->processes = 1;
     v = json_object_get(r, "latency");
     p->num[N_P50] = num_or_nan(json_object_get(v, "p50_ms"));
     p->num[N_P95] = num_or_nan(json_object_get(v, "p95_ms"));
@@ -309,6 +468,7 @@ static void cross_checks(agg *a)
             cmp_field(a->errors, "unit", q, q->unit, p, p->unit);
             cmp_long(a->errors, "warmup_calls", q, q->warmup, p, p->warmup);
             cmp_long(a->errors, "measured_calls", q, q->measured, p, p->measured);
+            cmp_long(a->errors, "processes", q, q->processes, p, p->processes);
             cmp_field(a->errors, "metadata", q, q->meta, p, p->meta);
             break;
         }
@@ -434,28 +594,236 @@ static const char *num_cols[] = {"params", "flops", "macs", "p50_ms", "p95_ms", 
                                  "per_frame_p50_ms", "throughput_per_s", "cpu_process_lifetime_peak_mb",
                                  "cpu_inference_peak_mb", "cuda_peak_mb"};
 
+/* ---- numbers printed to the digits their interval justifies (docs/batch.md) ----
+ * A value with an interval [lo, hi]: h = (hi - lo) / 2; the last digit shown
+ * is the one of h's second significant digit (h = 0.00051 ms: 0.00001 ms),
+ * and never beyond the digits of the stored number itself. Rounded to
+ * nearest. A value without an interval: the CSV gives the report's number,
+ * the Markdown three significant digits. */
+
+static locale_t c_locale(void)
+{
+    static locale_t c;
+    if (!c) c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    return c;
+}
+
+/* v rounded to `d` decimals (d < 0: to 10^-d) into buf. */
+static void fmt_fixed(char *buf, size_t sz, double v, int d)
+{
+    locale_t c = c_locale(), old = c ? uselocale(c) : (locale_t)0;
+    if (d >= 0) {
+        snprintf(buf, sz, "%.*f", d, v);
+    } else {
+        double step = pow(10, -d);
+        snprintf(buf, sz, "%.0f", round(v / step) * step);
+    }
+    if (!strcmp(buf, "-0")) snprintf(buf, sz, "0");
+    if (old) uselocale(old);
+}
+
+/* The fewest decimals (0..17) that print v exactly (its round trip). */
+static int exact_decimals(double v)
+{
+    char b[64];
+    int d;
+    locale_t c = c_locale(), old = c ? uselocale(c) : (locale_t)0;
+    for (d = 0; d < 17; d++) {
+        snprintf(b, sizeof b, "%.*f", d, v);
+        if (strtod(b, NULL) == v) break;
+    }
+    if (old) uselocale(old);
+    return d;
+}
+
+/* The decimals of the second significant digit of h > 0 (may be < 0). */
+static int sig2_decimals(double h) { return 1 - (int)floor(log10(h)); }
+
+/* Decimals for v with the interval [lo, hi]; -1000 when there is none. A
+ * half width within rounding error of v (below 1e-12 of it) is 0: v is shown
+ * as stored. */
+static int ci_decimals(double v, double lo, double hi)
+{
+    double h = (hi - lo) / 2;
+    int cap, d;
+    if (!isfinite(v) || !isfinite(h)) return -1000;
+    cap = exact_decimals(v);
+    d = h > 1e-12 * fabs(v) ? sig2_decimals(h) : cap;
+    return d < cap ? d : cap;
+}
+
+/* A CSV number: rounded to `d` decimals, or the exact number when d == -1000. */
+static void csv_num(sbuf *b, double v, int d)
+{
+    char num[64];
+    if (!isfinite(v)) return;
+    if (d == -1000) fmt_num(num, sizeof num, v);
+    else fmt_fixed(num, sizeof num, v, d);
+    sb_str(b, num);
+}
+
+/* "19.50 µs": v ms in a unit that puts it in [1, 1000), with `d` decimals of
+ * milliseconds (d == -1000: three significant digits). */
+static void md_time(sbuf *b, double v, int d)
+{
+    static const char *units[] = {"ns", "µs", "ms", "s"};
+    static const double mult[] = {1e6, 1e3, 1, 1e-3};
+    static const int shift[] = {6, 3, 0, -3};
+    char num[64];
+    int u = 2, dd;
+    if (!isfinite(v)) { sb_str(b, "n/a"); return; }
+    if (v >= 1000) u = 3;
+    else if (v >= 1) u = 2;
+    else if (v >= 1e-3) u = 1;
+    else if (v > 0) u = 0;
+    if (d == -1000) {
+        double x = fabs(v * mult[u]);
+        dd = x > 0 ? 2 - (int)floor(log10(x)) : 0;
+        if (dd > exact_decimals(v) - shift[u]) dd = exact_decimals(v) - shift[u];
+    } else {
+        dd = d - shift[u];
+    }
+    fmt_fixed(num, sizeof num, v * mult[u], dd);
+    sb_str(b, num);
+    sb_str(b, " ");
+    sb_str(b, units[u]);
+}
+
+/* " ± 2.6 %": the half width relative to v, two significant digits. */
+static void md_rel(sbuf *b, double v, double lo, double hi)
+{
+    char num[64];
+    double rel = (hi - lo) / 2 / v * 100;
+    if (!isfinite(rel) || v <= 0) { sb_str(b, " ± n/a"); return; }
+    if (rel < 0.01) { sb_str(b, " ± <0.01 %"); return; }
+    fmt_fixed(num, sizeof num, rel, sig2_decimals(rel));
+    sb_str(b, " ± ");
+    sb_str(b, num);
+    sb_str(b, " %");
+}
+
 /* The outputs, in the order they are committed: validation.json last, so a
  * folder holds rpxprof's validation.json only once everything else is there. */
 enum { OUT_CSV, OUT_MD, OUT_SVG, OUT_VAL, OUT_COUNT };
 
+/* The Markdown's caption: the confidence and what the intervals cover, said once. */
+static void md_caption(sbuf *m, const agg *a)
+{
+    size_t i, nb = 0, nw = 0, nn = 0;
+    double conf = NAN;
+    int conf_same = 1;
+    long kmin = 0, kmax = 0;
+    char buf[64];
+    for (i = 0; i < a->nreps; i++) {
+        const rep *p = &a->reps[i];
+        if (!p->complete) continue;
+        if (!p->covers) { nn++; continue; }
+        if (!strcmp(p->covers, "between-process")) {
+            nb++;
+            if (!kmin || p->processes < kmin) kmin = p->processes;
+            if (p->processes > kmax) kmax = p->processes;
+        } else {
+            nw++;
+        }
+        if (isnan(conf)) conf = p->confidence;
+        else if (conf != p->confidence) conf_same = 0;
+    }
+    sb_str(m, "Latency: the value ± the half width of its ");
+    if (isnan(conf)) sb_str(m, "95 %");
+    else if (!conf_same) sb_str(m, "confidence interval (the confidence differs between reports: the CSV's ci_confidence)");
+    else { fmt_num(buf, sizeof buf, conf * 100); sb_str(m, buf); sb_str(m, " %"); }
+    sb_str(m, " interval, relative to the value; the last digit shown is that of the half width's second "
+              "significant digit. n/a: no interval (the reasons are below the table); a value without one is "
+              "shown to three significant digits, which says nothing of its precision.\n");
+    if (nb && !nw && !nn) {
+        snprintf(buf, sizeof buf, kmin == kmax ? "%ld" : "%ld to %ld", kmin, kmax);
+        sb_str(m, "The intervals are **between-process**: each report's calls ran in ");
+        sb_str(m, buf);
+        sb_str(m, " worker processes, and the interval covers the variation from one process (and run) to the next.\n");
+    } else if (nw && !nb && !nn) {
+        sb_str(m, "The intervals are **within-process**: each report ran in one process, so they cover only the "
+                  "noise of the calls inside it, not the variation from one run to the next (rerun with --processes K, "
+                  "K >= 2).\n");
+    } else if (nb || nw) {
+        sb_str(m, "The intervals are **between-process** for the rows with 2 or more processes, **within-process** "
+                  "(they do not cover the variation from one run to the next) for the rows with 1");
+        if (nn) sb_str(m, ", and n/a for the reports of an older rpxprof, which have none");
+        sb_str(m, ".\n");
+    } else if (nn) {
+        sb_str(m, "The reports carry no intervals (an older rpxprof: one process, no latency_ci).\n");
+    }
+    sb_str(m, "\n");
+}
+
+/* Below the table: why intervals are n/a, once per statistic. */
+static void md_reasons(sbuf *m, const agg *a)
+{
+    static const char *names[4] = {"p50", "p95", "p99", "mean"};
+    size_t i, first, count;
+    int j, any = 0;
+    char buf[64];
+    for (j = 0; j < 4; j++) {
+        count = 0;
+        first = a->nreps;
+        for (i = 0; i < a->nreps; i++)
+            if (a->reps[i].complete && a->reps[i].covers && a->reps[i].ci_reason[j]) {
+                if (!count) first = i;
+                count++;
+            }
+        if (!count) continue;
+        if (!any) sb_str(m, "\nIntervals shown n/a:\n\n");
+        any = 1;
+        sb_str(m, "- ");
+        sb_str(m, names[j]);
+        sb_str(m, " (");
+        md_cell(m, a->reps[first].task);
+        sb_str(m, "/");
+        md_cell(m, a->reps[first].model);
+        if (count > 1) { snprintf(buf, sizeof buf, " and %zu more", count - 1); sb_str(m, buf); }
+        sb_str(m, "): ");
+        md_cell(m, a->reps[first].ci_reason[j]);
+        sb_str(m, "\n");
+    }
+}
+
 static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
 {
+    static const int stat_col[4] = {N_P50, N_P95, N_P99, N_MEAN};
     sbuf c = {0}, m = {0};
     char num[64], lb[32];
     size_t i, k;
     int rc;
     sb_str(&c, "task,model");
     for (k = 0; k < N_COUNT; k++) { sb_str(&c, ","); sb_str(&c, num_cols[k]); }
-    sb_str(&c, ",gpu_name,cpu_name,device,precision,warmup,repeats,created_utc,status\n");
-    sb_str(&m, "| task | model | params | FLOPs | p50 ms | p95 ms | p99 ms | mean ms | per-frame p50 ms | "
+    sb_str(&c, ",gpu_name,cpu_name,device,precision,warmup,repeats,created_utc,status,processes,covers,"
+               "ci_confidence,p50_ci_lo_ms,p50_ci_hi_ms,p95_ci_lo_ms,p95_ci_hi_ms,p99_ci_lo_ms,p99_ci_hi_ms,"
+               "mean_ci_lo_ms,mean_ci_hi_ms\n");
+    md_caption(&m, a);
+    sb_str(&m, "| task | model | params | FLOPs | processes | p50 | p95 | p99 | mean | per-frame p50 | "
                "throughput /s | CPU peak MiB | CUDA peak MiB | device | precision | GPU | CPU |\n"
-               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|\n");
+               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|\n");
     for (i = 0; i < a->nreps; i++) {
         rep *p = &a->reps[i];
-        static const int mdn[] = {N_PARAMS, N_FLOPS, N_P50, N_P95, N_P99, N_MEAN, N_PERFRAME, N_TPUT, N_CPULIFE, N_CUDA};
+        int dec[N_COUNT], j;
+        double rel = NAN;
+        for (k = 0; k < N_COUNT; k++) dec[k] = -1000;
+        for (j = 0; j < 4; j++)
+            dec[stat_col[j]] = ci_decimals(p->num[stat_col[j]], p->ci[j][0], p->ci[j][1]);
+        /* per-frame p50 and throughput: the p50's relative precision */
+        if (dec[N_P50] != -1000 && p->num[N_P50] > 0) rel = (p->ci[0][1] - p->ci[0][0]) / 2 / p->num[N_P50];
+        if (isfinite(rel) && rel > 0) {
+            if (isfinite(p->num[N_PERFRAME]) && p->num[N_PERFRAME] > 0) {
+                int d = sig2_decimals(rel * p->num[N_PERFRAME]);
+                dec[N_PERFRAME] = d < exact_decimals(p->num[N_PERFRAME]) ? d : exact_decimals(p->num[N_PERFRAME]);
+            }
+            if (isfinite(p->num[N_TPUT]) && p->num[N_TPUT] > 0) {
+                int d = sig2_decimals(rel * p->num[N_TPUT]);
+                dec[N_TPUT] = d < exact_decimals(p->num[N_TPUT]) ? d : exact_decimals(p->num[N_TPUT]);
+            }
+        }
         csv_cell(&c, p->task); sb_str(&c, ",");
         csv_cell(&c, p->model);
-        for (k = 0; k < N_COUNT; k++) { fmt_num(num, sizeof num, p->num[k]); sb_str(&c, ","); sb_str(&c, num); }
+        for (k = 0; k < N_COUNT; k++) { sb_str(&c, ","); csv_num(&c, p->num[k], dec[k]); }
         sb_str(&c, ","); csv_cell(&c, p->gpu);
         sb_str(&c, ","); csv_cell(&c, p->cpu);
         sb_str(&c, ","); csv_cell(&c, p->device);
@@ -466,19 +834,47 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         if (p->complete) { snprintf(lb, sizeof lb, "%ld", p->measured); sb_str(&c, lb); }
         sb_str(&c, ","); csv_cell(&c, p->created);
         sb_str(&c, ","); sb_str(&c, p->complete ? "complete" : "invalid");
+        sb_str(&c, ",");
+        if (p->complete) { snprintf(lb, sizeof lb, "%ld", p->processes); sb_str(&c, lb); }
+        sb_str(&c, ","); csv_cell(&c, p->complete ? p->covers : NULL);
+        sb_str(&c, ",");
+        if (p->complete && p->covers) csv_num(&c, p->confidence, -1000);
+        for (j = 0; j < 4; j++) {
+            int have = p->complete && p->covers && isfinite(p->ci[j][0]);
+            sb_str(&c, ",");
+            if (have) csv_num(&c, p->ci[j][0], dec[stat_col[j]]);
+            sb_str(&c, ",");
+            if (have) csv_num(&c, p->ci[j][1], dec[stat_col[j]]);
+        }
         sb_str(&c, "\n");
         sb_str(&m, "| "); md_cell(&m, p->task); sb_str(&m, " | "); md_cell(&m, p->model);
-        for (k = 0; k < sizeof mdn / sizeof *mdn; k++) {
-            fmt_num(num, sizeof num, p->num[mdn[k]]);
+        fmt_num(num, sizeof num, p->num[N_PARAMS]); sb_str(&m, " | "); md_cell(&m, num);
+        fmt_num(num, sizeof num, p->num[N_FLOPS]); sb_str(&m, " | "); md_cell(&m, num);
+        sb_str(&m, " | ");
+        if (p->complete) { snprintf(lb, sizeof lb, "%ld", p->processes); sb_str(&m, lb); }
+        else sb_str(&m, "n/a");
+        for (j = 0; j < 4; j++) {
             sb_str(&m, " | ");
-            md_cell(&m, num);
+            md_time(&m, p->num[stat_col[j]], dec[stat_col[j]]);
+            if (isfinite(p->num[stat_col[j]])) {
+                if (dec[stat_col[j]] != -1000) md_rel(&m, p->num[stat_col[j]], p->ci[j][0], p->ci[j][1]);
+                else sb_str(&m, " ± n/a");
+            }
         }
+        sb_str(&m, " | "); md_time(&m, p->num[N_PERFRAME], dec[N_PERFRAME]);
+        sb_str(&m, " | ");
+        if (dec[N_TPUT] != -1000) fmt_fixed(num, sizeof num, p->num[N_TPUT], dec[N_TPUT]);
+        else fmt_num(num, sizeof num, p->num[N_TPUT]);
+        md_cell(&m, num);
+        fmt_num(num, sizeof num, p->num[N_CPULIFE]); sb_str(&m, " | "); md_cell(&m, num);
+        fmt_num(num, sizeof num, p->num[N_CUDA]); sb_str(&m, " | "); md_cell(&m, num);
         sb_str(&m, " | "); md_cell(&m, p->device);
         sb_str(&m, " | "); md_cell(&m, p->precision);
         sb_str(&m, " | "); md_cell(&m, p->gpu);
         sb_str(&m, " | "); md_cell(&m, p->cpu);
         sb_str(&m, " |\n");
     }
+    md_reasons(&m, a);
     if (c.oom || m.oom) { free(c.p); free(m.p); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", out); }
     rc = rpx_output_commit(g[OUT_CSV], c.p, c.len, err);
     g[OUT_CSV] = NULL;
@@ -508,6 +904,10 @@ static int write_figure(agg *a, rpx_output **g, rpx_error *err)
         rows[n].device = p->device;
         rows[n].samples_ms = p->samples;
         rows[n].n = p->n;
+        rows[n].ci_covers = p->covers;
+        rows[n].processes = p->processes;
+        rows[n].p50_ci_lo_ms = p->ci[0][0];
+        rows[n].p50_ci_hi_ms = p->ci[0][1];
         n++;
     }
     rc = rpx_plot_svg(rows, n, 0, &svg, err);
@@ -591,7 +991,7 @@ static int open_outputs(const rpx_aggregate_opts *opts, const agg *a, rpx_output
 int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *res, rpx_error *err)
 {
     agg a = {0};
-    size_t i, expected = 0;
+    size_t i, k, expected = 0;
     int rc = 0, scan_rc = 0, have_expected = 0;
     json_t *val;
     rpx_output *g[OUT_COUNT] = {NULL};
@@ -639,6 +1039,8 @@ done:
         free(p->file); free(p->task); free(p->model); free(p->sha); free(p->shapes); free(p->unit);
         free(p->meta); free(p->device); free(p->precision); free(p->cvd); free(p->gpu); free(p->cpu);
         free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->samples);
+        free(p->covers);
+        for (k = 0; k < 4; k++) free(p->ci_reason[k]);
     }
     free(a.reps);
     json_decref(a.errors);

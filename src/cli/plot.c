@@ -132,6 +132,7 @@ int rpx_cli_plot(int argc, char **argv)
         rows[i].shape = l[i].shape;
         rows[i].samples_ms = l[i].samples;
         rows[i].n = json_array_size(s);
+        rpx_plot_row_interval(&rows[i], l[i].r);
     }
     if (rc == RPX_EXIT_OK && rpx_plot_svg(rows, n, tl, &svg, &err))
         rc = rpx_cli_fail("plot", 1, "%s", err.message);

@@ -1,7 +1,8 @@
 /* plot.c — owns the latency figures (`rpxprof plot`, aggregate's figure.svg):
  * one panel per task, one row per model, each row a box (p25–p75) with
- * whiskers at p5 and p95, the samples as points and p50/p95/p99 marked; or
- * with `timeline`, latency against call index. Plain SVG 1.1: real text, a
+ * whiskers at p5 and p95, the samples as points, p50/p95/p99 marked and the
+ * p50's 95 % interval (the report's latency_ci) as an error bar; or with
+ * `timeline`, latency against call index with the interval as a band. Plain SVG 1.1: real text, a
  * <title> with the exact value on every mark, stable ids, XML-escaped text.
  * (src/report/svg.c is the roofline picture.) */
 #include <math.h>
@@ -138,6 +139,47 @@ static void ax_ticks(out *o, const axis *a, double y, const char *id, int vertic
     }
 }
 
+/* Whether the row has a p50 interval that belongs to its samples: it holds
+ * their p50 (an interval of other samples is not drawn). */
+static int has_ci(const rpx_plot_row *r)
+{
+    double *s, p50;
+    if (!(r->ci_covers && isfinite(r->p50_ci_lo_ms) && isfinite(r->p50_ci_hi_ms) && r->p50_ci_lo_ms > 0 &&
+          r->p50_ci_lo_ms <= r->p50_ci_hi_ms && r->n > 0))
+        return 0;
+    s = malloc(r->n * sizeof *s);
+    if (!s) return 0;
+    memcpy(s, r->samples_ms, r->n * sizeof *s);
+    qsort(s, r->n, sizeof *s, cmp_double);
+    p50 = rpx_percentile_sorted(s, r->n, 50);
+    free(s);
+    return p50 >= r->p50_ci_lo_ms * (1 - 1e-12) && p50 <= r->p50_ci_hi_ms * (1 + 1e-12);
+}
+
+void rpx_plot_row_interval(rpx_plot_row *row, const json_t *report)
+{
+    const json_t *ci = json_object_get(report, "latency_ci"), *k = json_object_get(report, "processes");
+    const json_t *p50 = json_object_get(ci, "p50_ms"), *cov = json_object_get(ci, "covers");
+    row->processes = json_is_integer(k) ? (long)json_integer_value(k) : 1;
+    row->ci_covers = json_is_string(cov) ? json_string_value(cov) : NULL;
+    row->p50_ci_lo_ms = row->p50_ci_hi_ms = NAN;
+    if (json_is_array(p50) && json_array_size(p50) == 2 && json_is_number(json_array_get(p50, 0)) &&
+        json_is_number(json_array_get(p50, 1))) {
+        row->p50_ci_lo_ms = json_number_value(json_array_get(p50, 0));
+        row->p50_ci_hi_ms = json_number_value(json_array_get(p50, 1));
+    }
+}
+
+/* "p50 95 % interval [lo, hi] ms, between-process (5 processes)" */
+static void ci_title(out *o, const rpx_plot_row *r)
+{
+    char b1[64], b2[64];
+    put(o, "p50 95 %% interval [%s, %s] ms, ", num(b1, sizeof b1, r->p50_ci_lo_ms), num(b2, sizeof b2, r->p50_ci_hi_ms));
+    esc(o, r->ci_covers);
+    if (r->processes > 0) put(o, " (%ld process%s)", r->processes, r->processes == 1 ? "" : "es");
+    if (!strcmp(r->ci_covers, "within-process")) put(o, "; does not cover run-to-run variation");
+}
+
 static int same_str(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
 
 static void row_marks(out *o, const rpx_plot_row *r, const axis *ax, double yc, const char *id, size_t stride)
@@ -167,6 +209,13 @@ static void row_marks(out *o, const rpx_plot_row *r, const axis *ax, double yc, 
     }
     put(o, "<line id=\"%s-p50\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#d62728\" stroke-width=\"2.5\"><title>p50 %s ms</title></line>\n",
         id, ax_pos(ax, q[2]), yc - 10, ax_pos(ax, q[2]), yc + 10, num(b1, sizeof b1, q[2]));
+    if (has_ci(r)) {
+        double x0 = ax_pos(ax, r->p50_ci_lo_ms), x1 = ax_pos(ax, r->p50_ci_hi_ms), yb = yc + 13;
+        put(o, "<path id=\"%s-p50-ci\" d=\"M%.2f %.2fv6M%.2f %.2fh%.2fM%.2f %.2fv6\" stroke=\"#000\" stroke-width=\"1.5\" fill=\"none\"><title>",
+            id, x0, yb - 3, x0, yb, fmax(x1 - x0, 0.5), x1, yb - 3);
+        ci_title(o, r);
+        put(o, "</title></path>\n");
+    }
     put(o, "<path id=\"%s-p95\" d=\"M%.2f %.2fl-4 -6h8z\" fill=\"#ff7f0e\"><title>p95 %s ms</title></path>\n",
         id, ax_pos(ax, q[4]), yc - 9, num(b1, sizeof b1, q[4]));
     put(o, "<path id=\"%s-p99\" d=\"M%.2f %.2fl-4 -6h8z\" fill=\"#9467bd\"><title>p99 %s ms</title></path>\n</g>\n",
@@ -186,7 +235,8 @@ static void legend(out *o, double y)
 {
     put(o, "<g id=\"legend\" font-size=\"11\"><text x=\"20\" y=\"%.2f\">box: p25–p75 · whiskers: p5–p95 · "
            "red bar: p50 · orange ▼ p95 · purple ▼ p99</text>"
-           "<text x=\"20\" y=\"%.2f\">dots: every sample (thinned evenly above %d in the figure)</text></g>\n",
+           "<text x=\"20\" y=\"%.2f\">black ├┤ under the p50: its 95 %% interval where the report has one · "
+           "dots: every sample (thinned evenly above %d in the figure)</text></g>\n",
         y - 14, y, MAX_POINTS);
 }
 
@@ -223,6 +273,10 @@ static int boxes(const rpx_plot_row *rows, size_t n, out *o)
             for (k = 0; k < rows[i].n; k++) {
                 mn = fmin(mn, rows[i].samples_ms[k]);
                 mx = fmax(mx, rows[i].samples_ms[k]);
+            }
+            if (has_ci(&rows[i])) {
+                mn = fmin(mn, rows[i].p50_ci_lo_ms);
+                mx = fmax(mx, rows[i].p50_ci_hi_ms);
             }
             nr++;
         }
@@ -272,6 +326,7 @@ static int timeline(const rpx_plot_row *r, out *o)
     size_t i, stride = r->n > MAX_POINTS ? (r->n + MAX_POINTS - 1) / MAX_POINTS : 1;
     char b[64];
     for (i = 0; i < r->n; i++) { mn = fmin(mn, r->samples_ms[i]); mx = fmax(mx, r->samples_ms[i]); }
+    if (has_ci(r)) { mn = fmin(mn, r->p50_ci_lo_ms); mx = fmax(mx, r->p50_ci_hi_ms); }
     s = malloc((r->n ? r->n : 1) * sizeof *s);
     if (!s) return RPX_ENOMEM;
     memcpy(s, r->samples_ms, r->n * sizeof *s);
@@ -300,13 +355,20 @@ static int timeline(const rpx_plot_row *r, out *o)
         (top + bottom) / 2, (top + bottom) / 2);
     esc(o, r->unit);
     put(o, " (ms%s)</text>\n", ya.log ? ", log scale" : "");
+    if (has_ci(r)) {
+        double y0 = ax_pos(&ya, r->p50_ci_hi_ms), y1 = ax_pos(&ya, r->p50_ci_lo_ms);
+        put(o, "<rect id=\"timeline-p50-ci\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#d62728\" fill-opacity=\"0.15\"><title>",
+            LEFT, y0, W - RIGHT - LEFT, fmax(y1 - y0, 0.5));
+        ci_title(o, r);
+        put(o, "</title></rect>\n");
+    }
     for (i = 0; i < 3; i++)
         put(o, "<line id=\"timeline-%s\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-dasharray=\"6 3\"><title>%s %s ms</title></line>\n",
             qn[i], LEFT, ax_pos(&ya, q[i]), W - RIGHT, ax_pos(&ya, q[i]), qc[i], qn[i], num(b, sizeof b, q[i]));
     for (i = 0; i < r->n; i += stride)
         put(o, "<circle id=\"timeline-pt-%zu\" cx=\"%.2f\" cy=\"%.2f\" r=\"1.8\" fill=\"#1f77b4\"><title>call %zu: %s ms</title></circle>\n",
             i, ax_pos(&xa, (double)i), ax_pos(&ya, r->samples_ms[i]), i, num(b, sizeof b, r->samples_ms[i]));
-    put(o, "</g>\n<g id=\"legend\" font-size=\"11\"><text x=\"%.2f\" y=\"%.2f\">dashed: p50 (red), p95 (orange), p99 (purple)</text></g>\n</svg>\n",
+    put(o, "</g>\n<g id=\"legend\" font-size=\"11\"><text x=\"%.2f\" y=\"%.2f\">dashed: p50 (red), p95 (orange), p99 (purple); red band: the p50's 95 %% interval where the report has one</text></g>\n</svg>\n",
         LEFT, h - 12);
     return 0;
 }

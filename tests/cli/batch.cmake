@@ -6,3 +6,6 @@ rpx_py_test(cli.outputs cli/test_outputs.py)
 set_tests_properties(cli.outputs PROPERTIES TIMEOUT 600)
 # `rpxprof compare`: intervals against scipy, verdicts, refusals, folders with Holm.
 rpx_py_test(cli.compare cli/test_compare.py)
+# aggregate's intervals (CSV, Markdown, figures) against numpy/scipy; processes in the same-work check.
+rpx_py_test(cli.aggregate_ci cli/test_aggregate_ci.py)
+set_tests_properties(cli.aggregate_ci PROPERTIES TIMEOUT 600)
