@@ -5,16 +5,13 @@
  * Every job's report path is checked before the first job (the output guard,
  * src/common/output.c), and a job dies with batch (PR_SET_PDEATHSIG). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,19 +20,18 @@
 #include "rpxprof/error.h"
 #include "rpxprof/output.h"
 #include "rpxprof/report.h"
+#include "rpxprof/runner.h"
 #include "rpxprof/target.h"
 
-extern char **environ;
-
-/* SIGINT/SIGTERM: stop after the job in progress, which is told too (it keeps
- * its samples in an interrupted report). */
+/* SIGINT/SIGTERM between jobs: stop before the next one. During a job the
+ * runner handles them (the job stops after its current call, or after the
+ * grace period, and keeps its samples in an interrupted report). */
 static volatile sig_atomic_t g_stop;
-static volatile pid_t g_child;
 
 static void on_stop(int sig)
 {
+    (void)sig;
     g_stop = 1;
-    if (g_child > 0) kill(g_child, sig);
 }
 
 static const char usage[] =
@@ -81,128 +77,6 @@ static int slurm_shard(long *i, long *n)
     return (*n >= 1 && *i >= 0 && *i < *n) ? 1 : -1;
 }
 
-typedef struct argv_buf {
-    char *v[64];
-    int n;
-    char *owned[32];
-    int nowned;
-} argv_buf;
-
-static void push(argv_buf *a, const char *s) { if (a->n < 63) a->v[a->n++] = (char *)s; }
-
-static void push_owned(argv_buf *a, char *s)
-{
-    if (!s || a->nowned >= 32) { free(s); return; }
-    a->owned[a->nowned++] = s;
-    push(a, s);
-}
-
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-    va_list ap;
-    char *s = NULL;
-    va_start(ap, f);
-    if (vasprintf(&s, f, ap) < 0) s = NULL;
-    va_end(ap);
-    return s;
-}
-
-/* --meta KEY=VALUE for a scalar of the manifest's task meta. */
-static char *meta_arg(const char *key, const json_t *v)
-{
-    if (json_is_string(v)) return fmt("%s=%s", key, json_string_value(v));
-    if (json_is_integer(v)) return fmt("%s=%lld", key, (long long)json_integer_value(v));
-    if (json_is_real(v)) return fmt("%s=%.17g", key, json_real_value(v));
-    if (json_is_boolean(v)) return fmt("%s=%s", key, json_is_true(v) ? "true" : "false");
-    return NULL;
-}
-
-/* Run the job in a child; its stderr's last non-empty line goes to `last`.
- * The child gets SIGKILL when this process dies (even by SIGKILL), so a job
- * never outlives batch; its own model process dies with it the same way. */
-static int run_child(const rpx_batch_job *j, const char *out, int force, char *last,
-                     size_t lastsz)
-{
-    static const char exec_failed[] = "cannot start rpxprof run: exec of /proc/self/exe failed\n";
-    argv_buf a = {0};
-    int pipefd[2], status = 0, rc = -1, i;
-    pid_t pid, parent = getpid();
-    const char *key;
-    json_t *v;
-    char buf[4096], line[1024];
-    size_t llen = 0;
-    ssize_t got;
-
-    last[0] = '\0';
-    push(&a, "/proc/self/exe");
-    push(&a, "run");
-    push(&a, "--model"); push(&a, j->model);
-    push(&a, "--inputs"); push(&a, j->inputs);
-    push(&a, "--output"); push(&a, out);
-    push(&a, "--unit"); push(&a, j->unit);
-    push(&a, "--device"); push(&a, j->device);
-    push(&a, "--precision"); push(&a, j->precision);
-    push(&a, "--warmup"); push_owned(&a, fmt("%ld", j->warmup));
-    push(&a, "--repeats"); push_owned(&a, fmt("%ld", j->repeats));
-    json_object_foreach((json_t *)j->meta, key, v) {
-        char *m = meta_arg(key, v);
-        if (m) { push(&a, "--meta"); push_owned(&a, m); }
-    }
-    if (j->cost) { push(&a, "--cost"); push(&a, j->cost); }
-    if (j->flops) { push(&a, "--flops"); push(&a, j->flops); }
-    if (j->params) { push(&a, "--params"); push(&a, j->params); }
-    if (j->gpus) { push(&a, "--gpu"); push(&a, j->gpus); }
-    if (force) push(&a, "--force"); /* checked by batch before the first job */
-    push(&a, "--quiet");
-    a.v[a.n] = NULL;
-
-    if (pipe2(pipefd, O_CLOEXEC) != 0) goto done;
-    pid = fork();
-    if (pid == 0) {
-        /* the child: async-signal-safe calls only until exec */
-        int fd;
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
-        fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(pipefd[1], 2) < 0) _exit(127);
-        execve("/proc/self/exe", a.v, environ);
-        if (write(2, exec_failed, sizeof exec_failed - 1) < 0) {}
-        _exit(127);
-    }
-    i = pid < 0 ? errno : 0;
-    if (pid > 0) g_child = pid;
-    close(pipefd[1]);
-    if (pid < 0) {
-        snprintf(last, lastsz, "cannot start rpxprof run: %s", strerror(i));
-        close(pipefd[0]);
-        goto done;
-    }
-    while ((got = read(pipefd[0], buf, sizeof buf)) != 0) {
-        ssize_t k;
-        if (got < 0) { if (errno == EINTR) continue; break; }
-        for (k = 0; k < got; k++) {
-            if (buf[k] == '\n') {
-                if (llen) { line[llen] = '\0'; snprintf(last, lastsz, "%s", line); }
-                llen = 0;
-            } else if (llen + 1 < sizeof line) {
-                line[llen++] = buf[k];
-            }
-        }
-    }
-    if (llen) { line[llen] = '\0'; snprintf(last, lastsz, "%s", line); }
-    close(pipefd[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    g_child = 0;
-    if (WIFEXITED(status)) rc = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status)) {
-        rc = 128 + WTERMSIG(status);
-        if (!last[0]) snprintf(last, lastsz, "rpxprof run killed by signal %d", WTERMSIG(status));
-    }
-done:
-    for (i = 0; i < a.nowned; i++) free(a.owned[i]);
-    return rc;
-}
-
 /* What batch never replaces, and how it may replace a job's report. */
 typedef struct guard {
     const char **protect;
@@ -215,24 +89,6 @@ static int open_report(const guard *g, const char *out, rpx_output **o, rpx_erro
     rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, g->force, g->protect,
                              g->n_protect, "--out-dir"};
     return rpx_output_open(out, &oo, o, err);
-}
-
-/* Add "task" and "model_name" to the child's report and rewrite it atomically. */
-static int tag_report(const guard *g, const char *out, const rpx_batch_job *j, rpx_error *err)
-{
-    json_t *r = json_load_file(out, 0, NULL);
-    rpx_output *o;
-    int rc;
-    if (!r || !json_is_object(r)) {
-        json_decref(r);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: the report of rpxprof run is not JSON", out);
-    }
-    json_object_set_new(r, "task", json_string(j->task));
-    json_object_set_new(r, "model_name", json_string(j->model_name));
-    rc = open_report(g, out, &o, err);
-    if (!rc) rc = rpx_json_write_output(o, r, err);
-    json_decref(r);
-    return rc;
 }
 
 static int failed_report(const guard *g, const char *out, const rpx_batch_job *j,
@@ -270,21 +126,55 @@ static int failed_report(const guard *g, const char *out, const rpx_batch_job *j
     return rc;
 }
 
-/* The identity of the file at `path` (links followed); 0 when there is none. */
-static int file_id(const char *path, struct stat *st)
+/* Run one job through the runner (the same call as `rpxprof run`), in this
+ * process: its worker processes die with it. The report, tagged with the task
+ * and the model's name, goes through the guard. Returns 0 when the run
+ * completed and its report was written; else `last` says why, *wrote says
+ * whether a report (with its status) was written, *stop whether a signal
+ * asked the batch to stop. */
+static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char *last,
+                   size_t lastsz, int *wrote, int *stop)
 {
-    return stat(path, st) == 0;
-}
-
-/* 1 when the job's child left a report of its own at `path`: a file that is
- * not the one that was there before the job (the guard renames a new file in). */
-static int child_wrote(const char *path, int had, const struct stat *before)
-{
-    struct stat now;
-    if (!file_id(path, &now)) return 0;
-    return !had || now.st_dev != before->st_dev || now.st_ino != before->st_ino ||
-           now.st_mtim.tv_sec != before->st_mtim.tv_sec ||
-           now.st_mtim.tv_nsec != before->st_mtim.tv_nsec;
+    rpx_runner_config c;
+    rpx_runner_result res;
+    rpx_error err = {0};
+    rpx_output *o;
+    int rc;
+    *wrote = *stop = 0;
+    last[0] = '\0';
+    rpx_runner_config_init(&c);
+    c.model = j->model;
+    c.inputs = j->inputs;
+    c.unit = j->unit;
+    c.device = j->device;
+    c.precision = j->precision;
+    c.warmup = j->warmup;
+    c.repeats = j->repeats;
+    c.meta = (json_t *)j->meta;
+    c.cost = j->cost;
+    c.gpus = j->gpus;
+    if (j->flops && rpx_cli_parse_number(j->flops, &c.flops) != 0) c.flops = (double)NAN;
+    if (j->params && rpx_cli_parse_number(j->params, &c.params) != 0) c.params = (double)NAN;
+    rc = rpx_runner_run(&c, &res, &err);
+    if (rc != 0) {
+        snprintf(last, lastsz, "%s", err.message);
+        rpx_runner_result_free(&res);
+        return -1;
+    }
+    *stop = res.status == RPX_RUNNER_INTERRUPTED;
+    json_object_set_new(res.report, "task", json_string(j->task));
+    json_object_set_new(res.report, "model_name", json_string(j->model_name));
+    rc = open_report(g, out, &o, &err);
+    if (!rc) rc = rpx_json_write_output(o, res.report, &err);
+    if (rc) snprintf(last, lastsz, "%s", err.message);
+    else *wrote = 1;
+    if (!rc && res.status != RPX_RUNNER_COMPLETE) {
+        snprintf(last, lastsz, "%.900s (status %.40s)", res.error,
+                 json_string_value(json_object_get(res.report, "status")));
+        rc = -1;
+    }
+    rpx_runner_result_free(&res);
+    return rc;
 }
 
 /* The model file of a shared-object --model (PATH:SYMBOL), malloc'ed, or NULL. */
@@ -406,8 +296,7 @@ int rpx_cli_batch(int argc, char **argv)
     for (i = 0; i < total; i++) {
         const rpx_batch_job *j = rpx_manifest_job(m, i);
         char *out, last[1024];
-        struct stat before;
-        int rc, had;
+        int rc;
         if ((long)(i % (size_t)sn) != si) continue;
         if (g_stop) { interrupted = 1; break; }
         out = rpx_batch_report_path(out_dir, j);
@@ -426,26 +315,21 @@ int rpx_cli_batch(int argc, char **argv)
             free(out);
             continue;
         }
-        /* a stale report must not pass for this run's: the child's is a new file */
-        had = file_id(out, &before);
-        rc = run_child(j, out, force, last, sizeof last);
-        if (g_stop) interrupted = 1;
-        if (rc == 0 && child_wrote(out, had, &before)) {
-            if (tag_report(&g, out, j, &err) == 0) ncomplete++;
-            else { nfailed++; fprintf(stderr, "%srpxprof batch: %s\n", tty ? "\n" : "", err.message); }
-            if (interrupted) { free(out); break; }
-        } else if (child_wrote(out, had, &before)) {
-            /* interrupted: the child wrote a report with its status */
-            tag_report(&g, out, j, &err);
-            nfailed++;
-            if (rc == RPX_EXIT_INTERRUPTED || interrupted) { interrupted = 1; free(out); break; }
-        } else {
-            if (!last[0]) snprintf(last, sizeof last, "rpxprof run exited with status %d and wrote no report", rc);
-            if (failed_report(&g, out, j, last, &err)) fprintf(stderr, "%srpxprof batch: %s\n", tty ? "\n" : "", err.message);
-            nfailed++;
-            if (!quiet) fprintf(stderr, "%srpxprof batch: %s/%s failed: %s\n", tty ? "\r\033[K" : "", j->task, j->model_name, last);
-            if (rc == 128 + SIGINT || rc == 128 + SIGTERM || rc == RPX_EXIT_INTERRUPTED || interrupted) {
-                interrupted = 1;
+        {
+            int wrote, stop;
+            rc = run_job(&g, j, out, last, sizeof last, &wrote, &stop);
+            if (g_stop || stop) interrupted = 1;
+            if (rc == 0) {
+                ncomplete++;
+            } else {
+                if (!wrote && failed_report(&g, out, j, last, &err))
+                    fprintf(stderr, "%srpxprof batch: %s\n", tty ? "\n" : "", err.message);
+                nfailed++;
+                if (!quiet)
+                    fprintf(stderr, "%srpxprof batch: %s/%s failed: %s\n", tty ? "\r\033[K" : "",
+                            j->task, j->model_name, last);
+            }
+            if (interrupted) {
                 free(out);
                 break;
             }
