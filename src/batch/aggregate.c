@@ -597,8 +597,8 @@ static const char *num_cols[] = {"params", "flops", "macs", "p50_ms", "p95_ms", 
 /* ---- numbers printed to the digits their interval justifies (docs/batch.md) ----
  * A value with an interval [lo, hi]: h = (hi - lo) / 2; the last digit shown
  * is the one of h's second significant digit (h = 0.00051 ms: 0.00001 ms),
- * and never beyond the digits of the stored number itself. Rounded to
- * nearest. A value without an interval: the CSV gives the report's number,
+ * never beyond the digits of the stored number itself, and never before the
+ * value's own first significant digit. Rounded to nearest. A value without an interval: the CSV gives the report's number,
  * the Markdown three significant digits. */
 
 static locale_t c_locale(void)
@@ -639,6 +639,14 @@ static int exact_decimals(double v)
 /* The decimals of the second significant digit of h > 0 (may be < 0). */
 static int sig2_decimals(double h) { return 1 - (int)floor(log10(h)); }
 
+/* d, or more decimals where d would round v > 0 to nothing: its first
+ * significant digit is always shown (a fast call never reads 0). */
+static int keep_first_digit(double v, int d)
+{
+    int first = v > 0 && isfinite(v) ? -(int)floor(log10(v)) : d;
+    return d > first ? d : first;
+}
+
 /* Decimals for v with the interval [lo, hi]; -1000 when there is none. A
  * half width within rounding error of v (below 1e-12 of it) is 0: v is shown
  * as stored. */
@@ -649,7 +657,7 @@ static int ci_decimals(double v, double lo, double hi)
     if (!isfinite(v) || !isfinite(h)) return -1000;
     cap = exact_decimals(v);
     d = h > 1e-12 * fabs(v) ? sig2_decimals(h) : cap;
-    return d < cap ? d : cap;
+    return keep_first_digit(v, d < cap ? d : cap);
 }
 
 /* A CSV number: rounded to `d` decimals, or the exact number when d == -1000. */
@@ -814,11 +822,12 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         if (isfinite(rel) && rel > 0) {
             if (isfinite(p->num[N_PERFRAME]) && p->num[N_PERFRAME] > 0) {
                 int d = sig2_decimals(rel * p->num[N_PERFRAME]);
-                dec[N_PERFRAME] = d < exact_decimals(p->num[N_PERFRAME]) ? d : exact_decimals(p->num[N_PERFRAME]);
+                dec[N_PERFRAME] = keep_first_digit(p->num[N_PERFRAME],
+                                                   d < exact_decimals(p->num[N_PERFRAME]) ? d : exact_decimals(p->num[N_PERFRAME]));
             }
             if (isfinite(p->num[N_TPUT]) && p->num[N_TPUT] > 0) {
                 int d = sig2_decimals(rel * p->num[N_TPUT]);
-                dec[N_TPUT] = d < exact_decimals(p->num[N_TPUT]) ? d : exact_decimals(p->num[N_TPUT]);
+                dec[N_TPUT] = keep_first_digit(p->num[N_TPUT], d < exact_decimals(p->num[N_TPUT]) ? d : exact_decimals(p->num[N_TPUT]));
             }
         }
         csv_cell(&c, p->task); sb_str(&c, ",");

@@ -105,11 +105,11 @@ def exact_decimals(v):
 
 def decimals(v, lo, hi):
     """The last digit shown is the half width's second significant digit, never
-    beyond the digits of the stored value."""
+    beyond the digits of the stored value, never before the value's first."""
     h = (hi - lo) / 2
     cap = exact_decimals(v)
     d = 1 - math.floor(math.log10(h)) if h > 1e-12 * abs(v) else cap
-    return min(d, cap)
+    return max(min(d, cap), -math.floor(math.log10(v)))   # the value's first digit always shows
 
 
 def fixed(v, d):
@@ -135,7 +135,7 @@ def md_rel(v, lo, hi):
     rel = (hi - lo) / 2 / v * 100
     if rel < 0.01:
         return "± <0.01 %"
-    return f"± {fixed(rel, max(0, 1 - math.floor(math.log10(rel))))} %"
+    return f"± {fixed(rel, 1 - math.floor(math.log10(rel)))} %"
 
 
 def md_rows(path):
