@@ -231,7 +231,6 @@ static void merge_workers(const workers *w, run_shared *m, int64_t **samples)
     m->timer_ok = w->proc[0]->timer_ok;
     m->sync_ns = w->proc[0]->sync_ns;
     m->has_sync = w->proc[0]->has_sync;
-    m->trend = w->proc[0]->trend;
     m->calls_done = (long)offset; /* the timed calls before the last process */
     snprintf(m->error, sizeof m->error, "%s", last->error);
 }
@@ -383,7 +382,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
             json_decref(d);
         }
     }
-    rpx_rss_trend_summarise(&sh->trend, &trend);
+    rpx_rss_trend_summarise(&wp->proc[0]->trend, &trend); /* the first process: the most calls */
     section = json_object_get(devjson, "target");
 
     /* 3. statistics, card, report */
