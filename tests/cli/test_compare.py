@@ -219,8 +219,8 @@ class CompareTest(TempDirTest):
                      [a, a, "--threshold", "x"], [a, self.tmp], [a, a, "--bogus"]):
             p = run("compare", *args, check=2)
             self.assertTrue(p.stderr)
-        p = run("compare", "--run", check=2)
-        self.assertIn("--run is not available yet", p.stderr)
+        p = run("compare", "--run", check=2)  # --run measures: it needs two models
+        self.assertIn("--run needs --model twice", p.stderr)
 
     def test_refused_reports(self):
         rng = np.random.default_rng(6)
