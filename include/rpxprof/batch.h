@@ -34,6 +34,7 @@ typedef struct rpx_batch_job {
     const char *gpus;             /* roofline targets "KEY,KEY" (--gpu) or NULL */
     const json_t *meta;           /* object, borrowed from the manifest */
     long warmup, repeats;
+    long processes;               /* worker processes; 0: the runner's default */
 } rpx_batch_job;
 
 typedef struct rpx_manifest rpx_manifest;

@@ -182,11 +182,12 @@ static int valid_name(const char *s)
 
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
-static const char *const default_keys[] = {"warmup", "repeats", "device", "precision", "gpus"};
+static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
+                                           "precision", "gpus"};
 static const char *const task_keys[] = {"inputs", "unit", "meta"};
 static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
                                          "params", "device",    "precision", "warmup",
-                                         "repeats"};
+                                         "repeats", "processes"};
 
 /* "has the wrong type: expected WHAT, got TYPE" */
 static int wrong_type(rpx_error *err, const char *path, const char *field, const char *what,
@@ -200,7 +201,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
 {
     json_t *root = m->root, *defaults, *tasks, *models, *v;
     const char *dev, *prec, *key, *gpus = NULL;
-    long warmup, repeats;
+    long warmup, repeats, processes;
     size_t mi, ti, nm;
     int rc = 0;
 
@@ -219,12 +220,14 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     defaults = json_object_get(root, "defaults");
     if (defaults && !json_is_object(defaults))
         return wrong_type(err, path, "defaults",
-                          "an object {warmup, repeats, device, precision, gpus}", defaults);
+                          "an object {warmup, repeats, processes, device, precision, gpus}",
+                          defaults);
     if ((rc = rpx_json_check_keys(defaults, default_keys, NKEYS(default_keys), path, "defaults",
                                   err)))
         return rc;
     warmup = get_count(defaults, "warmup", 10, 0, path, "defaults", err, &rc);
     repeats = get_count(defaults, "repeats", 1000, 1, path, "defaults", err, &rc);
+    processes = get_count(defaults, "processes", 0, 1, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
     if (rc) return rc;
@@ -377,6 +380,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
             j.gpus = gpus;
             j.warmup = get_count(mo, "warmup", warmup, 0, path, mw, err, &rc);
             j.repeats = get_count(mo, "repeats", repeats, 1, path, mw, err, &rc);
+            j.processes = get_count(mo, "processes", processes, 1, path, mw, err, &rc);
             if (rc) return rc;
             if (!j.model || !j.inputs || (json_object_get(mo, "cost") && !j.cost)) return RPX_ENOMEM;
             if ((rc = add_job(m, &j))) return rc;
@@ -457,6 +461,8 @@ int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
         str_is(r, "model_name", job->model_name) &&
         json_integer_value(json_object_get(r, "warmup_calls")) == job->warmup &&
         json_integer_value(json_object_get(r, "measured_calls")) == job->repeats &&
+        (job->processes == 0 ||
+         json_integer_value(json_object_get(r, "processes")) == job->processes) &&
         json_is_integer(json_object_get(r, "warmup_calls")) && meta &&
         json_equal(meta, job->meta ? (json_t *)job->meta : empty) &&
         rpx_file_sha256(job->inputs, hex, NULL) == 0 && str_is(r, "inputs_sha256", hex))

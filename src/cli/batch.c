@@ -150,6 +150,8 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     c.precision = j->precision;
     c.warmup = j->warmup;
     c.repeats = j->repeats;
+    c.processes = j->processes > RPX_RUNNER_MAX_PROCESSES ? RPX_RUNNER_MAX_PROCESSES
+                                                          : (int)j->processes;
     c.meta = (json_t *)j->meta;
     c.cost = j->cost;
     c.gpus = j->gpus;

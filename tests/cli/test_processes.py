@@ -154,6 +154,35 @@ class ProcessesTest(TempDirTest):
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertIn(text, p.stderr)
 
+    def test_manifest_processes(self):
+        man = self.path("m.json")
+        with open(man, "w") as f:
+            json.dump({"schema": "rpxprof.manifest/1",
+                       "defaults": {"warmup": 1, "repeats": 30, "processes": 3},
+                       "tasks": {"t": {"inputs": self.inputs, "unit": "frame"}},
+                       "models": [{"name": "two", "model": f"{os.path.abspath(MODELS)}:counted",
+                                   "tasks": ["t"], "processes": 2},
+                                  {"name": "three", "model": f"{os.path.abspath(MODELS)}:counted",
+                                   "tasks": ["t"]}]}, f)
+        out = self.path("out")
+        p = run("batch", man, "--out-dir", out, "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name, k in (("two", 2), ("three", 3)):
+            with open(os.path.join(out, "t", f"{name}.json")) as f:
+                r = json.load(f)
+            validate_profile(r)
+            self.assertEqual((r["processes"], r["measured_calls"]), (k, 30))
+        # --resume knows a report made with other processes is not this job's
+        p = run("batch", man, "--out-dir", out, "--resume", "-q")
+        self.assertIn("0 complete, 0 failed, 2 skipped", p.stdout)
+        with open(man) as f:
+            m = json.load(f)
+        m["defaults"]["processes"] = 4
+        with open(man, "w") as f:
+            json.dump(m, f)
+        p = run("batch", man, "--out-dir", out, "--resume", "-q")
+        self.assertIn("1 complete, 0 failed, 1 skipped", p.stdout)
+
     # ---- compare --run ----
 
     def compare_run(self, b_model, *args, env=None):
