@@ -24,6 +24,10 @@ static int parse_dims(const char *s, int64_t *dims, int *rank)
         if (end == s || r >= RPX__MAX_RANK || v > RPX__DIM_MAX) return -1;
         dims[r++] = v;
         if (!*end) break;
+        if (strncmp(end, "\xc3\x97", 2) == 0) { /* the multiplication sign, as the demo writes it */
+            s = end + 2;
+            continue;
+        }
         if (*end != 'x' && *end != ',' && *end != 'X') return -1;
         s = end + 1;
     }

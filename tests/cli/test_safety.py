@@ -247,6 +247,23 @@ class SafetyTest(TempDirTest):
                 self.assertIs(r["memory"]["cpu_rss_trend"]["leak_suspected"], False, model)
             self.assertFalse([n for n in r["notes"] if n.startswith("Resident memory grew")])
 
+    # ---- 8. the demo's hint writes shapes with a multiplication sign ----
+
+    def test_cost_input_shape_takes_the_multiplication_sign(self):
+        import onnx
+        from onnx import TensorProto, helper
+        w = helper.make_tensor("w", TensorProto.FLOAT, [64, 32], np.ones(64 * 32, np.float32))
+        g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 32])],
+                              [w])
+        m = self.path("m.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), m)
+        a = run("cost", m, "--input", "x=8\u00d764", "--json", check=0)
+        b = run("cost", m, "--input", "x=8x64", "--json", check=0)
+        self.assertEqual(json.loads(a.stdout)["macs"], 8 * 64 * 32)
+        self.assertEqual(json.loads(a.stdout), json.loads(b.stdout))
+
     # ---- 8/9. silent validation and exit codes of `run` ----
 
     def test_bad_values_are_refused(self):
