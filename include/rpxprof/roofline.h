@@ -23,6 +23,8 @@
 #define RPXPROF_ROOFLINE_H
 
 #include <jansson.h>
+
+#include "rpxprof/output.h"
 #include <stddef.h>
 
 #include "rpxprof/cost.h"
@@ -297,6 +299,9 @@ char *rpx_roofline_svg(const char *title, double peak_tflops, double bandwidth_g
  * picture atomically. Returns 0, RPX_EINVAL (no peak/bandwidth) or an I/O
  * error. */
 int rpx_roofline_svg_write(const char *path, const json_t *roofline, rpx_error *err);
+/* The same into an output opened before the work (rpxprof/output.h); frees
+ * `o` either way. */
+int rpx_roofline_svg_commit(rpx_output *o, const json_t *roofline, rpx_error *err);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,8 @@ static const char usage[] =
     "      --report FILE    a run report: its cost and its measured p50\n"
     "      --p50 MS         a measured p50 latency: adds the achieved fraction\n"
     "      --svg OUT.svg    draw the first target's roofline with the model's points\n"
+    "                       (checked first; replaces only a figure rpxprof drew)\n"
+    "      --force          replace an existing --svg file rpxprof did not draw\n"
     "      --measure-cpu    measure this CPU: multithreaded FMA peak and triad\n"
     "                       bandwidth (a second or two); host-cpu then uses them\n"
     "      --threads N      threads for --measure-cpu (default: the CPUs allowed)\n"
@@ -212,7 +214,7 @@ typedef struct opts {
     const char **inputs, **dims;
     size_t n_inputs, n_dims;
     double flops, bytes, p50;
-    int have_flops, have_bytes, have_p50, tf32, json, measure_cpu;
+    int have_flops, have_bytes, have_p50, tf32, json, measure_cpu, force;
     long threads;
     const char **specs;
     size_t n_specs;
@@ -235,6 +237,7 @@ static int parse_args(int argc, char **argv, opts *o)
                                           {"input", required_argument, 0, 'I'},
                                           {"dim", required_argument, 0, 'D'},
                                           {"json", no_argument, 0, 'j'},
+                                          {"force", no_argument, 0, 'f'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int c;
@@ -267,6 +270,7 @@ static int parse_args(int argc, char **argv, opts *o)
             o->have_p50 = 1;
             break;
         case 'S': o->svg = optarg; break;
+        case 'f': o->force = 1; break;
         case 'm': o->measure_cpu = 1; break;
         case 't':
             if (rpx_cli_parse_long(optarg, &o->threads) || o->threads < 1 || o->threads > 1024)
@@ -326,6 +330,7 @@ int rpx_cli_roofline(int argc, char **argv)
     rpx_cpu_target_storage cpu_store;
     int have_est = 0, have_meas = 0, rc = RPX_EXIT_OK;
     const char *source = "command line";
+    rpx_output *svg_out = NULL;
     memset(&o, 0, sizeof o);
     o.specs = calloc((size_t)argc + 1, sizeof *o.specs);
     o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
@@ -345,6 +350,16 @@ int rpx_cli_roofline(int argc, char **argv)
         goto out;
     }
     if ((rc = rpx_cli_load_specs(t, o.specs, o.n_specs, CMD)) != 0) goto out;
+    if (o.svg) {
+        /* the figure's place, before anything is costed or measured; never a
+         * file this command reads */
+        const char *protect[2] = {o.cost, o.report};
+        rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o.force, protect, 2, "--svg"};
+        if (rpx_output_open(o.svg, &oo, &svg_out, &err) != 0) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+            goto out;
+        }
+    }
 
     /* the model's cost */
     rpx_roofline_input_init(&in);
@@ -438,11 +453,14 @@ int rpx_cli_roofline(int argc, char **argv)
                 free(list);
                 goto out;
             }
-            if (o.svg && json_object_size(bounds) == 1 &&
-                rpx_roofline_svg_write(o.svg, b, &err) != 0) {
-                rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "--svg: %s", err.message);
-                free(list);
-                goto out;
+            if (svg_out && json_object_size(bounds) == 1) {
+                int src = rpx_roofline_svg_commit(svg_out, b, &err);
+                svg_out = NULL;
+                if (src != 0) {
+                    rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "--svg: %s", err.message);
+                    free(list);
+                    goto out;
+                }
             }
         }
         free(list);
@@ -478,6 +496,7 @@ int rpx_cli_roofline(int argc, char **argv)
         if (o.svg) printf("%s\n", o.svg);
     }
 out:
+    rpx_output_discard(svg_out); /* not drawn (no target, or an error): no file is left */
     json_decref(cpu_json);
     json_decref(input);
     json_decref(bounds);

@@ -195,7 +195,8 @@ static double getnum(const json_t *o, const char *k)
     return v && json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-int rpx_roofline_svg_write(const char *path, const json_t *r, rpx_error *err)
+/* The picture of a roofline object; `path` names it in messages. */
+static int roofline_svg_text(const char *path, const json_t *r, char **out, rpx_error *err)
 {
     const json_t *ideal = json_object_get(r, "ideal"), *unf = json_object_get(r, "unfused");
     const json_t *gpu = json_object_get(r, "gpu"), *pk = json_object_get(r, "peak_dense");
@@ -206,7 +207,6 @@ int rpx_roofline_svg_write(const char *path, const json_t *r, rpx_error *err)
     double p50 = getnum(r, "measured_p50_ms");
     char title[320];
     char *svg;
-    int rc;
     if (!(peak > 0) || !(bw > 0))
         return rpx_error_set(err, RPX_EINVAL,
                              "%s: cannot draw a roofline without a peak and a memory bandwidth "
@@ -236,7 +236,28 @@ int rpx_roofline_svg_write(const char *path, const json_t *r, rpx_error *err)
              json_is_string(prec) ? json_string_value(prec) : "?");
     svg = rpx_roofline_svg(title, peak, bw, pts, n);
     if (!svg) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    rc = rpx_write_file_atomic(path, svg, strlen(svg), err);
+    *out = svg;
+    return 0;
+}
+
+int rpx_roofline_svg_write(const char *path, const json_t *r, rpx_error *err)
+{
+    char *svg = NULL;
+    int rc = roofline_svg_text(path, r, &svg, err);
+    if (rc == 0) rc = rpx_write_file_atomic(path, svg, strlen(svg), err);
+    free(svg);
+    return rc;
+}
+
+int rpx_roofline_svg_commit(rpx_output *o, const json_t *r, rpx_error *err)
+{
+    char *svg = NULL;
+    int rc = roofline_svg_text(rpx_output_path(o), r, &svg, err);
+    if (rc == 0) {
+        rc = rpx_output_commit(o, svg, strlen(svg), err);
+    } else {
+        rpx_output_discard(o);
+    }
     free(svg);
     return rc;
 }

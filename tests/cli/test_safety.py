@@ -264,6 +264,28 @@ class SafetyTest(TempDirTest):
         self.assertEqual(json.loads(a.stdout)["macs"], 8 * 64 * 32)
         self.assertEqual(json.loads(a.stdout), json.loads(b.stdout))
 
+    # ---- 2/3. roofline --svg: checked first, only its own figures replaced ----
+
+    def test_roofline_svg_output(self):
+        notes = self.path("notes.svg")
+        with open(notes, "w") as f:
+            f.write("hello\n")
+        args = ["roofline", "--gpu", "h100-sxm", "--flops", "1e12", "--bytes", "1e9", "--svg"]
+        p = run(*args, notes)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("exists and is not a file rpxprof wrote", p.stderr)
+        with open(notes) as f:
+            self.assertEqual(f.read(), "hello\n")
+        fig = self.path("fig.svg")
+        for _ in range(2):  # its own figure is replaced
+            p = run(*args, fig)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(*args, notes, "--force")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(notes) as f:
+            self.assertIn("<svg", f.read())
+        self.assertEqual(sorted(os.listdir(self.tmp)), sorted(["fig.svg", "in.npz", "notes.svg"]))
+
     # ---- 8/9. silent validation and exit codes of `run` ----
 
     def test_bad_values_are_refused(self):
