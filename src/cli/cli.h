@@ -36,6 +36,8 @@ int rpx_cli_batch(int argc, char **argv);
 int rpx_cli_aggregate(int argc, char **argv);
 int rpx_cli_plot(int argc, char **argv);
 int rpx_cli_compare(int argc, char **argv);
+/* compare's --threshold: "1%", "0.5 %" or "0.01" into a fraction in (0, 1). 0 or -1. */
+int rpx_cli_parse_threshold(const char *s, double *out);
 /* compare --run (compare_run.c) */
 int rpx__cli_compare_run(int argc, char **argv);
 

@@ -37,7 +37,7 @@ static const char usage[] =
     "2 bad command line, 3 slower with --fail-on-regression.\n";
 
 /* "1%", "0.5 %" or "0.01" into a fraction in (0, 1). 0 or -1. */
-static int parse_threshold(const char *s, double *out)
+int rpx_cli_parse_threshold(const char *s, double *out)
 {
     char *end;
     double v;
@@ -96,7 +96,7 @@ int rpx_cli_compare(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "t:jh", opts, NULL)) != -1) {
         switch (c) {
         case 't':
-            if (parse_threshold(optarg, &o.threshold))
+            if (rpx_cli_parse_threshold(optarg, &o.threshold))
                 return rpx_cli_fail("compare", RPX_EXIT_USAGE,
                                     "--threshold '%s': give a percentage above 0 and below 100 (1%%) or a fraction (0.01)", optarg);
             break;

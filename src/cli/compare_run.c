@@ -40,22 +40,6 @@ static const char usage[] =
     "Exit status: 0 compared, 1 a run failed or the reports cannot be compared,\n"
     "2 bad command line, 3 slower with --fail-on-regression, 130/143 interrupted.\n";
 
-static int parse_fraction(const char *s, double *out)
-{
-    char *end;
-    double v;
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v)) return -1;
-    if (*end == '%') {
-        v /= 100;
-        end++;
-    }
-    if (*end || !(v > 0) || !(v < 1)) return -1;
-    *out = v;
-    return 0;
-}
-
 int rpx__cli_compare_run(int argc, char **argv)
 {
     enum { O_RUN = 256, O_PROCESSES, O_REPEATS, O_WARMUP, O_DEVICE, O_PRECISION, O_UNIT,
@@ -128,7 +112,7 @@ int rpx__cli_compare_run(int argc, char **argv)
             break;
         case O_OUT_DIR: out_dir = optarg; break;
         case 't':
-            if (parse_fraction(optarg, &co.threshold))
+            if (rpx_cli_parse_threshold(optarg, &co.threshold))
                 return rpx_cli_fail("compare", RPX_EXIT_USAGE,
                                     "--threshold '%s': give a percentage above 0 and below 100 (1%%) or a fraction (0.01)", optarg);
             break;

@@ -103,3 +103,31 @@ class TempDirTest(unittest.TestCase):
 
 def main():
     unittest.main(verbosity=2)
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def save_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
+def children(pid):
+    """PIDs of the direct children of `pid` (from /proc)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def alive(pid):
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

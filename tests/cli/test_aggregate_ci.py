@@ -20,21 +20,12 @@ import xml.etree.ElementTree as ET
 import numpy as np
 from scipy import stats as st
 
-from common import TempDirTest, assert_profile_rejects, main, run, validate, validate_profile
+import stats_ref  # noqa: E402
+from common import TempDirTest, load_json as load, save_json as save, assert_profile_rejects, main, run, validate, validate_profile
 
 SVG = "{http://www.w3.org/2000/svg}"
 CONF = 0.95
 STATS = ("p50", "p95", "p99", "mean")
-
-
-def load(p):
-    with open(p) as f:
-        return json.load(f)
-
-
-def save(p, obj):
-    with open(p, "w") as f:
-        json.dump(obj, f)
 
 
 def stat(x, name):
@@ -58,21 +49,8 @@ def between_interval(r, name):
 
 
 def order_stat_interval(x, q):
-    """The rank pair with binomial coverage >= CONF and the fewest ranks between
-    them, then the closest tails, then the lower."""
-    x = np.sort(x)
-    n = x.size
-    k = np.arange(n + 1)
-    cdf, sf = st.binom.cdf(k, n, q), st.binom.sf(k - 1, n, q)
-    best = None
-    for lo in range(1, n):
-        for hi in range(lo + 1, n + 1):
-            if cdf[lo - 1] + sf[hi] <= 1 - CONF:
-                key = (hi - lo, abs(cdf[lo - 1] - sf[hi]))
-                if best is None or key[0] < best[0][0] or (key[0] == best[0][0] and key[1] < best[0][1] - 1e-12):
-                    best = (key, lo, hi)
-                break
-    return None if best is None else [float(x[best[1] - 1]), float(x[best[2] - 1])]
+    r = stats_ref.order_stat_interval(x, q, CONF)
+    return None if r is None else list(r)
 
 
 def within_interval(r, name):

@@ -15,7 +15,7 @@ import unittest
 import xml.etree.ElementTree as ET
 import zlib
 
-from common import MODELS, SOURCE, TempDirTest, main, run, validate, validate_profile
+from common import load_json as load, save_json as save, MODELS, SOURCE, TempDirTest, main, run, validate, validate_profile
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -48,16 +48,6 @@ def manifest(d, extra_models=(), name="m.json", repeats=50):
 
 def reports(d):
     return sorted(os.path.relpath(p, d) for p in glob.glob(os.path.join(d, "*", "*.json")))
-
-
-def load(p):
-    with open(p) as f:
-        return json.load(f)
-
-
-def save(p, obj):
-    with open(p, "w") as f:
-        json.dump(obj, f)
 
 
 def png_nonblank(path):

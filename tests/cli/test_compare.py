@@ -15,6 +15,7 @@ import tempfile
 import numpy as np
 from scipy import stats as st
 
+import stats_ref  # noqa: E402
 from common import TempDirTest, main, run
 
 CONF = 0.95
@@ -89,21 +90,7 @@ def between_ratio(base, new, name):
 
 
 def order_stat_interval(x, q):
-    """Shortest rank pair with binomial coverage >= CONF, balanced tails, then the lower."""
-    x = np.sort(x)
-    n = x.size
-    k = np.arange(n + 1)
-    cdf = st.binom.cdf(k, n, q)
-    sf = st.binom.sf(k - 1, n, q)
-    best = None
-    for lo in range(1, n):
-        for hi in range(lo + 1, n + 1):
-            if cdf[lo - 1] + sf[hi] <= 1 - CONF:
-                key = (hi - lo, abs(cdf[lo - 1] - sf[hi]))
-                if best is None or key[0] < best[0][0] or (key[0] == best[0][0] and key[1] < best[0][1] - 1e-12):
-                    best = (key, lo, hi)
-                break
-    return x[best[1] - 1], x[best[2] - 1]
+    return stats_ref.order_stat_interval(x, q, CONF)
 
 
 def within_interval(x, name):

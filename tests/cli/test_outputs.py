@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 
-from common import BIN, MODELS, TempDirTest, main, run
+from common import BIN, MODELS, TempDirTest, alive, children, main, run
 
 MARK = "<!-- rpxprof figure -->"
 
@@ -379,20 +379,6 @@ class OutputsTest(TempDirTest):
         p = subprocess.Popen([BIN, "batch", man, "--out-dir", self.path("out"), "-q"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              stdin=subprocess.DEVNULL)
-
-        def children(pid):
-            try:
-                with open(f"/proc/{pid}/task/{pid}/children") as f:
-                    return [int(x) for x in f.read().split()]
-            except OSError:
-                return []
-
-        def alive(pid):
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    return f.read().split(")")[-1].split()[0] != "Z"
-            except OSError:
-                return False
 
         # batch runs each job through the runner in its own process: the job's
         # worker (the model's process) is batch's child

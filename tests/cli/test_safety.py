@@ -11,25 +11,8 @@ import time
 
 import numpy as np
 
-from common import BIN, MODELS, SANITIZED, TempDirTest, main, run, validate_profile
-
-
-def children(pid):
-    """PIDs of the direct children of `pid` (from /proc)."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
-
-
-def alive(pid):
-    """True while `pid` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+from common import (BIN, MODELS, SANITIZED, TempDirTest, alive, children, main, run,
+                    validate_profile)
 
 
 def wait_until(cond, timeout):
