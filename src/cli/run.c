@@ -79,7 +79,7 @@ static const char usage[] =
     "                         the call in progress, then kill the model's process;\n"
     "                         a second SIGINT kills it at once\n"
     "      --no-isolate       run the model in this process (for debuggers)\n"
-    "  -q, --quiet            no progress line and no warnings\n"
+    "  -q, --quiet            no progress line, warnings or summary: only the path\n"
     "  -h, --help             show this help and exit\n"
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
