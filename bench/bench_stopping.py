@@ -45,14 +45,19 @@ def main():
                                 (f"--target-precision 1% --max-time {max_time}",
                                  ["--target-precision", "1%", "--max-time", max_time])):
                 load.take()
-                r, wall = run_report(rpxprof, base + extra, os.path.join(tmp, "r.json"), env,
-                                     timeout=int(max_time) * 3 + 120)
+                try:
+                    r, wall = run_report(rpxprof, base + extra, os.path.join(tmp, "r.json"), env,
+                                         timeout=int(max_time) * 3 + 120)
+                except subprocess.TimeoutExpired as e:
+                    print(f"{name}, {mode}: killed after {e.timeout} s", file=sys.stderr, flush=True)
+                    continue
                 load.take()
                 p50, lo, hi = p50_ci(r)
                 st = r.get("stopping") or {}
                 achieved = st.get("achieved", half_width(p50, lo, hi))
                 rows.append((name, mode, wall, r["measured_calls"], r["processes"], p50, achieved,
                              st.get("converged", "—") if st else "—"))
+                print(f"{name}, {mode}: {rows[-1][2:]}", file=sys.stderr, flush=True)
     print(f"machine: {machine_line()}; repeats {repeats} (fixed: in the default processes; "
           f"adaptive: {repeats}/K calls per added process), warmup 10 per process")
     print(load.line())
