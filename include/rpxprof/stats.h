@@ -21,7 +21,8 @@ extern "C" {
 #define RPX_STATS_TUKEY_METHOD \
     "Tukey fences on numpy-default quartiles: mild 1.5-3 IQR beyond a quartile, severe > 3 IQR; counted, never removed"
 #define RPX_STATS_METHOD_BETWEEN \
-    "t interval on log scale: pooled statistic +/- t(k-1) x between-process standard error of the per-process statistic"
+    "t interval on log scale: geometric mean of the per-process statistic x/÷ exp(t(k-1) x its standard error), " \
+    "widened to hold the pooled statistic"
 #define RPX_STATS_METHOD_WITHIN \
     "distribution-free order-statistic (binomial) interval for percentiles; Student t interval for the mean"
 

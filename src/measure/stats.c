@@ -280,13 +280,16 @@ static int per_process(const rpx_stats_runs *r, rpx_stat s, double confidence, d
 }
 
 /* Mean and standard error of log(vals). */
-static void log_se(const double *vals, size_t m, double *se)
+/* The mean of the logs of the per-process statistics (what the t interval
+ * estimates: the log of their geometric mean) and its standard error. */
+static void log_se(const double *vals, size_t m, double *mean_log, double *se)
 {
     double *y = malloc(m * sizeof *y), mu;
     size_t i;
-    if (!y) { *se = NAN; return; }
+    if (!y) { *se = *mean_log = NAN; return; }
     for (i = 0; i < m; i++) y[i] = log(vals[i]);
     mu = mean_of(y, m);
+    *mean_log = mu;
     *se = sd_of(y, m, mu) / sqrt((double)m);
     free(y);
 }
@@ -351,10 +354,15 @@ static double interval_impl(const rpx_stats_runs *r, rpx_stat s, double confiden
             rc = RPX_EINVAL;
         }
         if (!rc) {
-            log_se(vals, m, &se);
+            double mu;
+            log_se(vals, m, &mu, &se);
             t = rpx_stats_t_quantile(0.5 + confidence / 2, (double)(m - 1));
-            *lo = point * exp(-t * se);
-            *hi = point * exp(t * se);
+            /* centred on the geometric mean of the per-process statistics, the
+             * quantity the t interval is for; widened to hold the pooled
+             * statistic the report shows when that lies outside (per-process
+             * values in clusters: the pooled one jumps to the larger cluster) */
+            *lo = fmin(exp(mu - t * se), point);
+            *hi = fmax(exp(mu + t * se), point);
         }
         free(vals);
         return point;
@@ -564,15 +572,19 @@ int rpx_stats_ratio_ci(const rpx_stats_runs *base, const rpx_stats_runs *new_run
         }
         if (r1 == RPX_ENOMEM || r2 == RPX_ENOMEM) rc = RPX_ENOMEM;
         if (!r1 && !r2) {
-            log_se(vb, mb, &seb);
-            log_se(vn, mn, &sen);
+            double mub, mun;
+            log_se(vb, mb, &mub, &seb);
+            log_se(vn, mn, &mun, &sen);
             se = sqrt(seb * seb + sen * sen);
             df = (seb > 0 || sen > 0)
                      ? pow(se, 4) / (pow(seb, 4) / (double)(mb - 1) + pow(sen, 4) / (double)(mn - 1))
                      : (double)(mb + mn - 2);
             t = rpx_stats_t_quantile(0.5 + confidence / 2, df);
-            out->lo = out->ratio * exp(-t * se);
-            out->hi = out->ratio * exp(t * se);
+            /* Welch on the logs: centred on the ratio of the geometric means of
+             * the per-process statistics, widened to hold the ratio of the
+             * pooled statistics shown beside it */
+            out->lo = fmin(exp(mun - mub - t * se), out->ratio);
+            out->hi = fmax(exp(mun - mub + t * se), out->ratio);
             out->p_value = rpx_stats_mann_whitney(vb, mb, vn, mn, &out->p_exact);
         }
         free(vb);

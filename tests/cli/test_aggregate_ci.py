@@ -45,7 +45,8 @@ def between_interval(r, name):
     se = y.std(ddof=1) / math.sqrt(y.size)
     t = st.t.ppf(0.5 + CONF / 2, y.size - 1)
     pooled = stat(x, name)
-    return [pooled * math.exp(-t * se), pooled * math.exp(t * se)]
+    # centred on the geometric mean of the per-process statistics, widened to the pooled one
+    return [min(math.exp(y.mean() - t * se), pooled), max(math.exp(y.mean() + t * se), pooled)]
 
 
 def order_stat_interval(x, q):
