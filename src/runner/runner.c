@@ -199,17 +199,16 @@ static void add_process_keys(const rpx_runner_config *c, const workers *w, json_
     free(ms);
 }
 
-/* One run_shared that stands for all the processes, for the report code. */
-static void merge_workers(const workers *w, run_shared *m, int64_t **samples)
+/* One run_shared that stands for all the processes, for the report code
+ * (its samples stay in the processes' blocks). */
+static void merge_workers(const workers *w, run_shared *m)
 {
     const run_shared *last = w->proc[w->last];
     size_t at = 0, offset = 0;
     int i;
     memset(m, 0, sizeof *m);
-    *samples = malloc((w->measured ? w->measured : 1) * sizeof **samples);
     for (i = 0; i < w->n; i++) {
         const run_shared *p = w->proc[i];
-        if (*samples) memcpy(*samples + at, p->samples, p->measured * sizeof **samples);
         at += p->measured;
         if (i < w->last) offset += p->measured;
         m->failed_calls += p->failed_calls;
@@ -218,8 +217,8 @@ static void merge_workers(const workers *w, run_shared *m, int64_t **samples)
         merge_peaks(&m->memory, &p->memory, i == 0);
         if (p->child_maxrss_bytes > m->child_maxrss_bytes) m->child_maxrss_bytes = p->child_maxrss_bytes;
     }
-    m->samples = *samples;
-    m->measured = *samples ? at : 0;
+    m->samples = NULL;
+    m->measured = at;
     m->outcome = w->outcome;
     m->phase = last->phase;
     m->failed_call = last->failed_call;
@@ -336,7 +335,6 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     json_t *peaks = NULL;
     json_t *roofline = NULL, *budget = NULL, *section;
     run_shared *sh = NULL;
-    int64_t *samples = NULL;
     char reso[64];
     const char *batch = NULL, *status;
     char batch_buf[64];
@@ -357,7 +355,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
         goto out;
     }
-    merge_workers(wp, sh, &samples);
+    merge_workers(wp, sh);
     status = status_name(sh->outcome, &res->status);
     if (res->status != RPX_RUNNER_INTERRUPTED) res->stop_signal = 0;
     if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
@@ -390,7 +388,9 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
         goto out;
     }
-    for (k = 0; k < sh->measured; k++) rpx_latency_add_ns(lat, (double)sh->samples[k]);
+    for (i = 0; i < wp->n; i++) /* process by process, straight from the shared blocks */
+        for (k = 0; k < wp->proc[i]->measured; k++)
+            rpx_latency_add_ns(lat, (double)wp->proc[i]->samples[k]);
     rpx__input_resolution(rpx_npz_inputs(x->npz), reso, sizeof reso);
     {
         json_t *b = json_object_get(c.meta, "batch_size");
@@ -556,7 +556,7 @@ out:
     json_decref(peaks);
     json_decref(failure);
     free(sh);
-    free(samples);
+
     rpx_latency_destroy(lat);
     json_decref(card);
     json_decref(notes);
