@@ -131,3 +131,16 @@ def alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def save_matmul_onnx(path):
+    """A one-node ONNX model written by the onnx package: x[n, 64] @ w[64, 32] (w all ones)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+    w = helper.make_tensor("w", TensorProto.FLOAT, [64, 32], np.ones(64 * 32, np.float32))
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 32])], [w])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from common import MODELS, TempDirTest, main, run, validate_profile
+from common import MODELS, TempDirTest, main, run, save_matmul_onnx, validate_profile
 
 
 class LayersTest(TempDirTest):
@@ -83,15 +83,7 @@ class LayersTest(TempDirTest):
         self.assertEqual([x["hz"] for x in r["realtime_budget"]["rates"]], [24])
 
     def test_cost_from_onnx(self):
-        import onnx
-        from onnx import TensorProto, helper
-        w = helper.make_tensor("w", TensorProto.FLOAT, [64, 32], np.ones(64 * 32, np.float32))
-        g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 64])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 32])],
-                              [w])
-        model = self.path("mm.onnx")
-        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), model)
+        model = save_matmul_onnx(self.path("mm.onnx"))
         p, _ = self.profile("--cost", model, check=1)
         self.assertIn("n", p.stderr)  # the unbound dimension is named
         _, r = self.profile("--cost", model, "--input", "x=4x64", "--precision", "fp32")

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from common import (BIN, MODELS, SANITIZED, TempDirTest, alive, children, main, run,
-                    validate_profile)
+                    save_matmul_onnx, validate_profile)
 
 
 def wait_until(cond, timeout):
@@ -233,15 +233,7 @@ class SafetyTest(TempDirTest):
     # ---- 8. the demo's hint writes shapes with a multiplication sign ----
 
     def test_cost_input_shape_takes_the_multiplication_sign(self):
-        import onnx
-        from onnx import TensorProto, helper
-        w = helper.make_tensor("w", TensorProto.FLOAT, [64, 32], np.ones(64 * 32, np.float32))
-        g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 64])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 32])],
-                              [w])
-        m = self.path("m.onnx")
-        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), m)
+        m = save_matmul_onnx(self.path("m.onnx"))
         a = run("cost", m, "--input", "x=8\u00d764", "--json", check=0)
         b = run("cost", m, "--input", "x=8x64", "--json", check=0)
         self.assertEqual(json.loads(a.stdout)["macs"], 8 * 64 * 32)
