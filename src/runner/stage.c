@@ -331,7 +331,8 @@ static int64_t next_deadline(const run_params *p, const run_shared *sh, int64_t 
     int64_t since = __atomic_load_n(&sh->phase_start_ns, __ATOMIC_ACQUIRE);
     *which = NULL;
     if (p->timeout_s > 0) {
-        d = start + seconds_ns(p->timeout_s);
+        /* the whole run: every process since the first */
+        d = (p->run_start_ns > 0 ? p->run_start_ns : start) + seconds_ns(p->timeout_s);
         *which = "--timeout";
     }
     if (p->setup_timeout_s > 0 && (ph == PHASE_LOAD || ph == PHASE_SETUP)) {

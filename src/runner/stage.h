@@ -39,6 +39,8 @@ typedef struct run_params {
                                      take before the model's process is killed */
     const rpx_target_options *target; /* HTTP and Python options */
     long max_failures;            /* 0: no limit */
+    int64_t run_start_ns;         /* --timeout counts from here (the first process's start);
+                                     0: from this stage's start */
 } run_params;
 
 typedef struct run_shared {
