@@ -181,6 +181,7 @@ static int valid_name(const char *s)
 }
 
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
+#define RPX_MANIFEST_MAX_PROCESSES 100 /* RPX_RUNNER_MAX_PROCESSES */
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
 static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
                                            "precision", "gpus"};
@@ -228,6 +229,9 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     warmup = get_count(defaults, "warmup", 10, 0, path, "defaults", err, &rc);
     repeats = get_count(defaults, "repeats", 1000, 1, path, "defaults", err, &rc);
     processes = get_count(defaults, "processes", 0, 1, path, "defaults", err, &rc);
+    if (!rc && processes > RPX_MANIFEST_MAX_PROCESSES)
+        rc = bad(err, path, "defaults.processes", "must be an integer from 1 to 100 (the worker "
+                 "processes of one run)");
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
     if (rc) return rc;
@@ -381,6 +385,12 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
             j.warmup = get_count(mo, "warmup", warmup, 0, path, mw, err, &rc);
             j.repeats = get_count(mo, "repeats", repeats, 1, path, mw, err, &rc);
             j.processes = get_count(mo, "processes", processes, 1, path, mw, err, &rc);
+            if (!rc && j.processes > RPX_MANIFEST_MAX_PROCESSES) {
+                char field[300];
+                snprintf(field, sizeof field, "%s.processes", mw);
+                rc = bad(err, path, field, "must be an integer from 1 to 100 (the worker processes "
+                         "of one run)");
+            }
             if (rc) return rc;
             if (!j.model || !j.inputs || (json_object_get(mo, "cost") && !j.cost)) return RPX_ENOMEM;
             if ((rc = add_job(m, &j))) return rc;

@@ -38,7 +38,8 @@ int rpx_cli_aggregate(int argc, char **argv)
     rpx_error err = {0};
     int c, quiet = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":" "o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': o.out_dir = optarg; break;
         case 'e': o.expect = optarg; break;
@@ -46,7 +47,7 @@ int rpx_cli_aggregate(int argc, char **argv)
         case 'f': o.force = 1; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
-        default: fputs(usage, stderr); return RPX_EXIT_USAGE;
+        default: return rpx_cli_bad_option("aggregate", c, argv);
         }
     }
     if (optind >= argc)

@@ -36,9 +36,9 @@ static void on_stop(int sig)
 
 static const char usage[] =
     "Usage: rpxprof batch MANIFEST.json --out-dir DIR [--resume] [--shard I/N] [--force]\n"
-    "Run every (task, model) job of a manifest (docs/batch.md), each as a child\n"
-    "`rpxprof run`, writing DIR/<task>/<model>.json. A model that fails gets a\n"
-    "report with \"status\": \"failed\" and the other jobs go on.\n"
+    "Run every (task, model) job of a manifest (docs/batch.md), each as rpxprof run\n"
+    "would (its model in worker processes), writing DIR/<task>/<model>.json. A model\n"
+    "that fails gets a report with \"status\": \"failed\" and the other jobs go on.\n"
     "\n"
     "Options:\n"
     "  -o, --out-dir DIR  where the reports go (required)\n"
@@ -229,10 +229,12 @@ int rpx_cli_batch(int argc, char **argv)
     rpx_manifest *m = NULL;
     rpx_error err = {0};
     size_t i, total, mine = 0, done = 0, ncomplete = 0, nfailed = 0, nskipped = 0;
+    size_t ninterrupted = 0;
     struct timespec t0, t1;
 
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":" "o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out_dir = optarg; break;
         case 'r': resume = 1; break;
@@ -240,7 +242,7 @@ int rpx_cli_batch(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'f': force = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
-        default: fputs(usage, stderr); return RPX_EXIT_USAGE;
+        default: return rpx_cli_bad_option("batch", c, argv);
         }
     }
     if (optind != argc - 1)
@@ -323,6 +325,8 @@ int rpx_cli_batch(int argc, char **argv)
             if (g_stop || stop) interrupted = 1;
             if (rc == 0) {
                 ncomplete++;
+            } else if (stop && wrote) {
+                ninterrupted++; /* its report says interrupted; --resume runs it again */
             } else {
                 if (!wrote && failed_report(&g, out, j, last, &err))
                     fprintf(stderr, "%srpxprof batch: %s\n", tty ? "\n" : "", err.message);
@@ -339,8 +343,14 @@ int rpx_cli_batch(int argc, char **argv)
         free(out);
     }
     if (tty) fputs("\r\033[K", stderr);
-    printf("batch: %zu jobs (shard %ld/%ld of %zu): %zu complete, %zu failed, %zu skipped; reports in %s\n",
-           mine, si, sn, total, ncomplete, nfailed, nskipped, out_dir);
+    if (ninterrupted)
+        printf("batch: %zu jobs (shard %ld/%ld of %zu): %zu complete, %zu failed, %zu skipped, "
+               "%zu interrupted; reports in %s\n",
+               mine, si, sn, total, ncomplete, nfailed, nskipped, ninterrupted, out_dir);
+    else
+        printf("batch: %zu jobs (shard %ld/%ld of %zu): %zu complete, %zu failed, %zu skipped; "
+               "reports in %s\n",
+               mine, si, sn, total, ncomplete, nfailed, nskipped, out_dir);
     rpx_manifest_free(m);
     for (i = 0; i < nowned; i++) free(owned[i]);
     free(owned);

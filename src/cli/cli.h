@@ -21,6 +21,9 @@ enum {
 /* "rpxprof CMD: error: MESSAGE\n" on stderr; returns `code`. */
 int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* After getopt_long (run with opterr = 0 and a ':'-first optstring) returned
+ * '?' or ':': the documented one-line error naming the option; returns 2. */
+int rpx_cli_bad_option(const char *cmd, int c, char **argv);
 /* Strict base-10 parse of a whole string into a long. 0 or -1. */
 int rpx_cli_parse_long(const char *s, long *out);
 /* A whole string that is a finite number >= 0, such as 4878.9e9. 0 or -1. */

@@ -93,7 +93,8 @@ int rpx_cli_compare(int argc, char **argv)
     for (c = 1; c < argc; c++)
         if (strcmp(argv[c], "--run") == 0) return rpx__cli_compare_run(argc, argv);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "t:jh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":" "t:jh", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (rpx_cli_parse_threshold(optarg, &o.threshold))
@@ -104,7 +105,7 @@ int rpx_cli_compare(int argc, char **argv)
         case 'F': gate = 1; break;
         case 'R': run = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
-        default: fputs(usage, stderr); return RPX_EXIT_USAGE;
+        default: return rpx_cli_bad_option("compare", c, argv);
         }
     }
     (void)run; /* --run was handed to compare_run.c above */

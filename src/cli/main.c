@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <limits.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,16 @@ int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return code;
+}
+
+int rpx_cli_bad_option(const char *cmd, int c, char **argv)
+{
+    const char *opt = optind > 0 ? argv[optind - 1] : "?";
+    if (c == ':')
+        return rpx_cli_fail(cmd, RPX_EXIT_USAGE, "%s needs a value (see 'rpxprof %s --help')", opt,
+                            cmd);
+    return rpx_cli_fail(cmd, RPX_EXIT_USAGE, "unknown option '%s' (see 'rpxprof %s --help')", opt,
+                        cmd);
 }
 
 int rpx_cli_parse_long(const char *s, long *out)

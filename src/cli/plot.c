@@ -75,13 +75,14 @@ int rpx_cli_plot(int argc, char **argv)
     rpx_output *out = NULL;
     rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, 0, NULL, 0, "--output"};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":" "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 't': tl = 1; break;
         case 'f': force = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
-        default: fputs(usage, stderr); return RPX_EXIT_USAGE;
+        default: return rpx_cli_bad_option("plot", c, argv);
         }
     }
     if (!output) return rpx_cli_fail("plot", RPX_EXIT_USAGE, "-o FIG.svg is required");

@@ -421,21 +421,23 @@ static void print_ms(FILE *f, const char *label, json_t *v, json_t *ci)
     }
     if (json_is_array(ci) && json_array_size(ci) == 2) {
         double lo = json_number_value(json_array_get(ci, 0)), hi = json_number_value(json_array_get(ci, 1));
-        double rel = x > 0 ? (hi - lo) / 2 / x : 1;
-        digits = rel >= 0.05 ? 2 : 3;
+        /* how far the interval reaches from the value, on its wider side */
+        double rel = x > 0 ? (hi - x > x - lo ? hi - x : x - lo) / x : 1;
+        /* one rounding for all three, so the value stays inside its bounds */
+        digits = rel >= 0.05 ? 2 : rel >= 0.005 ? 3 : 4;
         if (rel * 100 < 0.01)
-            fprintf(f, "  %-5s %.*g ms  95%% CI [%.*g, %.*g] (+-<0.01%%)\n", label, digits, x,
-                    digits + 1, lo, digits + 1, hi);
+            fprintf(f, "  %-5s %#.*g ms  95%% CI [%#.*g, %#.*g] (+-<0.01%%)\n", label, digits, x,
+                    digits, lo, digits, hi);
         else
-            fprintf(f, "  %-5s %.*g ms  95%% CI [%.*g, %.*g] (+-%.2g%%)\n", label, digits, x,
-                    digits + 1, lo, digits + 1, hi, rel * 100);
+            fprintf(f, "  %-5s %#.*g ms  95%% CI [%#.*g, %#.*g] (+-%.2g%%)\n", label, digits, x,
+                    digits, lo, digits, hi, rel * 100);
     } else {
         fprintf(f, "  %-5s %.*g ms\n", label, digits, x);
     }
 }
 
 /* The few lines a person reads after a run, like hyperfine's. */
-static void print_summary(const rpx_runner_result *r)
+static void print_summary(const rpx_runner_result *r, long asked)
 {
     json_t *rep = r->report, *lat = json_object_get(rep, "latency");
     json_t *ci = json_object_get(rep, "latency_ci");
@@ -450,9 +452,12 @@ static void print_summary(const rpx_runner_result *r)
     print_ms(stderr, "p99", json_object_get(lat, "p99_ms"), json_object_get(ci, "p99_ms"));
     print_ms(stderr, "mean", json_object_get(lat, "mean_ms"), json_object_get(ci, "mean_ms"));
     print_ms(stderr, "min", json_object_get(lat, "min_ms"), NULL);
-    if (covers && strcmp(covers, "within-process") == 0)
+    if (covers && strcmp(covers, "within-process") == 0 && asked == 1)
         fprintf(stderr, "  (one process: the intervals do not cover run-to-run variation; use "
                         "--processes 5 or more)\n");
+    else if (covers && strcmp(covers, "within-process") == 0)
+        fprintf(stderr, "  (only one process ran: the intervals do not cover run-to-run "
+                        "variation)\n");
     if (json_is_object(out) &&
         json_integer_value(json_object_get(out, "mild")) + json_integer_value(json_object_get(out, "severe")) > 0)
         fprintf(stderr, "  outliers: %lld mild, %lld severe (Tukey's fences; kept)\n",
@@ -542,7 +547,7 @@ int rpx_cli_run(int argc, char **argv)
     if (!o.quiet) {
         json_array_foreach(res.warnings, wi, w)
             fprintf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
-        print_summary(&res);
+        print_summary(&res, o.processes);
     }
     if (!res.to_stdout) printf("%s\n", o.output);
     switch (res.status) {

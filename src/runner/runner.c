@@ -147,7 +147,7 @@ static json_t *by_process_json(const workers *w, const double *ms, const size_t 
 /* The report's keys for the processes: processes, latency_by_process,
  * latency_ci, outliers, warmup samples, stopping. */
 static void add_process_keys(const rpx_runner_config *c, const workers *w, json_t *report,
-                             json_t *notes)
+                             json_t *notes, json_t *warnings)
 {
     size_t offsets[RPX_RUNNER_MAX_PROCESSES], counts[RPX_RUNNER_MAX_PROCESSES];
     double *ms = rpx__workers_samples_ms(w, offsets, counts);
@@ -160,7 +160,9 @@ static void add_process_keys(const rpx_runner_config *c, const workers *w, json_
         json_object_set_new(report, "latency_ci", rpx__workers_latency_ci(w, ms, offsets, counts));
         rpx_stats_tukey(ms, w->measured, &mild, &severe);
     }
-    if (json_is_object(lat)) {
+    if (json_is_object(lat) && w->measured == 0) {
+        json_object_set_new(lat, "outliers", json_null()); /* not measured: null, never 0 */
+    } else if (json_is_object(lat)) {
         json_t *o = json_object();
         json_object_set_new(o, "mild", json_integer((json_int_t)mild));
         json_object_set_new(o, "severe", json_integer((json_int_t)severe));
@@ -188,10 +190,11 @@ static void add_process_keys(const rpx_runner_config *c, const workers *w, json_
         if (!w->converged && notes) {
             char buf[256];
             snprintf(buf, sizeof buf,
-                     "--target-precision %g%%: not reached (the p50's interval is +-%.2g%% after "
-                     "%d processes and %.0f s); the numbers stand, with that interval",
+                     "--target-precision %g%%: not reached (the p50's interval reaches +-%.2g%% "
+                     "from it after %d processes and %.0f s); the numbers stand, with that "
+                     "interval",
                      c->target_precision * 100, w->achieved * 100, w->n, w->seconds);
-            json_array_append_new(notes, json_string(buf));
+            rpx__warn_note(notes, warnings, buf);
         }
     } else {
         json_object_set_new(report, "stopping", json_null());
@@ -248,6 +251,7 @@ typedef struct run_ctx {
     run_params rp;
     workers w;
     int processes;
+    int processes_asked;          /* more than the calls: reduced, and said so */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -297,7 +301,10 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
                              RPX_RUNNER_MAX_PROCESSES);
     if (!c->isolate && x->processes > 1)
         return rpx_error_set(err, RPX_EINVAL, "worker processes need isolation");
-    if (x->processes > c->repeats) x->processes = (int)c->repeats;
+    if (x->processes > c->repeats) {
+        x->processes_asked = x->processes;
+        x->processes = (int)c->repeats;
+    }
     c->target.inputs_path = c->inputs;
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
     if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
@@ -523,7 +530,14 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     if (wp->proc[0]->phase >= PHASE_LOOP)
         json_object_set_new(json_object_get(report, "memory"), "cpu_rss_trend",
                             rpx__rss_trend_json(&trend));
-    add_process_keys(cfgp, wp, report, notes);
+    add_process_keys(cfgp, wp, report, notes, res->warnings);
+    if (x->processes_asked) {
+        char m[200];
+        snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "
+                 "call each ran instead; give more --repeats",
+                 x->processes_asked, c.repeats, x->processes);
+        rpx__warn_note(notes, res->warnings, m);
+    }
     {
         json_t *cw;
         size_t wi;

@@ -50,7 +50,14 @@ json_t *rpx__workers_latency_ci(const workers *w, const double *ms, const size_t
     return ci;
 }
 
-/* Half the width of the p50's 95 % interval over its centre; NaN when the
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* How far the p50's 95 % interval reaches from the pooled p50 the report
+ * shows, on its wider side, relative to it ("within +-P of it"); NaN when the
  * interval cannot be stated yet. */
 static double p50_precision(const workers *w)
 {
@@ -61,10 +68,14 @@ static double p50_precision(const workers *w)
     if (!ms) return r;
     ci = rpx__workers_latency_ci(w, ms, offsets, counts);
     p50 = json_object_get(ci, "p50_ms");
-    if (json_is_array(p50) && json_array_size(p50) == 2) {
+    if (json_is_array(p50) && json_array_size(p50) == 2 && w->measured > 0) {
         double lo = json_number_value(json_array_get(p50, 0));
         double hi = json_number_value(json_array_get(p50, 1));
-        if (hi + lo > 0) r = (hi - lo) / (hi + lo);
+        double med, pos = 0.5 * (double)(w->measured - 1); /* numpy's default percentile */
+        size_t i = (size_t)pos;
+        qsort(ms, w->measured, sizeof *ms, cmp_double);
+        med = i + 1 < w->measured ? ms[i] + (pos - (double)i) * (ms[i + 1] - ms[i]) : ms[i];
+        if (med > 0) r = fmax(hi - med, med - lo) / med;
     }
     json_decref(ci);
     free(ms);

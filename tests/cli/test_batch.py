@@ -228,6 +228,7 @@ class BatchTest(TempDirTest):
         self.assertEqual(r["task"], "image_depth")
         if r["status"] == "interrupted":
             self.assertGreater(r["measured_calls"], 0)
+            self.assertIn("0 complete, 0 failed, 0 skipped, 1 interrupted", stdout)
 
     def test_bad_manifests(self):
         def bad(obj, *needles):

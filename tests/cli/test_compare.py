@@ -26,14 +26,14 @@ def template():
     """One real complete report (made once)."""
     global TEMPLATE
     if TEMPLATE is None:
-        d = tempfile.mkdtemp(prefix="rpxcmp-")
-        npz = os.path.join(d, "x.npz")
-        run("inputs", "make", npz, "rgb=48x64x3:uint8=1", check=0)
-        out = os.path.join(d, "r.json")
-        run("run", "--model", "rpxprof-demo:demo_depth", "--inputs", npz, "--repeats", "20",
-            "--output", out, "--quiet", check=0)
-        with open(out) as f:
-            TEMPLATE = json.load(f)
+        with tempfile.TemporaryDirectory(prefix="rpxcmp-") as d:
+            npz = os.path.join(d, "x.npz")
+            run("inputs", "make", npz, "rgb=48x64x3:uint8=1", check=0)
+            out = os.path.join(d, "r.json")
+            run("run", "--model", "rpxprof-demo:demo_depth", "--inputs", npz, "--repeats", "20",
+                "--output", out, "--quiet", check=0)
+            with open(out) as f:
+                TEMPLATE = json.load(f)
     return TEMPLATE
 
 
