@@ -138,6 +138,20 @@ class ProcessesTest(TempDirTest):
         self.assertEqual(r["measured_calls"], st["calls"])
         self.assertTrue([n for n in r["notes"] if "not reached" in n])
 
+    def test_achieved_precision_is_measured_from_the_p50(self):
+        _, r = self.profile("busywait", "--repeats", "300", "--target-precision", "50%",
+                            env={"RPX_TEST_BUSY_NS": "20000"})
+        lo, hi = r["latency_ci"]["p50_ms"]
+        p50 = r["latency"]["p50_ms"]
+        self.assertAlmostEqual(r["stopping"]["achieved"], max(hi - p50, p50 - lo) / p50,
+                               delta=1e-9)
+
+    def test_more_processes_than_calls_is_said(self):
+        _, r = self.profile("busywait", "--repeats", "3", "--processes", "5",
+                            env={"RPX_TEST_BUSY_NS": "20000"})
+        self.assertEqual(r["processes"], 3)
+        self.assertTrue([n for n in r["notes"] if n.startswith("5 processes were asked for 3")])
+
     def test_crash_in_a_worker_keeps_the_samples_before(self):
         _, r = self.profile("crash_at", "--warmup", "0", "--repeats", "30", "--processes", "3",
                             env={"RPX_TEST_AT": "4"}, check=3)
@@ -194,6 +208,12 @@ class ProcessesTest(TempDirTest):
             json.dump(m, f)
         p = run("batch", man, "--out-dir", out, "--resume", "-q")
         self.assertIn("1 complete, 0 failed, 1 skipped", p.stdout)
+        m["defaults"]["processes"] = 101
+        with open(man, "w") as f:
+            json.dump(m, f)
+        p = run("batch", man, "--out-dir", out, "-q")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("defaults.processes: must be an integer from 1 to 100", p.stderr)
 
     # ---- compare --run ----
 
