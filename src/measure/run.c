@@ -130,8 +130,8 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
 
     start = rpx_clock_now_ns();
     for (i = 0; i < cfg->warmup; i++) {
-        if (stop && *stop) goto interrupted;
         int64_t w0, w1;
+        if (stop && *stop) goto interrupted;
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
         w0 = rpx_clock_now_ns();
         rc = call(state, inputs, &merr);
@@ -151,7 +151,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (after_call) after_call(after_ctx, 0);
         result->warmup_done = i + 1;
         if (calls_done) __atomic_store_n(calls_done, i + 1, __ATOMIC_RELEASE);
-        if (progress_ns) __atomic_store_n(progress_ns, rpx_clock_now_ns(), __ATOMIC_RELEASE);
+        if (progress_ns) __atomic_store_n(progress_ns, w1, __ATOMIC_RELEASE);
         if (cfg->progress) atomic_store_explicit(&prog.done, i + 1, memory_order_relaxed);
     }
 

@@ -204,7 +204,7 @@ static void add_process_keys(const rpx_runner_config *c, const workers *w, json_
 
 /* One run_shared that stands for all the processes, for the report code
  * (its samples stay in the processes' blocks). */
-static void merge_workers(const workers *w, run_shared *m)
+static size_t merge_workers(const workers *w, run_shared *m)
 {
     const run_shared *last = w->proc[w->last];
     size_t at = 0, offset = 0;
@@ -233,8 +233,8 @@ static void merge_workers(const workers *w, run_shared *m)
     m->timer_ok = w->proc[0]->timer_ok;
     m->sync_ns = w->proc[0]->sync_ns;
     m->has_sync = w->proc[0]->has_sync;
-    m->calls_done = (long)offset; /* the timed calls before the last process */
     snprintf(m->error, sizeof m->error, "%s", last->error);
+    return offset; /* the timed calls before the last process */
 }
 
 /* Everything one run holds between its preparation and its report. */
@@ -346,7 +346,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     const char *batch = NULL, *status;
     char batch_buf[64];
     int rc, i;
-    size_t k;
+    size_t k, offset;
     const char *kind = x->kind;
 
     memset(&trend, 0, sizeof trend);
@@ -362,7 +362,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
         goto out;
     }
-    merge_workers(wp, sh);
+    offset = merge_workers(wp, sh);
     status = status_name(sh->outcome, &res->status);
     if (res->status != RPX_RUNNER_INTERRUPTED) res->stop_signal = 0;
     if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
@@ -371,9 +371,9 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         sh->memory.lifetime_peak_bytes = sh->child_maxrss_bytes;
         snprintf(sh->memory.inference_reason, sizeof sh->memory.inference_reason,
                  "not read: the run ended abnormally (%s)", status);
-        failure = failure_json(sh, (size_t)sh->calls_done);
+        failure = failure_json(sh, offset);
     } else if (sh->abandoned) {
-        failure = failure_json(sh, (size_t)sh->calls_done); /* where the abandoned call stood */
+        failure = failure_json(sh, offset); /* where the abandoned call stood */
     }
     /* what the device and the target reported: the last process that did, and
      * the largest CUDA peaks of all */

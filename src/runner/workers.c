@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rpxprof/clock.h"
+#include "rpxprof/latency.h"
 #include "rpxprof/stats.h"
 #include "runner/runner_internal.h"
 
@@ -71,10 +72,9 @@ static double p50_precision(const workers *w)
     if (json_is_array(p50) && json_array_size(p50) == 2 && w->measured > 0) {
         double lo = json_number_value(json_array_get(p50, 0));
         double hi = json_number_value(json_array_get(p50, 1));
-        double med, pos = 0.5 * (double)(w->measured - 1); /* numpy's default percentile */
-        size_t i = (size_t)pos;
+        double med;
         qsort(ms, w->measured, sizeof *ms, cmp_double);
-        med = i + 1 < w->measured ? ms[i] + (pos - (double)i) * (ms[i + 1] - ms[i]) : ms[i];
+        med = rpx_percentile_sorted(ms, w->measured, 50); /* the report's p50 */
         if (med > 0) r = fmax(hi - med, med - lo) / med;
     }
     json_decref(ci);
