@@ -34,6 +34,28 @@ typedef enum rpx_target_kind {
     RPX_TARGET_HTTP
 } rpx_target_kind;
 
+/* A target made by the caller instead of parsed from a spec: the Python
+ * package hands its callable this way. The spec then only names it in reports
+ * and messages. Every function is optional except `call`. `setup` receives
+ * `*state == state` and may replace it. The fork hooks run around the fork of
+ * each worker process (in the parent before and after, in the child after),
+ * so that an interpreter living in this process stays consistent. */
+typedef struct rpx_target_custom {
+    const char *kind_name;        /* "python", ...: what the report calls the kind */
+    rpx_call_fn call;
+    int (*setup)(void **state, const rpx_inputs *inputs, const rpx_run_info *info,
+                 rpx_error *error);
+    void (*teardown)(void *state);
+    void *state;
+    void (*after_call)(void *state, int timed, int rc);
+    void (*peaks_reset)(void *state);
+    json_t *(*section)(void *state);
+    void (*before_fork)(void *arg);
+    void (*after_fork_parent)(void *arg);
+    void (*after_fork_child)(void *arg);
+    void *fork_arg;
+} rpx_target_custom;
+
 /* What some kinds need beyond the spec. Zero-initialise; every field is optional. */
 typedef struct rpx_target_options {
     const char *inputs_path;      /* the NPZ file: an HTTP call's default body */
@@ -44,6 +66,7 @@ typedef struct rpx_target_options {
     double connect_timeout_s;     /* <= 0: 10 s */
     double total_timeout_s;       /* <= 0: 60 s */
     int insecure;                 /* HTTP --insecure: no TLS verification */
+    const rpx_target_custom *custom; /* a caller-made target (see above); the spec names it */
 } rpx_target_options;
 
 /* A call of a target with counts_failures set returns this for a failure that

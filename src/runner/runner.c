@@ -285,13 +285,15 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     memset(x, 0, sizeof *x);
     x->c = *cfg;
     rpx__workers_init(&x->w);
-    if ((rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
+    /* a caller-made target's spec only names it */
+    if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
     if (!c->inputs) return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     if (c->repeats < 1 || c->repeats > RPX_MAX_REPEATS || c->warmup < 0 ||
         c->warmup > RPX_MAX_WARMUP)
         return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c->repeats,
                              c->warmup);
-    x->kind = rpx_target_kind_name(c->model);
+    x->kind = c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
+                                                              : rpx_target_kind_name(c->model);
     x->processes = c->processes > 0 ? c->processes
                  : (!c->isolate || c->gpu_time || strcmp(x->kind, "http") == 0)
                        ? 1

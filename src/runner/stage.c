@@ -387,7 +387,13 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         measure(p, in, sh);
         return;
     }
-    pid = fork();
+    {
+        const rpx_target_custom *cu = p->target ? p->target->custom : NULL;
+        if (cu && cu->before_fork) cu->before_fork(cu->fork_arg);
+        pid = fork();
+        if (pid == 0 && cu && cu->after_fork_child) cu->after_fork_child(cu->fork_arg);
+        else if (cu && cu->after_fork_parent) cu->after_fork_parent(cu->fork_arg);
+    }
     if (pid < 0) {
         sh->outcome = OUTCOME_FAILED;
         snprintf(sh->error, sizeof sh->error, "cannot start the child process: %s (use --no-isolate)",

@@ -184,6 +184,26 @@ int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_targ
     t->spec = strdup(spec);
     t->display_spec = rpx_target_redact_spec(spec);
     if (!t->spec || !t->display_spec) return out_of_memory(t, err);
+    if (opt->custom) {
+        const rpx_target_custom *c = opt->custom;
+        if (!c->call) {
+            target_free(t);
+            return rpx_error_set(err, RPX_EINVAL, "%s: a caller-made target needs a call", spec);
+        }
+        t->kind = strcmp(c->kind_name ? c->kind_name : "", "python") == 0
+                      ? RPX_TARGET_PYTHON
+                      : RPX_TARGET_SHARED_OBJECT;
+        t->kind_name = c->kind_name ? c->kind_name : "shared_object";
+        t->call = c->call;
+        t->state = c->state;
+        t->setup_fn = c->setup;
+        t->teardown_fn = c->teardown;
+        t->after_call_fn = c->after_call;
+        t->peaks_reset_fn = c->peaks_reset;
+        t->section_fn = c->section;
+        *out = t;
+        return 0;
+    }
     if (is_url(spec)) {
         t->kind = RPX_TARGET_HTTP;
         t->kind_name = "http";
