@@ -50,6 +50,8 @@ typedef struct rpx_target_custom {
     void (*after_call)(void *state, int timed, int rc);
     void (*peaks_reset)(void *state);
     json_t *(*section)(void *state);
+    int (*samples)(void *state, const rpx_inputs *samples, size_t n, int writable,
+                   rpx_error *error);
     void (*before_fork)(void *arg);
     void (*after_fork_parent)(void *arg);
     void (*after_fork_child)(void *arg);
@@ -88,6 +90,14 @@ typedef struct rpx_target {
     void (*after_call_fn)(void *state, int timed, int rc); /* after every call */
     void (*peaks_reset_fn)(void *state);   /* after warmup, with the host peaks */
     json_t *(*section_fn)(void *state);    /* the report's section for this kind */
+    /* Distinct samples and writable inputs: after setup, outside timing, the
+     * runner hands every sample (the same array names in each); the timed
+     * calls then receive &samples[k], the same pointers, cycling. `writable`:
+     * the arrays may be edited in place (the runner restores their bytes
+     * before every call); otherwise the target keeps them read-only. Optional:
+     * a kind without it receives each sample's inputs in its call. */
+    int (*samples_fn)(void *state, const rpx_inputs *samples, size_t n, int writable,
+                      rpx_error *error);
     /* internal */
     void *handle;
     int (*setup_fn)(void **state, const rpx_inputs *inputs, const rpx_run_info *info,
@@ -111,6 +121,10 @@ int rpx_target_check_spec(const char *spec, rpx_error *err);
 /* Run the optional setup once (outside timing). */
 int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
                      rpx_error *err);
+/* Hand the target every distinct sample (see samples_fn); 0 when it has no
+ * such hook. Call after rpx_target_setup. */
+int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int writable,
+                       rpx_error *err);
 /* The kind's report section (a new reference), or NULL when it has none. */
 json_t *rpx_target_section(rpx_target *t);
 /* Run teardown (if setup ran) and unload. NULL is fine. */

@@ -201,6 +201,7 @@ int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_targ
         t->after_call_fn = c->after_call;
         t->peaks_reset_fn = c->peaks_reset;
         t->section_fn = c->section;
+        t->samples_fn = c->samples;
         *out = t;
         return 0;
     }
@@ -309,6 +310,20 @@ int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info
                              merr.message[0] ? merr.message : "no message given");
     }
     t->setup_done = 1;
+    return 0;
+}
+
+int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int writable,
+                       rpx_error *err)
+{
+    rpx_error merr;
+    int rc;
+    if (!t || !t->samples_fn) return 0;
+    memset(&merr, 0, sizeof merr);
+    rc = t->samples_fn(t->state, samples, n, writable, &merr);
+    if (rc != 0)
+        return rpx_error_set(err, merr.code ? merr.code : RPX_EMODEL, "--model %s: %s",
+                             t->display_spec, merr.message[0] ? merr.message : "cannot take the samples");
     return 0;
 }
 
