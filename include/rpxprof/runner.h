@@ -37,7 +37,17 @@ extern "C" {
 
 typedef struct rpx_runner_config {
     const char *model;            /* --model TARGET (required) */
-    const char *inputs;           /* NPZ or NPY file (required) */
+    const char *inputs;           /* NPZ or NPY file (required unless sample_files) */
+    /* distinct samples: NPZ files, one sample each, the same array names in
+     * each; when n_sample_files > 0 they replace `inputs` (which may then be
+     * NULL). The timed calls cycle through them sample-major. */
+    const char *const *sample_files;
+    size_t n_sample_files;
+    int writable_inputs;          /* --writable-inputs: the arrays handed to the call are
+                                     writable; their bytes are restored before every call,
+                                     outside the timed span (the restore time is reported) */
+    const char *inputs_label;     /* NULL: the report's inputs_file is the path; else what it
+                                     shows instead (the Python package: "<dict>") */
     const char *output;           /* report path, "-" stdout; NULL: no file, the caller takes
                                      the report */
     int force;                    /* replace an existing file that is not a report */

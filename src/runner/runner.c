@@ -32,6 +32,11 @@ void rpx_runner_config_init(rpx_runner_config *c)
     c->grace_s = 2;
     c->max_failures = 100;
     c->max_time_s = 60;
+    /* one sample (`inputs`), read-only, the path as inputs_file */
+    c->sample_files = NULL;
+    c->n_sample_files = 0;
+    c->writable_inputs = 0;
+    c->inputs_label = NULL;
 }
 
 void rpx_runner_result_free(rpx_runner_result *res)
