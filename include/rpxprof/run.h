@@ -56,6 +56,23 @@ typedef struct rpx_run_config {
      * call), for the first warmup_keep warmup calls; not statistics */
     int64_t *warmup_samples;
     long warmup_keep;
+    /* optional: distinct samples. When n_distinct > 0 each call receives
+     * &distinct[k] instead of `inputs`: warmup call i takes k = i % n_distinct,
+     * timed call i takes k = (distinct_offset + i) % n_distinct (sample-major
+     * within each repetition; distinct_offset: the timed calls of the processes
+     * before this one) */
+    const rpx_inputs *distinct;
+    size_t n_distinct;
+    long distinct_offset;
+    /* optional: writable inputs. Before every call (warmup and timed),
+     * outside the timed span, the bytes of pristine[k] are copied over the
+     * sample about to be called (distinct[k], or `inputs` with pristine[0]
+     * when n_distinct is 0); the same arrays and sizes, the destination
+     * writable. restore_ns: each timed call's restore time (`repeats`
+     * entries); restore_warmup_ns: the warmup calls' restore times summed */
+    const rpx_inputs *pristine;
+    int64_t *restore_ns;
+    int64_t *restore_warmup_ns;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

@@ -110,6 +110,11 @@ void rpx_runner_config_init(rpx_runner_config *c);
  * res is always initialised; free it with rpx_runner_result_free. */
 int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err);
 void rpx_runner_result_free(rpx_runner_result *res);
+/* The report's inputs_sha256 for these --inputs (files, or folders standing
+ * for their *.npz in name order): one file, the SHA-256 of its bytes;
+ * several, the SHA-256 of their lower-case hex SHA-256s in order, each
+ * followed by '\n'. 0, or a negative code (err names the file). */
+int rpx_runner_inputs_sha256(const char *const *files, size_t n, char hex[65], rpx_error *err);
 /* Two runs measured together, for a comparison: their worker processes
  * alternate A B, B A, A B, ... (process i of each in turn), so that a drift of
  * the machine falls on both. Both need isolation; a target precision is not

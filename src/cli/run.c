@@ -16,6 +16,7 @@
 
 static const char usage[] =
     "Usage: rpxprof run --model TARGET --inputs FILE.npz --output FILE.json [OPTION]...\n"
+    "       rpxprof run --model TARGET --inputs A.npz --inputs B.npz ... --output FILE.json\n"
     "Time a prediction function on fixed inputs and write a JSON report.\n"
     "\n"
     "  -m, --model TARGET     PATH/lib.so:SYMBOL (a shared object, see model.h),\n"
@@ -23,7 +24,15 @@ static const char usage[] =
     "                         demo_video_depth, demo_pose, demo_noop),\n"
     "                         MODULE:FUNCTION (a Python callable; arrays become\n"
     "                         keyword arguments) or http(s)://HOST/PATH (an HTTP API)\n"
-    "  -i, --inputs FILE      NPZ (or NPY) file; every array is passed to the model\n"
+    "  -i, --inputs FILE      NPZ (or NPY) file; every array is passed to the model.\n"
+    "                         Repeat it, or name a folder (its *.npz in name order),\n"
+    "                         for distinct samples: one sample per file, the same\n"
+    "                         arrays, dtypes and shapes in each; the timed calls\n"
+    "                         cycle through them (latency_records, latency_by_sample)\n"
+    "      --writable-inputs  the model may edit its input arrays in place: their\n"
+    "                         bytes are restored before every call, outside the\n"
+    "                         timed span (inputs_restore); without it the arrays are\n"
+    "                         read-only and a write into them crashes the call\n"
     "  -o, --output FILE      report path (folders are created; '-' = stdout); an\n"
     "                         existing file is replaced only when it is an rpxprof\n"
     "                         report; checked before the first call\n"
@@ -93,6 +102,9 @@ static const char usage[] =
 
 typedef struct run_opts {
     const char *model, *inputs, *output, *device, *precision, *unit;
+    const char **inputs_list;     /* every --inputs, in order */
+    size_t n_inputs;
+    int writable_inputs;
     long warmup, repeats;
     int quiet;
     json_t *meta;
@@ -176,7 +188,8 @@ static int parse(int argc, char **argv, run_opts *o)
            O_DIM, O_FLOPS, O_PARAMS, O_GPU, O_GPU_SPEC, O_TF32, O_BUDGET, O_GPU_TIME,
            O_NO_ISOLATE, O_TIMEOUT, O_CALL_TIMEOUT, O_BODY, O_HEADER, O_METHOD,
            O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE, O_FORCE,
-           O_SETUP_TIMEOUT, O_GRACE, O_PROCESSES, O_TARGET_PRECISION, O_MAX_TIME };
+           O_SETUP_TIMEOUT, O_GRACE, O_PROCESSES, O_TARGET_PRECISION, O_MAX_TIME,
+           O_WRITABLE_INPUTS };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -205,14 +218,21 @@ static int parse(int argc, char **argv, run_opts *o)
         {"processes", required_argument, 0, O_PROCESSES},
         {"target-precision", required_argument, 0, O_TARGET_PRECISION},
         {"max-time", required_argument, 0, O_MAX_TIME},
+        {"writable-inputs", no_argument, 0, O_WRITABLE_INPUTS},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
     optind = 1;
+    o->inputs_list = calloc((size_t)argc + 1, sizeof *o->inputs_list);
+    if (!o->inputs_list) return rpx_cli_fail("run", -1, "out of memory");
     while ((c = getopt_long(argc, argv, ":m:i:o:qh", longs, NULL)) != -1) {
         switch (c) {
         case 'm': o->model = optarg; break;
-        case 'i': o->inputs = optarg; break;
+        case 'i':
+            o->inputs = optarg;
+            o->inputs_list[o->n_inputs++] = optarg; /* at most argc of them */
+            break;
+        case O_WRITABLE_INPUTS: o->writable_inputs = 1; break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = 1; break;
         case 'h': fputs(usage, stdout); return -2;
@@ -358,7 +378,9 @@ static int parse(int argc, char **argv, run_opts *o)
         if (rpx_target_check_spec(o->model, &gerr) != 0)
             return rpx_cli_fail("run", -1, "%s", gerr.message);
     }
-    if (!o->inputs) return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file)");
+    if (!o->inputs)
+        return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file, several, or a folder "
+                                       "of them)");
     if (!o->output) return rpx_cli_fail("run", -1, "--output is required (a JSON file, or -)");
     if (strcmp(o->device, "cpu") != 0 && strcmp(o->device, "cuda") != 0)
         return rpx_cli_fail("run", -1, "--device '%s': expected cpu or cuda", o->device);
@@ -495,10 +517,18 @@ int rpx_cli_run(int argc, char **argv)
     rc = parse(argc, argv, &o);
     if (rc) {
         json_decref(o.meta);
+        free(o.inputs_list);
         return rc == -2 ? RPX_EXIT_OK : RPX_EXIT_USAGE;
     }
     c.model = o.model;
-    c.inputs = o.inputs;
+    if (o.n_inputs > 1) {
+        c.sample_files = o.inputs_list; /* distinct samples */
+        c.n_sample_files = o.n_inputs;
+        c.inputs = NULL;
+    } else {
+        c.inputs = o.inputs;          /* a file, or a folder of samples */
+    }
+    c.writable_inputs = o.writable_inputs;
     c.output = o.output;
     c.force = o.force;
     c.device = o.device;
@@ -570,5 +600,6 @@ int rpx_cli_run(int argc, char **argv)
 out:
     rpx_runner_result_free(&res);
     json_decref(o.meta);
+    free(o.inputs_list);
     return exit_code;
 }

@@ -82,6 +82,15 @@ static int call_failed(rpx_run_result *r, const rpx_target *t, long index, int i
     return 0;
 }
 
+/* The pristine bytes of sample k over the one about to be called. */
+static void restore_sample(const rpx_inputs *dst, const rpx_inputs *src)
+{
+    size_t t;
+    for (t = 0; t < dst->count && t < src->count; t++)
+        if (dst->tensors[t].nbytes)
+            memcpy((void *)dst->tensors[t].data, src->tensors[t].data, dst->tensors[t].nbytes);
+}
+
 int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
                     const rpx_inputs *inputs, rpx_run_result *result, rpx_error *err)
 {
@@ -99,6 +108,11 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     long *const calls_done = cfg ? cfg->calls_done : NULL;
     int64_t *const progress_ns = cfg ? cfg->progress_ns : NULL;
     void *const after_ctx = cfg ? cfg->after_ctx : NULL;
+    const rpx_inputs *const many = cfg && cfg->n_distinct > 0 ? cfg->distinct : NULL;
+    const size_t n_many = many ? cfg->n_distinct : 1;
+    const rpx_inputs *const pristine = cfg ? cfg->pristine : NULL;
+    const rpx_inputs *in;
+    size_t k;
     progress prog = {0};
     rpx_error merr;
     int64_t *samples;
@@ -107,7 +121,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     long i;
     int rc;
 
-    if (!cfg || !target || !call || !inputs || !result)
+    if (!cfg || !target || !call || (!inputs && !many) || !result)
         return rpx_error_set(err, RPX_EINVAL, "rpx_measure_run: missing argument");
     if (cfg->warmup < 0)
         return rpx_error_set(err, RPX_EINVAL, "--warmup %ld: must be 0 or more", cfg->warmup);
@@ -129,12 +143,20 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     if (cfg->progress) progress_start(&prog, cfg->warmup, cfg->repeats);
 
     start = rpx_clock_now_ns();
-    for (i = 0; i < cfg->warmup; i++) {
+    in = many ? &many[0] : inputs;
+    for (i = 0, k = 0; i < cfg->warmup; i++) {
         int64_t w0, w1;
         if (stop && *stop) goto interrupted;
+        if (many) in = &many[k];
+        if (pristine) {
+            int64_t r0 = rpx_clock_now_ns();
+            restore_sample(in, &pristine[k]);
+            if (cfg->restore_warmup_ns) *cfg->restore_warmup_ns += rpx_clock_now_ns() - r0;
+        }
+        if (++k == n_many) k = 0;
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
         w0 = rpx_clock_now_ns();
-        rc = call(state, inputs, &merr);
+        rc = call(state, in, &merr);
         if (rc == 0 && sync) rc = sync(sync_ctx, &merr);
         w1 = rpx_clock_now_ns();
         if (cfg->warmup_samples && i < cfg->warmup_keep) cfg->warmup_samples[i] = w1 - w0;
@@ -157,12 +179,20 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
 
     rpx_memory_begin_inference(&result->memory);
     if (cfg->peaks_reset) cfg->peaks_reset(cfg->peaks_ctx);
+    k = many && cfg->distinct_offset > 0 ? (size_t)cfg->distinct_offset % n_many : 0;
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
         if (stop && *stop) goto interrupted;
+        if (many) in = &many[k];
+        if (pristine) {
+            int64_t r0 = rpx_clock_now_ns();
+            restore_sample(in, &pristine[k]);
+            if (cfg->restore_ns) cfg->restore_ns[i] = rpx_clock_now_ns() - r0;
+        }
+        if (++k == n_many) k = 0;
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto timed_failed;
         t0 = rpx_clock_now_ns();
-        rc = call(state, inputs, &merr);
+        rc = call(state, in, &merr);
         if (sync && rc == 0) rc = sync(sync_ctx, &merr);
         t1 = rpx_clock_now_ns();
         if (target_after) target_after(state, 1, rc);

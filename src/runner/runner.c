@@ -109,20 +109,26 @@ static int open_output(const rpx_runner_config *c, const char *kind, rpx_output 
                        rpx_error *err)
 {
     char model_file[4096] = "";
-    const char *protect[5];
-    size_t np = 0;
+    const char **protect = malloc((c->n_sample_files + 5) * sizeof *protect);
+    size_t np = 0, i;
+    int rc;
     const char *colon = strrchr(c->model, ':');
-    rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, protect, 0,
+    rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, NULL, 0,
                              "--output"};
+    if (!protect) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    oo.protect = protect;
     if (strcmp(kind, "shared_object") == 0 && colon && strncmp(c->model, "rpxprof-demo:", 13))
         snprintf(model_file, sizeof model_file, "%.*s", (int)(colon - c->model), c->model);
-    protect[np++] = c->inputs;
+    for (i = 0; i < c->n_sample_files; i++) protect[np++] = c->sample_files[i];
+    if (c->inputs) protect[np++] = c->inputs;
     if (model_file[0]) protect[np++] = model_file;
     if (c->cost) protect[np++] = c->cost;
     if (c->target.body_path) protect[np++] = c->target.body_path;
     if (c->gpu_spec) protect[np++] = c->gpu_spec;
     oo.n_protect = np;
-    return rpx_output_open(c->output, &oo, out, err);
+    rc = rpx_output_open(c->output, &oo, out, err);
+    free(protect);
+    return rc;
 }
 
 /* latency_by_process: each process's own statistics and where its samples are */
@@ -248,8 +254,7 @@ typedef struct run_ctx {
     const char *kind;
     char *shown_model;
     rpx_output *output;
-    rpx_npz *npz;
-    char sha[65];
+    samples_set smp;              /* the inputs: one sample or several */
     layers lay;
     rpx_nvml *nvml;
     json_t *cond_start, *cond_end;
@@ -272,11 +277,11 @@ static void ctx_free(run_ctx *x)
      * running, and the model may still hold numpy views of the inputs: keep them
      * mapped until the process exits. */
     if (!x->c.isolate && x->kind && strcmp(x->kind, "python") == 0) {
-        static rpx_npz *kept_for_python;
-        kept_for_python = x->npz;
+        static samples_set kept_for_python;
+        kept_for_python = x->smp;
         (void)kept_for_python;
     } else {
-        rpx_npz_free(x->npz);
+        rpx__samples_free(&x->smp);
     }
     free(x->shown_model);
     memset(x, 0, sizeof *x);
@@ -292,7 +297,8 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     rpx__workers_init(&x->w);
     /* a caller-made target's spec only names it */
     if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
-    if (!c->inputs) return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
+    if (!c->inputs && c->n_sample_files == 0)
+        return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     if (c->repeats < 1 || c->repeats > RPX_MAX_REPEATS || c->warmup < 0 ||
         c->warmup > RPX_MAX_WARMUP)
         return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c->repeats,
@@ -312,15 +318,23 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->processes_asked = x->processes;
         x->processes = (int)c->repeats;
     }
-    c->target.inputs_path = c->inputs;
+    c->target.inputs_path = c->inputs ? c->inputs : c->sample_files[0];
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
     if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     /* 0. the report's place, before anything is loaded or measured */
     if (c->output && (rc = open_output(c, x->kind, &x->output, err)) != 0) return rc;
     /* 1. inputs, loaded once, outside timing (the workers inherit them) */
-    if ((rc = rpx_npz_load(c->inputs, &x->npz, err)) != 0 ||
-        (rc = rpx_file_sha256(c->inputs, x->sha, err)) != 0)
-        return rc;
+    if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) return rc;
+    if (strcmp(x->kind, "http") == 0 && x->smp.n > 1)
+        return rpx_error_set(err, RPX_EUSAGE,
+                             "--inputs: %zu samples were given, but an HTTP target sends one "
+                             "file as its request body; give one --inputs file",
+                             x->smp.n);
+    if (strcmp(x->kind, "http") == 0 && x->smp.writable)
+        return rpx_error_set(err, RPX_EUSAGE,
+                             "--writable-inputs: an HTTP target sends the file's bytes as its "
+                             "request body; there is nothing for it to edit in place");
+    c->target.inputs_path = x->smp.paths[0];
     /* the cost layer and the GPU table, before anything is measured */
     if ((rc = rpx__layers_prepare(c, &x->lay, err)) != 0) return rc;
     /* NVML (never CUDA) in this process: the card and the conditions */
@@ -333,8 +347,106 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
                          c->gpu_time, c->progress, c->timeout_s, c->call_timeout_s,
                          c->setup_timeout_s, c->grace_s, &c->target, c->max_failures};
         x->rp = rp;
+        x->rp.samples = x->smp.work;
+        x->rp.n_samples = x->smp.n;
+        x->rp.pristine = x->smp.writable ? x->smp.pristine : NULL;
     }
     return 0;
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The keys of distinct samples and writable inputs: distinct_samples,
+ * inputs_writable; with several samples inputs_file (every file),
+ * latency_records and latency_by_sample; with --writable-inputs
+ * inputs_restore. Timed call j (counted over every process) took sample
+ * j % n in repetition j / n. */
+static void add_sample_keys(const run_ctx *x, json_t *report, json_t *notes, json_t *warnings)
+{
+    const samples_set *s = &x->smp;
+    const workers *w = &x->w;
+    json_object_set_new(report, "distinct_samples", json_integer((json_int_t)s->n));
+    json_object_set_new(report, "inputs_writable", json_boolean(s->writable));
+    if (s->n > 1) {
+        json_t *files = json_array(), *records = json_array(), *by = json_array();
+        rpx_latency **lat = calloc(s->n, sizeof *lat);
+        size_t k, j = 0, m;
+        int i;
+        for (k = 0; files && k < s->n; k++) json_array_append_new(files, json_string(s->paths[k]));
+        if (!x->c.inputs_label) json_object_set_new(report, "inputs_file", files);
+        else json_decref(files);
+        for (k = 0; lat && k < s->n; k++)
+            if (rpx_latency_create(0, &lat[k]) != 0 ||
+                rpx_latency_reserve(lat[k], w->measured / s->n + 1) != 0)
+                break;
+        for (i = 0; i < w->n; i++)
+            for (m = 0; m < w->proc[i]->measured; m++, j++) {
+                json_t *r = json_object();
+                double ns = (double)w->proc[i]->samples[m];
+                k = j % s->n;
+                json_object_set_new(r, "sample_index", json_integer((json_int_t)k));
+                json_object_set_new(r, "sample_id", json_string(s->ids[k]));
+                json_object_set_new(r, "repetition", json_integer((json_int_t)(j / s->n)));
+                json_object_set_new(r, "latency_ms", json_real(ns / 1e6));
+                json_array_append_new(records, r);
+                if (lat && lat[k]) rpx_latency_add_ns(lat[k], ns);
+            }
+        for (k = 0; k < s->n; k++) {
+            json_t *o = lat && lat[k] ? rpx_latency_json(lat[k]) : NULL;
+            size_t n_k = w->measured / s->n + (k < w->measured % s->n);
+            if (!o) o = json_object();
+            json_object_set_new(o, "sample_index", json_integer((json_int_t)k));
+            json_object_set_new(o, "sample_id", json_string(s->ids[k]));
+            json_object_set_new(o, "file", json_string(s->paths[k]));
+            json_object_set_new(o, "n", json_integer((json_int_t)n_k));
+            json_array_append_new(by, o);
+            if (lat) rpx_latency_destroy(lat[k]);
+        }
+        free(lat);
+        json_object_set_new(report, "latency_records", records);
+        json_object_set_new(report, "latency_by_sample", by);
+        if (x->c.repeats % (long)s->n != 0 && notes) {
+            char m2[256];
+            snprintf(m2, sizeof m2,
+                     "--repeats %ld is not a multiple of the %zu distinct samples: the last "
+                     "repetition is partial (latency_by_sample's n differ)",
+                     x->c.repeats, s->n);
+            rpx__warn_note(notes, warnings, m2);
+        }
+    }
+    if (s->writable) {
+        json_t *o = json_object();
+        size_t total = 0, at = 0, m;
+        double *ms, sum = 0, warm = 0;
+        int i;
+        for (i = 0; i < w->n; i++) total += w->proc[i]->measured;
+        ms = malloc((total ? total : 1) * sizeof *ms);
+        for (i = 0; i < w->n; i++) {
+            warm += (double)w->proc[i]->restore_warmup_ns / 1e6;
+            for (m = 0; ms && m < w->proc[i]->measured; m++) {
+                ms[at] = (double)w->proc[i]->restore_samples[m] / 1e6;
+                sum += ms[at++];
+            }
+        }
+        if (ms && at) qsort(ms, at, sizeof *ms, cmp_ms);
+        json_object_set_new(o, "total_ms", json_real(sum + warm));
+        json_object_set_new(o, "timed_calls_total_ms", json_real(sum));
+        json_object_set_new(o, "warmup_calls_total_ms", json_real(warm));
+        json_object_set_new(o, "p50_ms", ms && at ? json_real(rpx_percentile_sorted(ms, at, 50))
+                                                   : json_null());
+        json_object_set_new(o, "calls", json_integer((json_int_t)at));
+        json_object_set_new(o, "bytes_per_call", json_integer((json_int_t)s->bytes_per_sample));
+        json_object_set_new(o, "method",
+                            json_string("memcpy of the sample's pristine bytes over the arrays "
+                                        "the call receives, before every call (warmup and timed), "
+                                        "outside the timed span; never part of a latency sample"));
+        json_object_set_new(report, "inputs_restore", o);
+        free(ms);
+    }
 }
 
 /* Step 3: the report from what the workers left; written when asked. */
@@ -405,7 +517,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     for (i = 0; i < wp->n; i++) /* process by process, straight from the shared blocks */
         for (k = 0; k < wp->proc[i]->measured; k++)
             rpx_latency_add_ns(lat, (double)wp->proc[i]->samples[k]);
-    rpx__input_resolution(rpx_npz_inputs(x->npz), reso, sizeof reso);
+    rpx__input_resolution(&x->smp.pristine[0], reso, sizeof reso);
     {
         json_t *b = json_object_get(c.meta, "batch_size");
         if (json_is_integer(b)) {
@@ -464,7 +576,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                                "--insecure: the server's TLS certificate was not verified; the "
                                "timings may be of a server other than the one named");
         } else if (notes) {
-            rpx__layers_finish(cfgp, &x->lay, rpx_npz_inputs(x->npz), p50,
+            rpx__layers_finish(cfgp, &x->lay, &x->smp.pristine[0], p50,
                                json_object_get(devjson, "cuda"), notes, &roofline, &budget);
         }
         if (notes && sh->failed_calls + sh->failed_warmup_calls > 0 &&
@@ -495,9 +607,9 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         d.precision = c.precision;
         d.unit = c.unit;
         d.warmup_calls = sh->warmup_done;
-        d.inputs = rpx_npz_inputs(x->npz);
-        d.inputs_path = c.inputs;
-        d.inputs_sha256 = x->sha;
+        d.inputs = &x->smp.pristine[0];
+        d.inputs_path = c.inputs_label ? c.inputs_label : x->smp.paths[0];
+        d.inputs_sha256 = x->smp.sha;
         d.metadata = c.meta;
         d.latency = lat;
         d.memory = &sh->memory;
@@ -538,6 +650,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         json_object_set_new(json_object_get(report, "memory"), "cpu_rss_trend",
                             rpx__rss_trend_json(&trend));
     add_process_keys(cfgp, wp, report, notes, res->warnings);
+    add_sample_keys(x, report, notes, res->warnings);
     if (x->processes_asked) {
         char m[200];
         snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "
@@ -600,7 +713,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     if ((rc = ctx_prepare(cfg, &x, err)) != 0) goto out;
     x.cond_start = rpx_system_conditions(x.nvml);
     rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
-    rc = rpx__workers_run(&x.c, &x.rp, rpx_npz_inputs(x.npz), x.processes, &x.w, err);
+    rc = rpx__workers_run(&x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err);
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
     x.cond_end = rpx_system_conditions(x.nvml);
@@ -631,7 +744,7 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
         for (j = 0; go && j < 2; j++) {
             run_ctx *y = &x[order[j]];
             if (i >= y->processes) continue;
-            rc = rpx__workers_step(&y->c, &y->rp, rpx_npz_inputs(y->npz),
+            rc = rpx__workers_step(&y->c, &y->rp, &y->smp.work[0],
                                    rpx__workers_slice(y->c.repeats, y->processes, i), &y->w, err);
             if (rc < 0) break;
             go = rc == 1;

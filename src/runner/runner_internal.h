@@ -10,6 +10,7 @@
 #include "rpxprof/cost.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
+#include "rpxprof/npz.h"
 #include "rpxprof/roofline.h"
 #include "rpxprof/rss_trend.h"
 #include "rpxprof/runner.h"
@@ -45,6 +46,45 @@ json_t *rpx__rss_trend_json(const rpx_rss_summary *t);
 void rpx__growth_notes(const rpx_rss_summary *t, json_t *cuda_growth, json_t *notes,
                        json_t *warnings);
 json_t *rpx__make_notes(const rpx_runner_config *o, size_t measured, const rpx_memory_peaks *m);
+
+/* ---- samples.c ---- */
+typedef struct samples_map {
+    void *addr;
+    size_t len;
+} samples_map;
+
+/* The distinct samples of a run (one, for a plain --inputs FILE). */
+typedef struct samples_set {
+    size_t n;                     /* samples (files) */
+    char **paths;                 /* each file, a folder expanded to its *.npz in name order */
+    char **ids;                   /* each file's stem: the report's sample_id */
+    rpx_npz **npz;                /* each file, loaded once (read-only buffers) */
+    rpx_inputs *pristine;         /* n: the loaded arrays, in the first file's order */
+    rpx_tensor *pristine_tensors; /* their tensors (several samples) */
+    rpx_inputs *work;             /* n: what the calls receive: `pristine`, or writable
+                                     copies with --writable-inputs */
+    rpx_tensor *work_tensors;
+    samples_map *maps;            /* the writable copies' mappings */
+    int writable;
+    size_t bytes_per_sample;      /* what one restore copies */
+    char sha[65];                 /* the inputs hash (rpx_runner_inputs_sha256) */
+} samples_set;
+
+/* The files `given` stand for: each file as it is, a folder as its *.npz
+ * (regular files, name order; none is an error). malloc'ed list of
+ * malloc'ed strings. */
+int rpx__samples_paths(const char *const *given, size_t n_given, char ***out, size_t *n_out,
+                       rpx_error *err);
+/* Load c's samples (sample_files, else inputs): the same arrays in each,
+ * the hash, the writable copies when asked. Free with rpx__samples_free
+ * (also after a failure). */
+int rpx__samples_load(const rpx_runner_config *c, samples_set *s, rpx_error *err);
+void rpx__samples_free(samples_set *s);
+/* In the model's process, around the loop when the inputs are read-only: a
+ * write into them crashes as before, but first stores {sample + 1, array}
+ * into fault[0..1] (a block the parent reads). */
+void rpx__samples_guard_begin(const rpx_inputs *samples, size_t n, int *fault);
+void rpx__samples_guard_end(void);
 
 /* ---- workers.c ---- */
 /* The worker processes of one run, one after another, each a run_shared

@@ -30,6 +30,7 @@
 #include "rpxprof/gpu_time.h"
 #include "rpxprof/run.h"
 #include "rpxprof/target.h"
+#include "runner/runner_internal.h"
 
 run_shared *rpx__run_shared_create(long repeats, long warmup)
 {
@@ -44,7 +45,9 @@ run_shared *rpx__run_shared_create(long repeats, long warmup)
     samples = (size_t)repeats * sizeof(int64_t);
     warm = (size_t)keep * sizeof(int64_t);
     json_cap = ((size_t)64 << 10) + (size_t)repeats * 32;
-    total = head + samples + warm + json_cap;
+    /* the restore times after the samples: mapped, touched only with
+     * --writable-inputs */
+    total = head + samples + warm + json_cap + samples;
     m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1,
              0);
     if (m == MAP_FAILED) return NULL;
@@ -55,6 +58,7 @@ run_shared *rpx__run_shared_create(long repeats, long warmup)
     sh->warmup_keep = keep;
     sh->json = (char *)m + head + samples + warm;
     sh->json_cap = json_cap;
+    sh->restore_samples = (int64_t *)((char *)m + head + samples + warm + json_cap);
     sh->failed_call = -1;
     sh->child_maxrss_bytes = -1;
     rpx_memory_peaks_init(&sh->memory);
@@ -167,6 +171,11 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
                              p->repeats};
         if ((rc = rpx_target_setup(target, in, &info, &err)) != 0) goto fail;
         if (gtime) rpx_gpu_time_after_call(gtime, 0); /* setup's kernels are not a call's */
+        /* every distinct sample, the same pointers the calls receive */
+        if (p->samples &&
+            (rc = rpx_target_samples(target, p->samples, p->n_samples, p->pristine != NULL,
+                                     &err)) != 0)
+            goto fail;
     }
     if ((rc = rpx_timer_calibrate(&sh->timer, 0)) != 0) {
         rpx_error_set(&err, rc, "cannot calibrate the clock: %s", rpx_strerror(rc));
@@ -185,8 +194,22 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             cfg.sync = rpx_cuda_sync_all;
             cfg.sync_ctx = cuda;
         }
+        if (p->samples && p->n_samples > 1) {
+            cfg.distinct = p->samples;
+            cfg.n_distinct = p->n_samples;
+            cfg.distinct_offset = p->sample_offset;
+        }
+        if (p->pristine) {
+            cfg.pristine = p->pristine;
+            cfg.restore_ns = sh->restore_samples;
+            cfg.restore_warmup_ns = &sh->restore_warmup_ns;
+        } else if (p->samples) {
+            /* read-only inputs: a write into them names --writable-inputs */
+            rpx__samples_guard_begin(p->samples, p->n_samples, sh->input_fault);
+        }
         (void)rpx_rss_trend_open(&sh->trend, p->repeats); /* unreadable: the report says so */
         rc = rpx_measure_run(&cfg, target, in, &res, &err);
+        if (!p->pristine && p->samples) rpx__samples_guard_end();
         rpx_rss_trend_close(&sh->trend);
         rpx_gpu_mem_stop(gmem);
     }
@@ -251,6 +274,23 @@ static const char *where(const run_params *p, const run_shared *sh, char *buf, s
                  sh->failed_call);
     else snprintf(buf, size, "in teardown");
     return buf;
+}
+
+/* A crash that was a write into the read-only inputs says so, and what allows it. */
+static void input_fault_hint(const run_params *p, run_shared *sh)
+{
+    int k = sh->input_fault[0] - 1, a = sh->input_fault[1];
+    size_t len = strlen(sh->error);
+    if (k < 0 || !p->samples || (size_t)k >= p->n_samples || a < 0 ||
+        (size_t)a >= p->samples[k].count)
+        return;
+    char which[48] = "";
+    if (p->n_samples > 1) snprintf(which, sizeof which, " of sample %d", k);
+    snprintf(sh->error + len, sizeof sh->error - len,
+             ": it wrote into its read-only inputs (array '%s'%s); give --writable-inputs "
+             "to let the model edit its inputs in place (their bytes are restored before every "
+             "call)",
+             p->samples[k].tensors[a].name, which);
 }
 
 /* ---- signals ---- */
@@ -463,12 +503,14 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
                  sig == SIGKILL ? "was killed" : "crashed", where(p, sh, at, sizeof at), sig,
                  strsignal(sig),
                  sig == SIGKILL ? ": the kernel's out-of-memory killer, or another process" : "");
+        input_fault_hint(p, sh);
     } else if (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) != PHASE_DONE) {
         /* the model called exit() (or the child ended some other way) mid-run */
         note_failed_call(p, sh);
         sh->outcome = OUTCOME_CRASHED;
         snprintf(sh->error, sizeof sh->error, "the model's process exited (status %d) %s",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, where(p, sh, at, sizeof at));
+        input_fault_hint(p, sh);
     }
 }
 

@@ -41,6 +41,13 @@ typedef struct run_params {
     long max_failures;            /* 0: no limit */
     int64_t run_start_ns;         /* --timeout counts from here (the first process's start);
                                      0: from this stage's start */
+    /* distinct samples and writable inputs (see rpx_run_config); samples NULL:
+     * the calls receive the stage's `in` */
+    const rpx_inputs *samples;    /* n_samples: what the calls receive (samples[0] is `in`) */
+    size_t n_samples;
+    const rpx_inputs *pristine;   /* --writable-inputs: the bytes restored before every
+                                     call; NULL: the inputs are read-only */
+    long sample_offset;           /* the timed calls of the processes before this one */
 } run_params;
 
 typedef struct run_shared {
@@ -76,6 +83,12 @@ typedef struct run_shared {
     int64_t *warmup_samples;      /* the first warmup_keep warmup calls' durations */
     long warmup_keep;
     size_t mapped;                /* size of the mapping */
+    /* --writable-inputs: each timed call's restore time (`repeats` entries,
+     * points into this block), and the warmup calls' summed */
+    int64_t *restore_samples;
+    int64_t restore_warmup_ns;
+    /* a write into read-only inputs: {sample + 1, array}, {0, 0} if none */
+    int input_fault[2];
 } run_shared;
 
 /* The most timed and warmup calls one run takes: every timed call keeps a

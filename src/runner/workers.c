@@ -104,6 +104,8 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
     w->last = i;
     rp.repeats = slice;
     rp.run_start_ns = w->start_ns; /* --timeout bounds the whole run, not each process */
+    /* the samples cycle across the processes: this one goes on where the last stopped */
+    rp.sample_offset = (long)w->measured;
     rpx__run_stage(&rp, in, c->isolate, sh);
     w->measured += sh->measured;
     w->seconds = (double)(rpx_clock_now_ns() - w->start_ns) / 1e9;
