@@ -20,6 +20,7 @@ packages=(
   python3-onnx python3-torch python3-torchvision    # ONNX test models
   chromium                                  # renders the SVG figures in the tests
   python3-dev                               # the Python target (embeds CPython)
+  python3-setuptools python3-wheel python3-venv python3-pip python3-pytest  # the Python package: pip install --no-build-isolation ./python, its tests
   libcurl4-openssl-dev                      # the HTTP target
 )
 for arg in "$@"; do

@@ -1,0 +1,237 @@
+"""rpxprof: time a Python callable with librpxprof's timing loop, and cost models.
+
+    import numpy as np, rpxprof
+    def predict(rgb): return rgb.mean()
+    report = rpxprof.profile(predict, {"rgb": np.zeros((480, 640, 3), np.uint8)}, repeats=200)
+    print(report["latency"]["p50_ms"])
+    report.write("predict.json")
+
+The report is the same "rpxprof.profile/1" report as `rpxprof run` writes (a dict),
+made by the same library call (rpx_runner_run); the timed loop is C. See docs/python.md.
+"""
+import json as _json
+import os as _os
+import shutil as _shutil
+import sys as _sys
+import tempfile as _tempfile
+
+try:
+    from . import _core
+except ImportError as _e:  # pragma: no cover - a build without the extension
+    raise ImportError(
+        "rpxprof's extension module (rpxprof._core) is missing or cannot be loaded (%s); "
+        "build it with `cmake --build build` and use PYTHONPATH=build/python, or "
+        "`python3 -m pip install --no-build-isolation ./python`" % _e) from _e
+
+__all__ = ["profile", "cost", "roofline", "system_card", "gpus", "Report", "RpxprofError",
+           "Interrupted", "__version__"]
+__version__ = _core.version
+
+
+class RpxprofError(Exception):
+    """A refusal or failure of rpxprof: str() is the library's message, `.code` the exit
+    code `rpxprof` would have ended with (docs/cli.md: 1 failure, 2 usage, 3 crashed,
+    4 timed out, 5 killed, 6 calls failed). `.report` is the report when one was built
+    (a run that failed after it started), else None."""
+
+    def __init__(self, message, code=1, report=None):
+        super().__init__(message)
+        self.code = code
+        self.report = report
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM during rpxprof.profile: the run stopped, its report (status
+    "interrupted", the samples measured so far) is kept in `.report`. A subclass of
+    KeyboardInterrupt, so Ctrl-C still stops a script that does not catch it."""
+
+    def __init__(self, message, report, code=130):
+        super().__init__(message)
+        self.report = report
+        self.code = code
+
+
+_core._set_error_class(RpxprofError)
+
+
+class Report(dict):
+    """The "rpxprof.profile/1" report (a dict), with `.warnings` (what `rpxprof run`
+    prints as warnings) and `.write(path, force=False)`."""
+
+    warnings = ()
+
+    @property
+    def status(self):
+        return self.get("status")
+
+    def write(self, path, force=False):
+        """Write the report to `path` through rpxprof's output guard: an existing file
+        is replaced only when it is an rpxprof report (or empty), or with force=True;
+        the inputs are never overwritten; the write is atomic. Returns the path."""
+        text = _json.dumps(self, indent=2, allow_nan=False) + "\n"
+        _core.write_report(_os.fspath(path), text, bool(force))
+        return path
+
+
+def _npz_of(arrays, folder, index):
+    import numpy as np
+    if not arrays:
+        raise RpxprofError("inputs: the dict of arrays is empty; give at least one array", 2)
+    fixed = {}
+    for k, v in arrays.items():
+        if not isinstance(k, str) or not k.isidentifier():
+            raise RpxprofError("inputs: the name %r is not a Python identifier; the arrays "
+                               "are passed as keyword arguments" % (k,), 2)
+        a = np.asarray(v)
+        if a.dtype.hasobject:
+            raise RpxprofError("inputs: array '%s': dtype %s (object) is not supported; give "
+                               "numeric arrays" % (k, a.dtype), 2)
+        fixed[k] = a
+    path = _os.path.join(folder, "sample%06d.npz" % index)
+    np.savez(path, **fixed)
+    return path
+
+
+def _as_path(x, what):
+    if isinstance(x, (str, bytes, _os.PathLike)):
+        p = _os.fsdecode(_os.fspath(x))
+        return p
+    raise TypeError("%s: a dict of numpy arrays or an NPZ path, not %s" % (what, type(x).__name__))
+
+
+def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
+            unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
+            params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None):
+    """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
+
+    inputs: a dict name -> numpy array, an NPZ path, or a list of those (distinct samples,
+    the same array names in each; the timed calls cycle through them sample-major).
+    processes: None (default) runs one worker in this process: your objects, no fork, the
+    intervals cover within-process variation only. An int N >= 1 forks N worker processes
+    one after another (isolation, between-process intervals); refused once torch is
+    imported (its thread pools do not survive fork). writable_inputs: the arrays are
+    writable and rpxprof restores their bytes before every call, outside the timed span.
+    cost: an ONNX model (path or bytes); flops/params: declared numbers instead.
+    gpus: GPU keys (list or comma-separated str) for the roofline bounds. meta: a dict of
+    str for the report's metadata. timeout/call_timeout: seconds (need processes).
+    name: what the report calls the callable (default module:qualname).
+    Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails, and
+    Interrupted (a KeyboardInterrupt, .report) on Ctrl-C."""
+    if not callable(fn):
+        raise TypeError("fn must be callable")
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) \
+        or type(fn).__name__
+    if name is None:
+        name = "%s:%s" % (module or "?", qualname)
+    if processes is None:
+        nproc = 0
+    else:
+        if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+            raise RpxprofError("processes: an int >= 1, or None for one worker in this "
+                               "process", 2)
+        nproc = processes
+        if "torch" in _sys.modules:
+            raise RpxprofError(
+                "processes=%d forks worker processes, and torch is imported in this "
+                "process: its thread pools do not survive fork(); use processes=None (one "
+                "worker in this process) or `rpxprof run --model module:function "
+                "--processes N` (fresh processes)" % processes, 2)
+    for label, v in (("warmup", warmup), ("repeats", repeats)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError("%s must be an int" % label)
+    tmp = _tempfile.mkdtemp(prefix="rpxprof-")
+    try:
+        has_dict = False
+        single, samples = None, None
+        items = inputs if isinstance(inputs, (list, tuple)) else None
+        if items is not None:
+            if not items:
+                raise RpxprofError("inputs: the list of samples is empty", 2)
+            samples = []
+            for i, x in enumerate(items):
+                if isinstance(x, dict):
+                    has_dict = True
+                    samples.append(_npz_of(x, tmp, i))
+                else:
+                    samples.append(_as_path(x, "inputs[%d]" % i))
+        elif isinstance(inputs, dict):
+            has_dict = True
+            single = _npz_of(inputs, tmp, 0)
+        else:
+            single = _as_path(inputs, "inputs")
+        cost_path = None
+        if isinstance(cost, (bytes, bytearray, memoryview)):
+            cost_path = _os.path.join(tmp, "model.onnx")
+            with open(cost_path, "wb") as f:
+                f.write(bytes(cost))
+        elif cost is not None:
+            cost_path = _as_path(cost, "cost")
+        if gpus is not None and not isinstance(gpus, str):
+            gpus = ",".join(gpus)
+        meta_text = None
+        if meta is not None:
+            if not isinstance(meta, dict):
+                raise TypeError("meta must be a dict of str")
+            meta_text = _json.dumps({str(k): str(v) for k, v in meta.items()})
+        text, status, code, warnings, error = _core.profile(
+            fn, name, module=module, qualname=qualname, inputs=single, samples=samples,
+            label="<dict>" if has_dict else None, writable=bool(writable_inputs),
+            warmup=warmup, repeats=repeats, device=device, precision=precision, unit=unit,
+            processes=nproc, meta=meta_text, cost=cost_path,
+            flops=float("nan") if flops is None else float(flops),
+            params=float("nan") if params is None else float(params), gpus=gpus,
+            timeout=float(timeout or 0), call_timeout=float(call_timeout or 0))
+    finally:
+        _shutil.rmtree(tmp, ignore_errors=True)
+    report = Report(_json.loads(text))
+    report.warnings = tuple(warnings)
+    if status == "interrupted":
+        raise Interrupted("rpxprof.profile: interrupted after %s timed calls; the report is "
+                          "in .report" % len(report.get("latency_samples_ms") or ()),
+                          report, code)
+    if status != "complete":
+        raise RpxprofError(error or ("the run ended with status " + status), code, report)
+    return report
+
+
+def cost(model, *, bind_inputs=None, bind_dims=None, precision=None, per_op=False):
+    """The model cost of an ONNX model (a path, or its bytes, e.g. from torch.onnx.export to
+    io.BytesIO): the same object as `rpxprof cost MODEL --json` (params, macs, flops,
+    traffic, by_op, ...). bind_inputs: ["name=1x3x224x224", ...]; bind_dims: ["N=1", ...]."""
+    if isinstance(model, (bytearray, memoryview)):
+        model = bytes(model)
+    elif not isinstance(model, bytes):
+        model = _as_path(model, "model")
+    return _json.loads(_core.cost(model, bind_inputs=_list(bind_inputs),
+                                  bind_dims=_list(bind_dims), precision=precision,
+                                  per_op=bool(per_op)))
+
+
+def roofline(flops, bytes, *, gpus=None, precision="fp32", tf32=False):
+    """Roofline bounds of a model doing `flops` FLOPs and moving `bytes` bytes, on each GPU
+    key in `gpus` (default: every GPU in the table; "host-cpu" is this CPU): the object of
+    `rpxprof roofline --flops F --bytes B --gpu ... --json`."""
+    if isinstance(gpus, str):
+        gpus = gpus.split(",")
+    return _json.loads(_core.roofline(float(flops), float(bytes), gpus=_list(gpus),
+                                      precision=precision, tf32=bool(tf32)))
+
+
+def system_card(device="cpu"):
+    """This machine's system card (the report's system_card section; `rpxprof system --json`)."""
+    return _json.loads(_core.system_card(device=device))
+
+
+def gpus():
+    """The GPU table (built in, plus RPX_GPU_SPECS files): the list `rpxprof gpus --json`
+    prints under "gpus"."""
+    return _json.loads(_core.gpus())
+
+
+def _list(x):
+    if x is None:
+        return None
+    if isinstance(x, str):
+        return [x]
+    return [str(v) for v in x]

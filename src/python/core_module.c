@@ -1,0 +1,584 @@
+/* core_module.c — rpxprof._core, the extension module under the Python
+ * package `rpxprof`: it runs a Python callable through rpx_runner_run as a
+ * caller-made target (kind "python"; the timing loop is librpxprof's, in C),
+ * and wraps the library's cost, roofline, system card and GPU table. The
+ * package's Python layer (python/rpxprof/__init__.py) checks the arguments
+ * and turns the JSON text returned here into Python objects.
+ *
+ * It takes CPython's symbols from the interpreter that imports it and never
+ * links libpython. The GIL is held for the whole run: the timed calls are
+ * Python calls, and no other Python thread runs meanwhile. */
+#include "python/py_call.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h" /* the exit codes a refusal carries (.code) */
+#include "rpxprof/cost.h"
+#include "rpxprof/error.h"
+#include "rpxprof/json.h"
+#include "rpxprof/nvml.h"
+#include "rpxprof/output.h"
+#include "rpxprof/roofline.h"
+#include "rpxprof/runner.h"
+#include "rpxprof/system.h"
+#include "rpxprof/target.h"
+
+static PyObject *g_error_class; /* rpxprof.RpxprofError, set by the package */
+
+/* Raise RpxprofError(message, code); returns NULL. */
+static PyObject *raise_error(const char *message, int code)
+{
+    PyObject *e;
+    if (!g_error_class) {
+        PyErr_SetString(PyExc_RuntimeError, message);
+        return NULL;
+    }
+    e = PyObject_CallFunction(g_error_class, "si", message, code);
+    if (e) {
+        PyErr_SetObject(g_error_class, e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
+static PyObject *set_error_class(PyObject *self, PyObject *cls)
+{
+    (void)self;
+    if (!PyType_Check(cls) || !PyObject_IsSubclass(cls, PyExc_Exception)) {
+        PyErr_SetString(PyExc_TypeError, "an exception class is needed");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    Py_XSETREF(g_error_class, cls);
+    Py_RETURN_NONE;
+}
+
+/* The JSON text of a jansson value as a Python str (consumes `v`). */
+static PyObject *json_text(json_t *v)
+{
+    char *s;
+    PyObject *out;
+    if (!v) return PyErr_NoMemory();
+    s = rpx_json_dumps(v);
+    json_decref(v);
+    if (!s) return PyErr_NoMemory();
+    out = PyUnicode_FromString(s);
+    free(s);
+    return out;
+}
+
+/* A list of str as a malloc'ed vector of borrowed UTF-8 pointers. */
+static int str_list(PyObject *list, const char *what, const char ***out, size_t *n)
+{
+    Py_ssize_t i, len;
+    *out = NULL;
+    *n = 0;
+    if (list == Py_None) return 0;
+    if (!PyList_Check(list)) {
+        PyErr_Format(PyExc_TypeError, "%s: a list of str is needed", what);
+        return -1;
+    }
+    len = PyList_GET_SIZE(list);
+    *out = calloc((size_t)len + 1, sizeof **out);
+    if (!*out) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < len; i++) {
+        const char *s = PyUnicode_Check(PyList_GET_ITEM(list, i))
+                            ? PyUnicode_AsUTF8(PyList_GET_ITEM(list, i))
+                            : NULL;
+        if (!s) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "%s: item %zd is not a str", what, i);
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        (*out)[i] = s;
+    }
+    *n = (size_t)len;
+    return 0;
+}
+
+/* ---- the callable as a caller-made target ------------------------------- */
+
+typedef struct core_state {
+    rpx__pycall call;             /* first: the py_call hooks take this state */
+    const char *module, *qualname;
+} core_state;
+
+static int core_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                      rpx_error *err)
+{
+    core_state *s = *state;
+    int rc;
+    s->call.cuda = info && info->device && strcmp(info->device, "cuda") == 0;
+    if ((rc = rpx__pycall_bind(&s->call, in, err)) != 0) return rc;
+    return rpx__pycall_check_signature(&s->call, err);
+}
+
+static void core_teardown(void *state)
+{
+    core_state *s = state;
+    Py_CLEAR(s->call.result);
+}
+
+static json_t *core_section(void *state)
+{
+    core_state *s = state;
+    json_t *o = json_object();
+    PyObject *sys = PyImport_ImportModule("sys"), *exe = NULL, *mod = NULL, *file = NULL;
+    if (!o) return NULL;
+    rpx__pycall_version(o);
+    if (sys) exe = PyObject_GetAttrString(sys, "executable");
+    PyErr_Clear();
+    json_object_set_new(o, "executable", rpx__pycall_json_utf8(exe));
+    json_object_set_new(o, "module", s->module ? json_string(s->module) : json_null());
+    if (s->module) {
+        PyObject *mods = PyImport_GetModuleDict();
+        mod = mods ? PyDict_GetItemString(mods, s->module) : NULL;
+        if (mod) file = PyObject_GetAttrString(mod, "__file__");
+        PyErr_Clear();
+    }
+    json_object_set_new(o, "module_file", rpx__pycall_json_utf8(file));
+    json_object_set_new(o, "function", s->qualname ? json_string(s->qualname) : json_null());
+    rpx__pycall_section(&s->call, o);
+    json_object_set_new(o, "virtualenv", json_null());
+    json_object_set_new(o, "api", json_string("rpxprof.profile (the calling interpreter)"));
+    Py_XDECREF(file);
+    Py_XDECREF(exe);
+    Py_XDECREF(sys);
+    return o;
+}
+
+/* The interpreter's state around each worker's fork() (the GIL is held). */
+static void core_before_fork(void *arg)
+{
+    (void)arg;
+    PyOS_BeforeFork();
+}
+
+static void core_after_fork_parent(void *arg)
+{
+    (void)arg;
+    PyOS_AfterFork_Parent();
+}
+
+static void core_after_fork_child(void *arg)
+{
+    (void)arg;
+    PyOS_AfterFork_Child();
+}
+
+static int exit_code_of(const rpx_runner_result *r)
+{
+    switch (r->status) {
+    case RPX_RUNNER_COMPLETE: return RPX_EXIT_OK;
+    case RPX_RUNNER_INTERRUPTED:
+        return r->stop_signal == 15 ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED;
+    case RPX_RUNNER_CRASHED: return RPX_EXIT_CRASHED;
+    case RPX_RUNNER_TIMED_OUT: return RPX_EXIT_TIMED_OUT;
+    case RPX_RUNNER_KILLED: return RPX_EXIT_KILLED;
+    case RPX_RUNNER_CALLS_FAILED: return RPX_EXIT_CALLS_FAILED;
+    }
+    return RPX_EXIT_FAILURE;
+}
+
+static const char *status_text(rpx_runner_status st)
+{
+    switch (st) {
+    case RPX_RUNNER_COMPLETE: return "complete";
+    case RPX_RUNNER_INTERRUPTED: return "interrupted";
+    case RPX_RUNNER_CRASHED: return "crashed";
+    case RPX_RUNNER_TIMED_OUT: return "timed_out";
+    case RPX_RUNNER_KILLED: return "killed";
+    case RPX_RUNNER_CALLS_FAILED: return "failed";
+    }
+    return "failed";
+}
+
+/* profile(fn, model, module, qualname, inputs, samples, label, writable,
+ *         warmup, repeats, device, precision, unit, processes, meta_json,
+ *         cost, flops, params, gpus, timeout, call_timeout)
+ * -> (report_json, status, exit_code, warnings, error)
+ * processes 0: one worker in this process (no fork). */
+static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"fn", "model", "module", "qualname", "inputs", "samples", "label",
+                            "writable", "warmup", "repeats", "device", "precision", "unit",
+                            "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
+                            "call_timeout", NULL};
+    PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
+    const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
+    const char *device = "cpu", *precision = "unspecified", *unit = "request";
+    const char *meta = NULL, *cost = NULL, *gpus = NULL;
+    const char **sample_files = NULL;
+    size_t n_samples = 0;
+    int writable = 0, processes = 0, rc;
+    long warmup = 10, repeats = 1000;
+    double flops = NAN, params = NAN, timeout = 0, call_timeout = 0;
+    rpx_runner_config c;
+    rpx_runner_result res;
+    rpx_target_custom custom;
+    core_state st;
+    rpx_error err = {0};
+    json_t *meta_json = NULL;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzdd", names, &fn, &model,
+                                     &module, &qualname, &inputs, &samples_obj, &label,
+                                     &writable, &warmup, &repeats, &device, &precision, &unit,
+                                     &processes, &meta, &cost, &flops, &params, &gpus, &timeout,
+                                     &call_timeout))
+        return NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "fn must be callable");
+        return NULL;
+    }
+    if (str_list(samples_obj, "samples", &sample_files, &n_samples) != 0) return NULL;
+    if (meta) {
+        json_error_t je;
+        meta_json = json_loads(meta, 0, &je);
+        if (!meta_json) {
+            free(sample_files);
+            return raise_error("meta: not JSON", RPX_EXIT_USAGE);
+        }
+    }
+    memset(&st, 0, sizeof st);
+    memset(&custom, 0, sizeof custom);
+    memset(&res, 0, sizeof res);
+    Py_INCREF(fn);
+    st.call.func = fn;
+    st.call.function_name = qualname;
+    st.module = module;
+    st.qualname = qualname;
+    custom.kind_name = "python";
+    custom.call = rpx__pycall_call;
+    custom.setup = core_setup;
+    custom.teardown = core_teardown;
+    custom.state = &st;
+    custom.after_call = rpx__pycall_after_call;
+    custom.peaks_reset = rpx__pycall_peaks_reset;
+    custom.section = core_section;
+    custom.samples = rpx__pycall_samples;
+    custom.before_fork = core_before_fork;
+    custom.after_fork_parent = core_after_fork_parent;
+    custom.after_fork_child = core_after_fork_child;
+
+    rpx_runner_config_init(&c);
+    c.model = model;
+    c.inputs = inputs;
+    c.sample_files = sample_files;
+    c.n_sample_files = n_samples;
+    c.writable_inputs = writable;
+    c.inputs_label = label;
+    c.output = NULL;
+    c.device = device;
+    c.precision = precision;
+    c.unit = unit;
+    c.warmup = warmup;
+    c.repeats = repeats;
+    c.processes = processes > 0 ? processes : 1;
+    c.isolate = processes > 0;
+    c.meta = meta_json;
+    c.cost = cost;
+    c.flops = flops;
+    c.params = params;
+    c.gpus = gpus;
+    c.timeout_s = timeout;
+    c.call_timeout_s = call_timeout;
+    c.target.custom = &custom;
+
+    rc = rpx_runner_run(&c, &res, &err);
+    /* in a forked worker the runner ends the process itself: only the
+     * process that called profile() comes back here */
+    if (rc != 0) {
+        raise_error(err.message[0] ? err.message : rpx_strerror(rc),
+                    rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE);
+        goto done;
+    }
+    report = json_text(json_incref(res.report));
+    warnings = PyList_New(0);
+    if (report && warnings) {
+        size_t i;
+        json_t *w;
+        json_array_foreach(res.warnings, i, w) {
+            PyObject *s = PyUnicode_FromString(json_string_value(w) ? json_string_value(w) : "");
+            if (!s || PyList_Append(warnings, s) != 0) {
+                Py_XDECREF(s);
+                goto done;
+            }
+            Py_DECREF(s);
+        }
+        out = Py_BuildValue("(Osi(O)s)", report, status_text(res.status), exit_code_of(&res),
+                            warnings, res.error);
+    }
+done:
+    Py_XDECREF(report);
+    Py_XDECREF(warnings);
+    rpx_runner_result_free(&res);
+    rpx__pycall_clear(&st.call);
+    json_decref(meta_json);
+    free(sample_files);
+    return out;
+}
+
+/* ---- the model cost, bounds, system card, GPU table ------------------------ */
+
+static PyObject *core_cost(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"model", "bind_inputs", "bind_dims", "precision", "per_op", NULL};
+    PyObject *model, *bi = Py_None, *bd = Py_None, *out;
+    const char *precision = NULL, **inputs = NULL, **dims = NULL;
+    size_t n_inputs = 0, n_dims = 0;
+    int per_op = 0, rc;
+    rpx_cost_options opt;
+    rpx_cost *cost = NULL;
+    rpx_error err = {0};
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOzp", names, &model, &bi, &bd, &precision,
+                                     &per_op))
+        return NULL;
+    if (str_list(bi, "bind_inputs", &inputs, &n_inputs) != 0) return NULL;
+    if (str_list(bd, "bind_dims", &dims, &n_dims) != 0) {
+        free(inputs);
+        return NULL;
+    }
+    rpx_cost_options_init(&opt);
+    opt.precision = precision;
+    opt.input_shapes = inputs;
+    opt.n_input_shapes = n_inputs;
+    opt.dims = dims;
+    opt.n_dims = n_dims;
+    if (PyBytes_Check(model)) {
+        rc = rpx_cost_analyze_onnx_buffer(PyBytes_AS_STRING(model), (size_t)PyBytes_GET_SIZE(model),
+                                          "<bytes>", &opt, &cost, &err);
+    } else if (PyUnicode_Check(model)) {
+        const char *path = PyUnicode_AsUTF8(model);
+        if (!path) {
+            free(inputs);
+            free(dims);
+            return NULL;
+        }
+        rc = rpx_cost_analyze_onnx(path, &opt, &cost, &err);
+    } else {
+        free(inputs);
+        free(dims);
+        PyErr_SetString(PyExc_TypeError, "model: an ONNX file's path or its bytes");
+        return NULL;
+    }
+    free(inputs);
+    free(dims);
+    if (rc) return raise_error(err.message, rc == RPX_EINVAL ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE);
+    out = json_text(rpx_cost_json(cost, per_op));
+    rpx_cost_free(cost);
+    return out;
+}
+
+static int load_table(rpx_gpu_table **t)
+{
+    rpx_error err = {0};
+    if (rpx_gpu_table_create(t) != 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (rpx_gpu_table_load_env(*t, &err) != 0) {
+        raise_error(err.message, RPX_EXIT_FAILURE);
+        rpx_gpu_table_free(*t);
+        *t = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* roofline(flops, bytes, gpus: list of keys or None (all), precision) */
+static PyObject *core_roofline(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"flops", "bytes", "gpus", "precision", "tf32", NULL};
+    double flops, bytes;
+    PyObject *gl = Py_None, *out = NULL;
+    const char *precision = "fp32", **keys = NULL;
+    size_t n_keys = 0, i;
+    int tf32 = 0;
+    rpx_gpu_table *t = NULL;
+    rpx_roofline_input in;
+    rpx_error err = {0};
+    rpx_cpu_peak est;
+    rpx_gpu_spec cpu_spec;
+    rpx_cpu_target_storage cpu_store;
+    int have_cpu = 0;
+    json_t *root = NULL, *bounds = NULL, *input = NULL;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "dd|Osp", names, &flops, &bytes, &gl, &precision,
+                                     &tf32))
+        return NULL;
+    if (str_list(gl, "gpus", &keys, &n_keys) != 0) return NULL;
+    if (load_table(&t) != 0) goto out;
+    rpx_roofline_input_init(&in);
+    in.flops = flops;
+    in.bytes = bytes;
+    in.tf32 = tf32;
+    {
+        rpx_precision p;
+        if (rpx_precision_parse(precision, &p, &err) != 0) {
+            char msg[sizeof err.message + 16];
+            snprintf(msg, sizeof msg, "precision: %s", err.message);
+            raise_error(msg, RPX_EXIT_USAGE);
+            goto out;
+        }
+        in.precision = p;
+    }
+    root = json_object();
+    bounds = json_object();
+    input = json_object();
+    if (!root || !bounds || !input) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (i = 0; i < (keys ? n_keys : rpx_gpu_table_count(t)); i++) {
+        const rpx_gpu_spec *g;
+        json_t *b;
+        if (!keys) {
+            g = rpx_gpu_table_at(t, i);
+        } else if (strcmp(keys[i], "host-cpu") == 0) {
+            if (!have_cpu) {
+                if (rpx_cpu_peak_estimate(&est, &err) != 0) {
+                    raise_error(err.message, RPX_EXIT_FAILURE);
+                    goto out;
+                }
+                rpx_cpu_target_spec(&est, NULL, &cpu_spec, &cpu_store);
+                have_cpu = 1;
+            }
+            g = &cpu_spec;
+        } else if (!(g = rpx_gpu_table_find(t, keys[i]))) {
+            char msg[300];
+            snprintf(msg, sizeof msg,
+                     "gpus: no target with key '%s'; rpxprof.gpus() lists them (host-cpu is "
+                     "this CPU)",
+                     keys[i]);
+            raise_error(msg, RPX_EXIT_USAGE);
+            goto out;
+        }
+        b = rpx_roofline_json(g, &in);
+        if (!b || json_object_set_new(bounds, g->key, b) != 0) {
+            PyErr_NoMemory();
+            goto out;
+        }
+    }
+    json_object_set_new(input, "source", json_string("python"));
+    json_object_set_new(input, "file", json_null());
+    json_object_set_new(input, "flops", rpx_json_real_or_null(in.flops));
+    json_object_set_new(input, "bytes", rpx_json_real_or_null(in.bytes));
+    json_object_set_new(input, "nodes", json_integer(0));
+    json_object_set_new(input, "precision", json_string(rpx_precision_name(in.precision)));
+    json_object_set_new(input, "tf32", json_boolean(in.tf32));
+    json_object_set_new(input, "measured_p50_ms", json_null());
+    json_object_set_new(root, "schema", json_string("rpxprof.roofline/1"));
+    json_object_set_new(root, "input", input);
+    input = NULL;
+    json_object_set_new(root, "bounds", bounds);
+    bounds = NULL;
+    out = json_text(root);
+    root = NULL;
+out:
+    json_decref(root);
+    json_decref(bounds);
+    json_decref(input);
+    rpx_gpu_table_free(t);
+    free(keys);
+    return out;
+}
+
+static PyObject *core_system_card(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"device", NULL};
+    const char *device = "cpu";
+    rpx_card_options opt;
+    rpx_nvml *nvml = NULL;
+    rpx_error err = {0};
+    json_t *card, *now;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|s", names, &device)) return NULL;
+    if (strcmp(device, "cpu") != 0 && strcmp(device, "cuda") != 0) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "device '%.100s': expected cpu or cuda", device);
+        return raise_error(msg, RPX_EXIT_USAGE);
+    }
+    memset(&opt, 0, sizeof opt);
+    opt.device = device;
+    if (rpx_nvml_open(&nvml, &err) != 0) nvml = NULL; /* the card records why */
+    opt.nvml = nvml;
+    card = rpx_system_card(&opt, &err);
+    now = card ? rpx_system_conditions(nvml) : NULL;
+    if (card && now) rpx_system_card_set_conditions(card, now, NULL);
+    json_decref(now);
+    if (nvml) rpx_nvml_close(nvml);
+    if (!card) return raise_error(err.message[0] ? err.message : "cannot build the system card",
+                                  RPX_EXIT_FAILURE);
+    return json_text(card);
+}
+
+static PyObject *core_gpus(PyObject *self, PyObject *noargs)
+{
+    rpx_gpu_table *t = NULL;
+    json_t *arr;
+    size_t i;
+    (void)self;
+    (void)noargs;
+    if (load_table(&t) != 0) return NULL;
+    arr = json_array();
+    for (i = 0; arr && i < rpx_gpu_table_count(t); i++)
+        if (json_array_append_new(arr, rpx_gpu_spec_json(rpx_gpu_table_at(t, i))) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    rpx_gpu_table_free(t);
+    return json_text(arr);
+}
+
+/* write_report(path, text, force): through the library's output guard. */
+static PyObject *core_write_report(PyObject *self, PyObject *args)
+{
+    const char *path, *text;
+    Py_ssize_t len;
+    int force = 0;
+    rpx_output *o = NULL;
+    rpx_output_options opt = {RPX_OUTPUT_REPORT, "rpxprof.profile/1", 0, NULL, 0, "path"};
+    rpx_error err = {0};
+    (void)self;
+    if (!PyArg_ParseTuple(args, "ss#|p", &path, &text, &len, &force)) return NULL;
+    opt.force = force;
+    if (rpx_output_open(path, &opt, &o, &err) != 0 ||
+        rpx_output_commit(o, text, (size_t)len, &err) != 0)
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"profile", (PyCFunction)(void (*)(void))core_profile, METH_VARARGS | METH_KEYWORDS,
+     "Run a callable through rpxprof's runner; see rpxprof.profile."},
+    {"cost", (PyCFunction)(void (*)(void))core_cost, METH_VARARGS | METH_KEYWORDS,
+     "The cost JSON of an ONNX model (path or bytes)."},
+    {"roofline", (PyCFunction)(void (*)(void))core_roofline, METH_VARARGS | METH_KEYWORDS,
+     "Roofline bounds JSON."},
+    {"system_card", (PyCFunction)(void (*)(void))core_system_card, METH_VARARGS | METH_KEYWORDS,
+     "The system card JSON."},
+    {"gpus", core_gpus, METH_NOARGS, "The GPU table as JSON."},
+    {"write_report", core_write_report, METH_VARARGS, "Write a report through the output guard."},
+    {"_set_error_class", set_error_class, METH_O, "The package's RpxprofError."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "rpxprof._core",
+                                        "librpxprof for the rpxprof package", -1, methods,
+                                        NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__core(void);
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (m) PyModule_AddStringConstant(m, "version", RPX_VERSION);
+    return m;
+}
