@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdint.h>
 
 #include "rpxprof/model.h"
 
@@ -511,4 +512,114 @@ int stream_scaled(void *state, const rpx_inputs *in, rpx_error *err)
 void stream_scaled_teardown(void *state)
 {
     stream_close(state);
+}
+
+/* ---- distinct samples and writable inputs ----
+ *   sample_id_check  each sample holds an integer array 'sample_id' (one
+ *                    element, the sample's index); every call appends "W k"
+ *                    (warmup) or "T k" (timed) to its process's log, written at
+ *                    teardown to RPX_TEST_SAMPLE_LOG (one line "P pid" first),
+ *                    and a call that receives no 'sample_id' fails
+ *   pristine_edit    checks that uint8 array 'x' holds its pristine pattern
+ *                    (x[i] == (x[0] + 7 i) mod 256) and fails the call when
+ *                    not, then edits it in place (zeroes it through a cast, as
+ *                    `rgb /= 255` would): with --writable-inputs every call
+ *                    passes; without, the write crashes the call */
+EXPORT int sample_id_check_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                                 rpx_error *err);
+EXPORT int sample_id_check(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT void sample_id_check_teardown(void *state);
+EXPORT int pristine_edit(void *state, const rpx_inputs *in, rpx_error *err);
+
+static long sid_warmup, sid_calls;
+static char *sid_log;
+static size_t sid_len, sid_cap;
+
+static void sid_append(const char *line)
+{
+    size_t n = strlen(line);
+    if (sid_len + n + 1 > sid_cap) {
+        size_t cap = sid_cap ? sid_cap * 2 + n : 4096 + n;
+        char *p = realloc(sid_log, cap);
+        if (!p) return;
+        sid_log = p;
+        sid_cap = cap;
+    }
+    memcpy(sid_log + sid_len, line, n + 1);
+    sid_len += n;
+}
+
+EXPORT int sample_id_check_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                                 rpx_error *err)
+{
+    char line[64];
+    (void)state;
+    (void)in;
+    (void)err;
+    sid_warmup = info->warmup_calls;
+    sid_calls = 0;
+    snprintf(line, sizeof line, "P %ld\n", (long)getpid());
+    sid_append(line);
+    return 0;
+}
+
+EXPORT int sample_id_check(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    const rpx_tensor *t = rpx_inputs_find(in, "sample_id");
+    char line[64];
+    long long id;
+    (void)state;
+    if (!t || t->count != 1) {
+        snprintf(err->message, sizeof err->message, "no one-element array 'sample_id'");
+        return 1;
+    }
+    switch (t->dtype) {
+    case RPX_DTYPE_INT64: id = *(const long long *)t->data; break;
+    case RPX_DTYPE_INT32: id = *(const int *)t->data; break;
+    default:
+        snprintf(err->message, sizeof err->message, "'sample_id' must be int32 or int64");
+        return 1;
+    }
+    snprintf(line, sizeof line, "%c %lld\n", sid_calls < sid_warmup ? 'W' : 'T', id);
+    sid_calls++;
+    sid_append(line);
+    return 0;
+}
+
+EXPORT void sample_id_check_teardown(void *state)
+{
+    const char *path = getenv("RPX_TEST_SAMPLE_LOG");
+    FILE *f;
+    (void)state;
+    if (path && sid_log && (f = fopen(path, "a")) != NULL) {
+        fputs(sid_log, f);
+        fclose(f);
+    }
+}
+
+static long pristine_calls;
+
+EXPORT int pristine_edit(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    const rpx_tensor *t = rpx_inputs_find(in, "x");
+    const unsigned char *x;
+    unsigned char *w;
+    size_t i;
+    (void)state;
+    if (!t || t->dtype != RPX_DTYPE_UINT8 || t->count < 2) {
+        snprintf(err->message, sizeof err->message, "no uint8 array 'x' of 2 or more elements");
+        return 1;
+    }
+    x = t->data;
+    for (i = 1; i < t->count; i++)
+        if (x[i] != (unsigned char)(x[0] + 7 * i)) {
+            snprintf(err->message, sizeof err->message,
+                     "call %ld: the inputs are not pristine (x[%zu] = %u, expected %u)",
+                     pristine_calls, i, x[i], (unsigned char)(x[0] + 7 * i));
+            return 1;
+        }
+    pristine_calls++;
+    w = (unsigned char *)(uintptr_t)t->data; /* an in-place edit, as `x /= 255` */
+    for (i = 0; i < t->count; i++) w[i] = 0;
+    return 0;
 }
