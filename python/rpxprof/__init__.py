@@ -12,7 +12,6 @@ made by the same library call (rpx_runner_run); the timed loop is C. See docs/py
 import json as _json
 import os as _os
 import shutil as _shutil
-import sys as _sys
 import tempfile as _tempfile
 
 try:
@@ -108,8 +107,9 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     the same array names in each; the timed calls cycle through them sample-major).
     processes: None (default) runs one worker in this process: your objects, no fork, the
     intervals cover within-process variation only. An int N >= 1 forks N worker processes
-    one after another (isolation, between-process intervals); refused once torch is
-    imported (its thread pools do not survive fork). writable_inputs: the arrays are
+    one after another (isolation, between-process intervals), each a fork() of this
+    process made with CPython's fork hooks (torch's thread pools survive it: tested).
+    writable_inputs: the arrays are
     writable and rpxprof restores their bytes before every call, outside the timed span.
     cost: an ONNX model (path or bytes); flops/params: declared numbers instead.
     gpus: GPU keys (list or comma-separated str) for the roofline bounds. meta: a dict of
@@ -131,12 +131,6 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             raise RpxprofError("processes: an int >= 1, or None for one worker in this "
                                "process", 2)
         nproc = processes
-        if "torch" in _sys.modules:
-            raise RpxprofError(
-                "processes=%d forks worker processes, and torch is imported in this "
-                "process: its thread pools do not survive fork(); use processes=None (one "
-                "worker in this process) or `rpxprof run --model module:function "
-                "--processes N` (fresh processes)" % processes, 2)
     for label, v in (("warmup", warmup), ("repeats", repeats)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError("%s must be an int" % label)

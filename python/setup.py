@@ -1,0 +1,53 @@
+"""Builds rpxprof._core with the repository's own CMake build (the folder above this one),
+so that the package and `cmake --build build` compile the same sources the same way.
+Used by `python3 -m pip install --no-build-isolation ./python`; needs no network."""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sysconfig
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def version():
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+        m = re.search(r"project\(rpxprof VERSION ([0-9.]+)", f.read())
+    return m.group(1) if m else "0"
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext):
+        if not os.path.exists(os.path.join(ROOT, "CMakeLists.txt")):
+            raise RuntimeError("rpxprof's setup.py builds with the repository's CMakeLists.txt "
+                               "(%s); install from the repository: pip install "
+                               "--no-build-isolation ./python" % ROOT)
+        build = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+        pkg = os.path.join(build, "package", "rpxprof")
+        subprocess.check_call(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                               "-DRPX_TESTS=OFF", "-DRPX_EXAMPLES=OFF",
+                               "-DRPX_CUDA_EXAMPLES=OFF", "-DRPX_PYTHON_PACKAGE_DIR=" + pkg])
+        subprocess.check_call(["cmake", "--build", build, "--target", "rpxprof_core", "-j",
+                               str(min(os.cpu_count() or 2, 8))])
+        want = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+        built = glob.glob(os.path.join(pkg, "_core*.so"))
+        if not built:
+            raise RuntimeError("the CMake build made no rpxprof._core in %s: is python3-dev "
+                               "installed (its python3-embed.pc)?" % pkg)
+        if not built[0].endswith(want):
+            raise RuntimeError("the CMake build made %s for Debian's python3 (python3-embed), "
+                               "and this interpreter loads *%s; install with that python3"
+                               % (os.path.basename(built[0]), want))
+        target = self.get_ext_fullpath(ext.name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(built[0], target)
+
+
+setup(version=version(),
+      ext_modules=[Extension("rpxprof._core", sources=[])],
+      cmdclass={"build_ext": CMakeBuild})
