@@ -19,6 +19,7 @@
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/output.h"
+#include "rpxprof/pipeline.h"
 #include "rpxprof/report.h"
 #include "rpxprof/runner.h"
 #include "rpxprof/target.h"
@@ -82,7 +83,18 @@ typedef struct guard {
     const char **protect;
     size_t n_protect;
     int force;
+    const char *manifest;         /* for the pipeline's manifest_path */
 } guard;
+
+/* The depth-efficiency pipeline's keys (docs/batch.md), its environment
+ * variables read here: the library reads none. */
+static int pipeline_keys(const guard *g, const rpx_batch_job *j, json_t *r, rpx_error *err)
+{
+    rpx_pipeline_context pc = {j->model_name, g->manifest, getenv("RPX_GIT_SHA"),
+                               getenv("PROFILE_CONTAINER_IMAGE"),
+                               getenv("PROFILE_CONCURRENT_HOST_LOAD")};
+    return rpx_pipeline_keys_add(r, &pc, err);
+}
 
 static int open_report(const guard *g, const char *out, rpx_output **o, rpx_error *err)
 {
@@ -120,7 +132,8 @@ static int failed_report(const guard *g, const char *out, const rpx_batch_job *j
     json_object_set_new(r, "inputs_file", json_string(j->inputs));
     json_object_set_new(r, "warmup_calls", json_integer(j->warmup));
     json_object_set_new(r, "metadata", j->meta ? json_deep_copy(j->meta) : json_object());
-    rc = open_report(g, out, &o, err);
+    rc = pipeline_keys(g, j, r, err);
+    if (!rc) rc = open_report(g, out, &o, err);
     if (!rc) rc = rpx_json_write_output(o, r, err);
     json_decref(r);
     return rc;
@@ -166,7 +179,8 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     *stop = res.status == RPX_RUNNER_INTERRUPTED;
     json_object_set_new(res.report, "task", json_string(j->task));
     json_object_set_new(res.report, "model_name", json_string(j->model_name));
-    rc = open_report(g, out, &o, &err);
+    rc = pipeline_keys(g, j, res.report, &err);
+    if (!rc) rc = open_report(g, out, &o, &err);
     if (!rc) rc = rpx_json_write_output(o, res.report, &err);
     if (rc) snprintf(last, lastsz, "%s", err.message);
     else *wrote = 1;
@@ -263,6 +277,7 @@ int rpx_cli_batch(int argc, char **argv)
      * file; every report path is checked before the first job */
     total = rpx_manifest_job_count(m);
     g.force = force;
+    g.manifest = argv[optind];
     g.protect = calloc(3 * total + 1, sizeof *g.protect);
     owned = calloc(total + 1, sizeof *owned);
     if (!g.protect || !owned) {

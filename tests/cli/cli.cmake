@@ -14,6 +14,8 @@ rpx_py_test(cli.isolation cli/test_isolation.py)
 rpx_py_test(cli.safety cli/test_safety.py)
 # Samples from several processes, intervals, the stopping rule, compare --run.
 rpx_py_test(cli.processes cli/test_processes.py)
+# Distinct samples (--inputs repeated or a folder) and --writable-inputs.
+rpx_py_test(cli.samples cli/test_samples.py)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.
 rpx_py_test(cli.python cli/test_python.py)
 set_tests_properties(cli.python PROPERTIES RUN_SERIAL TRUE)
@@ -23,3 +25,5 @@ set_tests_properties(cli.http PROPERTIES RUN_SERIAL TRUE)
 # The runtime examples (OpenCV DNN, libtorch, Python) on a torchvision network.
 rpx_py_test(cli.examples cli/test_examples.py)
 set_tests_properties(cli.examples PROPERTIES RUN_SERIAL TRUE TIMEOUT 1200)
+# The depth-efficiency pipeline's keys in batch reports (its aggregator's stand-in), and aggregate reading the reference's reports.
+rpx_py_test(cli.pipeline_format cli/test_pipeline_format.py)
