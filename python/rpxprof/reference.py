@@ -587,30 +587,29 @@ def _export_onnx(module: Any, input_shape: Sequence[int], device: str) -> bytes:
     return buf.getvalue()
 
 
-def graph_cost(model: Any, input_shape: Sequence[int] = (3, 480, 640), device: str = "cpu",
-               *, export_path: Optional[str] = None) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
-    """rpxprof's cost of `model` (an nn.Module, or an object `_find_torch_module` finds one in)
-    exported to ONNX in memory on zeros(1, *input_shape): (the `rpxprof cost --json` object,
-    None), or (None, why not). `export_path` also writes the ONNX file there."""
+def _graph_cost(model: Any, input_shape: Sequence[int], device: str,
+                export_path: Optional[str] = None):
+    """(cost dict or None, why not or None, the ONNX bytes or None)."""
     try:
         import torch  # type: ignore  # noqa: F401
     except ImportError:
-        return None, "torch is not installed"
+        return None, "torch is not installed", None
     module = _find_torch_module(model)
     if module is None:
-        return None, "no torch module found in the model (_find_torch_module)"
+        return None, "no torch module found in the model (_find_torch_module)", None
     try:
         onnx_bytes = _export_onnx(module, input_shape, device)
     except RuntimeError as exc:
         if "out of memory" not in str(exc).lower():
-            return None, f"torch.onnx.export failed: {exc}"
+            return None, f"torch.onnx.export failed: {exc}", None
         # As the reference: retry on the CPU, then put the module back.
         original = _module_device(module)
         try:
             module.cpu()
             onnx_bytes = _export_onnx(module, input_shape, "cpu")
         except Exception as exc2:  # noqa: BLE001
-            return None, f"torch.onnx.export failed on {device} (out of memory) and on cpu: {exc2}"
+            return None, (f"torch.onnx.export failed on {device} (out of memory) and on cpu: "
+                          f"{exc2}"), None
         finally:
             if original is not None:
                 try:
@@ -618,18 +617,27 @@ def graph_cost(model: Any, input_shape: Sequence[int] = (3, 480, 640), device: s
                 except Exception:  # noqa: BLE001
                     pass
     except Exception as exc:  # noqa: BLE001
-        return None, f"torch.onnx.export failed: {type(exc).__name__}: {exc}"
+        return None, f"torch.onnx.export failed: {type(exc).__name__}: {exc}", None
     if export_path is not None:
         with open(export_path, "wb") as f:
             f.write(onnx_bytes)
     try:
         from . import cost as _cost
     except ImportError as exc:  # pragma: no cover
-        return None, f"rpxprof.cost is unavailable: {exc}"
+        return None, f"rpxprof.cost is unavailable: {exc}", onnx_bytes
     try:
-        return _cost(onnx_bytes), None
+        return _cost(onnx_bytes), None, onnx_bytes
     except Exception as exc:  # noqa: BLE001
-        return None, f"rpxprof.cost refused the export: {exc}"
+        return None, f"rpxprof.cost refused the export: {exc}", onnx_bytes
+
+
+def graph_cost(model: Any, input_shape: Sequence[int] = (3, 480, 640), device: str = "cpu",
+               *, export_path: Optional[str] = None) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
+    """rpxprof's cost of `model` (an nn.Module, or an object `_find_torch_module` finds one in)
+    exported to ONNX in memory on zeros(1, *input_shape): (the `rpxprof cost --json` object,
+    None), or (None, why not). `export_path` also writes the ONNX file there."""
+    cost, reason, _ = _graph_cost(model, input_shape, device, export_path)
+    return cost, reason
 
 
 def _flops_from_cost(cost: Optional[Dict[str, Any]], reason: Optional[str]) -> Tuple[Optional[float], str]:
@@ -686,50 +694,78 @@ def estimate_memory_traffic_gb(model: Any, input_shape: Sequence[int] = (3, 480,
     return _param_bytes_traffic(model)
 
 
-def _params_difference_reason(module: Any, module_n: int, graph_n: int) -> Optional[str]:
-    """Why the graph's parameter count differs from the module's trainable count."""
+def _identity_copies(onnx_bytes: Optional[bytes]) -> Optional[int]:
+    """Elements of the floating-point weights the exporter stores once for several module
+    tensors (torch de-duplicates identical initializers and reads the others through Identity
+    nodes); None without the onnx package."""
+    if not onnx_bytes:
+        return None
+    try:
+        import onnx  # type: ignore
+        graph = onnx.load_from_string(onnx_bytes).graph
+    except Exception:  # noqa: BLE001
+        return None
+    sizes = {}
+    for init in graph.initializer:
+        if init.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
+                              onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
+            n = 1
+            for d in init.dims:
+                n *= d
+            sizes[init.name] = n
+    return sum(sizes.get(n.input[0], 0) for n in graph.node
+               if n.op_type == "Identity" and n.input)
+
+
+def _params_difference_reason(module: Any, module_n: int, graph_n: int,
+                              onnx_bytes: Optional[bytes] = None) -> Optional[str]:
+    """Why the graph's parameter count differs from the module's trainable count, with the
+    size of each cause and what stays unexplained."""
     if module_n == graph_n:
         return None
     diff = graph_n - module_n
     causes = []
+    explained = 0
     try:
         import torch  # type: ignore
-        bn = [m for m in module.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-        if bn:
-            channels = sum(int(m.num_features) for m in bn)
-            causes.append(
-                f"the export folds {len(bn)} batch-norm layers ({channels:,} channels) into the "
-                "layers before them: each loses its scale and shift (2 x channels) and its "
-                "convolution gains a bias (1 x channels) unless it had one")
+        bn_type = torch.nn.modules.batchnorm._BatchNorm  # noqa: SLF001
+        prev = None
+        folded_layers, channels, effect = 0, 0, 0
+        for m in module.modules():
+            if isinstance(m, bn_type):
+                if m.affine and isinstance(prev, (torch.nn.modules.conv._ConvNd, torch.nn.Linear)):
+                    c = int(m.num_features)
+                    folded_layers += 1
+                    channels += c
+                    # scale and shift go; the layer before gains a bias unless it had one
+                    effect -= 2 * c if prev.bias is not None else c
+                prev = m
+            elif not list(m.children()):
+                prev = m
+        if folded_layers:
+            causes.append(f"{folded_layers} batch-norm layers ({channels:,} channels) folded "
+                          f"into the layers before them ({effect:+,}: each loses its scale and "
+                          "shift and the layer before gains a bias unless it had one)")
+            explained += effect
         frozen = sum(p.numel() for p in module.parameters() if not p.requires_grad)
         if frozen:
-            causes.append(f"{frozen:,} frozen parameters (requires_grad=False) are in the graph "
-                          "but not in the trainable count")
-        seen, shared = set(), 0
-        for m in module.modules():
-            for p in m._parameters.values():  # noqa: SLF001
-                if p is None:
-                    continue
-                if id(p) in seen:
-                    shared += p.numel()
-                seen.add(id(p))
-        if shared:
-            causes.append(f"{shared:,} tied (shared) parameters are counted once by the module; "
-                          "the export may store them twice")
-        bn_ids = {id(b) for m in bn for b in m.buffers()}
-        buffers = sum(b.numel() for b in module.buffers()
-                      if id(b) not in bn_ids and b.is_floating_point() and b.numel() > 1)
-        if buffers:
-            causes.append(f"{buffers:,} elements of floating-point buffers may be stored in the "
-                          "graph as weights")
+            causes.append(f"{frozen:,} frozen parameters (requires_grad=False) in the graph but "
+                          f"not in the trainable count (+{frozen:,})")
+            explained += frozen
     except Exception:  # noqa: BLE001
         pass
-    causes.append("the exporter stores identical constant tensors once (e.g. the equal "
-                  "biases of freshly initialised folded layers), and tensors made in forward() "
-                  "are weights of the graph")
+    copies = _identity_copies(onnx_bytes)
+    if copies:
+        causes.append(f"tensors with identical values stored once by the exporter, read through "
+                      f"Identity nodes (-{copies:,}; tied weights, or equal fresh biases)")
+        explained -= copies
+    rest = diff - explained
+    if rest:
+        causes.append(f"{rest:+,} not explained by these (buffers or tensors made in forward() "
+                      "stored as weights, parameters forward() does not use)")
     return (f"the ONNX graph has {graph_n:,} parameters, the module {module_n:,} trainable "
-            f"({diff:+,}): " + "; ".join(causes) + ". params_m is the module's, as the reference "
-            "counts it; graph_params is what the exported graph holds")
+            f"({diff:+,}): " + "; ".join(causes) + ". params_m is the module's count, as the "
+            "reference's; graph_params the exported graph's")
 
 
 def profile_model(model: Any, input_shape: Sequence[int] = (3, 480, 640), device: str = "cpu",
@@ -750,7 +786,7 @@ def profile_model(model: Any, input_shape: Sequence[int] = (3, 480, 640), device
     module = _find_torch_module(model)
     target = module if module is not None else model
     params_m = count_parameters(target)
-    cost, reason = graph_cost(target, input_shape, device, export_path=export_path)
+    cost, reason, onnx_bytes = _graph_cost(target, input_shape, device, export_path)
     flops_g, flops_note = _flops_from_cost(cost, reason)
     macs_g = None
     if flops_g is not None and isinstance(cost.get("macs"), (int, float)) and cost["macs"] > 0:
@@ -779,7 +815,8 @@ def profile_model(model: Any, input_shape: Sequence[int] = (3, 480, 640), device
             eff.graph_params_m = round(gp / 1e6, 3)
             try:
                 module_n = sum(p.numel() for p in target.parameters() if p.requires_grad)
-                eff.params_note = _params_difference_reason(target, int(module_n), int(gp))
+                eff.params_note = _params_difference_reason(target, int(module_n), int(gp),
+                                                            onnx_bytes)
             except AttributeError:
                 pass
     eff.derive_tier1()

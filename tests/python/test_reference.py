@@ -515,7 +515,12 @@ def test_profile_model_mobilenet_v2(mobilenet_v2, tmp_path):
     assert eff.memory_traffic_unfused_gb == round(cli["traffic_bytes_unfused"] / 1e9, 4)
     assert eff.arithmetic_intensity == round(eff.flops_g / eff.memory_traffic_gb, 2)
     assert eff.graph_params == cli["params"] == 3_475_008 and eff.graph_params_m == 3.475
-    assert "batch-norm" in eff.params_note and "3,475,008" in eff.params_note
+    # the difference, explained in full: 52 batch norms folded (-17,056 channels) and
+    # identical tensors stored once (-12,808); 3,504,872 - 17,056 - 12,808 = 3,475,008
+    note = eff.params_note
+    assert "3,475,008" in note and "(-29,864)" in note, note
+    assert "52 batch-norm layers (17,056 channels)" in note and "(-17,056" in note, note
+    assert "(-12,808" in note and "not explained" not in note, note
     assert list(eff.roofline) == list(REFERENCE_GPUS)
     assert eff.roofline["A100-80GB"] == RooflineBound.from_model_and_gpu(
         eff.flops_g, eff.memory_traffic_gb, REFERENCE_GPUS["A100-80GB"])
@@ -539,8 +544,21 @@ def test_profile_model_resnet18():
     assert eff.flops_g == round(cli["flops"] / 1e9, 3)
     assert 3.6 < eff.flops_g < 3.7                  # 2 x 1.814 GMACs + the elementwise ops
     assert eff.macs_g == round(cli["macs"] / 1e9, 3) == 1.814
-    assert eff.graph_params == cli["params"] and eff.params_note
+    assert eff.graph_params == cli["params"] == 11_680_872
+    assert "(-4,800" in eff.params_note and "(-3,840" in eff.params_note, eff.params_note
+    assert "not explained" not in eff.params_note
     assert eff.system_card is None
+
+
+@needs_torch
+def test_profile_model_params_note_frozen_and_tied():
+    net = torch.nn.Sequential(torch.nn.Linear(10, 10), torch.nn.Linear(10, 10))
+    net[1].weight = net[0].weight               # tied: the module counts it once
+    net[0].bias.requires_grad_(False)           # frozen: not in the reference's count
+    eff = profile_model(net, input_shape=(10,), attach_system_card=False)
+    assert eff.params_m == round(110 / 1e6, 3) and eff.graph_params == 120
+    assert "(+10)" in eff.params_note and "frozen" in eff.params_note, eff.params_note
+    assert "not explained" not in eff.params_note
 
 
 def R_cost_file(onnx_bytes):
