@@ -1,0 +1,288 @@
+"""The rpxprof package (python/, the extension rpxprof._core): profile through the runner
+with dict / NPZ / list inputs, writable and read-only inputs, exceptions, forked workers
+(after torch ran), Ctrl-C, Report.write's guard, and the thin wrappers cost / roofline /
+system_card / gpus; the pip install into a virtualenv without network.
+Run by CTest with PYTHONPATH=<build>/python (tests/python/python.cmake)."""
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import rpxprof
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+import common  # noqa: E402  (validate_profile, save_matmul_onnx)
+
+SOURCE = os.environ.get("RPX_SOURCE", os.path.join(HERE, "..", ".."))
+BIN = os.environ.get("RPX_BIN")
+SANITIZED = os.environ.get("RPX_SANITIZED") == "1"
+FRAME = {"rgb": np.full((8, 8, 3), 7, np.uint8)}
+
+
+def busywait_2ms(rgb):
+    end = time.perf_counter() + 0.002
+    while time.perf_counter() < end:
+        pass
+
+
+def noop(rgb):
+    return None
+
+
+def edits_in_place(rgb):
+    # every call must see the pristine bytes, then edits them (as `rgb /= 255` does)
+    if not (rgb == 7).all():
+        raise AssertionError("the inputs were not restored: %r" % rgb.ravel()[:4])
+    rgb += 1
+
+
+def raises(rgb):
+    raise RuntimeError("distinctive failure 4711")
+
+
+def run_script(code, env_extra=None, timeout=300):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def test_busywait_is_measured_and_the_report_validates():
+    r = rpxprof.profile(busywait_2ms, FRAME, warmup=2, repeats=40, name="tests:busywait")
+    assert isinstance(r, dict) and isinstance(r, rpxprof.Report)
+    assert r["status"] == "complete"
+    assert r["target_kind"] == "python"
+    assert r["model_callable"] == "tests:busywait"
+    assert r["inputs_file"] == "<dict>"
+    assert len(r["latency_samples_ms"]) == 40
+    # never an upper bound: a busy sanitized machine only makes it slower
+    assert r["latency"]["p50_ms"] >= 2.0
+    assert r["python"]["function"] == "busywait_2ms"
+    assert "read-only" in r["python"]["inputs"]
+    common.validate_profile(r)
+
+
+def test_npz_path_and_default_name(tmp_path):
+    path = str(tmp_path / "in.npz")
+    np.savez(path, **FRAME)
+    r = rpxprof.profile(noop, path, warmup=1, repeats=20)
+    assert r["inputs_file"] == path
+    assert r["model_callable"] == __name__ + ":noop"
+    common.validate_profile(r)
+
+
+def test_list_is_distinct_samples():
+    seen = []
+
+    def record(rgb):
+        seen.append(int(rgb[0, 0, 0]))
+
+    samples = [{"rgb": np.full((8, 8, 3), v, np.uint8)} for v in (1, 2, 3)]
+    r = rpxprof.profile(record, samples, warmup=0, repeats=30)
+    assert r["distinct_samples"] == 3
+    assert sorted(set(seen)) == [1, 2, 3]
+    assert seen[:3] == [1, 2, 3]  # sample-major
+    common.validate_profile(r)
+
+
+def test_writable_inputs_are_restored_before_every_call():
+    r = rpxprof.profile(edits_in_place, FRAME, warmup=3, repeats=50, writable_inputs=True)
+    assert r["status"] == "complete"
+    assert "writable" in r["python"]["inputs"]
+    common.validate_profile(r)
+
+
+def test_read_only_inputs_refusal_names_the_option():
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(edits_in_place, FRAME, warmup=1, repeats=5)
+    text = str(e.value)
+    assert "read-only" in text
+    assert "--writable-inputs" in text and "writable_inputs=True" in text
+    assert e.value.code == 1
+
+
+def test_exception_in_fn_carries_the_traceback():
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(raises, FRAME, warmup=1, repeats=5)
+    text = str(e.value)
+    assert "Traceback" in text and "distinctive failure 4711" in text
+    assert "in raises" in text
+    assert e.value.code == 1
+
+
+def test_refusals_carry_the_cli_exit_code():
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, FRAME, processes=0)
+    assert e.value.code == 2
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, {})
+    assert e.value.code == 2
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.roofline(1e9, 1e8, gpus=["no-such-gpu"])
+    assert e.value.code == 2 and "no-such-gpu" in str(e.value)
+
+
+def test_forked_workers_after_torch_ran():
+    # in a child interpreter, so that a hang fails this test (timeout) instead of blocking
+    p = run_script("""
+        import numpy as np, torch, rpxprof
+        torch.set_num_threads(2)
+        a = torch.randn(512, 512)
+        (a @ a).sum()
+        def mm(x):
+            t = torch.from_numpy(x)
+            return (t @ t).sum()
+        r = rpxprof.profile(mm, {"x": np.ones((64, 64), np.float32)}, warmup=2, repeats=40,
+                            processes=2)
+        print(r["status"], r["processes"]["count"] if isinstance(r.get("processes"), dict)
+              else r.get("processes"), r["python"]["torch_version"] is not None)
+    """, timeout=240)
+    assert p.returncode == 0, p.stderr
+    status, count, torch_seen = p.stdout.split()
+    assert status == "complete" and count == "2" and torch_seen == "True"
+
+
+def test_ctrl_c_keeps_the_report_and_raises_keyboard_interrupt():
+    code = """
+        import sys, time, numpy as np, rpxprof
+        def spin(rgb):
+            end = time.perf_counter() + 0.001
+            while time.perf_counter() < end: pass
+        print("ready", flush=True)
+        try:
+            rpxprof.profile(spin, {"rgb": np.zeros(3)}, repeats=1000000)
+        except KeyboardInterrupt as e:
+            r = e.report
+            print(type(e).__name__, r["status"], len(r["latency_samples_ms"]) > 0, e.code)
+    """
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert out.split() == ["Interrupted", "interrupted", "True", "130"]
+
+
+def test_report_write_goes_through_the_output_guard(tmp_path):
+    r = rpxprof.profile(noop, FRAME, warmup=1, repeats=10)
+    out = tmp_path / "sub" / "r.json"
+    r.write(out)
+    with open(out) as f:
+        again = json.load(f)
+    assert again == json.loads(json.dumps(r))
+    common.validate_profile(again)
+    r.write(out)  # an rpxprof report of the same kind is replaced
+    precious = tmp_path / "notes.txt"
+    precious.write_text("mine\n")
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        r.write(precious)
+    assert "force" in str(e.value)
+    assert precious.read_text() == "mine\n"
+    r.write(precious, force=True)
+    assert json.loads(precious.read_text())["schema"] == "rpxprof.profile/1"
+
+
+def _export_tiny(buf_or_path):
+    import torch
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3)
+            self.fc = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.fc(self.conv(x).mean(dim=(2, 3)))
+
+    torch.manual_seed(0)
+    torch.onnx.export(Tiny().eval(), torch.zeros(1, 3, 16, 16), buf_or_path, opset_version=13)
+
+
+def test_cost_of_bytes_equals_cost_of_the_file_and_the_cli(tmp_path):
+    pytest.importorskip("torch")
+    buf = io.BytesIO()
+    _export_tiny(buf)
+    path = str(tmp_path / "tiny.onnx")
+    with open(path, "wb") as f:
+        f.write(buf.getvalue())
+    a, b = rpxprof.cost(buf.getvalue()), rpxprof.cost(path)
+    for k in ("params", "macs", "flops", "traffic_bytes_unfused", "by_op"):
+        assert a[k] == b[k], k
+    assert a["params"] == 3 * 8 * 9 + 8 + 8 * 4 + 4
+    assert a["flops"] > 0
+    if BIN:
+        cli = json.loads(subprocess.run([BIN, "cost", path, "--json"], capture_output=True,
+                                        text=True, check=True).stdout)
+        assert cli == b
+    with pytest.raises(rpxprof.RpxprofError):
+        rpxprof.cost(b"not an onnx model")
+
+
+def test_roofline_system_card_gpus():
+    gl = rpxprof.gpus()
+    assert isinstance(gl, list) and gl and all("key" in g for g in gl)
+    key = gl[0]["key"]
+    r = rpxprof.roofline(4e9, 1e8, gpus=[key])
+    assert r["schema"] == "rpxprof.roofline/1" and list(r["bounds"]) == [key]
+    assert r["input"]["flops"] == 4e9 and r["input"]["bytes"] == 1e8
+    assert set(rpxprof.roofline(4e9, 1e8)["bounds"]) == {g["key"] for g in gl}
+    card = rpxprof.system_card()
+    assert isinstance(card, dict) and "cpu_name" in card
+    if BIN:
+        cli = json.loads(subprocess.run([BIN, "gpus", "--json"], capture_output=True,
+                                        text=True, check=True).stdout)
+        assert cli["gpus"] == gl
+
+
+def test_the_extension_does_not_link_libpython():
+    path = rpxprof._core.__file__
+    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
+    needed = [l for l in out.splitlines() if "NEEDED" in l]
+    assert needed, out
+    assert not any("libpython" in l for l in needed), needed
+
+
+def test_pip_install_into_a_virtualenv_without_network(tmp_path):
+    """From a copy of the checkout (its tracked and new files only), as a user would."""
+    files = subprocess.run(["git", "-C", SOURCE, "ls-files", "-co", "--exclude-standard", "-z"],
+                           capture_output=True, check=True).stdout.split(b"\0")
+    src = tmp_path / "src"
+    for f in files:
+        if not f:
+            continue
+        rel = os.fsdecode(f)
+        a = os.path.join(SOURCE, rel)
+        if not os.path.isfile(a):
+            continue
+        b = src / rel
+        b.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(a, b)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "LD_PRELOAD", "ASAN_OPTIONS", "LSAN_OPTIONS")}
+    env["PIP_NO_INDEX"] = "1"  # no network: everything comes from Debian
+    venv = tmp_path / "v"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True, env=env)
+    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                        "--no-build-isolation", "./python"], cwd=src, env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = subprocess.run([str(venv / "bin" / "python"), "-c", textwrap.dedent("""
+        import numpy as np, rpxprof
+        r = rpxprof.profile(lambda rgb: None, {"rgb": np.zeros(4)}, warmup=1, repeats=20)
+        print(rpxprof.__file__, r["status"])
+    """)], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    where, status = p.stdout.split()
+    assert where.startswith(str(venv)) and status == "complete"
