@@ -333,7 +333,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     uintptr_t a = (uintptr_t)si->si_addr;
     size_t i;
     (void)uc;
-    for (i = 0; i < g_n_ranges; i++) {
+    /* only a fault has an address; a signal sent (kill, raise) is passed on */
+    for (i = 0; si->si_code > 0 && i < g_n_ranges; i++) {
         if (a >= g_ranges[i].lo && a < g_ranges[i].hi) {
             if (g_fault) {
                 g_fault[1] = g_ranges[i].array;
@@ -347,6 +348,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     /* someone else's fault: back to whoever handled it before (a sanitizer,
      * the interpreter), which sees it again when the instruction reruns */
     sigaction(sig, sig == SIGSEGV ? &g_old_segv : &g_old_bus, NULL);
+    if (si->si_code <= 0) raise(sig); /* no instruction reruns to deliver it again */
 }
 
 void rpx__samples_guard_begin(const rpx_inputs *samples, size_t n, int *fault)
