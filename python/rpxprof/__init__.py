@@ -113,7 +113,7 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     writable and rpxprof restores their bytes before every call, outside the timed span.
     cost: an ONNX model (path or bytes); flops/params: declared numbers instead.
     gpus: GPU keys (list or comma-separated str) for the roofline bounds. meta: a dict of
-    str for the report's metadata. timeout/call_timeout: seconds (need processes).
+    str for the report's metadata. timeout/call_timeout: seconds (need processes=N).
     name: what the report calls the callable (default module:qualname).
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails, and
     Interrupted (a KeyboardInterrupt, .report) on Ctrl-C."""
@@ -131,6 +131,11 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             raise RpxprofError("processes: an int >= 1, or None for one worker in this "
                                "process", 2)
         nproc = processes
+    if nproc == 0 and (timeout or call_timeout):
+        raise RpxprofError(
+            "%s needs forked workers (processes=N): in this process a call stuck in fn "
+            "cannot be abandoned; pass processes=1 or more, or drop it"
+            % ("timeout" if timeout else "call_timeout"), 2)
     for label, v in (("warmup", warmup), ("repeats", repeats)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError("%s must be an int" % label)

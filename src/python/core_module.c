@@ -238,6 +238,27 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_TypeError, "fn must be callable");
         return NULL;
     }
+    {   /* what `rpxprof run` checks while parsing its options (the runner trusts them) */
+        char msg[300];
+        msg[0] = '\0';
+        if (strcmp(device, "cpu") != 0 && strcmp(device, "cuda") != 0)
+            snprintf(msg, sizeof msg, "device='%.100s': expected cpu or cuda", device);
+        else if (warmup < 0 || warmup > RPX_RUNNER_MAX_WARMUP)
+            snprintf(msg, sizeof msg, "warmup=%ld: give a whole number from 0 to %ld", warmup,
+                     RPX_RUNNER_MAX_WARMUP);
+        else if (repeats < 1 || repeats > RPX_RUNNER_MAX_REPEATS)
+            snprintf(msg, sizeof msg,
+                     "repeats=%ld: give a whole number from 1 to %ld (every timed call keeps its "
+                     "sample in memory and in the report)",
+                     repeats, RPX_RUNNER_MAX_REPEATS);
+        else if (processes < 0 || processes > RPX_RUNNER_MAX_PROCESSES)
+            snprintf(msg, sizeof msg, "processes=%d: give 1 to %d, or None", processes,
+                     RPX_RUNNER_MAX_PROCESSES);
+        else if (!precision[0] || !unit[0])
+            snprintf(msg, sizeof msg, "%s is empty: give a value (or leave the default)",
+                     precision[0] ? "unit" : "precision");
+        if (msg[0]) return raise_error(msg, RPX_EXIT_USAGE);
+    }
     if (str_list(samples_obj, "samples", &sample_files, &n_samples) != 0) return NULL;
     if (meta) {
         json_error_t je;

@@ -127,6 +127,14 @@ def test_refusals_carry_the_cli_exit_code():
         rpxprof.profile(noop, {})
     assert e.value.code == 2
     with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, FRAME, timeout=5)
+    assert e.value.code == 2 and "processes" in str(e.value)
+    for bad in ({"device": "tpu"}, {"repeats": 0}, {"warmup": -1}, {"processes": 101},
+                {"unit": ""}):
+        with pytest.raises(rpxprof.RpxprofError) as e:
+            rpxprof.profile(noop, FRAME, **bad)
+        assert e.value.code == 2 and list(bad)[0] in str(e.value), (bad, str(e.value))
+    with pytest.raises(rpxprof.RpxprofError) as e:
         rpxprof.roofline(1e9, 1e8, gpus=["no-such-gpu"])
     assert e.value.code == 2 and "no-such-gpu" in str(e.value)
 
