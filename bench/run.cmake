@@ -10,6 +10,14 @@ if(TARGET rpxprof-python)
     COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_python_floor.py $<TARGET_FILE:rpxprof_cli>
     DEPENDS rpxprof_cli rpxprof-python USES_TERMINAL)
 endif()
+# The Python package's floor: rpxprof.profile against a perf_counter loop and the CLI (issue 17).
+if(TARGET rpxprof_core)
+  get_filename_component(rpx_bench_pypath ${RPX_PYTHON_PACKAGE_DIR} DIRECTORY)
+  add_custom_target(bench-python-api
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_python_api.py
+            $<TARGET_FILE:rpxprof_cli> ${rpx_bench_pypath}
+    DEPENDS rpxprof_cli rpxprof-python rpxprof_core USES_TERMINAL)
+endif()
 # Real networks through the runtime examples against the host-CPU bound (issue 11).
 if(TARGET rpx-opencv-dnn AND TARGET rpx-libtorch)
   add_custom_target(bench-examples
