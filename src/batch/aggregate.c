@@ -19,6 +19,7 @@
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/output.h"
+#include "rpxprof/pipeline.h"
 #include "rpxprof/report.h"
 #include "rpxprof/stats.h"
 
@@ -26,6 +27,7 @@
 typedef struct rep {
     char *file, *task, *model;
     int ok_parse, complete;
+    rpx_report_kind kind;         /* which tool wrote it (rpxprof, or the reference) */
     /* same-work keys (serialised), NULL when absent */
     char *sha, *shapes, *unit, *meta, *device, *precision, *cvd, *gpu, *cpu;
     char *driver, *governor, *os, *created;
@@ -120,10 +122,21 @@ static const char *shape_problem(const json_t *r)
     return NULL;
 }
 
+/* A reference report's percentile against the one recomputed from its
+ * samples: at the reference's 1 µs rounding (profile_callable stores
+ * round(x, 3); profile_depth_efficiency stores x, which rounds alike). */
+static int close_at_1us(double got, double want)
+{
+    return rpx_pipeline_round3(got) == rpx_pipeline_round3(want) ||
+           fabs(got - want) <= 0.0005 + 1e-12 * fabs(want);
+}
+
 static void check_stats(agg *a, rep *p, const json_t *r)
 {
     const json_t *lat = json_object_get(r, "latency");
     static const char *names[] = {"p50_ms", "p95_ms", "p99_ms"};
+    static const char *depth_names[] = {"latency_p50_ms_per_sample", "latency_p95_ms_per_sample",
+                                        "latency_p99_ms_per_sample"};
     static const double qs[] = {50, 95, 99};
     double *sorted;
     size_t i;
@@ -138,6 +151,15 @@ static void check_stats(agg *a, rep *p, const json_t *r)
     for (i = 0; i < 3; i++) {
         double want = rpx_percentile_sorted(sorted, p->n, qs[i]);
         const json_t *got = json_object_get(lat, names[i]);
+        if (p->kind != RPX_REPORT_RPXPROF) {
+            if (!json_is_number(got) || !close_at_1us(json_number_value(got), want))
+                msg(a->errors, "%s: %s%s is %.17g but the samples give %.17g (%.3f at the reference's 1 us "
+                    "rounding); the report was altered or truncated", p->file,
+                    p->kind == RPX_REPORT_REF_DEPTH ? "" : "latency.",
+                    p->kind == RPX_REPORT_REF_DEPTH ? depth_names[i] : names[i],
+                    json_is_number(got) ? json_number_value(got) : NAN, want, rpx_pipeline_round3(want));
+            continue;
+        }
         if (!json_is_number(got) || !close_rel(json_number_value(got), want))
             msg(a->errors, "%s: latency.%s is %.17g but the samples give %.17g; the report was altered or truncated",
                 p->file, names[i], json_is_number(got) ? json_number_value(got) : NAN, want);
@@ -338,9 +360,38 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
             p->file, je.line, je.text);
         return;
     }
-    prob = shape_problem(r);
-    if (prob) {
-        msg(a->errors, "%s: does not match schemas/profile.json: %s", p->file, prob);
+    p->kind = rpx_pipeline_report_kind(r);
+    if (p->kind == RPX_REPORT_REF_CALLABLE || p->kind == RPX_REPORT_REF_DEPTH) {
+        json_t *missing = json_array(), *n;
+        n = rpx_pipeline_normalize(r, p->kind, p->file, p->task, p->model, allow_incomplete, a->errors,
+                                   a->warnings, missing);
+        json_decref(r);
+        if (!n) {
+            json_decref(missing);
+            return;
+        }
+        {
+            rpx_strbuf list = {0};
+            size_t k;
+            for (k = 0; k < json_array_size(missing); k++) {
+                if (k) rpx__sb_str(&list, ", ");
+                rpx__sb_str(&list, json_string_value(json_array_get(missing, k)));
+            }
+            msg(a->warnings, "%s: written by %s, not by rpxprof: its task and model are its path, its percentiles "
+                "are checked at the reference's 1 us rounding, it has no intervals, and what it does not record is "
+                "n/a: %s", p->file, rpx_pipeline_kind_name(p->kind), list.p ? list.p : "nothing");
+            free(list.p);
+        }
+        json_decref(missing);
+        r = n;
+    } else if ((prob = shape_problem(r)) != NULL) {
+        if (p->kind == RPX_REPORT_UNKNOWN)
+            msg(a->errors, "%s: not a report rpxprof knows: no 'schema' (rpxprof.profile/1), and not one of the "
+                "reference's either (profile_callable.py: timing_scope, latency, latency_samples_ms, "
+                "measured_calls; profile_depth_efficiency.py: model, task, latency_p50_ms_per_sample, "
+                "latency_samples_ms)", p->file);
+        else
+            msg(a->errors, "%s: does not match schemas/profile.json: %s", p->file, prob);
         json_decref(r);
         return;
     }
@@ -367,13 +418,15 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
     }
     p->complete = 1;
     p->sha = canon(json_object_get(r, "inputs_sha256"));
-    p->shapes = shapes_of(json_object_get(r, "inputs"));
+    v = json_object_get(r, "inputs");
+    p->shapes = json_object_size(v) ? shapes_of(v) : NULL; /* the pipeline's reports name no arrays */
     p->meta = canon(json_object_get(r, "metadata"));
     p->warmup = (long)json_integer_value(json_object_get(r, "warmup_calls"));
     p->measured = (long)json_integer_value(json_object_get(r, "measured_calls"));
     card = json_object_get(r, "system_card");
     v = json_object_get(json_object_get(card, "environment"), "CUDA_VISIBLE_DEVICES");
-    p->cvd = json_is_string(v) ? canon(v) : strdup("(unset)");
+    /* the reference records no environment: unknown, not unset */
+    p->cvd = json_is_string(v) ? canon(v) : p->kind == RPX_REPORT_RPXPROF ? strdup("(unset)") : NULL;
     p->gpu = canon(json_object_get(card, "gpu_name"));
     p->cpu = canon(json_object_get(card, "cpu_name"));
     p->driver = canon(json_object_get(card, "driver_version"));
@@ -401,11 +454,13 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
     p->num[N_PARAMS] = num_or_nan(json_object_get(eff, "params"));
     p->num[N_FLOPS] = num_or_nan(json_object_get(eff, "flops"));
     p->num[N_MACS] = num_or_nan(json_object_get(eff, "macs"));
-    if (json_is_string(json_object_get(eff, "source")) &&
+    if (p->kind != RPX_REPORT_RPXPROF) {
+        /* the reference's headline values were checked by rpx_pipeline_normalize */
+    } else if (json_is_string(json_object_get(eff, "source")) &&
         !(isfinite(p->num[N_PARAMS]) && p->num[N_PARAMS] > 0))
         msg(a->errors, "%s: efficiency.params is not a finite positive number although a cost was asked for (efficiency.source '%s')",
             p->file, json_string_value(json_object_get(eff, "source")));
-    if (!isfinite(p->num[N_FLOPS])) {
+    if (p->kind == RPX_REPORT_RPXPROF && !isfinite(p->num[N_FLOPS])) {
         if (allow_incomplete)
             msg(a->warnings, "%s: efficiency.flops is unavailable (allowed by --allow-incomplete-flops)", p->file);
         else
@@ -441,6 +496,14 @@ static void cmp_long(json_t *arr, const char *what, const rep *p, long pv, const
     if (pv != qv) msg(arr, "%s differs: %ld in %s but %ld in %s", what, pv, p->file, qv, q->file);
 }
 
+/* Two reports' values compared: always between rpxprof reports; with a
+ * report of the reference only when both know the value (it records less). */
+static void cmp_known(json_t *arr, const char *what, const rep *p, const char *pv, const rep *q, const char *qv)
+{
+    if ((p->kind == RPX_REPORT_RPXPROF && q->kind == RPX_REPORT_RPXPROF) || (pv && qv))
+        cmp_field(arr, what, p, pv, q, qv);
+}
+
 static void cross_checks(agg *a)
 {
     size_t i, k;
@@ -450,26 +513,26 @@ static void cross_checks(agg *a)
         if (!p->complete) continue;
         if (!first) first = p;
         else {
-            cmp_field(a->errors, "device", first, first->device, p, p->device);
-            cmp_field(a->errors, "precision", first, first->precision, p, p->precision);
-            cmp_field(a->errors, "CUDA_VISIBLE_DEVICES (system_card.environment)", first, first->cvd, p, p->cvd);
-            cmp_field(a->errors, "GPU model (system_card.gpu_name)", first, first->gpu, p, p->gpu);
-            cmp_field(a->errors, "CPU model (system_card.cpu_name)", first, first->cpu, p, p->cpu);
-            cmp_field(a->warnings, "driver (system_card.driver_version)", first, first->driver, p, p->driver);
-            cmp_field(a->warnings, "CPU governor (system_card.cpu.governor)", first, first->governor, p, p->governor);
-            cmp_field(a->warnings, "OS (system_card.os)", first, first->os, p, p->os);
+            cmp_known(a->errors, "device", first, first->device, p, p->device);
+            cmp_known(a->errors, "precision", first, first->precision, p, p->precision);
+            cmp_known(a->errors, "CUDA_VISIBLE_DEVICES (system_card.environment)", first, first->cvd, p, p->cvd);
+            cmp_known(a->errors, "GPU model (system_card.gpu_name)", first, first->gpu, p, p->gpu);
+            cmp_known(a->errors, "CPU model (system_card.cpu_name)", first, first->cpu, p, p->cpu);
+            cmp_known(a->warnings, "driver (system_card.driver_version)", first, first->driver, p, p->driver);
+            cmp_known(a->warnings, "CPU governor (system_card.cpu.governor)", first, first->governor, p, p->governor);
+            cmp_known(a->warnings, "OS (system_card.os)", first, first->os, p, p->os);
         }
         /* same work: the first complete report of this task */
         for (k = 0; k < i; k++) {
             rep *q = &a->reps[k];
             if (!q->complete || strcmp(q->task, p->task)) continue;
-            cmp_field(a->errors, "inputs_sha256 (same task, different inputs)", q, q->sha, p, p->sha);
-            cmp_field(a->errors, "input shapes", q, q->shapes, p, p->shapes);
-            cmp_field(a->errors, "unit", q, q->unit, p, p->unit);
+            cmp_known(a->errors, "inputs_sha256 (same task, different inputs)", q, q->sha, p, p->sha);
+            cmp_known(a->errors, "input shapes", q, q->shapes, p, p->shapes);
+            cmp_known(a->errors, "unit", q, q->unit, p, p->unit);
             cmp_long(a->errors, "warmup_calls", q, q->warmup, p, p->warmup);
             cmp_long(a->errors, "measured_calls", q, q->measured, p, p->measured);
             cmp_long(a->errors, "processes", q, q->processes, p, p->processes);
-            cmp_field(a->errors, "metadata", q, q->meta, p, p->meta);
+            cmp_known(a->errors, "metadata", q, q->meta, p, p->meta);
             break;
         }
     }
@@ -758,7 +821,7 @@ static void md_caption(sbuf *m, const agg *a)
         if (nn) sb_str(m, ", and n/a for the reports of an older rpxprof, which have none");
         sb_str(m, ".\n");
     } else if (nn) {
-        sb_str(m, "The reports carry no intervals (an older rpxprof: one process, no latency_ci).\n");
+        sb_str(m, "The reports carry no intervals (an older rpxprof, or the reference: one process, no latency_ci).\n");
     }
     sb_str(m, "\n");
 }
@@ -908,7 +971,7 @@ static int write_figure(agg *a, rpx_output **g, rpx_error *err)
         if (!p->complete || !p->samples || !p->n) continue;
         rows[n].panel = p->task;
         rows[n].label = p->model;
-        rows[n].unit = p->unit;
+        rows[n].unit = p->unit ? p->unit : "sample"; /* the pipeline's reports are per sample */
         rows[n].shape = p->shapes;
         rows[n].device = p->device;
         rows[n].samples_ms = p->samples;

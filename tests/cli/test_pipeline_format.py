@@ -265,5 +265,244 @@ class BatchPipelineKeysTest(TempDirTest):
         self.assertEqual(val["errors"], ["lotus-2: FLOPs unavailable (status=unavailable)"])
 
 
+# --- reports written by the reference, made from the spec's key lists -------
+SYSTEM_CARD_KEYS = ("gpu_name", "gpu_memory_gb", "gpu_count", "cpu_name", "ram_gb", "cuda_version",
+                    "pytorch_version", "python_version", "precision", "batch_size", "input_resolution", "os",
+                    "driver_version")
+DEPTH_KEYS = (
+    "model, task, input_protocol, frames_per_sample, precision, parameter_dtypes, batch_size, distinct_samples, "
+    "warmup_forwards, repetitions_per_sample, timed_forwards, params_total, params_total_m, params_trainable, "
+    "parameter_storage_bytes, parameter_storage_mb, flops_per_sample, flops_per_sample_g, flops_per_frame_g, "
+    "macs_per_sample, macs_per_sample_g, flop_status, flop_method, latency_p50_ms_per_sample, "
+    "latency_p95_ms_per_sample, latency_p99_ms_per_sample, latency_mean_ms_per_sample, latency_p50_ms_per_frame, "
+    "latency_samples_ms, latency_records, throughput_frames_per_second, peak_cuda_allocated_mb, "
+    "peak_cuda_reserved_mb, peak_cpu_rss_mb, gpu_name, gpu_total_memory_mb, torch_version, cuda_runtime, "
+    "python_version, platform, adapter_class, manifest_path, dataset_revision, code_sha, container_image, "
+    "concurrent_host_load, profiled_at_utc").split(", ")
+assert len(DEPTH_KEYS) == 47
+
+
+def samples_ms(seed, n):
+    """Latencies in ms with many digits, so that the 1 us rounding matters."""
+    return [float(x) for x in np.random.default_rng(seed).lognormal(np.log(12.3456789), 0.2, n)]
+
+
+def write_ref(path, report):
+    """As the reference writes: json.dumps(indent=2) + newline, folders made."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(json.dumps(report, indent=2, allow_nan=False) + "\n")
+
+
+def callable_report(samples, npz, *, warmup=10, precision="fp32", unit="frame"):
+    """examples/profile_callable.py's report (spec section 6): statistics by numpy,
+    rounded to 3 decimals as LatencyProfiler rounds them."""
+    s = np.asarray(samples, np.float64)
+    p50, p95, p99 = np.percentile(s, [50, 95, 99])
+    with open(npz, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    with np.load(npz, allow_pickle=False) as z:
+        inputs = {k: {"shape": list(z[k].shape), "dtype": str(z[k].dtype)} for k in z.files}
+    card = dict(zip(SYSTEM_CARD_KEYS, ("", 0.0, 0, "x86_64", 23.5, "", "1.13.1", "3.11.2", precision, 1,
+                                       "caller_defined; see inputs", "Linux 6.1.0", "")))
+    return {"timing_scope": "synchronized_callable_wall_time; preloaded_inputs", "device": "cpu", "unit": unit,
+            "warmup_calls": warmup, "measured_calls": len(samples), "inputs": inputs,
+            "latency": {"p50_ms": round(float(p50), 3), "p95_ms": round(float(p95), 3),
+                        "p99_ms": round(float(p99), 3), "mean_ms": round(float(np.mean(s)), 3)},
+            "latency_samples_ms": list(samples),
+            "memory": {"cpu_process_lifetime_peak_mb": 211.125, "cuda_peak_allocated_mb_by_visible_device": {}},
+            "system_card": card,
+            "notes": ["Warmup excluded. Fixed-input repeats are not distinct samples.",
+                      "Precision and callable device placement are caller-controlled.",
+                      "API callables include transport time and exclude remote GPU accounting."],
+            "model_callable": "rpx_benchmark.examples.benchmark_tasks:demo_depth", "inputs_sha256": sha}
+
+
+def depth_report(model, task, seed, *, frames=1, distinct=2, repeats=3, warmup=3, flops=4.0e11, params=3.35e8):
+    """scripts/profile_depth_efficiency.py's report (spec section 8), its keys in
+    order; percentiles by numpy unrounded, the mean by statistics.fmean."""
+    import statistics
+    n = distinct * repeats
+    lat = samples_ms(seed, n)
+    s = np.asarray(lat, np.float64)
+    p50, p95, p99 = (float(x) for x in np.percentile(s, [50, 95, 99]))
+    records = [{"sample_index": i, "sample_id": f"s{i}", "repetition": r, "latency_ms": lat[r * distinct + i]}
+               for r in range(repeats) for i in range(distinct)]
+    v = dict.fromkeys(DEPTH_KEYS)
+    v.update(model=model, task=task,
+             input_protocol=f"1xclip:{frames}x640x480" if task == "video" else "1xRGB:640x480",
+             frames_per_sample=frames, precision="fp32", parameter_dtypes="torch.float32", batch_size=1,
+             distinct_samples=distinct, warmup_forwards=warmup, repetitions_per_sample=repeats, timed_forwards=n,
+             params_total=params, params_total_m=params / 1e6 if params else None, params_trainable=params,
+             parameter_storage_bytes=4 * params if params else None,
+             parameter_storage_mb=4 * params / 1024 ** 2 if params else None,
+             flops_per_sample=flops, flops_per_sample_g=flops / 1e9 if flops else None,
+             flops_per_frame_g=flops / frames / 1e9 if flops else None, macs_per_sample=flops / 2 if flops else None,
+             macs_per_sample_g=flops / 2e9 if flops else None,
+             flop_status="measured" if flops else "unsupported_or_zero",
+             flop_method="torch.utils.flop_counter.FlopCounterMode" if flops else None,
+             latency_p50_ms_per_sample=p50, latency_p95_ms_per_sample=p95, latency_p99_ms_per_sample=p99,
+             latency_mean_ms_per_sample=statistics.fmean(lat), latency_p50_ms_per_frame=p50 / frames,
+             latency_samples_ms=lat, latency_records=records, throughput_frames_per_second=frames * 1000 / p50,
+             peak_cpu_rss_mb=2048.5, gpu_name=None, torch_version="1.13.1", cuda_runtime=None,
+             python_version="3.11.2", platform="Linux-6.1.0-x86_64-with-glibc2.36",
+             adapter_class="rpx_benchmark.adapters.Depth", manifest_path="/data/manifest.json",
+             dataset_revision="2e2a387f7f93e98c177b2e039c141eacda94e5fc", concurrent_host_load="unknown",
+             profiled_at_utc="2026-01-02T03:04:05Z")
+    assert list(v) == list(DEPTH_KEYS)
+    return v
+
+
+def csv_rows(agg):
+    with open(os.path.join(agg, "summary.csv"), newline="") as f:
+        return {(r["task"], r["model"]): r for r in csv.DictReader(f)}
+
+
+class ReferenceReportsTest(TempDirTest):
+    def aggregate(self, *dirs, extra=()):
+        agg = self.path("agg")
+        p = run("aggregate", *dirs, "--out-dir", agg, *extra)
+        val = load(os.path.join(agg, "validation.json"))
+        validate(val, "validation.json")
+        return p, val, agg
+
+    def npz(self, shape=(48, 64, 3)):
+        path = self.path("frame.npz")
+        np.savez(path, rgb=np.full(shape, 128, np.uint8))
+        return path
+
+    def folder(self):
+        d = self.path("ref")
+        write_ref(os.path.join(d, "image", "da-v2-large.json"), depth_report("da-v2-large", "image", 1))
+        write_ref(os.path.join(d, "image", "depth-pro.json"), depth_report("depth-pro", "image", 2, flops=9.1e11))
+        write_ref(os.path.join(d, "video", "video-da.json"), depth_report("video-da", "video", 3, frames=250))
+        write_ref(os.path.join(d, "callable", "demo.json"), callable_report(samples_ms(4, 40), self.npz()))
+        return d
+
+    def test_reference_reports_are_read_with_a_warning_naming_their_tool(self):
+        d = self.folder()
+        p, val, agg = self.aggregate(d, extra=("--allow-incomplete-flops",))
+        self.assertEqual((p.returncode, val["status"], val["profiles_found"]), (0, "PASS", 4), val["errors"])
+        w = "\n".join(val["warnings"])
+        self.assertIn(f"{d}/callable/demo.json: written by the reference's profile_callable.py, not by rpxprof", w)
+        for rel in ("image/da-v2-large.json", "image/depth-pro.json", "video/video-da.json"):
+            self.assertIn(f"{d}/{rel}: written by the reference's profile_depth_efficiency.py, not by rpxprof", w)
+        self.assertIn("FLOPs unavailable: the reference's profile_callable.py counts none (allowed by "
+                      "--allow-incomplete-flops)", w)
+        self.assertIn("n/a: metadata, memory.cpu_inference_peak_mb, system_card.cpu_name", w)
+        rows = csv_rows(agg)
+        self.assertEqual(set(rows), {("image", "da-v2-large"), ("image", "depth-pro"), ("video", "video-da"),
+                                     ("callable", "demo")})
+        dr = depth_report("video-da", "video", 3, frames=250)
+        v = rows[("video", "video-da")]
+        self.assertEqual(float(v["p50_ms"]), dr["latency_p50_ms_per_sample"])
+        self.assertEqual(float(v["params"]), dr["params_total"])
+        self.assertEqual(float(v["flops"]), dr["flops_per_sample"])
+        self.assertEqual(float(v["per_frame_p50_ms"]), dr["latency_p50_ms_per_frame"])
+        self.assertAlmostEqual(float(v["throughput_per_s"]), 1000 / dr["latency_p50_ms_per_sample"])
+        self.assertEqual(float(v["cpu_process_lifetime_peak_mb"]), 2048.5)
+        self.assertEqual(v["created_utc"], "2026-01-02T03:04:05Z")
+        self.assertEqual((v["status"], v["processes"], v["covers"]), ("complete", "1", ""))
+        c = rows[("callable", "demo")]
+        cr = callable_report(samples_ms(4, 40), self.npz())
+        self.assertEqual(float(c["p50_ms"]), cr["latency"]["p50_ms"])
+        self.assertEqual((c["device"], c["precision"], c["warmup"], c["repeats"]), ("cpu", "fp32", "10", "40"))
+        # unknown is empty, never 0: no cost, no inference peak, no GPU, no CPU model
+        for k in ("params", "flops", "macs", "per_frame_p50_ms", "throughput_per_s", "cpu_inference_peak_mb",
+                  "cuda_peak_mb", "gpu_name", "cpu_name", "created_utc"):
+            self.assertEqual(c[k], "", k)
+        with open(os.path.join(agg, "summary.md")) as f:
+            md = f.read()
+        self.assertIn("| callable | demo | n/a | n/a |", md)
+        # without --allow-incomplete-flops the FLOP-less callable report fails
+        p, val, _ = self.aggregate(d)
+        self.assertEqual((p.returncode, val["status"]), (1, "FAIL"))
+        self.assertEqual(val["errors"], [
+            f"{d}/callable/demo.json: FLOPs unavailable: the reference's profile_callable.py counts none; profile "
+            "the model with rpxprof batch (\"cost\" or \"flops\" in the manifest), or pass --allow-incomplete-flops"])
+
+    def test_tampered_percentiles_are_caught_at_the_reference_rounding(self):
+        d = self.folder()
+        r = load(os.path.join(d, "callable", "demo.json"))
+        good = r["latency"]["p95_ms"]
+        r["latency"]["p95_ms"] = round(good + 0.002, 3)
+        write_ref(os.path.join(d, "callable", "demo.json"), r)
+        r = load(os.path.join(d, "image", "depth-pro.json"))
+        r["latency_p50_ms_per_sample"] *= 1.01
+        write_ref(os.path.join(d, "image", "depth-pro.json"), r)
+        p, val, _ = self.aggregate(d, extra=("--allow-incomplete-flops",))
+        self.assertEqual((p.returncode, val["status"]), (1, "FAIL"))
+        self.assertEqual(len(val["errors"]), 2, val["errors"])
+        self.assertRegex(val["errors"][0], rf"^{d}/callable/demo.json: latency.p95_ms is {r'[0-9.]+'} but the "
+                         rf"samples give [0-9.]+ \({good:.3f} at the reference's 1 us rounding\); the report was "
+                         "altered or truncated$")
+        self.assertIn(f"{d}/image/depth-pro.json: latency_p50_ms_per_sample is ", val["errors"][1])
+        # a value off by less than the rounding (0.4 us) is what the reference itself may store
+        r["latency_p50_ms_per_sample"] = depth_report("depth-pro", "image", 2)["latency_p50_ms_per_sample"] + 0.0004
+        write_ref(os.path.join(d, "image", "depth-pro.json"), r)
+        _, val, _ = self.aggregate(d, extra=("--allow-incomplete-flops",))
+        self.assertEqual(len(val["errors"]), 1, val["errors"])
+
+    def test_identity_and_headline_values_of_a_depth_report(self):
+        d = self.folder()
+        write_ref(os.path.join(d, "image", "hyden.json"), depth_report("zipdepth", "image", 5))
+        write_ref(os.path.join(d, "image", "lotus-2.json"), depth_report("lotus-2", "image", 6, params=None, flops=None))
+        write_ref(os.path.join(d, "image", "fe2e.json"), {"hello": 1})
+        r = depth_report("dvd", "video", 7, frames=250)
+        r["latency_records"] = r["latency_records"][:-1]
+        write_ref(os.path.join(d, "video", "dvd.json"), r)
+        p, val, agg = self.aggregate(d, extra=("--allow-incomplete-flops",))
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(val["errors"], [
+            f"{d}/image/fe2e.json: not a report rpxprof knows: no 'schema' (rpxprof.profile/1), and not one of the "
+            "reference's either (profile_callable.py: timing_scope, latency, latency_samples_ms, measured_calls; "
+            "profile_depth_efficiency.py: model, task, latency_p50_ms_per_sample, latency_samples_ms)",
+            f"{d}/image/hyden.json: identity mismatch: the report is model 'zipdepth' of task 'image' but its path "
+            "says model 'hyden' of task 'image'; a report must be <task>/<model>.json",
+            f"{d}/image/lotus-2.json: params_total is null or missing, not a finite positive number (the reference's "
+            "profile_depth_efficiency.py); the pipeline's aggregator refuses it too",
+            f"{d}/video/dvd.json: latency_records has 5 records but latency_samples_ms has 6 samples; the report was "
+            "altered or truncated"])
+        self.assertIn(f"{d}/image/lotus-2.json: FLOPs unavailable (flop_status 'unsupported_or_zero'; allowed by "
+                      "--allow-incomplete-flops)", val["warnings"])
+        self.assertEqual(csv_rows(agg)[("image", "hyden")]["status"], "invalid")
+
+    def test_a_mix_of_rpxprof_and_reference_reports(self):
+        """rpxprof batch reports and the reference's in one task: the checks the
+        reference's keys allow are made, the others are skipped, not failed."""
+        npz = self.npz()
+        man = self.path("m.json")
+        save(man, {"schema": "rpxprof.manifest/1",
+                   "defaults": {"warmup": 3, "repeats": 6, "device": "cpu", "precision": "fp32", "processes": 1},
+                   "tasks": {"image": {"inputs": npz, "unit": "frame"}},
+                   "models": [{"name": "zipdepth", "model": "rpxprof-demo:demo_depth", "tasks": ["image"],
+                               "flops": 2e9, "params": 3e6}]})
+        out = self.path("out")
+        run("batch", man, "--out-dir", out, "--quiet", check=0, env={"CUDA_VISIBLE_DEVICES": "0"})
+        self.assertEqual(load(os.path.join(out, "image", "zipdepth.json"))["system_card"]["environment"],
+                         {"CUDA_VISIBLE_DEVICES": "0"})  # the reference records none: not compared
+        write_ref(os.path.join(out, "image", "hyden.json"), depth_report("hyden", "image", 8, distinct=2, repeats=3))
+        write_ref(os.path.join(out, "image", "fe2e.json"), callable_report(samples_ms(9, 6), npz, warmup=3))
+        p, val, agg = self.aggregate(out, extra=("--allow-incomplete-flops",))
+        self.assertEqual((p.returncode, val["status"]), (0, "PASS"), val["errors"])
+        self.assertEqual(len(csv_rows(agg)), 3)
+        w = "\n".join(val["warnings"])
+        self.assertIn("hyden.json: written by the reference's profile_depth_efficiency.py", w)
+        self.assertIn("fe2e.json: written by the reference's profile_callable.py", w)
+        self.assertIn("OS (system_card.os) differs", w)  # both record one: compared, a warning as between rpxprof reports
+        # what both record is still compared: another warmup, other inputs
+        write_ref(os.path.join(out, "image", "fe2e.json"), callable_report(samples_ms(9, 6), npz, warmup=4))
+        _, val, _ = self.aggregate(out, extra=("--allow-incomplete-flops",))
+        self.assertEqual(val["errors"], [f"warmup_calls differs: 4 in {out}/image/fe2e.json but 3 in {out}/image/{m}.json"
+                                         for m in ("hyden", "zipdepth")])
+        r = callable_report(samples_ms(9, 6), npz, warmup=3)
+        r["inputs_sha256"] = "0" * 64
+        write_ref(os.path.join(out, "image", "fe2e.json"), r)
+        _, val, _ = self.aggregate(out, extra=("--allow-incomplete-flops",))
+        self.assertEqual(len(val["errors"]), 1, val["errors"])  # the pipeline's hyden has no inputs hash
+        self.assertRegex(val["errors"][0], r"^inputs_sha256 \(same task, different inputs\) differs: 0{64} in "
+                         r".*fe2e.json but [0-9a-f]{64} in .*zipdepth.json$")
+
+
 if __name__ == "__main__":
     main()
