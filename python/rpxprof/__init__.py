@@ -68,7 +68,10 @@ class Report(dict):
         is replaced only when it is an rpxprof report (or empty), or with force=True;
         the inputs are never overwritten; the write is atomic. Returns the path."""
         text = _json.dumps(self, indent=2, allow_nan=False) + "\n"
-        _core.write_report(_os.fspath(path), text, bool(force))
+        try:
+            _core.write_report(_os.fspath(path), text, bool(force))
+        except RpxprofError as e:  # the guard speaks the CLI's language
+            raise RpxprofError(str(e).replace("--force", "force=True"), e.code) from None
         return path
 
 

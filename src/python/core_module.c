@@ -567,7 +567,7 @@ static PyObject *core_write_report(PyObject *self, PyObject *args)
     Py_ssize_t len;
     int force = 0;
     rpx_output *o = NULL;
-    rpx_output_options opt = {RPX_OUTPUT_REPORT, "rpxprof.profile/1", 0, NULL, 0, "path"};
+    rpx_output_options opt = {RPX_OUTPUT_REPORT, "rpxprof.profile/1", 0, NULL, 0, "report"};
     rpx_error err = {0};
     (void)self;
     if (!PyArg_ParseTuple(args, "ss#|p", &path, &text, &len, &force)) return NULL;

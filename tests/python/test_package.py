@@ -195,7 +195,7 @@ def test_report_write_goes_through_the_output_guard(tmp_path):
     precious.write_text("mine\n")
     with pytest.raises(rpxprof.RpxprofError) as e:
         r.write(precious)
-    assert "force" in str(e.value)
+    assert "force=True" in str(e.value) and "--force" not in str(e.value)
     assert precious.read_text() == "mine\n"
     r.write(precious, force=True)
     assert json.loads(precious.read_text())["schema"] == "rpxprof.profile/1"
