@@ -14,6 +14,8 @@ static const char usage[] =
     "Check every report DIR/<task>/<model>.json of rpxprof batch (schema, identity,\n"
     "status, samples against statistics, same work across models, same machine) and\n"
     "write OUT/summary.csv, OUT/summary.md, OUT/validation.json and OUT/figure.svg.\n"
+    "Reports the reference wrote (its profile_callable.py, profile_depth_efficiency.py)\n"
+    "are read too, with a warning naming the tool (docs/batch.md).\n"
     "\n"
     "Options:\n"
     "  -o, --out-dir OUT           where the summary goes (required)\n"
