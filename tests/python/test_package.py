@@ -294,3 +294,41 @@ def test_pip_install_into_a_virtualenv_without_network(tmp_path):
     assert p.returncode == 0, p.stderr
     where, status = p.stdout.split()
     assert where.startswith(str(venv)) and status == "complete"
+
+
+@pytest.mark.skipif(not BIN, reason="RPX_BIN (the CLI) is not set")
+def test_cli_python_target_shares_the_call_samples_and_writable(tmp_path):
+    """The plugin (rpxprof run --model module:function) uses the same py_call.c: distinct
+    samples picked per call, writable views restored, the read-only hint."""
+    (tmp_path / "m_rpx.py").write_text(textwrap.dedent("""
+        import json, os
+        def edit(rgb):
+            if not (rgb == rgb.ravel()[0]).all():
+                raise AssertionError("not restored")
+            rgb += 1
+        def rec(rgb):
+            with open(os.environ["SEEN"], "a") as f:
+                f.write("%d\\n" % rgb.ravel()[0])
+    """))
+    for v in (7, 8, 9):
+        np.savez(tmp_path / ("s%d.npz" % v), rgb=np.full((4, 4), v, np.uint8))
+    env = dict(os.environ, SEEN=str(tmp_path / "seen.txt"))
+    env.pop("LD_PRELOAD", None)  # the CLI is sanitized itself when it is
+
+    def run(*args):
+        return subprocess.run([BIN, "run", *args, "--processes", "1", "-q", "--output",
+                               str(tmp_path / "r.json"), "--force"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    p = run("--model", "m_rpx:rec", "--inputs", "s7.npz", "--inputs", "s8.npz", "--inputs",
+            "s9.npz", "--warmup", "0", "--repeats", "9")
+    assert p.returncode == 0, p.stderr
+    seen = [int(x) for x in (tmp_path / "seen.txt").read_text().split()]
+    assert seen[:3] == [7, 8, 9] and sorted(set(seen)) == [7, 8, 9]
+    p = run("--model", "m_rpx:edit", "--inputs", "s7.npz", "--inputs", "s8.npz",
+            "--writable-inputs", "--repeats", "20")
+    assert p.returncode == 0, p.stderr
+    assert "writable" in json.loads((tmp_path / "r.json").read_text())["python"]["inputs"]
+    p = run("--model", "m_rpx:edit", "--inputs", "s7.npz", "--repeats", "20")
+    assert p.returncode == 1
+    assert "pass --writable-inputs (writable_inputs=True in Python)" in p.stderr
