@@ -448,12 +448,17 @@ class ReferenceReportsTest(TempDirTest):
         write_ref(os.path.join(d, "image", "hyden.json"), depth_report("zipdepth", "image", 5))
         write_ref(os.path.join(d, "image", "lotus-2.json"), depth_report("lotus-2", "image", 6, params=None, flops=None))
         write_ref(os.path.join(d, "image", "fe2e.json"), {"hello": 1})
+        bad = callable_report(samples_ms(4, 40), self.npz())
+        bad["latency"] = "fast"
+        write_ref(os.path.join(d, "callable", "typo.json"), bad)
         r = depth_report("dvd", "video", 7, frames=250)
         r["latency_records"] = r["latency_records"][:-1]
         write_ref(os.path.join(d, "video", "dvd.json"), r)
         p, val, agg = self.aggregate(d, extra=("--allow-incomplete-flops",))
         self.assertEqual(p.returncode, 1)
         self.assertEqual(val["errors"], [
+            f"{d}/callable/typo.json: written by the reference's profile_callable.py, but 'latency' is not an object; "
+            "the report was altered",
             f"{d}/image/fe2e.json: not a report rpxprof knows: no 'schema' (rpxprof.profile/1), and not one of the "
             "reference's either (profile_callable.py: timing_scope, latency, latency_samples_ms, measured_calls; "
             "profile_depth_efficiency.py: model, task, latency_p50_ms_per_sample, latency_samples_ms)",
