@@ -35,6 +35,10 @@ typedef struct rpx_batch_job {
     const json_t *meta;           /* object, borrowed from the manifest */
     long warmup, repeats;
     long processes;               /* worker processes; 0: the runner's default */
+    /* every input the task names (files or folders, resolved), one distinct
+     * sample each; `inputs` is the first. n_inputs >= 1. */
+    const char *const *inputs_list;
+    size_t n_inputs;
 } rpx_batch_job;
 
 typedef struct rpx_manifest rpx_manifest;
@@ -49,7 +53,8 @@ const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i);
 /* The report of a job inside an output folder: DIR/<task>/<model>.json (malloc'ed). */
 char *rpx_batch_report_path(const char *out_dir, const rpx_batch_job *job);
 /* 1 when `report_path` holds a complete report made with exactly this job's
- * inputs (SHA-256) and settings; 0 otherwise. */
+ * inputs (SHA-256: rpx_runner_inputs_sha256 of every input) and settings;
+ * 0 otherwise. */
 int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job);
 
 typedef struct rpx_aggregate_opts {

@@ -10,6 +10,7 @@
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
+#include "rpxprof/runner.h"
 #include "rpxprof/target.h"
 
 struct rpx_manifest {
@@ -106,6 +107,46 @@ static const char *get_str(const json_t *o, const char *key, int required, const
     return json_string_value(v);
 }
 
+/* "has the wrong type: expected WHAT, got TYPE" */
+static int wrong_type(rpx_error *err, const char *path, const char *field, const char *what,
+                      const json_t *v)
+{
+    return rpx_error_set(err, RPX_EFORMAT, "%s: %s: has the wrong type: expected %s, got %s",
+                         path, field, what, rpx_json_type_name(v));
+}
+
+/* A task's inputs: a non-empty string (a file, or a folder of *.npz), or a
+ * non-empty array of them (distinct samples). */
+static void check_inputs(const json_t *o, const char *path, const char *where, rpx_error *err,
+                         int *rc)
+{
+    json_t *v = json_object_get(o, "inputs");
+    size_t k;
+    char field[700];
+    if (!json_is_array(v)) {
+        get_str(o, "inputs", 1, path, where, err, rc);
+        return;
+    }
+    snprintf(field, sizeof field, "%s.inputs", where);
+    if (json_array_size(v) == 0) {
+        *rc = bad(err, path, field, "is an empty list; give an NPZ file, a folder of them, or a "
+                  "list of NPZ files (one distinct sample each)");
+        return;
+    }
+    for (k = 0; k < json_array_size(v); k++) {
+        json_t *e = json_array_get(v, k);
+        snprintf(field, sizeof field, "%s.inputs[%zu]", where, k);
+        if (!json_is_string(e)) {
+            *rc = wrong_type(err, path, field, "a non-empty string (an NPZ file)", e);
+            return;
+        }
+        if (json_string_length(e) == 0) {
+            *rc = bad(err, path, field, "is empty; give an NPZ file");
+            return;
+        }
+    }
+}
+
 static long get_count(const json_t *o, const char *key, long dflt, long min, const char *path,
                       const char *where, rpx_error *err, int *rc)
 {
@@ -190,14 +231,6 @@ static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost"
                                          "params", "device",    "precision", "warmup",
                                          "repeats", "processes"};
 
-/* "has the wrong type: expected WHAT, got TYPE" */
-static int wrong_type(rpx_error *err, const char *path, const char *field, const char *what,
-                      const json_t *v)
-{
-    return rpx_error_set(err, RPX_EFORMAT, "%s: %s: has the wrong type: expected %s, got %s",
-                         path, field, what, rpx_json_type_name(v));
-}
-
 static int parse(rpx_manifest *m, const char *path, rpx_error *err)
 {
     json_t *root = m->root, *defaults, *tasks, *models, *v;
@@ -274,7 +307,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
         if (!valid_name(key)) return bad(err, path, where, "a task name must be a non-empty file name (no '/')");
         if (!json_is_object(v)) return wrong_type(err, path, where, "an object {inputs, unit, meta}", v);
         if ((rc = rpx_json_check_keys(v, task_keys, NKEYS(task_keys), path, where, err))) return rc;
-        get_str(v, "inputs", 1, path, where, err, &rc);
+        check_inputs(v, path, where, err, &rc);
         get_str(v, "unit", 0, path, where, err, &rc);
         if (rc) return rc;
         meta = json_object_get(v, "meta");
@@ -369,7 +402,20 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
             j.task = key;
             j.model_name = json_string_value(json_object_get(mo, "name"));
             j.model = own(m, resolve_model(path, json_string_value(json_object_get(mo, "model"))));
-            j.inputs = own(m, resolve(path, json_string_value(json_object_get(v, "inputs"))));
+            {
+                json_t *in = json_object_get(v, "inputs");
+                size_t n = json_is_array(in) ? json_array_size(in) : 1, k2;
+                const char **list = (const char **)(void *)own(m, malloc(n * sizeof *list));
+                if (!list) return RPX_ENOMEM;
+                for (k2 = 0; k2 < n; k2++) {
+                    json_t *e = json_is_array(in) ? json_array_get(in, k2) : in;
+                    list[k2] = own(m, resolve(path, json_string_value(e)));
+                    if (!list[k2]) return RPX_ENOMEM;
+                }
+                j.inputs_list = list;
+                j.n_inputs = n;
+                j.inputs = list[0];
+            }
             j.unit = get_str(v, "unit", 0, path, where, err, &rc);
             if (!j.unit) j.unit = "request";
             j.device = get_str(mo, "device", 0, path, mw, err, &rc);
@@ -475,7 +521,9 @@ int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
          json_integer_value(json_object_get(r, "processes")) == job->processes) &&
         json_is_integer(json_object_get(r, "warmup_calls")) && meta &&
         json_equal(meta, job->meta ? (json_t *)job->meta : empty) &&
-        rpx_file_sha256(job->inputs, hex, NULL) == 0 && str_is(r, "inputs_sha256", hex))
+        rpx_runner_inputs_sha256(job->inputs_list ? job->inputs_list : &job->inputs,
+                                 job->inputs_list ? job->n_inputs : 1, hex, NULL) == 0 &&
+        str_is(r, "inputs_sha256", hex))
         ok = 1;
     free(shown);
     json_decref(empty);

@@ -158,6 +158,10 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     rpx_runner_config_init(&c);
     c.model = j->model;
     c.inputs = j->inputs;
+    if (j->n_inputs > 1) { /* distinct samples (the first is c.inputs) */
+        c.sample_files = j->inputs_list;
+        c.n_sample_files = j->n_inputs;
+    }
     c.unit = j->unit;
     c.device = j->device;
     c.precision = j->precision;

@@ -245,6 +245,61 @@ class SamplesTest(TempDirTest):
                              check=3, env={"RPX_TEST_AT": "1"})
         self.assertNotIn("--writable-inputs", r["error"])
 
+    # ---- the manifest ----
+
+    def test_manifest_takes_a_list_of_inputs_and_resume_checks_them_all(self):
+        paths = self.samples(3)
+        folder = self.samples(2, folder="dir", names=["q", "p"])
+        m = {"schema": "rpxprof.manifest/1",
+             "defaults": {"warmup": 1, "repeats": 6, "processes": 2},
+             "tasks": {"listed": {"inputs": [os.path.relpath(p, self.tmp) for p in paths]},
+                       "folder": {"inputs": "dir"},
+                       "one": {"inputs": [os.path.relpath(paths[0], self.tmp)]}},
+             "models": [{"name": "ids", "model": f"{MODELS}:sample_id_check",
+                         "tasks": ["listed", "folder", "one"]}]}
+        mp = self.path("manifest.json")
+        with open(mp, "w") as f:
+            json.dump(m, f)
+        from common import validate
+        validate(m, "manifest.json")
+        out = self.path("out")
+        run("batch", mp, "--out-dir", out, check=0)
+        with open(os.path.join(out, "listed", "ids.json")) as f:
+            r = json.load(f)
+        validate_profile(r)
+        self.assertEqual(r["distinct_samples"], 3)
+        self.assertEqual(r["inputs_sha256"], combined_sha(paths))
+        self.assertEqual([x["sample_index"] for x in r["latency_records"]], [0, 1, 2] * 2)
+        with open(os.path.join(out, "folder", "ids.json")) as f:
+            r = json.load(f)
+        self.assertEqual(r["distinct_samples"], 2)
+        self.assertEqual([x["sample_id"] for x in r["latency_records"]], ["p", "q"] * 3)
+        with open(os.path.join(out, "one", "ids.json")) as f:
+            r = json.load(f)
+        self.assertEqual(r["distinct_samples"], 1)
+        self.assertEqual(r["inputs_sha256"], sha(paths[0]))
+        p = run("batch", mp, "--out-dir", out, "--resume", check=0)
+        self.assertIn("0 complete, 0 failed, 3 skipped", p.stdout)
+        # any one file of a list changed: that task runs again
+        np.savez(paths[2], sample_id=np.array([2], np.int64), x=np.zeros(64, np.uint8))
+        p = run("batch", mp, "--out-dir", out, "--resume", check=0)
+        self.assertIn("1 complete, 0 failed, 2 skipped", p.stdout)
+        # a file of the folder changed: that one
+        np.savez(folder[0], sample_id=np.array([0], np.int64), x=np.ones(64, np.uint8))
+        p = run("batch", mp, "--out-dir", out, "--resume", check=0)
+        self.assertIn("1 complete, 0 failed, 2 skipped", p.stdout)
+        # bad lists
+        for inputs, needles in (([], ["tasks.listed.inputs", "empty list"]),
+                                ([1], ["tasks.listed.inputs[0]", "wrong type"]),
+                                ([""], ["tasks.listed.inputs[0]", "is empty"])):
+            m["tasks"]["listed"]["inputs"] = inputs
+            with open(mp, "w") as f:
+                json.dump(m, f)
+            p = run("batch", mp, "--out-dir", self.path("o"))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            for n in needles:
+                self.assertIn(n, p.stderr)
+
     # ---- a Python callable ----
 
     def test_python_in_place_edit(self):
