@@ -136,10 +136,11 @@ def _rpxprof_card(device: str) -> Tuple[Optional[Dict[str, Any]], Optional[str]]
 
 
 def _nvml_gpus(card: Optional[Dict[str, Any]]) -> Optional[List[Dict[str, Any]]]:
-    """The GPUs NVML sees and CUDA_VISIBLE_DEVICES lets through, first visible first."""
+    """The GPUs NVML sees (None without NVML), those CUDA_VISIBLE_DEVICES lets through first
+    in CUDA order (the driver version is the machine's, hidden GPUs included)."""
     if not card or not isinstance(card.get("gpus"), list):
         return None
-    gpus = [g for g in card["gpus"] if isinstance(g, dict) and g.get("visible", True)]
+    gpus = [g for g in card["gpus"] if isinstance(g, dict)]
     gpus.sort(key=lambda g: (g.get("visible_ordinal") is None, g.get("visible_ordinal") or 0))
     return gpus
 

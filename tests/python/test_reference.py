@@ -173,6 +173,25 @@ CARD_KEYS = ["gpu_name", "gpu_memory_gb", "gpu_count", "cpu_name", "ram_gb", "cu
              "os", "driver_version"]
 
 
+def test_system_card_driver_from_nvml(monkeypatch):
+    fake = {"cpu_name": "Test CPU 9000", "ram_gb": 15.98, "driver_version": None,
+            "gpus": [{"name": "B", "visible": True, "visible_ordinal": 1, "driver_version": "1"},
+                     {"name": "H", "visible": False, "visible_ordinal": None,
+                      "driver_version": "2"},
+                     {"name": "A", "visible": True, "visible_ordinal": 0,
+                      "driver_version": "550.54.15"}]}
+    monkeypatch.setattr(R, "_rpxprof_card", lambda device: (fake, None))
+    c = SystemCard.auto_detect()
+    assert (c.cpu_name, c.ram_gb, c.driver_version) == ("Test CPU 9000", 16.0, "550.54.15")
+    if torch is None or not torch.cuda.is_available():
+        assert c.gpu_count == 0 and c.gpu_name == ""      # NVML sees GPUs, CUDA cannot use them
+    fake["gpus"] = fake["gpus"][1:2]                    # CUDA_VISIBLE_DEVICES hides them all
+    assert SystemCard.auto_detect().driver_version == "2"
+    monkeypatch.setattr(R, "_rpxprof_card", lambda device: (None, "no library"))
+    c = SystemCard.auto_detect()
+    assert c.unavailable["rpxprof_card"] == "no library" and c.driver_version == ""
+
+
 def test_system_card_fields_to_dict_and_summary():
     assert [f.name for f in dataclasses.fields(SystemCard)] == CARD_KEYS
     c = SystemCard()
@@ -445,11 +464,14 @@ def test_count_flops_none_never_zero():
 
 @needs_torch
 def test_estimate_memory_traffic_from_the_graph():
-    lin = torch.nn.Linear(1000, 1000)
-    got = estimate_memory_traffic_gb(lin, (1000,))
-    # weights once (1000*1000 + 1000 floats) + input and output (1000 floats each)
-    assert got == round((1000 * 1000 + 1000 + 2000) * 4 / 1e9, 4) == 0.004
-    assert got != round(3 * (1000 * 1000 + 1000) * 4 / 1e9, 4)   # not the reference's 3x
+    net = torch.nn.Sequential(torch.nn.Linear(1000, 1000), torch.nn.ReLU(),
+                              torch.nn.Linear(1000, 10))
+    got = estimate_memory_traffic_gb(net, (50, 1000))
+    # weights once (1000*1000 + 1000 + 1000*10 + 10 floats) + the input (50*1000) and output
+    # (50*10): the activations between the layers stay on chip (not the unfused traffic)
+    weights = 1000 * 1000 + 1000 + 1000 * 10 + 10
+    assert got == round((weights + 50 * 1000 + 50 * 10) * 4 / 1e9, 4) == 0.0042
+    assert got != round(3 * weights * 4 / 1e9, 4)               # not the reference's 3x
 
     class Broken(torch.nn.Module):
         def __init__(self):
