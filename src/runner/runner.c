@@ -601,8 +601,17 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
             d.timing_scope = "http_request_wall_time: the request sent and the response read in "
                              "full over a kept-alive connection; preloaded_body";
         else if (strcmp(kind, "python") == 0)
-            d.timing_scope = "synchronized_callable_wall_time: the Python call (result released "
-                             "after the sample); preloaded_inputs as read-only numpy views";
+            d.timing_scope = x->smp.writable
+                                 ? "synchronized_callable_wall_time: the Python call (result "
+                                   "released after the sample); preloaded_inputs as writable "
+                                   "numpy views, restored before every call outside the timed "
+                                   "span"
+                                 : "synchronized_callable_wall_time: the Python call (result "
+                                   "released after the sample); preloaded_inputs as read-only "
+                                   "numpy views";
+        else if (x->smp.writable)
+            d.timing_scope = "synchronized_callable_wall_time; preloaded_inputs, writable, "
+                             "restored before every call outside the timed span";
         d.device = c.device;
         d.precision = c.precision;
         d.unit = c.unit;

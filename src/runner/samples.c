@@ -332,7 +332,6 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 {
     uintptr_t a = (uintptr_t)si->si_addr;
     size_t i;
-    (void)uc;
     /* only a fault has an address; a signal sent (kill, raise) is passed on */
     for (i = 0; si->si_code > 0 && i < g_n_ranges; i++) {
         if (a >= g_ranges[i].lo && a < g_ranges[i].hi) {
@@ -347,8 +346,19 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     }
     /* someone else's fault: back to whoever handled it before (a sanitizer,
      * the interpreter), which sees it again when the instruction reruns */
-    sigaction(sig, sig == SIGSEGV ? &g_old_segv : &g_old_bus, NULL);
-    if (si->si_code <= 0) raise(sig); /* no instruction reruns to deliver it again */
+    {
+        const struct sigaction *old = sig == SIGSEGV ? &g_old_segv : &g_old_bus;
+        sigaction(sig, old, NULL);
+        if (si->si_code > 0) return;
+        /* a signal sent: no instruction reruns to deliver it again, so the
+         * handler before this one gets it now, as it would have */
+        if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction)
+            old->sa_sigaction(sig, si, uc);
+        else if (old->sa_handler == SIG_DFL)
+            raise(sig);
+        else if (old->sa_handler != SIG_IGN)
+            old->sa_handler(sig);
+    }
 }
 
 void rpx__samples_guard_begin(const rpx_inputs *samples, size_t n, int *fault)
