@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "rpxprof/clock.h"
@@ -215,6 +216,93 @@ static void test_clock_calibration(void **st)
     assert_true(b >= a);
 }
 
+/* Distinct samples and writable inputs: which sample each call got, and
+ * that it found its pristine bytes although the call before scribbled. */
+typedef struct sampled {
+    const rpx_inputs *base;
+    long seq[32], n, dirty;
+} sampled;
+
+static int sampled_call(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    sampled *s = state;
+    unsigned char *d = (unsigned char *)(uintptr_t)in->tensors[0].data;
+    long k = (long)(in - s->base), i;
+    (void)err;
+    if (s->n < 32) s->seq[s->n++] = k;
+    for (i = 0; i < 8; i++)
+        if (d[i] != (unsigned char)(10 * k + i)) s->dirty++;
+    memset(d, 0xEE, 8); /* an in-place edit */
+    return 0;
+}
+
+static void test_distinct_samples_and_restore(void **st)
+{
+    unsigned char work[3][8], clean[3][8];
+    rpx_tensor wt[3], pt[3];
+    rpx_inputs wi[3], pi[3];
+    int64_t restore[7];
+    int64_t restore_warm = 0;
+    sampled s;
+    rpx_target t;
+    rpx_run_config cfg;
+    rpx_run_result r;
+    rpx_error err = {0};
+    long expect_warm[4] = {0, 1, 2, 0}, expect_timed[7] = {2, 0, 1, 2, 0, 1, 2}, i;
+    int k, j;
+    (void)st;
+    for (k = 0; k < 3; k++) {
+        for (j = 0; j < 8; j++) clean[k][j] = work[k][j] = (unsigned char)(10 * k + j);
+        memset(&wt[k], 0, sizeof wt[k]);
+        wt[k].name = "x";
+        wt[k].dtype = RPX_DTYPE_UINT8;
+        wt[k].ndim = 1;
+        wt[k].shape[0] = 8;
+        wt[k].count = wt[k].nbytes = 8;
+        pt[k] = wt[k];
+        wt[k].data = work[k];
+        pt[k].data = clean[k];
+        wi[k].count = pi[k].count = 1;
+        wi[k].tensors = &wt[k];
+        pi[k].tensors = &pt[k];
+    }
+    for (i = 0; i < 7; i++) restore[i] = -1;
+    memset(&s, 0, sizeof s);
+    s.base = wi;
+    memset(&t, 0, sizeof t);
+    t.spec = "fake:sampled";
+    t.call = sampled_call;
+    t.state = &s;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.warmup = 4;
+    cfg.repeats = 7;
+    cfg.distinct = wi;
+    cfg.n_distinct = 3;
+    cfg.distinct_offset = 5; /* the processes before took 5 timed calls */
+    cfg.pristine = pi;
+    cfg.restore_ns = restore;
+    cfg.restore_warmup_ns = &restore_warm;
+    assert_int_equal(rpx_measure_run(&cfg, &t, NULL, &r, &err), 0);
+    assert_int_equal(r.status, RPX_RUN_COMPLETE);
+    assert_int_equal(s.n, 11);
+    for (i = 0; i < 4; i++) assert_int_equal(s.seq[i], expect_warm[i]);
+    for (i = 0; i < 7; i++) assert_int_equal(s.seq[4 + i], expect_timed[i]);
+    assert_int_equal(s.dirty, 0);
+    for (i = 0; i < 7; i++) assert_true(restore[i] >= 0);
+    assert_true(restore_warm >= 0);
+    rpx_run_result_free(&r);
+    /* without the pristine copies the second visit of a sample finds the edit */
+    for (k = 0; k < 3; k++) memcpy(work[k], clean[k], 8);
+    memset(&s, 0, sizeof s);
+    s.base = wi;
+    cfg.pristine = NULL;
+    cfg.restore_ns = NULL;
+    cfg.restore_warmup_ns = NULL;
+    assert_int_equal(rpx_measure_run(&cfg, &t, NULL, &r, &err), 0);
+    assert_true(s.dirty > 0);
+    rpx_run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_stop_flag),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_clock_calibration),
+        cmocka_unit_test(test_distinct_samples_and_restore),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
