@@ -265,11 +265,17 @@ def test_memory_profiler_shape():
 
 def test_memory_profiler_cpu_peak_is_a_real_peak():
     np = pytest.importorskip("numpy")
+    import mmap
     m = MemoryProfiler(sample_cuda=False, sample_mps=False).reset()
     before = m.peaks()["cpu_mb"]
-    a = np.ones(200 * 1024 * 1024 // 8)       # 200 MiB, every page touched
-    a.sum()
-    del a                                      # freed before reading: the current RSS drops
+    # 200 MiB in a numpy array, every page touched, on an anonymous mapping of its own that
+    # is unmapped afterwards: the pages leave the process whatever the allocator (ASan's
+    # quarantine keeps freed malloc memory resident)
+    buf = mmap.mmap(-1, 200 * 1024 * 1024)
+    a = np.frombuffer(buf, dtype=np.uint8)
+    a.fill(1)
+    del a
+    buf.close()                                # unmapped before reading: current RSS drops
     peak = m.peaks()["cpu_mb"]
     assert peak - before >= 190, (before, peak)
     assert not (m.notes or {}).get("cpu_reset")
@@ -386,6 +392,21 @@ def test_profile_report_budget_and_summary():
         "params_m", "flops_g", "macs_g", "memory_traffic_gb", "arithmetic_intensity", "roofline",
         "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "peak_cpu_mb", "peak_cuda_mb",
         "peak_mps_mb", "system_card", "budget_fractions"]
+
+
+@needs_torch
+def test_model_profiler_with_torch_module():
+    net = torch.nn.Sequential(torch.nn.Linear(1000, 1000), torch.nn.ReLU())
+    mp = ModelProfiler(types.SimpleNamespace(_pipe=types.SimpleNamespace(model=net)),
+                       input_shape=(4, 1000), device="cpu")
+    assert mp.has_torch_module and mp._torch_mod is net
+    eff = mp.pre_run_profile()
+    assert eff.model_type == "local" and eff.params_m == 1.001
+    assert eff.flops_g is None                       # the runner counts them, as the reference
+    assert eff.memory_traffic_gb == round((1000 * 1000 + 1000 + 2 * 4000) * 4 / 1e9, 4)
+    assert eff.system_card.input_resolution == "1000x4"       # W x H, the last two dims
+    one_d = ModelProfiler(net, input_shape=(1000,), device="cpu").pre_run_profile()
+    assert one_d.params_m == 1.001 and one_d.system_card is None   # guarded, as the reference
 
 
 def test_model_profiler_without_torch_module():
