@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os as _os
 import platform
 import sys
 from dataclasses import dataclass, field
