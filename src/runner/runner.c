@@ -109,14 +109,28 @@ static int open_output(const rpx_runner_config *c, const char *kind, rpx_output 
                        rpx_error *err)
 {
     char model_file[4096] = "";
-    const char **protect = malloc((c->n_sample_files + 5) * sizeof *protect);
+    char **expanded = NULL;       /* the files of a folder given as --inputs */
+    size_t n_expanded = 0;
+    const char **protect;
     size_t np = 0, i;
     int rc;
+    rpx_error ignored = {0};      /* a bad --inputs is reported when the inputs are loaded */
+    if (c->n_sample_files > 0)
+        (void)rpx__samples_paths(c->sample_files, c->n_sample_files, &expanded, &n_expanded,
+                                 &ignored);
+    else if (c->inputs)
+        (void)rpx__samples_paths(&c->inputs, 1, &expanded, &n_expanded, &ignored);
+    protect = malloc((c->n_sample_files + n_expanded + 5) * sizeof *protect);
     const char *colon = strrchr(c->model, ':');
     rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, NULL, 0,
                              "--output"};
-    if (!protect) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if (!protect) {
+        for (i = 0; i < n_expanded; i++) free(expanded[i]);
+        free(expanded);
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    }
     oo.protect = protect;
+    for (i = 0; i < n_expanded; i++) protect[np++] = expanded[i];
     if (strcmp(kind, "shared_object") == 0 && colon && strncmp(c->model, "rpxprof-demo:", 13))
         snprintf(model_file, sizeof model_file, "%.*s", (int)(colon - c->model), c->model);
     for (i = 0; i < c->n_sample_files; i++) protect[np++] = c->sample_files[i];
@@ -128,6 +142,8 @@ static int open_output(const rpx_runner_config *c, const char *kind, rpx_output 
     oo.n_protect = np;
     rc = rpx_output_open(c->output, &oo, out, err);
     free(protect);
+    for (i = 0; i < n_expanded; i++) free(expanded[i]);
+    free(expanded);
     return rc;
 }
 

@@ -130,6 +130,16 @@ class SamplesTest(TempDirTest):
         self.assertNotEqual(r3["inputs_sha256"], r2["inputs_sha256"])
         self.assertEqual(r3["inputs_sha256"], combined_sha(ordered[::-1]))
 
+    def test_a_sample_inside_a_folder_is_never_the_output(self):
+        paths = self.samples(2, folder="d")
+        before = sha(paths[1])
+        p = run("run", "--model", f"{MODELS}:sample_id_check", "--inputs", self.path("d"),
+                "--warmup", "0", "--repeats", "2", "--processes", "1", "--output", paths[1],
+                "--force")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn(f"{paths[1]}: is one of the files this command reads", p.stderr)
+        self.assertEqual(sha(paths[1]), before)
+
     def test_one_sample_reports_as_before(self):
         (p,) = self.samples(1)
         _, r, _ = run_report(self, "--model", f"{MODELS}:sample_id_check", "--inputs", p,
