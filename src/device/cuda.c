@@ -26,6 +26,7 @@ typedef struct {
 
 enum {
     CUDA_SUCCESS = 0,
+    CUDA_ERROR_NO_DEVICE = 100,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
@@ -190,6 +191,15 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
     LOAD(cuGetErrorString, "cuGetErrorString", 0, 0);
 
     r = c->api.cuInit(0);
+    if (r == CUDA_ERROR_NO_DEVICE) {
+        /* what the driver answers when CUDA_VISIBLE_DEVICES hides every GPU */
+        rpx_error_set(err, RPX_EUNAVAILABLE,
+                      "--device cuda: no CUDA device is visible (CUDA_VISIBLE_DEVICES=%s%s%s): cuInit "
+                      "answered %s; make a GPU visible or run with --device cpu",
+                      vis ? "\"" : "", vis ? vis : "unset", vis ? "\"" : "",
+                      err_text(c, r, eb, sizeof eb));
+        goto fail;
+    }
     if (r != CUDA_SUCCESS) {
         rpx_error_set(err, RPX_EUNAVAILABLE,
                       "--device cuda: cuInit failed: %s; check the driver (nvidia-smi) or run "

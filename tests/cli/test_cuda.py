@@ -53,7 +53,13 @@ class CudaTest(TempDirTest):
         self.refused("cuInit failed: CUDA_ERROR_UNKNOWN (999)", RPX_STUB_CUDA_INIT_FAIL="999")
 
     def test_refuses_with_no_visible_device(self):
-        self.refused('no CUDA device is visible (CUDA_VISIBLE_DEVICES="")', CUDA_VISIBLE_DEVICES="")
+        # the real cuInit answers CUDA_ERROR_NO_DEVICE (100) when nothing is visible
+        self.refused('no CUDA device is visible (CUDA_VISIBLE_DEVICES=""): cuInit answered '
+                     'CUDA_ERROR_NO_DEVICE (100)', CUDA_VISIBLE_DEVICES="")
+        self.refused('no CUDA device is visible (CUDA_VISIBLE_DEVICES=unset)',
+                     RPX_STUB_CUDA_COUNT="0")
+        p, _ = self.cuda_run("gpu_logged", env=self.env(CUDA_VISIBLE_DEVICES=""), check=1)
+        self.assertNotIn("cuInit failed", p.stderr)
 
     def test_sync_order_two_devices(self):
         _, r = self.cuda_run("gpu_logged", "--warmup", "1", "--repeats", "2")

@@ -5,6 +5,9 @@
  *   CUDA_VISIBLE_DEVICES         honoured like the driver: indices or UUIDs,
  *                                comma-separated; an invalid entry ends the list
  *   RPX_STUB_CUDA_INIT_FAIL=n    cuInit returns n
+ *   cuInit returns CUDA_ERROR_NO_DEVICE (100) when no device is visible
+ *   (CUDA_VISIBLE_DEVICES="", or only invalid entries), as the real driver
+ *   does; cuDeviceGetCount then answers CUDA_ERROR_NOT_INITIALIZED
  *   RPX_STUB_CUDA_LOG=FILE       appends events, one per line: "sync<ordinal>"
  *                                for cuCtxSynchronize and, from the main thread
  *                                only, "mem<ordinal>" for cuMemGetInfo
@@ -32,6 +35,7 @@ typedef struct {
 #define CUDA_ERROR_NOT_INITIALIZED 3
 #define CUDA_ERROR_INVALID_CONTEXT 201
 #define CUDA_ERROR_INVALID_DEVICE 101
+#define CUDA_ERROR_NO_DEVICE 100
 
 typedef struct ctx {
     int ordinal;
@@ -109,6 +113,7 @@ CUresult cuInit(unsigned int flags)
         }
     }
     for (i = 0; i < MAXD; i++) contexts[i].ordinal = i;
+    if (nvisible == 0) return CUDA_ERROR_NO_DEVICE; /* the real driver: nothing to initialise */
     initialised = 1;
     return CUDA_SUCCESS;
 }
