@@ -37,7 +37,7 @@ extern "C" {
 
 typedef struct rpx_runner_config {
     const char *model;            /* --model TARGET (required) */
-    const char *inputs;           /* NPZ or NPY file (required unless sample_files) */
+    const char *inputs;           /* NPZ or NPY file (required unless sample_files, or HTTP) */
     /* distinct samples: NPZ files, one sample each, the same array names in
      * each; when n_sample_files > 0 they replace `inputs` (which may then be
      * NULL). The timed calls cycle through them sample-major. */

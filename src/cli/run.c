@@ -62,7 +62,8 @@ static const char usage[] =
     "      --budget-hz LIST   real-time rates, comma-separated (default 5,10,30)\n"
     "\n"
     "HTTP APIs (--model http://... or https://...):\n"
-    "      --body FILE        send FILE instead of the NPZ file's bytes\n"
+    "      --body FILE        send FILE instead of the NPZ file's bytes (then, and\n"
+    "                         with GET or HEAD, --inputs is not needed)\n"
     "      --header 'K: V'    add a request header (repeatable); ${VAR} in V is read\n"
     "                         from the environment; secret values are never reported\n"
     "      --method M         HTTP method (default POST; GET and HEAD send no body)\n"
@@ -378,7 +379,13 @@ static int parse(int argc, char **argv, run_opts *o)
         if (rpx_target_check_spec(o->model, &gerr) != 0)
             return rpx_cli_fail("run", -1, "%s", gerr.message);
     }
-    if (!o->inputs)
+    if (!o->inputs && strcmp(rpx_target_kind_name(o->model), "http") == 0) {
+        /* an API's request body: the inputs file, --body, or none (GET, HEAD) */
+        if (!o->body && (!o->method || (strcmp(o->method, "GET") != 0 &&
+                                        strcmp(o->method, "HEAD") != 0)))
+            return rpx_cli_fail("run", -1, "--inputs or --body is required: the request body "
+                                           "(--method GET and HEAD send none)");
+    } else if (!o->inputs)
         return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file, several, or a folder "
                                        "of them)");
     if (!o->output) return rpx_cli_fail("run", -1, "--output is required (a JSON file, or -)");

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -47,6 +48,8 @@ typedef struct http_state {
     /* written during a call */
     CURLcode last_res;
     long status;                  /* from the last status line received */
+    long long t_start_ns;         /* CLOCK_MONOTONIC as the loop: curl_easy_perform called */
+    long long t_first_ns;         /* the first byte of the response (its status line); 0: none */
     curl_off_t received;          /* response body bytes of all calls */
     /* written by the after-call hook */
     rpx_latency *phase[N_PHASES];
@@ -115,6 +118,13 @@ static void transport_key(CURLcode c, long os_errno, char *key, size_t size)
 
 /* --- the call and its hooks ----------------------------------------------- */
 
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
     (void)data;
@@ -126,11 +136,14 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 static size_t on_header(char *line, size_t size, size_t n, void *ud)
 {
     size_t len = size * n, i = 5;
+    http_state *s = ud;
+    /* curl hands over whole header lines: the status line's arrival is the first byte's */
+    if (!s->t_first_ns) s->t_first_ns = now_ns();
     if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
         while (i < len && line[i] != ' ') i++;
         if (i + 3 < len && isdigit((unsigned char)line[i + 1]) &&
             isdigit((unsigned char)line[i + 2]) && isdigit((unsigned char)line[i + 3]))
-            ((http_state *)ud)->status =
+            s->status =
                 (line[i + 1] - '0') * 100 + (line[i + 2] - '0') * 10 + (line[i + 3] - '0');
     }
     return len;
@@ -159,6 +172,8 @@ static int http_call(void *state, const rpx_inputs *inputs, rpx_error *err)
     (void)inputs; /* the body was read from the file at open */
     s->errbuf[0] = '\0';
     s->status = 0;
+    s->t_first_ns = 0;
+    s->t_start_ns = now_ns();
     res = curl_easy_perform(s->curl);
     s->last_res = res;
     if (res == CURLE_OK && s->status >= 200 && s->status <= 299) return 0;
@@ -222,8 +237,9 @@ static void http_after_call(void *state, int timed, int rc)
     if (s->is_https)
         rpx_latency_add_ns(s->phase[PH_TLS],
                            1e3 * (double)info_off(c, CURLINFO_APPCONNECT_TIME_T));
-    rpx_latency_add_ns(s->phase[PH_TTFB],
-                       1e3 * (double)info_off(c, CURLINFO_STARTTRANSFER_TIME_T));
+    /* not curl's STARTTRANSFER: for a POST some versions take it when the upload begins */
+    if (s->t_first_ns > s->t_start_ns)
+        rpx_latency_add_ns(s->phase[PH_TTFB], (double)(s->t_first_ns - s->t_start_ns));
     rpx_latency_add_ns(s->phase[PH_TOTAL], 1e3 * (double)info_off(c, CURLINFO_TOTAL_TIME_T));
 }
 
@@ -276,10 +292,13 @@ static json_t *http_section(void *state)
         json_object_set_new(phases, phase_names[i], rpx_latency_json(s->phase[i]));
     json_object_set_new(o, "phases_ms", phases);
     json_object_set_new(o, "phases_note",
-                        json_string("curl's cumulative times from the start of each request, "
-                                    "over the successful timed calls; connect (and tls) are 0 "
-                                    "on a reused connection; tls is null for plain http "
-                                    "(curl reports 0 when there is no TLS handshake)"));
+                        json_string("cumulative times from the start of each request, over "
+                                    "the successful timed calls: name_lookup, connect, tls and "
+                                    "total are curl's; connect (and tls) are 0 on a reused "
+                                    "connection; tls is null for plain http (curl reports 0 "
+                                    "when there is no TLS handshake); time_to_first_byte is "
+                                    "rpxprof's own, CLOCK_MONOTONIC from the call into curl to "
+                                    "the arrival of the response's status line"));
     json_object_set(o, "status_counts", s->status_counts);
     json_object_set_new(o, "failed_calls", json_integer(s->failed_calls));
     json_object_set_new(o, "failed_warmup_calls", json_integer(s->failed_warmup_calls));

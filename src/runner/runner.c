@@ -313,14 +313,15 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     rpx__workers_init(&x->w);
     /* a caller-made target's spec only names it */
     if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
-    if (!c->inputs && c->n_sample_files == 0)
+    x->kind = c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
+                                                              : rpx_target_kind_name(c->model);
+    /* an HTTP request's body may come from --body (or be none): no inputs file then */
+    if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     if (c->repeats < 1 || c->repeats > RPX_MAX_REPEATS || c->warmup < 0 ||
         c->warmup > RPX_MAX_WARMUP)
         return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c->repeats,
                              c->warmup);
-    x->kind = c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
-                                                              : rpx_target_kind_name(c->model);
     x->processes = c->processes > 0 ? c->processes
                  : (!c->isolate || c->gpu_time || strcmp(x->kind, "http") == 0)
                        ? 1
@@ -334,13 +335,24 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->processes_asked = x->processes;
         x->processes = (int)c->repeats;
     }
-    c->target.inputs_path = c->inputs ? c->inputs : c->sample_files[0];
+    c->target.inputs_path = c->inputs ? c->inputs : c->n_sample_files ? c->sample_files[0] : NULL;
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
     if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     /* 0. the report's place, before anything is loaded or measured */
     if (c->output && (rc = open_output(c, x->kind, &x->output, err)) != 0) return rc;
     /* 1. inputs, loaded once, outside timing (the workers inherit them) */
-    if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) return rc;
+    if (!c->inputs && c->n_sample_files == 0) {
+        /* HTTP without an inputs file: one sample of no arrays, no path, no hash */
+        x->smp.n = 1;
+        x->smp.paths = calloc(1, sizeof *x->smp.paths);
+        x->smp.ids = calloc(1, sizeof *x->smp.ids);
+        x->smp.npz = calloc(1, sizeof *x->smp.npz);
+        x->smp.pristine = x->smp.work = calloc(1, sizeof *x->smp.pristine);
+        if (!x->smp.paths || !x->smp.ids || !x->smp.npz || !x->smp.pristine)
+            return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    } else if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) {
+        return rc;
+    }
     if (strcmp(x->kind, "http") == 0 && x->smp.n > 1)
         return rpx_error_set(err, RPX_EUSAGE,
                              "--inputs: %zu samples were given, but an HTTP target sends one "
@@ -634,7 +646,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         d.warmup_calls = sh->warmup_done;
         d.inputs = &x->smp.pristine[0];
         d.inputs_path = c.inputs_label ? c.inputs_label : x->smp.paths[0];
-        d.inputs_sha256 = x->smp.sha;
+        d.inputs_sha256 = x->smp.sha[0] ? x->smp.sha : NULL;
         d.metadata = c.meta;
         d.latency = lat;
         d.memory = &sh->memory;

@@ -83,6 +83,35 @@ class HttpRunTest(TempDirTest):
         self.assertLess(min(r["latency_samples_ms"]), 20.0 + 50.0, r["latency"])
         self.assertGreaterEqual(r["http"]["phases_ms"]["time_to_first_byte"]["p50_ms"], 20.0)
 
+    def test_time_to_first_byte_is_the_first_response_byte(self):
+        # A POST whose answer starts 5 ms after the request was read: the first byte cannot
+        # come sooner. (libcurl 7.88's STARTTRANSFER, taken while a large upload is under
+        # way, read 0.27 ms here for this 2 MB body.) --body without --inputs: no inputs
+        # file needed.
+        body = self.path("body.bin")
+        with open(body, "wb") as f:
+            f.write(b"\x02" * 2000000)
+        p, r, _ = run_report(self, "--model", self.srv.url("/sleep?ms=5"), "--body", body,
+                             "--warmup", "2", "--repeats", "30", "-q", timeout=120)
+        validate_profile(r)
+        ph = r["http"]["phases_ms"]
+        ttfb, total = ph["time_to_first_byte"], ph["total"]
+        self.assertGreaterEqual(ttfb["min_ms"], 5.0, ph)
+        self.assertGreaterEqual(ttfb["p50_ms"], 5.0, ph)
+        self.assertLessEqual(ttfb["p50_ms"], total["p50_ms"], ph)
+        self.assertLessEqual(ttfb["p50_ms"], r["latency"]["p50_ms"], ph)
+        self.assertEqual(r["http"]["body"]["source"], "--body")
+        self.assertEqual(self.srv.seen[-1]["body_bytes"], 2000000)
+        self.assertEqual((r["inputs"], r["inputs_file"], r["inputs_sha256"]), ({}, None, None))
+        # GET sends no body: no --inputs either; POST without a body source is refused
+        _, r, _ = run_report(self, "--model", self.srv.url("/sleep?ms=5"), "--method", "GET",
+                             "--warmup", "0", "--repeats", "3", "-q", timeout=120)
+        self.assertGreaterEqual(r["http"]["phases_ms"]["time_to_first_byte"]["min_ms"], 5.0)
+        p = run("run", "--model", self.srv.url("/sleep"), "--output", self.path("x.json"),
+                check=2)
+        self.assertIn("--inputs or --body is required: the request body (--method GET and HEAD "
+                      "send none)", p.stderr)
+
     def test_body_and_method(self):
         body = self.path("body.bin")
         with open(body, "wb") as f:
