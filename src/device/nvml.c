@@ -22,6 +22,9 @@
 
 #define RPX__NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define RPX__REASON_SIZE 256
+/* bytes per entry that nvmlDeviceGetComputeRunningProcesses_v3 of drivers
+ * 535.43-535.86 writes (the documented layout is 24) */
+#define RPX__PROC_V3_ROOM 32
 
 _Static_assert(sizeof(void *) == sizeof(void (*)(void)),
                "dlsym results are stored in function pointers");
@@ -56,7 +59,7 @@ struct rpx_nvml {
         rpx_nvmlDeviceGetUint_fn max_mig_count;
         rpx_nvmlDeviceGetMigDeviceHandleByIndex_fn mig_handle;
     } fn;
-    int proc_version;        /* 3, 2 or 1: which ComputeRunningProcesses we hold */
+    int proc_version;        /* 2, 1 or 3: which ComputeRunningProcesses we hold */
     int reasons_old;         /* 1: only the older ...ClocksThrottleReasons name */
     unsigned int count;      /* GPUs NVML sees */
     nvmlDevice_t *dev;       /* count handles */
@@ -120,9 +123,13 @@ static void load_symbols(rpx_nvml *n)
     RPX__SYM(pcie_width, NULL, "nvmlDeviceGetCurrPcieLinkWidth");
     RPX__SYM(reasons, &n->reasons_old, "nvmlDeviceGetCurrentClocksEventReasons",
              "nvmlDeviceGetCurrentClocksThrottleReasons");
-    RPX__SYM(processes, &proc, "nvmlDeviceGetComputeRunningProcesses_v3",
-             "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses");
-    n->proc_version = proc < 0 ? 0 : 3 - proc;
+    /* _v2 first, not the newest: its 24-byte layout is fixed, while drivers
+     * 535.43-535.86 write 32-byte entries through _v3 (past a buffer sized
+     * for 24). _v3 only where neither older name exists, with 32 bytes of
+     * room per entry. */
+    RPX__SYM(processes, &proc, "nvmlDeviceGetComputeRunningProcesses_v2",
+             "nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeRunningProcesses_v3");
+    n->proc_version = proc < 0 ? 0 : proc == 0 ? 2 : proc == 1 ? 1 : 3;
     RPX__SYM(max_mig_count, NULL, "nvmlDeviceGetMaxMigDeviceCount");
     RPX__SYM(mig_handle, NULL, "nvmlDeviceGetMigDeviceHandleByIndex");
 }
@@ -729,8 +736,10 @@ static json_t *throttle_reasons(gpu_ctx *c, char *held, size_t held_size)
  * `summary` gets "pid 4242: 256 MiB, pid 4243: n/a". */
 static json_t *other_processes(gpu_ctx *c, char *summary, size_t summary_size, size_t *others)
 {
-    const char *fn = "nvmlDeviceGetComputeRunningProcesses_v3";
+    const char *fn = "nvmlDeviceGetComputeRunningProcesses_v2";
+    /* stride of the entries the driver writes; room: what it may write */
     size_t elem = c->n->proc_version == 1 ? sizeof(nvmlProcessInfo_v1_t) : sizeof(nvmlProcessInfo_t);
+    size_t room = c->n->proc_version == 3 ? RPX__PROC_V3_ROOM : elem;
     unsigned int cap = 16, cnt = 0, k;
     unsigned char *buf = NULL;
     nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
@@ -741,18 +750,18 @@ static json_t *other_processes(gpu_ctx *c, char *summary, size_t summary_size, s
     summary[0] = '\0';
     *others = 0;
     if (!can_call(c, "other_processes", c->n->fn.processes != NULL, fn)) return NULL;
-    if (c->n->proc_version == 2) fn = "nvmlDeviceGetComputeRunningProcesses_v2";
+    if (c->n->proc_version == 3) fn = "nvmlDeviceGetComputeRunningProcesses_v3";
     if (c->n->proc_version == 1) fn = "nvmlDeviceGetComputeRunningProcesses";
     /* The list can grow between calls: retry a few times with more room. */
     for (tries = 0; tries < 5 && rc == NVML_ERROR_INSUFFICIENT_SIZE; tries++) {
-        unsigned char *nb = realloc(buf, (size_t)cap * elem);
+        unsigned char *nb = realloc(buf, (size_t)cap * room);
         if (!nb) {
             free(buf);
             because(c, "other_processes", json_string("out of memory"));
             return NULL;
         }
         buf = nb;
-        memset(buf, 0, (size_t)cap * elem);
+        memset(buf, 0, (size_t)cap * room);
         cnt = cap;
         rc = c->n->fn.processes(c->h, &cnt, buf);
         if (rc == NVML_ERROR_INSUFFICIENT_SIZE) cap = (cnt > cap ? cnt : cap * 2) + 8;

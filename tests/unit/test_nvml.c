@@ -457,6 +457,28 @@ static void test_many_processes(void **st)
     rpx_nvml_close(n);
 }
 
+/* Drivers 535.43-535.86 write 32-byte entries through _v3 (the full stub
+ * does): with 13 and more processes a 24-byte layout is overrun and misread. */
+static void test_thirteen_processes(void **st)
+{
+    rpx_nvml *n;
+    json_t *cond, *procs;
+    int k;
+    (void)st;
+    setenv("RPX_STUB_NVML_OTHER_PROC", "13", 1); /* 14 entries with this process */
+    n = open_ok();
+    cond = rpx_nvml_conditions(n, NULL);
+    procs = json_object_get(json_array_get(cond, 0), "other_processes");
+    assert_int_equal(json_array_size(procs), 13);
+    for (k = 0; k < 13; k++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(procs, (size_t)k), "pid")),
+                         4242 + k);
+    assert_true(json_number_value(json_object_get(json_array_get(procs, 12), "used_memory_mb")) ==
+                13 * 256.0);
+    json_decref(cond);
+    rpx_nvml_close(n);
+}
+
 static void test_older_driver(void **st)
 {
     rpx_nvml *n;
@@ -503,6 +525,7 @@ int main(void)
         cmocka_unit_test_setup(test_conditions_warn, reset_env),
         cmocka_unit_test_setup(test_conditions_every_reason, reset_env),
         cmocka_unit_test_setup(test_many_processes, reset_env),
+        cmocka_unit_test_setup(test_thirteen_processes, reset_env),
         cmocka_unit_test_setup(test_older_driver, reset_env),
     };
     if (!full || !*full || !minimal || !*minimal) {

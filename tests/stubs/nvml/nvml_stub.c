@@ -15,9 +15,15 @@
  *                              (default 0x1, gpu_idle)
  *   RPX_STUB_NVML_MIG=1        MIG on for GPU 0, with two MIG devices
  *
+ * The full library's nvmlDeviceGetComputeRunningProcesses_v3 behaves like
+ * drivers 535.43-535.86: it writes 32-byte entries (a fifth 8-byte field after
+ * the 24-byte nvmlProcessInfo_t), whatever size the caller allocated; its
+ * _v2 writes the fixed 24-byte layout.
+ *
  * Built twice: the full library exports the newest entry points and also the
  * older ones, which answer NVML_ERROR_FUNCTION_NOT_FOUND so a test sees
- * which one was called; RPX_STUB_NVML_MINIMAL builds an "older driver" without
+ * which one was called (except the process list's _v2, which works, as on
+ * every driver); RPX_STUB_NVML_MINIMAL builds an "older driver" without
  * nvmlDeviceGetMigMode, nvmlDeviceGetComputeRunningProcesses_v3 and
  * nvmlDeviceGetCurrentClocksEventReasons. */
 #include <stdio.h>
@@ -354,8 +360,9 @@ static nvmlReturn_t reasons_of(nvmlDevice_t device, unsigned long long *reasons)
     return NVML_SUCCESS;
 }
 
+/* entry: bytes per entry written into `infos` (24, or 32 like _v3 of 535.43-535.86) */
 static nvmlReturn_t processes_of(nvmlDevice_t device, unsigned int *count,
-                                 nvmlProcessInfo_t *infos)
+                                 nvmlProcessInfo_t *infos, size_t entry)
 {
     long others = env_long("RPX_STUB_NVML_OTHER_PROC", 0);
     unsigned int n = 0, k;
@@ -377,7 +384,11 @@ static nvmlReturn_t processes_of(nvmlDevice_t device, unsigned int *count,
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     if (n && !infos) return NVML_ERROR_INVALID_ARGUMENT;
-    if (n) memcpy(infos, list, n * sizeof *infos);
+    for (k = 0; k < n; k++) {
+        unsigned char *dst = (unsigned char *)infos + k * entry;
+        memset(dst, 0xAB, entry); /* the extra field of the 32-byte layout */
+        memcpy(dst, &list[k], sizeof list[k]);
+    }
     *count = n;
     return NVML_SUCCESS;
 }
@@ -422,7 +433,7 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *count,
                                                      nvmlProcessInfo_t *infos)
 {
-    return processes_of(device, count, infos);
+    return processes_of(device, count, infos, 32);
 }
 
 /* Older names: exported, as real drivers do, but they fail here so that a
@@ -438,10 +449,7 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *count,
                                                      nvmlProcessInfo_t *infos)
 {
-    (void)device;
-    (void)count;
-    (void)infos;
-    return NVML_ERROR_FUNCTION_NOT_FOUND;
+    return processes_of(device, count, infos, sizeof *infos);
 }
 #else
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
@@ -453,6 +461,6 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *count,
                                                      nvmlProcessInfo_t *infos)
 {
-    return processes_of(device, count, infos);
+    return processes_of(device, count, infos, sizeof *infos);
 }
 #endif
