@@ -89,21 +89,27 @@ static const char *err_text(const rpx_cuda *c, CUresult r, char *buf, size_t siz
     return buf;
 }
 
-/* Resolve `name`, trying `name_v2` first. */
-static void *sym(void *lib, const char *name, int try_v2)
+/* cuGetProcAddress as exported (CUDA 11.3+; the name keeps this signature
+ * when headers map it to cuGetProcAddress_v2): the newest version of a
+ * driver entry point not newer than `cudaVersion` (CU_GET_PROC_ADDRESS_DEFAULT
+ * = 0 for flags). */
+typedef CUresult (*get_proc_fn)(const char *, void **, int, unsigned long long);
+
+/* Resolve `name` in the version whose signature cuda_api declares: with
+ * cuGetProcAddress(name, version), else (drivers before 11.3) by the exact
+ * exported name `exported` of that version. Never by a guessed suffix: CUDA
+ * 12.9/13 export cuCtxSynchronize_v2(CUcontext), not our cuCtxSynchronize(void). */
+static void *sym(void *lib, get_proc_fn get_proc, const char *name, int version,
+                 const char *exported)
 {
-    char v2[128];
     void *p = NULL;
-    if (try_v2) {
-        snprintf(v2, sizeof v2, "%s_v2", name);
-        p = dlsym(lib, v2);
-    }
-    return p ? p : dlsym(lib, name);
+    if (get_proc && get_proc(name, &p, version, 0) == CUDA_SUCCESS && p) return p;
+    return dlsym(lib, exported);
 }
 
-#define LOAD(field, name, v2, required)                                                    \
+#define LOAD(field, name, version, exported, required)                                     \
     do {                                                                                   \
-        *(void **)(&c->api.field) = sym(c->lib, name, v2);                                 \
+        *(void **)(&c->api.field) = sym(c->lib, get_proc, name, version, exported);        \
         if (required && !c->api.field) {                                                   \
             rpx_error_set(err, RPX_EUNAVAILABLE,                                           \
                           "--device cuda: %s does not export %s; install a complete NVIDIA " \
@@ -158,6 +164,7 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
     char eb[256];
     CUresult r;
+    get_proc_fn get_proc = NULL;
     int i, version = 0;
     *out = NULL;
     c = calloc(1, sizeof *c);
@@ -172,23 +179,28 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
         free(c);
         return RPX_EUNAVAILABLE;
     }
-    LOAD(cuInit, "cuInit", 0, 1);
-    LOAD(cuDriverGetVersion, "cuDriverGetVersion", 0, 0);
-    LOAD(cuDeviceGetCount, "cuDeviceGetCount", 0, 1);
-    LOAD(cuDeviceGet, "cuDeviceGet", 0, 1);
-    LOAD(cuDeviceGetName, "cuDeviceGetName", 0, 1);
-    LOAD(cuDeviceGetUuid, "cuDeviceGetUuid", 1, 0);
-    LOAD(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", 0, 0);
-    LOAD(cuDeviceTotalMem, "cuDeviceTotalMem", 1, 0);
-    LOAD(cuDeviceGetAttribute, "cuDeviceGetAttribute", 0, 0);
-    LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 0, 1);
-    LOAD(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 1, 1);
-    LOAD(cuCtxPushCurrent, "cuCtxPushCurrent", 1, 1);
-    LOAD(cuCtxPopCurrent, "cuCtxPopCurrent", 1, 1);
-    LOAD(cuCtxSynchronize, "cuCtxSynchronize", 0, 1);
-    LOAD(cuMemGetInfo, "cuMemGetInfo", 1, 0);
-    LOAD(cuGetErrorName, "cuGetErrorName", 0, 0);
-    LOAD(cuGetErrorString, "cuGetErrorString", 0, 0);
+    *(void **)&get_proc = dlsym(c->lib, "cuGetProcAddress");
+    /* name, the CUDA version that introduced the signature declared in
+     * cuda_api, and the name that version is exported under */
+    LOAD(cuInit, "cuInit", 2000, "cuInit", 1);
+    LOAD(cuDriverGetVersion, "cuDriverGetVersion", 2020, "cuDriverGetVersion", 0);
+    LOAD(cuDeviceGetCount, "cuDeviceGetCount", 2000, "cuDeviceGetCount", 1);
+    LOAD(cuDeviceGet, "cuDeviceGet", 2000, "cuDeviceGet", 1);
+    LOAD(cuDeviceGetName, "cuDeviceGetName", 2000, "cuDeviceGetName", 1);
+    LOAD(cuDeviceGetUuid, "cuDeviceGetUuid", 11040, "cuDeviceGetUuid_v2", 0);
+    LOAD(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", 4000, "cuDeviceGetPCIBusId", 0);
+    LOAD(cuDeviceTotalMem, "cuDeviceTotalMem", 3020, "cuDeviceTotalMem_v2", 0);
+    LOAD(cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000, "cuDeviceGetAttribute", 0);
+    LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, "cuDevicePrimaryCtxRetain",
+         1);
+    LOAD(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000,
+         "cuDevicePrimaryCtxRelease_v2", 1);
+    LOAD(cuCtxPushCurrent, "cuCtxPushCurrent", 4000, "cuCtxPushCurrent_v2", 1);
+    LOAD(cuCtxPopCurrent, "cuCtxPopCurrent", 4000, "cuCtxPopCurrent_v2", 1);
+    LOAD(cuCtxSynchronize, "cuCtxSynchronize", 2000, "cuCtxSynchronize", 1);
+    LOAD(cuMemGetInfo, "cuMemGetInfo", 3020, "cuMemGetInfo_v2", 0);
+    LOAD(cuGetErrorName, "cuGetErrorName", 6000, "cuGetErrorName", 0);
+    LOAD(cuGetErrorString, "cuGetErrorString", 6000, "cuGetErrorString", 0);
 
     r = c->api.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE) {

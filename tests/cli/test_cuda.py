@@ -89,6 +89,21 @@ class CudaTest(TempDirTest):
         self.assertEqual([d["name"] for d in r["cuda"]["visible_devices"]],
                          ["Stub GPU 1", "Stub GPU 0"])
 
+    def test_entry_points_by_explicit_version(self):
+        # the stub exports cuCtxSynchronize_v2(CUcontext) as CUDA 12.9/13 do: the driver's
+        # entry points are asked for with cuGetProcAddress and the version whose signature
+        # rpxprof declares, never by appending "_v2"
+        self.cuda_run("gpu_logged", "--warmup", "1", "--repeats", "2")
+        with open(self.log) as f:
+            events = f.read().split()
+        asked = dict(e[len("proc:"):].split("@") for e in events if e.startswith("proc:"))
+        self.assertLess(int(asked["cuCtxSynchronize"]), 12090)
+        self.assertGreaterEqual(int(asked["cuDeviceGetUuid"]), 11040)
+        self.assertGreaterEqual(int(asked["cuCtxPushCurrent"]), 4000)
+        self.assertGreaterEqual(int(asked["cuMemGetInfo"]), 3020)
+        self.assertNotIn("syncv20", events)
+        self.assertIn("sync0", events)
+
     def test_peaks_map_to_the_right_device(self):
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "5")
         peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]

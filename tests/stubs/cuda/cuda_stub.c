@@ -12,6 +12,20 @@
  *                                for cuCtxSynchronize and, from the main thread
  *                                only, "mem<ordinal>" for cuMemGetInfo
  *
+ *   RPX_STUB_CUDA_MIG=1          physical device 0 is split into two MIG instances,
+ *                                named "MIG-<uuid>" in CUDA_VISIBLE_DEVICES (a unique
+ *                                prefix is enough). As in CUDA, a process sees one MIG
+ *                                instance: the first MIG entry is enumerated and ends
+ *                                the list. cuDeviceGetUuid_v2 gives the instance's
+ *                                UUID, cuDeviceGetUuid (v1) the parent GPU's.
+ *
+ * Entry points as a CUDA 12.9/13 driver exports them: besides the names,
+ * cuGetProcAddress(symbol, &fn, cudaVersion, flags) hands out the newest
+ * version of `symbol` not newer than cudaVersion (logged "proc:NAME@VERSION"),
+ * and cuCtxSynchronize_v2(CUcontext) exists with another signature than
+ * cuCtxSynchronize(void) (logged "syncv2"): a caller that appends "_v2"
+ * blindly calls it with a garbage context.
+ *
  * cuMemAlloc_v2 / cuMemFree_v2 change the used memory that cuMemGetInfo
  * reports for the current context's device (base 512 MiB of 80 GiB). */
 #include <pthread.h>
@@ -73,6 +87,27 @@ static void uuid_of(int phys, CUuuid *u)
     for (i = 0; i < 16; i++) u->bytes[i] = (unsigned char)(0x10 * (phys + 1) + i);
 }
 
+/* MIG instance k (0, 1) of physical device 0: its own UUID bytes */
+static void mig_uuid_of(int k, CUuuid *u)
+{
+    int i;
+    for (i = 0; i < 16; i++) u->bytes[i] = (unsigned char)(0xa0 + 0x10 * k + i);
+}
+
+static int mig_matches(const char *entry, int k)
+{
+    char s[64];
+    CUuuid u;
+    mig_uuid_of(k, &u);
+    snprintf(s, sizeof s, "MIG-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u.bytes[0], u.bytes[1], u.bytes[2], u.bytes[3], u.bytes[4], u.bytes[5], u.bytes[6],
+             u.bytes[7], u.bytes[8], u.bytes[9], u.bytes[10], u.bytes[11], u.bytes[12],
+             u.bytes[13], u.bytes[14], u.bytes[15]);
+    return strncmp(s, entry, strlen(entry)) == 0 && strlen(entry) > 4;
+}
+
+static int mig_of[MAXD]; /* visible ordinal -> MIG instance + 1, 0 for a whole GPU */
+
 static int uuid_matches(const char *entry, int phys)
 {
     char s[64];
@@ -96,7 +131,10 @@ CUresult cuInit(unsigned int flags)
     if (n > MAXD) n = MAXD;
     nvisible = 0;
     if (!vis) {
-        for (i = 0; i < n; i++) physical[nvisible++] = i;
+        for (i = 0; i < n; i++) {
+            mig_of[nvisible] = 0;
+            physical[nvisible++] = i;
+        }
     } else {
         char buf[256], *tok, *save = NULL;
         snprintf(buf, sizeof buf, "%s", vis);
@@ -104,11 +142,22 @@ CUresult cuInit(unsigned int flags)
              tok = strtok_r(NULL, ",", &save)) {
             char *end;
             long v = strtol(tok, &end, 10);
-            int found = -1;
+            int found = -1, k;
+            const char *mig = getenv("RPX_STUB_CUDA_MIG");
+            if (strncmp(tok, "MIG-", 4) == 0 && mig && atoi(mig) == 1) {
+                for (k = 0; k < 2; k++)
+                    if (mig_matches(tok, k)) {
+                        mig_of[nvisible] = k + 1;
+                        physical[nvisible++] = 0;
+                        break;
+                    }
+                break; /* one MIG instance per process: it ends the list */
+            }
             if (*tok && !*end && v >= 0 && v < n) found = (int)v;
             for (i = 0; found < 0 && i < n; i++)
                 if (uuid_matches(tok, i)) found = i;
             if (found < 0) break;
+            mig_of[nvisible] = 0;
             physical[nvisible++] = found;
         }
     }
@@ -147,7 +196,14 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 
 CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d)
 {
-    uuid_of(physical[d], u);
+    if (mig_of[d]) mig_uuid_of(mig_of[d] - 1, u);
+    else uuid_of(physical[d], u);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d)
+{
+    uuid_of(physical[d], u); /* v1: the parent GPU's, even for a MIG instance */
     return CUDA_SUCCESS;
 }
 
@@ -217,6 +273,16 @@ CUresult cuCtxSynchronize(void)
     return CUDA_SUCCESS;
 }
 
+/* CUDA 12.9/13: synchronise one given context (another signature). */
+CUresult cuCtxSynchronize_v2(void *c)
+{
+    int i, known = 0;
+    log_event("syncv2", 0);
+    for (i = 0; i < MAXD; i++)
+        if (c == &contexts[i]) known = 1;
+    return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 CUresult cuMemGetInfo_v2(size_t *freeb, size_t *total)
 {
     int o;
@@ -282,5 +348,56 @@ CUresult cuGetErrorName(CUresult r, const char **s)
 CUresult cuGetErrorString(CUresult r, const char **s)
 {
     *s = r == 100 ? "no CUDA-capable device is detected" : "stub error";
+    return CUDA_SUCCESS;
+}
+
+/* cuGetProcAddress (CUDA 11.3; the exported name keeps this signature):
+ * the newest version of `symbol` whose version is <= cudaVersion. */
+typedef struct proc {
+    const char *name;
+    int version;
+    void *fn;
+} proc;
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags)
+{
+    static const proc table[] = {
+        {"cuInit", 2000, (void *)cuInit},
+        {"cuDriverGetVersion", 2020, (void *)cuDriverGetVersion},
+        {"cuDeviceGetCount", 2000, (void *)cuDeviceGetCount},
+        {"cuDeviceGet", 2000, (void *)cuDeviceGet},
+        {"cuDeviceGetName", 2000, (void *)cuDeviceGetName},
+        {"cuDeviceGetUuid", 9020, (void *)cuDeviceGetUuid},
+        {"cuDeviceGetUuid", 11040, (void *)cuDeviceGetUuid_v2},
+        {"cuDeviceGetPCIBusId", 4000, (void *)cuDeviceGetPCIBusId},
+        {"cuDeviceTotalMem", 3020, (void *)cuDeviceTotalMem_v2},
+        {"cuDeviceGetAttribute", 2000, (void *)cuDeviceGetAttribute},
+        {"cuDevicePrimaryCtxRetain", 7000, (void *)cuDevicePrimaryCtxRetain},
+        {"cuDevicePrimaryCtxRelease", 11000, (void *)cuDevicePrimaryCtxRelease_v2},
+        {"cuCtxPushCurrent", 4000, (void *)cuCtxPushCurrent_v2},
+        {"cuCtxPopCurrent", 4000, (void *)cuCtxPopCurrent_v2},
+        {"cuCtxSetCurrent", 4000, (void *)cuCtxSetCurrent},
+        {"cuCtxSynchronize", 2000, (void *)cuCtxSynchronize},
+        {"cuCtxSynchronize", 12090, (void *)cuCtxSynchronize_v2},
+        {"cuMemGetInfo", 3020, (void *)cuMemGetInfo_v2},
+        {"cuMemAlloc", 3020, (void *)cuMemAlloc_v2},
+        {"cuMemFree", 3020, (void *)cuMemFree_v2},
+        {"cuGetErrorName", 6000, (void *)cuGetErrorName},
+        {"cuGetErrorString", 6000, (void *)cuGetErrorString},
+    };
+    size_t i;
+    int best = -1;
+    char what[128];
+    (void)flags;
+    if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
+    *pfn = NULL;
+    snprintf(what, sizeof what, "proc:%s@", symbol);
+    log_event(what, version);
+    for (i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, symbol) == 0 && table[i].version <= version &&
+            (best < 0 || table[i].version > table[best].version))
+            best = (int)i;
+    if (best < 0) return 500; /* CUDA_ERROR_NOT_FOUND */
+    *pfn = table[best].fn;
     return CUDA_SUCCESS;
 }
