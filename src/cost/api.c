@@ -259,6 +259,7 @@ json_t *rpx_cost_json(const rpx_cost *c, int per_op)
             json_object_set_new(r, "bytes_written", count(p->bytes_written));
             if (n->trips != 1) json_object_set_new(r, "iterations", count(n->trips));
             json_object_set_new(r, "reason", p->reason ? json_string(p->reason) : json_null());
+            if (n->note && p->supported) json_object_set_new(r, "note", json_string(n->note));
             for (k = 0; k < n->n_out; k++)
                 if (n->out[k] >= 0) json_array_append_new(outs, tensor_json(c, &c->vals[n->out[k]]));
             json_object_set_new(r, "outputs", outs);

@@ -115,6 +115,7 @@ typedef struct rpx__node {
     /* results */
     int status;             /* RPX__N_* */
     const char *reason;     /* why unsupported */
+    const char *note;       /* how it was costed, when there was a choice (Einsum order) */
     int cls;                /* RPX__C_* of ops.c */
     int dense, view;
     double macs, flops, bytes_r, bytes_w, params;
@@ -286,6 +287,20 @@ int rpx__infer_batchnorm(rpx__ctx *c, rpx__node *n);
 int rpx__infer_layernorm(rpx__ctx *c, rpx__node *n);
 int rpx__infer_resize(rpx__ctx *c, rpx__node *n);
 int rpx__infer_upsample(rpx__ctx *c, rpx__node *n);
+/* shapes_std.c */
+int rpx__infer_like_data(rpx__ctx *c, rpx__node *n);   /* output 0 = input 0 */
+int rpx__infer_eyelike(rpx__ctx *c, rpx__node *n);
+int rpx__infer_grid_sample(rpx__ctx *c, rpx__node *n);
+int rpx__infer_roi_align(rpx__ctx *c, rpx__node *n);
+int rpx__infer_rnn(rpx__ctx *c, rpx__node *n);         /* RNN, GRU, LSTM */
+int rpx__infer_one_hot(rpx__ctx *c, rpx__node *n);
+int rpx__infer_dyn_quantize(rpx__ctx *c, rpx__node *n);
+int rpx__infer_det(rpx__ctx *c, rpx__node *n);
+/* FLOPs (and MACs) of the operators of shapes_std.c: 1 costed, 0 not (reason set) */
+int rpx__cost_std(rpx__ctx *c, rpx__node *n);
+/* Einsum of any number of operands: MACs of the cheapest pairwise order and
+ * its description; 1 planned, 0 not (reason set), negative error */
+int rpx__einsum_order(rpx__ctx *c, rpx__node *n, double *macs, const char **order);
 
 /* Conv/pool geometry shared by inference and cost (shapes_nn.c). */
 typedef struct rpx__einsum {
@@ -300,7 +315,8 @@ int rpx__einsum_plan(rpx__ctx *c, rpx__node *n, rpx__einsum *plan, int rank_out_
 enum {
     RPX__C_NONE = 0,        /* shape rule only: cost unknown */
     RPX__C_DENSE, RPX__C_ELEMENTWISE, RPX__C_NORM, RPX__C_REDUCE, RPX__C_POOL,
-    RPX__C_RESIZE, RPX__C_MOVE, RPX__C_VIEW, RPX__C_CONTROL
+    RPX__C_RESIZE, RPX__C_MOVE, RPX__C_VIEW, RPX__C_CONTROL,
+    RPX__C_STD              /* formula in shapes_std.c (rpx__cost_std) */
 };
 typedef struct rpx__opdef {
     const char *op;

@@ -136,7 +136,40 @@ static const rpx__opdef table[] = {
     {"Shape", rpx__infer_shape, RPX__C_VIEW, 0},
     {"Size", rpx__infer_size, RPX__C_VIEW, 0},
     {"Constant", rpx__infer_constant, RPX__C_VIEW, 0},
+    /* shapes_std.c: shape-following operators and their formulas */
+    {"ScatterND", rpx__infer_like_data, RPX__C_STD, 0},
+    {"ScatterElements", rpx__infer_like_data, RPX__C_STD, 0},
+    {"Scatter", rpx__infer_like_data, RPX__C_STD, 0},
+    {"CumSum", rpx__infer_like_data, RPX__C_STD, 0},
+    {"GridSample", rpx__infer_grid_sample, RPX__C_STD, 0},
+    {"RoiAlign", rpx__infer_roi_align, RPX__C_STD, 0},
+    {"RNN", rpx__infer_rnn, RPX__C_STD, 0},
+    {"GRU", rpx__infer_rnn, RPX__C_STD, 0},
+    {"LSTM", rpx__infer_rnn, RPX__C_STD, 0},
+    {"OneHot", rpx__infer_one_hot, RPX__C_STD, 0},
+    {"EyeLike", rpx__infer_eyelike, RPX__C_STD, 0},
+    {"Trilu", rpx__infer_like_data, RPX__C_STD, 0},
+    {"ReverseSequence", rpx__infer_like_data, RPX__C_STD, 0},
+    {"LRN", rpx__infer_like_data, RPX__C_STD, 0},
+    {"Hardmax", rpx__infer_like_data, RPX__C_STD, 0},
+    {"DynamicQuantizeLinear", rpx__infer_dyn_quantize, RPX__C_STD, 0},
+    {"Acos", rpx__infer_same, E, 1},
+    {"Asin", rpx__infer_same, E, 1},
+    {"Acosh", rpx__infer_same, E, 1},
+    {"Asinh", rpx__infer_same, E, 1},
+    {"Atanh", rpx__infer_same, E, 1},
+    {"Cosh", rpx__infer_same, E, 1},
+    {"Sinh", rpx__infer_same, E, 1},
+    {"Shrink", rpx__infer_same, E, 2},
+    {"BitwiseNot", rpx__infer_same, E, 1},
+    {"BitwiseAnd", rpx__infer_elementwise, E, 1},
+    {"BitwiseOr", rpx__infer_elementwise, E, 1},
+    {"BitwiseXor", rpx__infer_elementwise, E, 1},
     /* shapes known, cost not modelled: listed as unsupported */
+    {"Det", rpx__infer_det, RPX__C_NONE, 0},
+    {"RandomNormalLike", rpx__infer_like_data, RPX__C_NONE, 0},
+    {"RandomUniformLike", rpx__infer_like_data, RPX__C_NONE, 0},
+    {"Bernoulli", rpx__infer_like_data, RPX__C_NONE, 0},
     {"TopK", rpx__infer_topk, RPX__C_NONE, 0},
     {"NonZero", rpx__infer_nonzero, RPX__C_NONE, 0},
     /* control flow: bodies costed in graph.c */
@@ -229,9 +262,9 @@ static int flops_of(rpx__ctx *c, rpx__node *n, const rpx__opdef *def)
                 n->flops = plan.macs == plan.out_elems ? 0 : plan.macs; /* transpose or sums */
                 n->cls = RPX__C_MOVE;
             } else {
-                return unsupported(n, rpx__fmt(c, "Einsum of %d operands: the cost depends on "
-                                                  "the contraction order",
-                                               plan.n_ops));
+                int k = rpx__einsum_order(c, n, &n->macs, &n->note);
+                if (k <= 0) return k;
+                n->flops = 2 * n->macs;
             }
         }
         return 1;
@@ -283,6 +316,7 @@ static int flops_of(rpx__ctx *c, rpx__node *n, const rpx__opdef *def)
         }
         return 1;
     }
+    case RPX__C_STD: return rpx__cost_std(c, n);
     case RPX__C_MOVE: return 1;
     case RPX__C_VIEW: n->view = 1; return 1;
     case RPX__C_NONE:

@@ -7,6 +7,9 @@
 #                    weights, opset 13) into the build folder: parameters and
 #                    MACs against the onnx package and torchvision's tables.
 rpx_py_test(cli.cost cli/test_cost.py)
+rpx_py_test(cli.cost_ops cli/test_cost_ops.py)
+rpx_py_test(cli.cost_networks cli/test_cost_networks.py)
+set_tests_properties(cli.cost_networks PROPERTIES TIMEOUT 900)
 
 add_test(NAME cost.fixtures_models
          COMMAND ${RPX_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/onnx/export_torchvision.py

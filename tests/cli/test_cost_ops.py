@@ -1,0 +1,149 @@
+"""`rpxprof cost` on the shape-following standard operators of issue 18
+(scatters, CumSum, GridSample, RoiAlign, the RNN family, OneHot, Trilu, ...)
+and Einsum with more than two operands, on graphs built with onnx.helper:
+every output shape against onnx's own shape inference, every count against
+the formulas of docs/cost.md, computed here from the shapes."""
+import numpy as np
+from onnx import helper
+
+import test_cost as tc
+from common import TempDirTest, main
+from test_cost import F, I64, const, make, out, prod, rnd, vi
+
+
+class OpsTest(TempDirTest):
+    cost = tc.CostTest.cost
+    validate = tc.CostTest.validate
+    compare_with_onnx = tc.CostTest.compare_with_onnx
+    node = tc.CostTest.node
+    shape = tc.CostTest.shape
+    assertCost = tc.CostTest.assertCost
+
+    def test_scatter_cumsum_trilu(self):
+        data, upd = [2, 6, 5], [2, 3, 5]
+        nodes = [helper.make_node("ScatterND", ["x", "ind", "u"], ["a"], name="snd"),
+                 helper.make_node("ScatterND", ["x", "ind", "u"], ["b"], name="snd_add", reduction="add"),
+                 helper.make_node("ScatterElements", ["x", "ie", "ue"], ["c"], name="se", axis=1),
+                 helper.make_node("CumSum", ["x", "ax"], ["d"], name="cs"),
+                 helper.make_node("Trilu", ["x"], ["e"], name="tri", upper=0),
+                 helper.make_node("ReverseSequence", ["x", "sl"], ["f"], name="rev", batch_axis=0, time_axis=1)]
+        m = make(nodes, [vi("x", data), vi("u", upd), vi("ue", [2, 2, 5])],
+                 [out(o) for o in "abcdef"],
+                 [const("ind", np.zeros([2, 3, 2], np.int64)), const("ie", np.zeros([2, 2, 5], np.int64)),
+                  const("ax", np.array(1, np.int64)), const("sl", np.array([6, 6], np.int64))], opset=16)
+        res = self.cost(m)
+        b = 4 * prod(data)
+        self.assertCost(res, "snd", 0, 0, data, read=b + 8 * 12 + 4 * prod(upd), written=b)
+        self.assertCost(res, "snd_add", 0, prod(upd), data)
+        self.assertCost(res, "se", 0, 0, data)
+        self.assertCost(res, "cs", 0, prod(data), data)
+        self.assertCost(res, "tri", 0, 0, data)
+        self.assertCost(res, "rev", 0, 0, data)
+        self.assertFalse(res["partial"])
+
+    def test_grid_sample(self):
+        x, grid = [2, 3, 10, 12], [2, 7, 9, 2]
+        y = [2, 3, 7, 9]
+        nodes = [helper.make_node("GridSample", ["x", "g"], ["a"], name="bil"),
+                 helper.make_node("GridSample", ["x", "g"], ["b"], name="near", mode="nearest"),
+                 helper.make_node("GridSample", ["x", "g"], ["c"], name="cub", mode="bicubic")]
+        res = self.cost(make(nodes, [vi("x", x), vi("g", grid)], [out("a"), out("b"), out("c")], opset=16))
+        coords = 4 * 2 * prod(grid[:3])  # 4 FLOPs per grid point and axis
+        self.assertCost(res, "bil", 0, 9 * prod(y) + coords, y)
+        self.assertCost(res, "near", 0, coords, y)
+        self.assertCost(res, "cub", 0, 35 * prod(y) + coords, y)
+
+    def test_roi_align(self):
+        nodes = [helper.make_node("RoiAlign", ["x", "r", "bi"], ["a"], name="ra", output_height=7,
+                                  output_width=5, sampling_ratio=2),
+                 helper.make_node("RoiAlign", ["x", "r", "bi"], ["b"], name="adaptive", output_height=7,
+                                  output_width=5)]
+        res = self.cost(make(nodes, [vi("x", [1, 8, 20, 20]), vi("r", [6, 4]), vi("bi", [6], I64)],
+                             [out("a"), out("b")], opset=16))
+        y = [6, 8, 7, 5]
+        self.assertCost(res, "ra", 0, prod(y) * (4 * 10 + 1), y)
+        n = self.node(res, "adaptive")
+        self.assertFalse(n["supported"])
+        self.assertIsNone(n["flops"])
+        self.assertIn("sampling_ratio 0", n["reason"])
+        self.assertEqual(n["outputs"][0]["shape"], y)  # the shape is known all the same
+        self.assertTrue(res["partial"])
+
+    def test_rnn_family(self):
+        seq, batch, inp, h = 5, 3, 6, 4
+        cases = [("LSTM", 4, 1, "forward", 30), ("GRU", 3, 1, "forward", 23),
+                 ("RNN", 1, 1, "forward", 4), ("GRU", 3, 2, "bidirectional", 23),
+                 ("LSTM", 4, 2, "bidirectional", 30)]
+        for op, gates, dirs, direction, per in cases:
+            with self.subTest(op=op, direction=direction):
+                nodes = [helper.make_node(op, ["x", "w", "r", "b"], ["y", "yh"], name="rnn",
+                                          hidden_size=h, direction=direction)]
+                inits = [rnd("w", dirs, gates * h, inp), rnd("r", dirs, gates * h, h),
+                         rnd("b", dirs, 2 * gates * h)]
+                res = self.cost(make(nodes, [vi("x", [seq, batch, inp])], [out("y"), out("yh")], inits,
+                                     opset=14))
+                macs = seq * batch * dirs * gates * h * (inp + h)
+                self.assertCost(res, "rnn", macs, 2 * macs + per * seq * batch * dirs * h,
+                                [seq, dirs, batch, h])
+                self.assertEqual(self.node(res, "rnn")["outputs"][1]["shape"], [dirs, batch, h])
+                self.assertTrue(self.node(res, "rnn")["dense"])
+                self.assertEqual(res["macs"], macs)
+        # batch-first layout (opset 14) and no bias
+        nodes = [helper.make_node("GRU", ["x", "w", "r"], ["y", "yh"], name="rnn", hidden_size=h, layout=1)]
+        res = self.cost(make(nodes, [vi("x", [batch, seq, inp])], [out("y"), out("yh")],
+                             [rnd("w", 1, 3 * h, inp), rnd("r", 1, 3 * h, h)], opset=14))
+        macs = seq * batch * 3 * h * (inp + h)
+        self.assertCost(res, "rnn", macs, 2 * macs + 17 * seq * batch * h, [batch, seq, 1, h])
+
+    def test_rnn_sequence_lens_at_run_time(self):
+        nodes = [helper.make_node("LSTM", ["x", "w", "r", "", "sl"], ["y"], name="rnn", hidden_size=4)]
+        res = self.cost(make(nodes, [vi("x", [5, 2, 3]), vi("sl", [2], TP_INT32)], [out("y")],
+                             [rnd("w", 1, 16, 3), rnd("r", 1, 16, 4)], opset=14))
+        n = self.node(res, "rnn")
+        self.assertFalse(n["supported"])
+        self.assertIn("sequence_lens", n["reason"])
+
+    def test_one_hot_eyelike_misc(self):
+        nodes = [helper.make_node("OneHot", ["i", "depth", "vals"], ["a"], name="oh", axis=1),
+                 helper.make_node("EyeLike", ["m"], ["b"], name="eye"),
+                 helper.make_node("Hardmax", ["m"], ["c"], name="hm"),
+                 helper.make_node("LRN", ["x"], ["d"], name="lrn", size=3),
+                 helper.make_node("Cosh", ["m"], ["e"], name="cosh"),
+                 helper.make_node("DynamicQuantizeLinear", ["m"], ["q", "s", "z"], name="dq")]
+        m = make(nodes, [vi("i", [4, 5], I64), vi("m", [6, 7]), vi("x", [1, 4, 5, 5])],
+                 [out("a"), out("b"), out("c"), out("d"), out("e"), out("q", 2), out("s"), out("z", 2)],
+                 [const("depth", np.array(10, np.int64)), const("vals", np.array([0, 1], np.float32))],
+                 opset=13)
+        res = self.cost(m)
+        self.assertCost(res, "oh", 0, 0, [4, 10, 5])
+        self.assertCost(res, "eye", 0, 0, [6, 7])
+        self.assertCost(res, "hm", 0, 84, [6, 7])
+        self.assertCost(res, "lrn", 0, 100 * 7, [1, 4, 5, 5])
+        self.assertCost(res, "cosh", 0, 42, [6, 7])
+        self.assertCost(res, "dq", 0, 6 * 42, [6, 7])
+        self.assertFalse(res["partial"])
+
+    def test_einsum_many_operands(self):
+        # a chain: (x0 x1) x2 costs 2*100*3 + 2*3*50 = 900; x0 (x1 x2) costs 15000 + 10000
+        cases = [("ij,jk,kl->il", [[2, 100], [100, 3], [3, 50]], [2, 50], 900, "(0 x 1), (0+1 x 2)"),
+                 ("ij,jk,kl->il", [[50, 3], [3, 100], [100, 2]], [50, 2], 900, "(1 x 2), (0 x 1+2)"),
+                 # implicit output, a batch dim and a label summed away in operand 2
+                 ("bij,bjk,bkm", [[4, 2, 3], [4, 3, 5], [4, 5, 6]], [2, 6], 4 * 2 * 3 * 5 + 4 * 2 * 5 * 6,
+                  "(0 x 1), (0+1 x 2)"),
+                 ("i,i,i,i->", [[7], [7], [7], [7]], [], 21, None)]
+        for eq, shapes, y, macs, order in cases:
+            with self.subTest(eq=eq, shapes=shapes):
+                names = [f"x{i}" for i in range(len(shapes))]
+                model = make([helper.make_node("Einsum", names, ["y"], name="e", equation=eq)],
+                             [vi(nm, s) for nm, s in zip(names, shapes)], [out("y")], opset=13)
+                res = self.cost(model)
+                n = self.assertCost(res, "e", macs, 2 * macs, y)
+                self.assertIn("cheapest pairwise order", n["note"])
+                if order:
+                    self.assertIn(order, n["note"])
+
+
+TP_INT32 = 6
+
+if __name__ == "__main__":
+    main()
