@@ -69,6 +69,7 @@ struct rpx_cuda {
     void *lib;
     cuda_api api;
     int count;
+    char *visible;       /* CUDA_VISIBLE_DEVICES when cuInit ran; NULL: unset */
     char driver_version[16];
     cuda_device dev[RPX_CUDA_MAX_DEVICES];
 };
@@ -169,6 +170,10 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
     *out = NULL;
     c = calloc(1, sizeof *c);
     if (!c) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if (vis && !(c->visible = strdup(vis))) {
+        free(c);
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    }
     c->lib = dlopen(library_path(), RTLD_NOW | RTLD_LOCAL);
     if (!c->lib) {
         const char *why = dlerror();
@@ -176,6 +181,7 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
                       "--device cuda: the CUDA driver cannot be loaded (%s); install the NVIDIA "
                       "driver, or run with --device cpu",
                       why ? why : library_path());
+        free(c->visible);
         free(c);
         return RPX_EUNAVAILABLE;
     }
@@ -264,6 +270,7 @@ void rpx_cuda_close(rpx_cuda *c)
     for (i = 0; i < c->count; i++)
         if (c->dev[i].retained) c->api.cuDevicePrimaryCtxRelease(c->dev[i].dev);
     /* the driver stays loaded: unloading libcuda under a live runtime is unsafe */
+    free(c->visible);
     free(c);
 }
 
@@ -276,6 +283,33 @@ const char *rpx_cuda_device_uuid(const rpx_cuda *c, int ordinal)
 {
     if (!c || ordinal < 0 || ordinal >= c->count || !c->dev[ordinal].uuid[0]) return NULL;
     return c->dev[ordinal].uuid;
+}
+
+const char *rpx_cuda_visible_devices(const rpx_cuda *c)
+{
+    return c ? c->visible : NULL;
+}
+
+static void add_warning(json_t *a, json_t *sentence)
+{
+    if (sentence && json_array_append_new(a, sentence) != 0) json_decref(sentence);
+}
+
+json_t *rpx_cuda_warnings(const rpx_cuda *c)
+{
+    json_t *a = json_array();
+    const char *now = getenv("CUDA_VISIBLE_DEVICES");
+    if (!a || !c) return a;
+    if ((now == NULL) != (c->visible == NULL) || (now && strcmp(now, c->visible) != 0))
+        add_warning(a, json_sprintf(
+                           "CUDA_VISIBLE_DEVICES changed during the run (%s%s%s when the driver "
+                           "started, %s%s%s after): the driver had already chosen its devices, "
+                           "so the change had no effect; the report shows the value the driver "
+                           "used. Set it before rpxprof starts",
+                           c->visible ? "'" : "", c->visible ? c->visible : "unset",
+                           c->visible ? "'" : "", now ? "'" : "", now ? now : "unset",
+                           now ? "'" : ""));
+    return a;
 }
 
 const char *rpx_cuda_driver_version(const rpx_cuda *c)

@@ -574,6 +574,12 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         /* drift within one process: between processes is the interval's business */
         rpx__drift_note(wp->proc[0]->samples, wp->proc[0]->measured, notes, res->warnings);
         rpx__growth_notes(&trend, json_object_get(devjson, "cuda_growth"), notes, res->warnings);
+        {
+            size_t wi;
+            json_t *w;
+            json_array_foreach(json_object_get(devjson, "cuda_warnings"), wi, w)
+                rpx__warn_note(notes, res->warnings, json_string_value(w));
+        }
     }
     {
         rpx_latency_stats st;

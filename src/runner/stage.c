@@ -111,7 +111,7 @@ static void export_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem, rpx_g
                         rpx_target *target)
 {
     json_t *o = json_object(), *c;
-    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    const char *vis = rpx_cuda_visible_devices(cuda); /* what the driver used */
     const char *ver;
     json_t *section = rpx_target_section(target);
     char *text;
@@ -129,6 +129,7 @@ static void export_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem, rpx_g
     json_object_set_new(o, "cuda_method", rpx_gpu_mem_method_json(gmem));
     json_object_set_new(o, "cuda_growth", rpx_gpu_mem_growth_json(gmem));
     json_object_set_new(o, "gpu_time", gtime ? rpx_gpu_time_json(gtime) : json_null());
+    json_object_set_new(o, "cuda_warnings", rpx_cuda_warnings(cuda));
 dump:
     text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(o);

@@ -104,6 +104,30 @@ class CudaTest(TempDirTest):
         self.assertNotIn("syncv20", events)
         self.assertIn("sync0", events)
 
+    def python_cuda_run(self, source, *args, **env):
+        with open(self.path("cudamodel.py"), "w") as f:
+            f.write(source)
+        e = self.env(PYTHONPATH=self.path(), **env)
+        p, r, _ = run_report(self, "--model", "cudamodel:predict", "--inputs", self.inputs,
+                             "--device", "cuda", "--processes", "1", "--repeats", "2", *args,
+                             env=e, check=0)
+        return p, r
+
+    def test_visibility_changed_by_the_model(self):
+        # the driver starts before the module is imported: its CUDA_VISIBLE_DEVICES comes
+        # too late; the report shows what the driver used, and says so
+        _, r = self.python_cuda_run("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
+                                    "def predict(x):\n    pass\n")
+        self.assertIsNone(r["cuda"]["CUDA_VISIBLE_DEVICES"])
+        self.assertEqual(len(r["cuda"]["visible_devices"]), 2)
+        changed = [n for n in r["notes"] if "CUDA_VISIBLE_DEVICES" in n and "changed" in n]
+        self.assertEqual(len(changed), 1, r["notes"])
+        self.assertIn("unset when the driver started, '1' after", changed[0])
+        _, r = self.python_cuda_run("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"
+                                    "def predict(x):\n    pass\n", CUDA_VISIBLE_DEVICES="0")
+        self.assertEqual(r["cuda"]["CUDA_VISIBLE_DEVICES"], "0")
+        self.assertEqual([d["name"] for d in r["cuda"]["visible_devices"]], ["Stub GPU 0"])
+
     def test_peaks_map_to_the_right_device(self):
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "5")
         peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]
