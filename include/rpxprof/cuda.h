@@ -34,7 +34,8 @@ const char *rpx_cuda_device_uuid(const rpx_cuda *cuda, int ordinal);
  * (the value the driver used), NULL when it was unset. */
 const char *rpx_cuda_visible_devices(const rpx_cuda *cuda);
 /* Sentences for the report's warnings: CUDA_VISIBLE_DEVICES changed since
- * rpx_cuda_open (a model that sets it is too late). A JSON array, never NULL
+ * rpx_cuda_open (a model that sets it is too late); several GPUs visible (a
+ * context, a sync and memory sampling on each). A JSON array, never NULL
  * but on allocation failure. */
 json_t *rpx_cuda_warnings(const rpx_cuda *cuda);
 /* CUDA driver version as "12.4", or NULL. */

@@ -309,6 +309,14 @@ json_t *rpx_cuda_warnings(const rpx_cuda *c)
                            c->visible ? "'" : "", c->visible ? c->visible : "unset",
                            c->visible ? "'" : "", now ? "'" : "", now ? now : "unset",
                            now ? "'" : ""));
+    if (c->count > 1)
+        add_warning(a, json_sprintf(
+                           "%d GPUs are visible (CUDA_VISIBLE_DEVICES=%s%s%s): rpxprof holds a "
+                           "primary context on each (hundreds of MiB apiece), synchronises each "
+                           "before and after every call and samples each one's memory; on a "
+                           "shared node set CUDA_VISIBLE_DEVICES to the GPU the model uses",
+                           c->count, c->visible ? "'" : "", c->visible ? c->visible : "unset",
+                           c->visible ? "'" : ""));
     return a;
 }
 

@@ -128,6 +128,17 @@ class CudaTest(TempDirTest):
         self.assertEqual(r["cuda"]["CUDA_VISIBLE_DEVICES"], "0")
         self.assertEqual([d["name"] for d in r["cuda"]["visible_devices"]], ["Stub GPU 0"])
 
+    def test_several_visible_gpus_warned(self):
+        # a primary context on every visible GPU, a sync per GPU per call, the sampler on
+        # each: with CUDA_VISIBLE_DEVICES unset on a shared node that is every GPU
+        _, r = self.cuda_run("gpu_logged", "--repeats", "2")
+        several = [n for n in r["notes"] if "2 GPUs are visible" in n]
+        self.assertEqual(len(several), 1, r["notes"])
+        self.assertIn("CUDA_VISIBLE_DEVICES", several[0])
+        _, r = self.cuda_run("gpu_logged", "--repeats", "2",
+                             env=self.env(CUDA_VISIBLE_DEVICES="1"))
+        self.assertFalse([n for n in r["notes"] if "GPUs are visible" in n], r["notes"])
+
     def test_peaks_map_to_the_right_device(self):
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "5")
         peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]
