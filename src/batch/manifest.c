@@ -1,6 +1,7 @@
 /* manifest.c — owns the batch manifest (schemas/manifest.json): parsing,
  * checking, path resolution, the job list, and whether an existing report
  * already answers a job (--resume). */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,19 +36,28 @@ static char *own(rpx_manifest *m, char *s)
     return s;
 }
 
-/* `rel` relative to the folder of `manifest` (absolute paths unchanged). */
+/* `rel` relative to the folder of `manifest` (absolute paths unchanged), with
+ * no doubled or trailing slash where the two meet or at the end ("sub//m.json"
+ * and "./frames/" give "sub/frames"): the runner appends "/NAME.npz" to a folder. */
 static char *resolve(const char *manifest, const char *rel)
 {
     const char *slash = strrchr(manifest, '/');
-    size_t dlen = slash ? (size_t)(slash - manifest) : 0;
+    size_t dlen = slash ? (size_t)(slash - manifest) : 0, rlen;
     char *out;
-    if (rel[0] == '/' || !slash) return strdup(rel);
-    if (strncmp(rel, "./", 2) == 0) rel += 2;
-    out = malloc(dlen + 1 + strlen(rel) + 1);
+    while (dlen > 0 && manifest[dlen - 1] == '/') dlen--;
+    if (rel[0] != '/' && slash) {
+        while (strncmp(rel, "./", 2) == 0) rel += 2;
+        while (rel[0] == '/' && rel[1]) rel++; /* after "./" only: "./" + "/x" */
+    }
+    rlen = strlen(rel);
+    while (rlen > 1 && rel[rlen - 1] == '/') rlen--;
+    if (rel[0] == '/' || !slash) return strndup(rel, rlen);
+    out = malloc(dlen + 1 + rlen + 1);
     if (!out) return NULL;
     memcpy(out, manifest, dlen);
     out[dlen] = '/';
-    strcpy(out + dlen + 1, rel);
+    memcpy(out + dlen + 1, rel, rlen);
+    out[dlen + 1 + rlen] = '\0';
     return out;
 }
 
@@ -488,12 +498,137 @@ const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i)
     return m && i < m->njobs ? &m->jobs[i] : NULL;
 }
 
+/* The length of `dir` without its trailing slashes (a lone "/" keeps its). */
+static size_t dir_len(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    return n;
+}
+
+char *rpx_batch_dir_clean(const char *dir)
+{
+    return strndup(dir, dir_len(dir));
+}
+
 char *rpx_batch_report_path(const char *out_dir, const rpx_batch_job *job)
 {
-    size_t len = strlen(out_dir) + strlen(job->task) + strlen(job->model_name) + 8;
+    size_t dl = dir_len(out_dir);
+    size_t len = dl + strlen(job->task) + strlen(job->model_name) + 8;
     char *p = malloc(len);
-    if (p) snprintf(p, len, "%s/%s/%s.json", out_dir, job->task, job->model_name);
+    if (p)
+        snprintf(p, len, "%.*s%s%s/%s.json", (int)dl, out_dir,
+                 dl && out_dir[dl - 1] == '/' ? "" : "/", job->task, job->model_name);
     return p;
+}
+
+/* The worker processes the runner will use for a job (its rule, runner.c). */
+static long job_processes(const rpx_batch_job *j)
+{
+    long p = j->processes > 0 ? j->processes
+             : strcmp(rpx_target_kind_name(j->model), "http") == 0 ? 1
+                                                                  : RPX_RUNNER_DEFAULT_PROCESSES;
+    return p > j->repeats ? j->repeats : p;
+}
+
+int rpx_manifest_check_same_work(const rpx_manifest *m, const char *path, rpx_error *err)
+{
+    size_t a, b;
+    for (a = 0; m && a < m->njobs; a++) {
+        const rpx_batch_job *x = &m->jobs[a];
+        for (b = a + 1; b < m->njobs; b++) {
+            const rpx_batch_job *y = &m->jobs[b];
+            const char *key = NULL;
+            long vx = 0, vy = 0;
+            if (strcmp(x->task, y->task) != 0) continue;
+            if (x->warmup != y->warmup) key = "warmup", vx = x->warmup, vy = y->warmup;
+            else if (x->repeats != y->repeats) key = "repeats", vx = x->repeats, vy = y->repeats;
+            else if ((vx = job_processes(x)) != (vy = job_processes(y))) key = "processes";
+            if (!key) continue;
+            return rpx_error_set(
+                err, RPX_EINVAL,
+                "%s: task '%s': %s is %ld for model '%s' but %ld for model '%s'; aggregate's "
+                "same-work check compares the models of a task on the same %s, so it would FAIL: "
+                "give both the same %s (in \"defaults\" or on each model), or put one in a task "
+                "of its own (docs/batch.md#same-work)",
+                path, x->task, key, vx, x->model_name, vy, y->model_name,
+                strcmp(key, "processes") == 0 ? "number of worker processes"
+                : strcmp(key, "warmup") == 0  ? "warmup calls"
+                                              : "measured calls",
+                key);
+        }
+    }
+    return 0;
+}
+
+/* A Slurm variable's value: 1 set and a non-negative integer, 0 unset, -1 bad. */
+static int slurm_long(const char *s, long *out)
+{
+    char *end;
+    long v;
+    if (!s || !*s) return 0;
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 1;
+}
+
+int rpx_batch_slurm_shard(const rpx_slurm_array *a, long *i, long *n, rpx_error *err)
+{
+    const char *vals[5] = {a->task_id, a->task_min, a->task_max, a->task_step, a->task_count};
+    static const char *const names[5] = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN",
+                                         "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
+                                         "SLURM_ARRAY_TASK_COUNT"};
+    long v[5] = {0, 0, 0, 0, 0};
+    int set[5], k;
+    char shown[512];
+    size_t off = 0;
+    const char *why = NULL;
+    for (k = 0; k < 5; k++) {
+        off += (size_t)snprintf(shown + off, sizeof shown - off, "%s%s=%.40s", k ? " " : "",
+                                names[k], vals[k] && *vals[k] ? vals[k] : "(unset)");
+        if (off >= sizeof shown) off = sizeof shown - 1;
+        set[k] = slurm_long(vals[k], &v[k]);
+        if (set[k] < 0 && !why) why = "a value is not a non-negative integer";
+    }
+    if (!why && !set[0] && !set[4]) return 0; /* not an array task */
+    if (!why && (!set[0] || !set[4])) why = "SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT come together";
+    if (!why && v[4] < 1) why = "SLURM_ARRAY_TASK_COUNT must be at least 1";
+    if (!why && v[4] == 1) {
+        if ((set[1] && v[1] != v[0]) || (set[2] && v[2] != v[0]))
+            why = "one task, but its index is not SLURM_ARRAY_TASK_MIN and _MAX";
+        else {
+            *i = 0;
+            *n = 1;
+            return 1;
+        }
+    }
+    if (!why && (!set[1] || !set[2]))
+        why = "an array of several tasks needs SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_MAX";
+    if (!why && !set[3]) { /* no step: only a set that no step can hide */
+        if (v[4] == 2 && v[2] > v[1]) v[3] = v[2] - v[1];
+        else if (v[2] - v[1] == v[4] - 1) v[3] = 1;
+        else why = "no SLURM_ARRAY_TASK_STEP, and MIN..MAX holds more indices than COUNT: the "
+                   "array is a list (like 1,3,4), not MIN, MIN+STEP, ..., MAX";
+    }
+    if (!why && v[3] < 1) why = "SLURM_ARRAY_TASK_STEP must be at least 1";
+    if (!why && (v[2] < v[1] || (v[2] - v[1]) / v[3] != v[4] - 1 || (v[2] - v[1]) % v[3] != 0))
+        why = "the array's indices are not MIN, MIN+STEP, ..., MAX, COUNT of them (a list like "
+              "1,3,4, or a step that does not fit)";
+    if (!why && (v[0] < v[1] || v[0] > v[2] || (v[0] - v[1]) % v[3] != 0))
+        why = "SLURM_ARRAY_TASK_ID is not one of MIN, MIN+STEP, ..., MAX";
+    if (why)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "%s: %s, so the array's tasks cannot be numbered as shards that run "
+                             "every job exactly once; submit the whole array again (--array=0-N "
+                             "or MIN-MAX:STEP, every index) with --resume, or pass --shard I/N "
+                             "to each task",
+                             shown, why);
+    *i = (v[0] - v[1]) / v[3];
+    *n = v[4];
+    return 1;
 }
 
 static int str_is(const json_t *o, const char *key, const char *want)

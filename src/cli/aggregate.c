@@ -2,6 +2,7 @@
  * [--allow-incomplete-flops]`: checks and combines batch reports (docs/batch.md). */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
@@ -55,6 +56,11 @@ int rpx_cli_aggregate(int argc, char **argv)
     if (optind >= argc)
         return rpx_cli_fail("aggregate", RPX_EXIT_USAGE, "give at least one DIR (the --out-dir of rpxprof batch)");
     if (!o.out_dir) return rpx_cli_fail("aggregate", RPX_EXIT_USAGE, "--out-dir OUT is required");
+    for (c = optind; c <= argc; c++) { /* trailing slashes never doubled in what it prints */
+        char *d = c < argc ? argv[c] : (char *)o.out_dir; /* argv's own, writable */
+        size_t n = strlen(d);
+        while (n > 1 && d[n - 1] == '/') d[--n] = '\0';
+    }
     o.dirs = (const char *const *)(argv + optind);
     o.ndirs = (size_t)(argc - optind);
     if (rpx_aggregate(&o, &res, &err))

@@ -1,7 +1,9 @@
 /* batch.c — `rpxprof batch MANIFEST --out-dir DIR [--resume] [--shard I/N]`:
- * runs every (task, model) job of a manifest as a child process of this same
- * binary (`rpxprof run`), so that models are isolated from each other; a job
- * that fails gets a failed report and the others go on (docs/batch.md).
+ * runs every (task, model) job of a manifest through the runner (the call
+ * behind `rpxprof run`, its model in worker processes), so that models are
+ * isolated from each other; a job that fails gets a failed report and the
+ * others go on (docs/batch.md). The manifest's jobs of a task must do the same
+ * work (aggregate's check), refused before the first job otherwise.
  * Every job's report path is checked before the first job (the output guard,
  * src/common/output.c), and a job dies with batch (PR_SET_PDEATHSIG). */
 #include <errno.h>
@@ -45,8 +47,10 @@ static const char usage[] =
     "  -o, --out-dir DIR  where the reports go (required)\n"
     "  --resume           skip jobs whose complete report has the same inputs\n"
     "                     (SHA-256) and settings\n"
-    "  --shard I/N        run jobs I, I+N, I+2N, ... (0 <= I < N); default from\n"
-    "                     SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set\n"
+    "  --shard I/N        run jobs I, I+N, I+2N, ... (0 <= I < N); default from a\n"
+    "                     Slurm array: I = (SLURM_ARRAY_TASK_ID - _MIN) / _STEP,\n"
+    "                     N = SLURM_ARRAY_TASK_COUNT (refused when the array is\n"
+    "                     not MIN, MIN+STEP, ..., MAX)\n"
     "  --force            replace files at the reports' paths that rpxprof did not\n"
     "                     write (never the manifest or an inputs file)\n"
     "  -q, --quiet        no progress line\n"
@@ -65,17 +69,14 @@ static int parse_shard(const char *s, long *i, long *n)
     return (*n >= 1 && *i >= 0 && *i < *n) ? 0 : -1;
 }
 
-/* The shard from SLURM's array variables: 1 when set, 0 when absent, -1 when bad. */
-static int slurm_shard(long *i, long *n)
+/* The shard from SLURM's array variables: 1 when set, 0 when absent, < 0 when
+ * they cannot cover every job exactly once (err says why). */
+static int slurm_shard(long *i, long *n, rpx_error *err)
 {
-    const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
-    const char *min = getenv("SLURM_ARRAY_TASK_MIN");
-    long lo = 0;
-    if (!id || !count || !*id || !*count) return 0;
-    if (rpx_cli_parse_long(id, i) || rpx_cli_parse_long(count, n)) return -1;
-    if (min && rpx_cli_parse_long(min, &lo)) return -1;
-    *i -= lo;
-    return (*n >= 1 && *i >= 0 && *i < *n) ? 1 : -1;
+    rpx_slurm_array a = {getenv("SLURM_ARRAY_TASK_ID"), getenv("SLURM_ARRAY_TASK_MIN"),
+                         getenv("SLURM_ARRAY_TASK_MAX"), getenv("SLURM_ARRAY_TASK_STEP"),
+                         getenv("SLURM_ARRAY_TASK_COUNT")};
+    return rpx_batch_slurm_shard(&a, i, n, err);
 }
 
 /* What batch never replaces, and how it may replace a job's report. */
@@ -239,6 +240,7 @@ int rpx_cli_batch(int argc, char **argv)
         {"force", no_argument, NULL, 'f'},         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *out_dir = NULL, *shard = NULL;
+    char *dir_owned = NULL;
     int resume = 0, quiet = 0, force = 0, c, tty, interrupted = 0;
     guard g = {0};
     char **owned = NULL;
@@ -270,13 +272,19 @@ int rpx_cli_batch(int argc, char **argv)
     if (shard) {
         if (parse_shard(shard, &si, &sn))
             return rpx_cli_fail("batch", RPX_EXIT_USAGE, "--shard '%s': give I/N with 0 <= I < N (e.g. 0/4)", shard);
-    } else if (slurm_shard(&si, &sn) < 0) {
-        return rpx_cli_fail("batch", RPX_EXIT_USAGE,
-                            "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT (minus SLURM_ARRAY_TASK_MIN) "
-                            "give no shard I/N with 0 <= I < N; pass --shard I/N");
+    } else if (slurm_shard(&si, &sn, &err) < 0) {
+        return rpx_cli_fail("batch", RPX_EXIT_USAGE, "%s", err.message);
     }
-    if (rpx_manifest_load(argv[optind], &m, &err))
+    if (rpx_manifest_load(argv[optind], &m, &err) ||
+        rpx_manifest_check_same_work(m, argv[optind], &err)) {
+        rpx_manifest_free(m);
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "%s", err.message);
+    }
+    if (!(dir_owned = rpx_batch_dir_clean(out_dir))) {
+        rpx_manifest_free(m);
+        return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "out of memory");
+    }
+    out_dir = dir_owned;
     /* never replaced: the manifest, every job's inputs, cost model and model
      * file; every report path is checked before the first job */
     total = rpx_manifest_job_count(m);
@@ -287,6 +295,7 @@ int rpx_cli_batch(int argc, char **argv)
     if (!g.protect || !owned) {
         free(g.protect);
         free(owned);
+        free(dir_owned);
         rpx_manifest_free(m);
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "out of memory");
     }
@@ -301,6 +310,7 @@ int rpx_cli_batch(int argc, char **argv)
         for (i = 0; i < nowned; i++) free(owned[i]);
         free(owned);
         free(g.protect);
+        free(dir_owned);
         rpx_manifest_free(m);
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "%s", err.message);
     }
@@ -374,6 +384,7 @@ int rpx_cli_batch(int argc, char **argv)
     for (i = 0; i < nowned; i++) free(owned[i]);
     free(owned);
     free(g.protect);
+    free(dir_owned);
     if (interrupted) {
         fprintf(stderr, "rpxprof batch: interrupted; rerun with --resume to finish the remaining jobs\n");
         return RPX_EXIT_INTERRUPTED;

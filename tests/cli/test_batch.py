@@ -186,7 +186,8 @@ class BatchTest(TempDirTest):
                 else:
                     p = run("batch", self.manifest, "--out-dir", out,
                             env={"SLURM_ARRAY_TASK_ID": str(i + 1), "SLURM_ARRAY_TASK_COUNT": "3",
-                                 "SLURM_ARRAY_TASK_MIN": "1"})
+                                 "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "3",
+                                 "SLURM_ARRAY_TASK_STEP": "1"})
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertIn("2 jobs (shard %d/3 of 6)" % i, p.stdout)
             self.assertEqual(reports(out), reports(self.out), how)
@@ -198,6 +199,170 @@ class BatchTest(TempDirTest):
             self.assertEqual(val["status"], "PASS", val["errors"])
         self.assertEqual(run("batch", self.manifest, "--out-dir", self.path("x"), "--shard", "3/3").returncode, 2)
         self.assertEqual(run("batch", self.manifest, "--out-dir", self.path("x"), "--shard", "1").returncode, 2)
+
+    def small_manifest(self, d, **changes):
+        """6 quick jobs (one process, 3 calls): 3 tasks x 2 demo models."""
+        make_inputs(d)
+        m = {"schema": "rpxprof.manifest/1",
+             "defaults": {"warmup": 1, "repeats": 3, "device": "cpu", "precision": "fp32", "processes": 1},
+             "tasks": {"image_depth": {"inputs": "frame.npz", "unit": "frame"},
+                       "pose": {"inputs": "pair.npz", "unit": "pair"},
+                       "video_depth": {"inputs": "clip.npz", "unit": "clip", "meta": {"clip_length": 4}}},
+             "models": [{"name": "a", "model": "rpxprof-demo:demo_noop", "tasks": ["image_depth", "pose", "video_depth"],
+                         "flops": 1, "params": 1},
+                        {"name": "b", "model": "rpxprof-demo:demo_noop", "tasks": ["image_depth", "pose", "video_depth"],
+                         "flops": 1, "params": 1}]}
+        for k, v in changes.items():
+            v(m) if callable(v) else m.__setitem__(k, v)
+        path = os.path.join(d, "small.json")
+        save(path, m)
+        return path
+
+    def slurm_array(self, m, out, ids, mn, mx, step, count, resume=False):
+        """Run one batch per array index with Slurm's variables set as Slurm sets them;
+        returns [(index, completed process, reports it wrote)]."""
+        runs = []
+        for i in ids:
+            env = {"SLURM_ARRAY_TASK_ID": str(i), "SLURM_ARRAY_TASK_MIN": str(mn),
+                   "SLURM_ARRAY_TASK_MAX": str(mx), "SLURM_ARRAY_TASK_COUNT": str(count)}
+            if step is not None:
+                env["SLURM_ARRAY_TASK_STEP"] = str(step)
+            before = {r: os.stat(os.path.join(out, r)).st_mtime_ns for r in reports(out)} if os.path.isdir(out) else {}
+            p = run("batch", m, "--out-dir", out, "-q", *(["--resume"] if resume else []), env=env)
+            after = {r: os.stat(os.path.join(out, r)).st_mtime_ns for r in reports(out)} if os.path.isdir(out) else {}
+            runs.append((i, p, sorted(r for r in after if before.get(r) != after[r])))
+        return runs
+
+    def test_slurm_array_index_set_covers_every_job_once(self):
+        m = self.small_manifest(self.tmp)
+        full = self.path("full")
+        self.assertEqual(run("batch", m, "--out-dir", full, "-q").returncode, 0)
+        every = reports(full)
+        self.assertEqual(len(every), 6)
+        # (array, indices, MIN, MAX, STEP (None: unset), COUNT, the shards I/N they must get)
+        cases = [("0-6:2", [0, 2, 4, 6], 0, 6, 2, 4, ["0/4", "1/4", "2/4", "3/4"]),
+                 ("1-3", [1, 2, 3], 1, 3, 1, 3, ["0/3", "1/3", "2/3"]),
+                 ("5-11:3", [5, 8, 11], 5, 11, 3, 3, ["0/3", "1/3", "2/3"]),
+                 ("1,3 (Slurm may set no step)", [1, 3], 1, 3, None, 2, ["0/2", "1/2"]),
+                 ("1,3 (step 2)", [1, 3], 1, 3, 2, 2, ["0/2", "1/2"]),
+                 ("1 (a single index)", [1], 1, 1, 1, 1, ["0/1"])]
+        for name, ids, mn, mx, step, count, shards in cases:
+            out = self.path("arr-" + str(len(os.listdir(self.tmp))))
+            runs = self.slurm_array(m, out, ids, mn, mx, step, count)
+            written = []
+            for (i, p, new), shard in zip(runs, shards):
+                self.assertEqual(p.returncode, 0, (name, i, p.stderr))
+                self.assertIn("(shard %s of 6)" % shard, p.stdout, (name, i))
+                written += new
+            # every report exactly once: no task rewrote another's report, none is missing
+            self.assertEqual(sorted(written), every, name)
+            self.assertEqual(reports(out), every, name)
+            _, val, _ = self.aggregate(out, expect=False)
+            self.assertEqual(val["status"], "PASS", (name, val["errors"]))
+        # re-submitting part of an array (--array=1,3 of a 0-3 array) is an array of its own: its
+        # 2 tasks cover the whole manifest, and --resume runs only what is missing
+        out = self.path("resub")
+        runs = self.slurm_array(m, out, [0, 1, 2, 3], 0, 3, 1, 4)
+        lost = runs[1][2][0]
+        os.unlink(os.path.join(out, lost))   # a report of shard 1 is lost (its task cancelled)
+        runs = self.slurm_array(m, out, [1, 3], 1, 3, None, 2, resume=True)
+        self.assertEqual([p.returncode for _, p, _ in runs], [0, 0])
+        self.assertEqual(sorted(sum((r[2] for r in runs), [])), [lost])
+        self.assertEqual(reports(out), every)
+
+    def test_slurm_arrays_that_cannot_cover_every_job_are_refused_before_any_work(self):
+        m = self.small_manifest(self.tmp)
+        out = self.path("refused")
+        cases = [("list 1,3,4 (step 1)", dict(ID=3, MIN=1, MAX=4, STEP=1, COUNT=3), "not MIN, MIN+STEP"),
+                 ("list 0,1,5 (no step)", dict(ID=5, MIN=0, MAX=5, COUNT=3), "no SLURM_ARRAY_TASK_STEP"),
+                 ("list 0,2,3,6 (a step that fits the ends)", dict(ID=3, MIN=0, MAX=6, STEP=2, COUNT=4),
+                  "not one of MIN, MIN+STEP"),
+                 ("index outside", dict(ID=9, MIN=0, MAX=6, STEP=2, COUNT=4), "not one of MIN, MIN+STEP"),
+                 ("no MAX", dict(ID=1, MIN=0, COUNT=2), "needs SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_MAX"),
+                 ("ID without COUNT", dict(ID=1), "come together"),
+                 ("not an integer", dict(ID="x", MIN=0, MAX=1, STEP=1, COUNT=2), "not a non-negative integer"),
+                 ("one task off its MIN", dict(ID=2, MIN=1, MAX=1, COUNT=1), "one task")]
+        for name, v, why in cases:
+            env = {"SLURM_ARRAY_TASK_" + k: str(x) for k, x in v.items()}
+            p = run("batch", m, "--out-dir", out, env=env)
+            self.assertEqual(p.returncode, 2, (name, p.stdout))
+            self.assertIn(why, p.stderr, name)
+            for k in ("ID", "MIN", "MAX", "STEP", "COUNT"):   # every variable named, with its value
+                self.assertIn("SLURM_ARRAY_TASK_%s=%s" % (k, v.get(k, "(unset)")), p.stderr, name)
+            self.assertIn("--resume", p.stderr)
+            self.assertIn("--shard I/N", p.stderr)
+            self.assertFalse(os.path.exists(out), name)
+        # --shard wins over the variables
+        p = run("batch", m, "--out-dir", out, "-q", "--shard", "1/2",
+                env={"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "3"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("(shard 1/2 of 6)", p.stdout)
+
+    def test_per_model_overrides_refused_before_running(self):
+        def override(i, key, value):
+            return lambda m: m["models"][i].__setitem__(key, value)
+        for key, value, what in (("repeats", 5, "measured calls"), ("warmup", 0, "warmup calls"),
+                                 ("processes", 2, "number of worker processes")):
+            m = self.small_manifest(self.tmp, x=override(1, key, value))
+            out = self.path("o-" + key)
+            p = run("batch", m, "--out-dir", out)
+            self.assertEqual(p.returncode, 1, (key, p.stdout))
+            d = load(m)["defaults"][key]
+            self.assertIn("small.json: task 'image_depth': %s is %d for model 'a' but %d for model 'b'"
+                          % (key, d, value), p.stderr)
+            self.assertIn(what, p.stderr)
+            self.assertIn("aggregate's same-work check", p.stderr)
+            self.assertFalse(os.path.exists(out), key)     # refused before any job
+        # the same override on every model of a task, or on a model alone in its task, runs
+        def alone(m):
+            m["tasks"]["slow"] = {"inputs": "frame.npz", "unit": "frame"}
+            m["models"].append({"name": "c", "model": "rpxprof-demo:demo_noop", "tasks": ["slow"],
+                                "repeats": 5, "warmup": 0, "flops": 1, "params": 1})
+            m["models"][0]["repeats"] = m["models"][1]["repeats"] = 4
+        m = self.small_manifest(self.tmp, x=alone)
+        out = self.path("o-ok")
+        p = run("batch", m, "--out-dir", out, "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(load(os.path.join(out, "slow", "c.json"))["measured_calls"], 5)
+        _, val, _ = self.aggregate(out, expect=False)
+        self.assertEqual(val["status"], "PASS", val["errors"])
+        # processes left to the runner: an HTTP API (1) beside a local model (5) in one task
+        def http(m):
+            del m["defaults"]["processes"]
+            m["models"][1]["model"] = "http://127.0.0.1:9/predict"
+        m = self.small_manifest(self.tmp, x=http)
+        p = run("batch", m, "--out-dir", out)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("processes is 3 for model 'a' but 1 for model 'b'", p.stderr)  # 5 capped at repeats 3
+
+    def test_trailing_slashes_never_doubled(self):
+        m = self.small_manifest(self.tmp, x=lambda m: m["tasks"]["pose"].__setitem__("inputs", "./pairs//"))
+        os.makedirs(self.path("pairs"))
+        shutil.copy(self.path("pair.npz"), self.path("pairs", "p1.npz"))
+        shutil.copy(self.path("pair.npz"), self.path("pairs", "p2.npz"))
+        out = self.path("out") + "//"
+        p = run("batch", self.path("small.json").replace(self.tmp, self.tmp + "/"), "--out-dir", out, "-q")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("//", p.stdout + p.stderr)
+        self.assertIn("reports in " + self.path("out") + "\n", p.stdout)
+        def strings(v):
+            if isinstance(v, dict):
+                return sum((strings(x) for x in v.values()), [])
+            return sum((strings(x) for x in v), []) if isinstance(v, list) else [v] if isinstance(v, str) else []
+        for rel in reports(self.path("out")):
+            r = load(self.path("out", rel))
+            self.assertEqual(r.pop("manifest_path"), self.tmp + "//small.json")   # as given
+            self.assertEqual([x for x in strings(r) if "//" in x.replace("://", "")], [], rel)
+        self.assertEqual(load(self.path("out", "pose", "a.json"))["inputs_file"],
+                         [self.path("pairs", "p1.npz"), self.path("pairs", "p2.npz")])
+        # aggregate's messages name the reports without a doubled slash
+        os.unlink(self.path("out", "pose", "b.json"))
+        p = run("aggregate", out, "--out-dir", self.path("s") + "/", "--expect", m)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("see %s/validation.json" % self.path("s"), p.stdout)
+        text = p.stdout + p.stderr + open(self.path("s", "validation.json")).read()
+        self.assertIn("pose", text)
+        self.assertNotIn("//", text)
 
     def test_sigterm_stops_after_the_job_in_progress(self):
         from common import BIN

@@ -156,12 +156,78 @@ static int teardown(void **st)
     return 0;
 }
 
+/* Slurm's array variables: the shard from the index set (MIN, STEP, COUNT), a
+ * refusal naming every variable when the set cannot cover every job once. */
+static void test_slurm_shard(void **st)
+{
+    static const struct {
+        const char *id, *min, *max, *step, *count;
+        int rc;
+        long i, n;
+    } c[] = {
+        {NULL, NULL, NULL, NULL, NULL, 0, 0, 0},      /* not an array task */
+        {"4", "0", "6", "2", "4", 1, 2, 4},           /* --array=0-6:2 */
+        {"6", "0", "6", "2", "4", 1, 3, 4},
+        {"3", "1", "3", NULL, "2", 1, 1, 2},          /* --array=1,3 without a step */
+        {"2", "1", "3", NULL, "3", 1, 1, 3},          /* 1-3, no step: dense */
+        {"7", "7", "7", "1", "1", 1, 0, 1},           /* --array=7 */
+        {"11", "5", "11", "3", "3", 1, 2, 3},
+        {"3", "1", "4", "1", "3", RPX_EINVAL, 0, 0},  /* a list 1,3,4 */
+        {"5", "0", "5", NULL, "3", RPX_EINVAL, 0, 0}, /* a list 0,1,5 without a step */
+        {"3", "0", "6", "2", "4", RPX_EINVAL, 0, 0},  /* 3 is not on the step */
+        {"8", "0", "6", "2", "4", RPX_EINVAL, 0, 0},  /* outside */
+        {"1", NULL, NULL, NULL, NULL, RPX_EINVAL, 0, 0},
+        {"1", "0", NULL, "1", "2", RPX_EINVAL, 0, 0},
+        {"-1", "0", "1", "1", "2", RPX_EINVAL, 0, 0},
+        {"1x", "0", "1", "1", "2", RPX_EINVAL, 0, 0},
+        {"0", "0", "0", "0", "1", 1, 0, 1},
+        {"2", "0", "4", "0", "3", RPX_EINVAL, 0, 0},  /* step 0 */
+    };
+    size_t k;
+    (void)st;
+    for (k = 0; k < sizeof c / sizeof c[0]; k++) {
+        rpx_slurm_array a = {c[k].id, c[k].min, c[k].max, c[k].step, c[k].count};
+        rpx_error err = {0};
+        long i = -1, n = -1;
+        int rc = rpx_batch_slurm_shard(&a, &i, &n, &err);
+        if (rc != c[k].rc) fail_msg("case %zu: rc %d, want %d (%s)", k, rc, c[k].rc, err.message);
+        if (rc == 1 && (i != c[k].i || n != c[k].n))
+            fail_msg("case %zu: shard %ld/%ld, want %ld/%ld", k, i, n, c[k].i, c[k].n);
+        if (rc < 0) {
+            assert_non_null(strstr(err.message, "SLURM_ARRAY_TASK_ID="));
+            assert_non_null(strstr(err.message, "SLURM_ARRAY_TASK_STEP="));
+            assert_non_null(strstr(err.message, "--shard I/N"));
+        }
+    }
+}
+
+static void test_report_path_slashes(void **st)
+{
+    rpx_batch_job j;
+    const char *dirs[][2] = {{"out", "out/t/m.json"}, {"out/", "out/t/m.json"},
+                             {"out///", "out/t/m.json"}, {"/", "/t/m.json"}, {"//", "/t/m.json"}};
+    size_t k;
+    (void)st;
+    memset(&j, 0, sizeof j);
+    j.task = "t";
+    j.model_name = "m";
+    for (k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+        char *p = rpx_batch_report_path(dirs[k][0], &j), *d = rpx_batch_dir_clean(dirs[k][0]);
+        assert_string_equal(p, dirs[k][1]);
+        assert_true(strcmp(d, "/") == 0 || d[strlen(d) - 1] != '/');
+        free(p);
+        free(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jobs_order_paths_defaults),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_plot_svg),
+        cmocka_unit_test(test_slurm_shard),
+        cmocka_unit_test(test_report_path_slashes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
