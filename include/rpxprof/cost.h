@@ -42,6 +42,9 @@ typedef struct rpx_efficiency {
     int macs_derived;               /* macs = flops / 2 (only flops were known) */
     int partial;                    /* unsupported nodes: totals cover part of the graph */
     double coverage;                /* fraction of nodes costed, NaN if unknown */
+    /* issue 18: with partial set, macs/flops are lower bounds (the costed nodes' sum);
+     * a total to which no costed node contributed (macs: no dense node) is NaN */
+    double dense_coverage;          /* fraction of the dense nodes costed, NaN without any */
 } rpx_efficiency;
 
 /* All unknown; model_type "local". */

@@ -218,9 +218,27 @@ static void print_table(const json_t *r, const rpx_cost *cost, int per_op)
         json_object_foreach((json_t *)by_dtype, k, v) printf("; %s %.0f", k, num(v, "count"));
         printf("); integer constants %.0f (%s)\n", num(ints, "count"), bytes(c, sizeof c, num(ints, "storage_bytes")));
     }
-    printf("MACs        %.0f (%s)\n", num(r, "macs"), si(a, sizeof a, num(r, "macs")));
-    printf("FLOPs       %.0f (%s; dense part %s)\n", num(r, "flops"), si(a, sizeof a, num(r, "flops")),
-           si(b, sizeof b, num(r, "flops_dense")));
+    if (json_is_true(json_object_get(r, "partial"))) {
+        /* lower bounds: the costed nodes' sums */
+        char share[128];
+        double dc = num(r, "dense_coverage");
+        int n_share = snprintf(share, sizeof share, "%.0f %% of nodes costed", 100 * num(r, "coverage"));
+        if (isfinite(dc))
+            snprintf(share + n_share, sizeof share - (size_t)n_share, ", %.0f %% of dense nodes", 100 * dc);
+        if (isfinite(num(r, "macs")))
+            printf("MACs        \xe2\x89\xa5 %s (%s; a lower bound)\n", si(a, sizeof a, num(r, "macs")), share);
+        else
+            printf("MACs        n/a (no dense node is costed; %s)\n", share);
+        if (isfinite(num(r, "flops")))
+            printf("FLOPs       \xe2\x89\xa5 %s (%s; dense part \xe2\x89\xa5 %s)\n", si(a, sizeof a, num(r, "flops")),
+                   share, si(b, sizeof b, num(r, "flops_dense")));
+        else
+            printf("FLOPs       n/a (no node is costed)\n");
+    } else {
+        printf("MACs        %.0f (%s)\n", num(r, "macs"), si(a, sizeof a, num(r, "macs")));
+        printf("FLOPs       %.0f (%s; dense part %s)\n", num(r, "flops"), si(a, sizeof a, num(r, "flops")),
+               si(b, sizeof b, num(r, "flops_dense")));
+    }
     printf("traffic     unfused %s, ideal %s\n", bytes(a, sizeof a, num(r, "traffic_bytes_unfused")),
            bytes(b, sizeof b, num(r, "traffic_bytes_ideal")));
     printf("intensity   unfused %s FLOP/B, ideal %s FLOP/B\n", ratio(a, sizeof a, num(r, "intensity_unfused")),

@@ -325,6 +325,8 @@ typedef struct rpx__opdef {
     double per_elem;        /* elementwise: FLOPs per output element */
 } rpx__opdef;
 const rpx__opdef *rpx__op_find(const char *op);
+/* a dense node (matrix products, convolutions, recurrent cells), costed or not */
+int rpx__op_dense(const rpx__ctx *c, const rpx__node *n);
 /* Cost of an inferred node: 1 costed, 0 not (reason set), negative error. */
 int rpx__cost_node(rpx__ctx *c, rpx__node *n, const rpx__opdef *def);
 double rpx__bytes(const rpx__ctx *c, const rpx__val *v);   /* NaN if unknown */

@@ -15,6 +15,7 @@ void rpx_efficiency_init(rpx_efficiency *e)
     e->activation_peak_bytes = e->traffic_bytes_ideal = e->traffic_bytes_unfused = NAN;
     e->intensity_ideal = e->intensity_unfused = NAN;
     e->coverage = NAN;
+    e->dense_coverage = NAN;
 }
 
 static double ratio(double num, double den)
@@ -31,7 +32,8 @@ void rpx_efficiency_derive(rpx_efficiency *e)
         e->model_type = type;
         return;
     }
-    if (isnan(e->macs) && isfinite(e->flops)) {
+    /* declared values only: a graph's unknown MACs (no dense node costed) stay unknown */
+    if (isnan(e->macs) && isfinite(e->flops) && !(e->source && !strcmp(e->source, "onnx"))) {
         e->macs = e->flops / 2;
         e->macs_derived = 1;
     }
@@ -72,5 +74,6 @@ json_t *rpx_efficiency_json(const rpx_efficiency *e)
     json_object_set_new(o, "macs_derived", json_boolean(e->macs_derived));
     json_object_set_new(o, "partial", json_boolean(e->partial));
     json_object_set_new(o, "coverage", rpx_json_real_or_null(e->coverage));
+    json_object_set_new(o, "dense_coverage", rpx_json_real_or_null(e->dense_coverage));
     return o;
 }

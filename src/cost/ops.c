@@ -187,6 +187,22 @@ const rpx__opdef *rpx__op_find(const char *op)
     return NULL;
 }
 
+int rpx__op_dense(const rpx__ctx *c, const rpx__node *n)
+{
+    const rpx__opdef *d;
+    size_t i, j;
+    if (n->dense) return 1;
+    if (!n->std || !(d = rpx__op_find(n->op))) return 0;
+    if (d->cls == RPX__C_CONTROL) {
+        for (i = 0; i < n->n_sub; i++)
+            for (j = 0; j < c->graphs[n->sub[i]].n_nodes; j++)
+                if (rpx__op_dense(c, &c->nodes[c->graphs[n->sub[i]].nodes[j]])) return 1;
+        return 0;
+    }
+    if (d->cls == RPX__C_DENSE) return strcmp(n->op, "Einsum") || n->n_in >= 2;
+    return !strcmp(n->op, "LSTM") || !strcmp(n->op, "GRU") || !strcmp(n->op, "RNN");
+}
+
 double rpx__bytes(const rpx__ctx *c, const rpx__val *v)
 {
     int bits;

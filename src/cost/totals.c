@@ -233,7 +233,7 @@ int rpx__totals(rpx__ctx *c)
 {
     const rpx__graph *g = &c->graphs[0];
     double *pv = calloc(c->n_vals + 1, sizeof *pv), macs = 0, flops = 0, traffic = 0, io = 0;
-    size_t i;
+    size_t i, n_dense = 0, n_dense_costed = 0;
     int rc;
     if (!pv) return rpx__fail(c, RPX_ENOMEM, "out of memory");
     rpx_efficiency_init(&c->eff);
@@ -245,7 +245,10 @@ int rpx__totals(rpx__ctx *c)
     c->n_total = g->n_nodes;
     for (i = 0; i < g->n_nodes; i++) {
         const rpx__node *n = &c->nodes[g->nodes[i]];
+        int dense = n->status == RPX__N_OK ? n->dense : rpx__op_dense(c, n);
+        n_dense += dense != 0;
         if (n->status != RPX__N_OK) continue;
+        n_dense_costed += dense != 0;
         c->n_costed++;
         macs += n->macs;
         flops += n->flops;
@@ -263,6 +266,11 @@ int rpx__totals(rpx__ctx *c)
     c->eff.traffic_bytes_ideal = c->const_bytes + io; /* NaN when an output size is unknown */
     c->eff.partial = c->n_costed < c->n_total;
     c->eff.coverage = c->n_total ? (double)c->n_costed / (double)c->n_total : 1.0;
+    c->eff.dense_coverage = n_dense ? (double)n_dense_costed / (double)n_dense : NAN;
+    if (c->eff.partial) { /* lower bounds; a sum nothing contributed to is unknown, not 0 */
+        if (!n_dense_costed) c->eff.macs = c->eff.flops_dense = NAN;
+        if (!c->n_costed) c->eff.flops = c->eff.traffic_bytes_unfused = NAN;
+    }
     if ((rc = liveness(c))) return rc;
     rpx_efficiency_derive(&c->eff);
     return tables(c);

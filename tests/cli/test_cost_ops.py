@@ -102,6 +102,9 @@ class OpsTest(TempDirTest):
         n = self.node(res, "rnn")
         self.assertFalse(n["supported"])
         self.assertIn("sequence_lens", n["reason"])
+        self.assertIsNone(res["macs"])  # no dense node contributed: unknown, never 0
+        self.assertIsNone(res["flops_dense"])
+        self.assertEqual(res["dense_coverage"], 0)
 
     def test_one_hot_eyelike_misc(self):
         nodes = [helper.make_node("OneHot", ["i", "depth", "vals"], ["a"], name="oh", axis=1),
@@ -121,6 +124,44 @@ class OpsTest(TempDirTest):
         self.assertCost(res, "lrn", 0, 100 * 7, [1, 4, 5, 5])
         self.assertCost(res, "cosh", 0, 42, [6, 7])
         self.assertCost(res, "dq", 0, 6 * 42, [6, 7])
+        self.assertFalse(res["partial"])
+
+    def test_partial_totals_are_lower_bounds(self):
+        # MatMul (costed) -> custom op -> MatMul (its input shape unknown) -> Relu
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm1"),
+                 helper.make_node("Foo", ["a"], ["b"], name="custom", domain="com.example"),
+                 helper.make_node("MatMul", ["b", "w2"], ["c"], name="mm2"),
+                 helper.make_node("Relu", ["x"], ["d"], name="relu")]
+        m = make(nodes, [vi("x", [4, 8])], [out("c"), out("d")], [rnd("w", 8, 16), rnd("w2", 16, 2)],
+                 extra_opsets=[("com.example", 1)])
+        res = self.cost(m)
+        self.assertTrue(res["partial"])
+        self.assertEqual(res["macs"], 4 * 8 * 16)  # the costed MatMul's: a lower bound
+        self.assertEqual(res["flops"], 2 * 4 * 8 * 16 + 32)
+        self.assertEqual(res["coverage"], 0.5)
+        self.assertEqual(res["dense_coverage"], 0.5)
+        t = tc.run("cost", self.path("m.onnx"))
+        self.assertEqual(t.returncode, 0, t.stderr)
+        self.assertIn("MACs        \u2265 512 (50 % of nodes costed, 50 % of dense nodes; a lower bound)",
+                      t.stdout)
+        self.assertIn("FLOPs       \u2265 1.056 k (50 % of nodes costed", t.stdout)
+        # nothing dense costed: MACs null, not 0; the elementwise FLOPs still a lower bound
+        nodes = [helper.make_node("Foo", ["x"], ["b"], name="custom", domain="com.example"),
+                 helper.make_node("MatMul", ["b", "w"], ["c"], name="mm"),
+                 helper.make_node("Relu", ["x"], ["d"], name="relu")]
+        res = self.cost(make(nodes, [vi("x", [4, 8])], [out("c"), out("d")], [rnd("w", 8, 16)],
+                             extra_opsets=[("com.example", 1)]))
+        self.assertIsNone(res["macs"])
+        self.assertEqual(res["flops"], 32)
+        self.assertEqual(res["dense_coverage"], 0)
+        t = tc.run("cost", self.path("m.onnx"))
+        self.assertIn("MACs        n/a (no dense node is costed; 33 % of nodes costed, 0 % of dense nodes)",
+                      t.stdout)
+        # a fully costed graph without dense nodes: 0 MACs is a count; dense_coverage null
+        res = self.cost(make([helper.make_node("Relu", ["x"], ["d"], name="relu")], [vi("x", [4, 8])],
+                             [out("d")]))
+        self.assertEqual(res["macs"], 0)
+        self.assertIsNone(res["dense_coverage"])
         self.assertFalse(res["partial"])
 
     def test_einsum_many_operands(self):
