@@ -28,13 +28,15 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err);
 void rpx_cuda_close(rpx_cuda *cuda);
 
 int rpx_cuda_device_count(const rpx_cuda *cuda);
-/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" of a visible ordinal, or NULL. */
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" of a visible ordinal ("MIG-..."
+ * for a MIG instance, as nvidia-smi prints it), or NULL. */
 const char *rpx_cuda_device_uuid(const rpx_cuda *cuda, int ordinal);
 /* CUDA_VISIBLE_DEVICES as it was when rpx_cuda_open initialised the driver
  * (the value the driver used), NULL when it was unset. */
 const char *rpx_cuda_visible_devices(const rpx_cuda *cuda);
 /* Sentences for the report's warnings: CUDA_VISIBLE_DEVICES changed since
- * rpx_cuda_open (a model that sets it is too late); several GPUs visible (a
+ * rpx_cuda_open (a model that sets it is too late); entries after a MIG
+ * instance (CUDA shows one per process); several GPUs visible (a
  * context, a sync and memory sampling on each). A JSON array, never NULL
  * but on allocation failure. */
 json_t *rpx_cuda_warnings(const rpx_cuda *cuda);

@@ -120,16 +120,44 @@ static void *sym(void *lib, get_proc_fn get_proc, const char *name, int version,
         }                                                                                  \
     } while (0)
 
-static void format_uuid(const CUuuid *u, char *out, size_t size)
+/* Entry `ordinal` of CUDA_VISIBLE_DEVICES (blanks trimmed) into buf; "" if
+ * the list is unset or shorter. Visible ordinals follow the list's entries. */
+static const char *visible_entry(const char *vis, int ordinal, char *buf, size_t size)
+{
+    const char *p = vis;
+    int i;
+    buf[0] = '\0';
+    if (!vis) return buf;
+    for (i = 0; i < ordinal && p; i++) {
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    if (!p) return buf;
+    while (*p == ' ' || *p == '\t') p++;
+    snprintf(buf, size, "%.*s", (int)strcspn(p, ","), p);
+    return buf;
+}
+
+/* The device of `ordinal` is a MIG instance: its entry names one ("MIG-..."). */
+static int is_mig(const char *vis, int ordinal)
+{
+    char e[128];
+    return strncmp(visible_entry(vis, ordinal, e, sizeof e), "MIG-", 4) == 0;
+}
+
+/* As nvidia-smi prints it: "GPU-..." for a GPU, "MIG-..." for a MIG instance
+ * (cuDeviceGetUuid_v2 gives a MIG instance its own UUID). */
+static void format_uuid(const CUuuid *u, int mig, char *out, size_t size)
 {
     const unsigned char *b = u->bytes;
     snprintf(out, size,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             mig ? "MIG" : "GPU", b[0],
              b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
              b[14], b[15]);
 }
 
-static void describe(rpx_cuda *c, cuda_device *d)
+static void describe(rpx_cuda *c, cuda_device *d, int ordinal)
 {
     CUuuid u;
     size_t total = 0;
@@ -139,7 +167,7 @@ static void describe(rpx_cuda *c, cuda_device *d)
     if (c->api.cuDeviceGetName(d->name, (int)sizeof d->name, d->dev) != CUDA_SUCCESS)
         d->name[0] = '\0';
     if (c->api.cuDeviceGetUuid && c->api.cuDeviceGetUuid(&u, d->dev) == CUDA_SUCCESS)
-        format_uuid(&u, d->uuid, sizeof d->uuid);
+        format_uuid(&u, is_mig(c->visible, ordinal), d->uuid, sizeof d->uuid);
     if (c->api.cuDeviceGetPCIBusId &&
         c->api.cuDeviceGetPCIBusId(d->pci_bus_id, (int)sizeof d->pci_bus_id, d->dev) !=
             CUDA_SUCCESS)
@@ -245,7 +273,7 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
         cuda_device *d = &c->dev[i];
         r = c->api.cuDeviceGet(&d->dev, i);
         if (r == CUDA_SUCCESS) {
-            describe(c, d);
+            describe(c, d, i);
             r = c->api.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
         }
         if (r != CUDA_SUCCESS) {
@@ -299,6 +327,7 @@ json_t *rpx_cuda_warnings(const rpx_cuda *c)
 {
     json_t *a = json_array();
     const char *now = getenv("CUDA_VISIBLE_DEVICES");
+    int i, k;
     if (!a || !c) return a;
     if ((now == NULL) != (c->visible == NULL) || (now && strcmp(now, c->visible) != 0))
         add_warning(a, json_sprintf(
@@ -309,6 +338,22 @@ json_t *rpx_cuda_warnings(const rpx_cuda *c)
                            c->visible ? "'" : "", c->visible ? c->visible : "unset",
                            c->visible ? "'" : "", now ? "'" : "", now ? now : "unset",
                            now ? "'" : ""));
+    for (i = 0; i < c->count; i++) {
+        const char *rest;
+        if (!is_mig(c->visible, i)) continue;
+        rest = c->visible;
+        for (k = 0; k <= i && rest; k++) {
+            rest = strchr(rest, ',');
+            if (rest) rest++;
+        }
+        if (rest && *rest)
+            add_warning(a, json_sprintf(
+                               "CUDA_VISIBLE_DEVICES names the MIG instance %s and then '%s': "
+                               "CUDA enumerates one MIG instance per process, so the entries "
+                               "after it are not visible",
+                               c->dev[i].uuid[0] ? c->dev[i].uuid : "(unknown)", rest));
+        break;
+    }
     if (c->count > 1)
         add_warning(a, json_sprintf(
                            "%d GPUs are visible (CUDA_VISIBLE_DEVICES=%s%s%s): rpxprof holds a "

@@ -347,19 +347,22 @@ static int resolve_entry(rpx_nvml *n, const rpx__uuid *u, const char *e, int *mi
  * separated list of indices, GPU UUIDs (a unique prefix is enough) and MIG
  * device ids; the first invalid entry ends the list, as in CUDA, so "" hides
  * every GPU and "1,bogus,0" shows only GPU 1. A GPU named twice is treated
- * as invalid (CUDA never exposes one device twice).
+ * as invalid (CUDA never exposes one device twice). A MIG entry ends the list
+ * too: CUDA enumerates a single MIG instance per process; `cut` receives the
+ * entries after it ("" when nothing was cut).
  *
  * Assumption: NVML numbers GPUs by PCI bus id; CUDA does the same only with
  * CUDA_DEVICE_ORDER=PCI_BUS_ID (its default is FASTEST_FIRST). Indices are
  * therefore mapped as if CUDA_DEVICE_ORDER=PCI_BUS_ID; rpx_nvml_gpus warns
  * when that is not set and more than one GPU exists. */
-static void map_visible(rpx_nvml *n, const rpx__uuid *u, int *ord)
+static void map_visible(rpx_nvml *n, const rpx__uuid *u, int *ord, char *cut, size_t cut_size)
 {
     const char *env = getenv("CUDA_VISIBLE_DEVICES");
     char *copy, *p;
     unsigned int i;
     int next = 0;
 
+    if (cut && cut_size) cut[0] = '\0';
     for (i = 0; i < n->count; i++) ord[i] = env ? -1 : (int)i;
     if (!env || !(copy = strdup(env))) return;
     p = copy;
@@ -373,13 +376,16 @@ static void map_visible(rpx_nvml *n, const rpx__uuid *u, int *ord)
         while (end > e && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n')) *--end = '\0';
         g = resolve_entry(n, u, e, &mig);
         if (g < 0) break;
-        if (ord[g] < 0)
-            ord[g] = next;
-        else if (!mig)
-            break;
+        if (ord[g] >= 0) break;
+        ord[g] = next;
         next++;
         if (!comma) break;
         p = comma + 1;
+        if (mig) {
+            /* CUDA enumerates one MIG instance per process: the rest is unseen */
+            if (cut && cut_size) snprintf(cut, cut_size, "%s", env + (p - copy));
+            break;
+        }
     }
     free(copy);
 }
@@ -640,6 +646,7 @@ json_t *rpx_nvml_gpus(rpx_nvml *nvml, json_t *warnings)
     int *ord;
     unsigned int i;
     const char *order = getenv("CUDA_DEVICE_ORDER");
+    char cut[256];
 
     if (!gpus || !nvml) return gpus;
     u = read_uuids(nvml);
@@ -649,7 +656,12 @@ json_t *rpx_nvml_gpus(rpx_nvml *nvml, json_t *warnings)
         free(ord);
         return gpus;
     }
-    map_visible(nvml, u, ord);
+    map_visible(nvml, u, ord, cut, sizeof cut);
+    if (cut[0])
+        warn(warnings, json_sprintf("CUDA_VISIBLE_DEVICES names a MIG instance and then '%s': "
+                                    "CUDA enumerates one MIG instance per process, so only the "
+                                    "first is visible and the entries after it are not",
+                                    cut));
     for (i = 0; i < nvml->count; i++) {
         json_t *g = gpu_object(nvml, i, u[i], ord[i]);
         if (!g) continue;
@@ -821,7 +833,7 @@ json_t *rpx_nvml_conditions(rpx_nvml *nvml, json_t *warnings)
         free(ord);
         return out;
     }
-    map_visible(nvml, u, ord);
+    map_visible(nvml, u, ord, NULL, 0);
     for (i = 0; i < nvml->count; i++) {
         json_t *o, *why, *name, *procs, *reasons;
         char label[160], summary[1024], held[512];

@@ -139,6 +139,25 @@ class CudaTest(TempDirTest):
                              env=self.env(CUDA_VISIBLE_DEVICES="1"))
         self.assertFalse([n for n in r["notes"] if "GPUs are visible" in n], r["notes"])
 
+    def test_mig_instance(self):
+        # a MIG instance's UUID reads MIG-..., as in nvidia-smi; CUDA enumerates one MIG
+        # instance per process: the entries after it are not visible, and the report says so
+        _, r = self.cuda_run("gpu_logged", "--repeats", "2",
+                             env=self.env(RPX_STUB_CUDA_MIG="1",
+                                          CUDA_VISIBLE_DEVICES="MIG-a0a1a2a3,MIG-b0b1,1"))
+        devices = r["cuda"]["visible_devices"]
+        self.assertEqual([d["uuid"] for d in devices],
+                         ["MIG-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf"])
+        cut = [n for n in r["notes"] if "one MIG instance" in n]
+        self.assertEqual(len(cut), 1, r["notes"])
+        self.assertIn("'MIG-b0b1,1'", cut[0])
+        # a whole GPU keeps its GPU- prefix; a lone MIG entry warns of nothing
+        _, r = self.cuda_run("gpu_logged", "--repeats", "2",
+                             env=self.env(RPX_STUB_CUDA_MIG="1", CUDA_VISIBLE_DEVICES="MIG-b0b1"))
+        self.assertEqual(r["cuda"]["visible_devices"][0]["uuid"],
+                         "MIG-b0b1b2b3-b4b5-b6b7-b8b9-babbbcbdbebf")
+        self.assertFalse([n for n in r["notes"] if "one MIG instance" in n], r["notes"])
+
     def test_peaks_map_to_the_right_device(self):
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "5")
         peaks = r["memory"]["cuda_peak_allocated_mb_by_visible_device"]

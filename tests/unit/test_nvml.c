@@ -196,7 +196,8 @@ static const struct {
     {" 1 , 0 ", 1, 0},
     {"0,0,1", 0, -1},                                        /* a repeat ends the list */
     {"1,", -1, 0},                                           /* empty entry ends it */
-    {"MIG-GPU-5f17d0b2-6c3e-4f58-9e21-7b0c5d9f3a68/1/0,0", 1, 0}, /* legacy MIG form */
+    {"MIG-GPU-5f17d0b2-6c3e-4f58-9e21-7b0c5d9f3a68/1/0,0", -1, 0}, /* legacy MIG form: one
+                                                                  MIG instance ends it */
     {"MIG-0c4e8f2a", -1, -1},                                /* MIG off: no such device */
 };
 
@@ -243,22 +244,30 @@ static void test_visible_devices(void **st)
 static void test_mig_devices(void **st)
 {
     rpx_nvml *n;
-    json_t *gpus;
+    json_t *gpus, *warnings;
     (void)st;
     setenv("RPX_STUB_NVML_MIG", "1", 1);
-    setenv("CUDA_VISIBLE_DEVICES", "MIG-71b3,1", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "MIG-71b3", 1);
     n = open_ok();
-    gpus = rpx_nvml_gpus(n, NULL);
+    warnings = json_array();
+    gpus = rpx_nvml_gpus(n, warnings);
     assert_true(json_is_true(json_object_get(json_array_get(gpus, 0), "mig_mode")));
     assert_int_equal(json_integer_value(json_object_get(json_array_get(gpus, 0), "visible_ordinal")), 0);
-    assert_int_equal(json_integer_value(json_object_get(json_array_get(gpus, 1), "visible_ordinal")), 1);
+    assert_true(json_is_false(json_object_get(json_array_get(gpus, 1), "visible")));
+    assert_int_equal(json_array_size(warnings), 0);
+    json_decref(warnings);
     json_decref(gpus);
 
-    /* two MIG devices of GPU 0 take ordinals 0 and 1; GPU 1 is third */
+    /* CUDA enumerates one MIG instance per process: the first MIG entry ends
+     * the list, GPU 1 after it is not visible, and a warning says so */
     setenv("CUDA_VISIBLE_DEVICES", "MIG-0c4e8f2a-7d13-5b6e-9a0f-2e8c1d4b6a37,MIG-71b3,1", 1);
-    gpus = rpx_nvml_gpus(n, NULL);
+    warnings = json_array();
+    gpus = rpx_nvml_gpus(n, warnings);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(gpus, 0), "visible_ordinal")), 0);
-    assert_int_equal(json_integer_value(json_object_get(json_array_get(gpus, 1), "visible_ordinal")), 2);
+    assert_true(json_is_false(json_object_get(json_array_get(gpus, 1), "visible")));
+    assert_int_equal(json_array_size(warnings), 1);
+    assert_non_null(strstr(json_string_value(json_array_get(warnings, 0)), "one MIG instance"));
+    json_decref(warnings);
     json_decref(gpus);
 
     setenv("CUDA_VISIBLE_DEVICES", "MIG-ffff,0", 1);
