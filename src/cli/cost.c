@@ -230,8 +230,9 @@ static void print_table(const json_t *r, const rpx_cost *cost, int per_op)
         else
             printf("MACs        n/a (no dense node is costed; %s)\n", share);
         if (isfinite(num(r, "flops")))
-            printf("FLOPs       \xe2\x89\xa5 %s (%s; dense part \xe2\x89\xa5 %s)\n", si(a, sizeof a, num(r, "flops")),
-                   share, si(b, sizeof b, num(r, "flops_dense")));
+            printf("FLOPs       \xe2\x89\xa5 %s (%s; dense part %s%s)\n", si(a, sizeof a, num(r, "flops")),
+                   share, isfinite(num(r, "flops_dense")) ? "\xe2\x89\xa5 " : "",
+                   si(b, sizeof b, num(r, "flops_dense")));
         else
             printf("FLOPs       n/a (no node is costed)\n");
     } else {

@@ -522,13 +522,40 @@ static int cond_static(rpx__ctx *c, const rpx__graph *g, rpx__val **out)
     return 0;
 }
 
+/* The body is analysed once per iteration while a loop-carried value changes
+ * shape (h = Concat(h, ...)), so each iteration is costed at its own sizes and
+ * the outputs get the shapes of the last one; once every carried shape is
+ * stable, the remaining iterations cost what the last one did. A shape that
+ * depends on how many iterations run (a while-loop, a trip count computed at
+ * run time) is left unknown: never the maximum, never one iteration's. */
+#define LOOP_SIMULATE_MAX 4096
+
+static int loop_set_unknown_dims(rpx__ctx *c, rpx__val *dst, const rpx__val *a, const rpx__val *b)
+{
+    int64_t d[RPX__MAX_RANK];
+    int k;
+    if (!a || !b || a->rank < 0 || a->rank != b->rank) {
+        dst->rank = -1;
+        dst->dims = NULL;
+        dst->elems = NAN;
+        dst->dtype = b ? b->dtype : 0;
+        dst->has_cv = 0;
+        return 0;
+    }
+    for (k = 0; k < a->rank; k++) d[k] = a->dims[k] == b->dims[k] ? a->dims[k] : -1;
+    return set_val(c, dst, b->dtype, b->rank, d);
+}
+
 static int control_loop(rpx__ctx *c, rpx__node *n)
 {
-    int sub = sub_named(c, n, "body"), rc;
+    int sub = sub_named(c, n, "body"), rc, dyn = 0, costed = 1, stable = 0;
     rpx__graph *g;
     rpx__val *m = rpx__in(c, n, 0), *cond = rpx__in(c, n, 1), *cond_out;
     size_t carried = n->n_in >= 2 ? n->n_in - 2 : 0, i, scans;
-    int64_t zero = 0, trips = -1, d[RPX__MAX_RANK + 1];
+    int64_t zero = 0, trips = -1, k = 0, d[RPX__MAX_RANK + 1];
+    rpx__val *first_scan = NULL;
+    int *scan_vary = NULL;
+    const char *why = NULL;
     if (sub < 0) return rpx__node_fail(c, n, RPX_EFORMAT, "attribute 'body' is missing");
     g = &c->graphs[sub];
     if (g->n_inputs != carried + 2 || g->n_outputs < carried + 1)
@@ -538,6 +565,7 @@ static int control_loop(rpx__ctx *c, rpx__node *n)
     if (m && m->has_cv && m->cv_n == 1) trips = m->cv_float ? (m->cv_f[0] >= 0 && m->cv_f[0] < 9e18 ? (int64_t)m->cv_f[0] : -1) : m->cv_i[0];
     if (cond && cond->has_cv && cond->cv_n == 1 && !(cond->cv_float ? cond->cv_f[0] : (double)cond->cv_i[0]))
         trips = 0;
+    if (trips < 0) why = "Loop whose trip count is computed at run time";
     if ((rc = set_val(c, &c->vals[g->inputs[0]], RPX__T_INT64, 0, &zero))) return rc;
     if ((rc = set_val(c, &c->vals[g->inputs[1]], RPX__T_BOOL, 0, &zero))) return rc;
     for (i = 0; i < carried; i++) {
@@ -546,36 +574,78 @@ static int control_loop(rpx__ctx *c, rpx__node *n)
         if (v && (rc = copy_val(c, b, v))) return rc;
         b->has_cv = 0; /* changes from one iteration to the next */
     }
-    if ((rc = run_body(c, sub))) return rc;
-    g = &c->graphs[sub];
-    for (i = 0; i < carried; i++)
-        if (n->out[i] >= 0 && (rc = copy_val(c, &c->vals[n->out[i]], &c->vals[g->outputs[1 + i]]))) return rc;
+    if (scans) {
+        first_scan = rpx__alloc(&c->arena, scans * sizeof *first_scan);
+        scan_vary = rpx__alloc(&c->arena, scans * sizeof *scan_vary);
+        if (!first_scan || !scan_vary) return rpx__fail(c, RPX_ENOMEM, "out of memory");
+    }
+    for (;;) {
+        if ((rc = run_body(c, sub))) return rc;
+        g = &c->graphs[sub];
+        if (k == 0) {
+            dyn = !cond_static(c, g, &cond_out);
+            if (dyn && !why) why = "Loop whose condition is computed in its body: it may stop early";
+        }
+        for (i = 0; i < scans; i++) {
+            const rpx__val *b = &c->vals[g->outputs[1 + carried + i]];
+            if (k == 0) {
+                if ((rc = copy_val(c, &first_scan[i], b))) return rc;
+            } else if (!same_shape(&first_scan[i], b)) {
+                scan_vary[i] = 1;
+            }
+        }
+        if (trips == 0) break;
+        if (!why && costed) {
+            costed = body_cost(c, n, sub, "loop body", 1);
+            if (!costed) why = n->reason;
+        }
+        k++;
+        stable = 1;
+        for (i = 0; i < carried; i++)
+            stable &= same_shape(&c->vals[g->inputs[2 + i]], &c->vals[g->outputs[1 + i]]);
+        if (stable || trips < 0 || dyn || k >= trips) break;
+        if (k >= LOOP_SIMULATE_MAX) {
+            why = rpx__fmt(c, "Loop whose carried values change shape over more than %d iterations",
+                           LOOP_SIMULATE_MAX);
+            break;
+        }
+        for (i = 0; i < carried; i++) { /* the next iteration's carried values */
+            rpx__val *b = &c->vals[g->inputs[2 + i]];
+            if ((rc = copy_val(c, b, &c->vals[g->outputs[1 + i]]))) return rc;
+            b->has_cv = 0;
+        }
+    }
+    /* the rest of the iterations, at the stable shapes */
+    if (!why && costed && trips > k && stable) costed = body_cost(c, n, sub, "loop body", (double)(trips - k));
+    if (!costed && !why) why = n->reason;
+    for (i = 0; i < carried; i++) {
+        rpx__val *o = n->out[i] >= 0 ? &c->vals[n->out[i]] : NULL;
+        const rpx__val *in = rpx__in(c, n, 2 + i), *last = &c->vals[g->outputs[1 + i]];
+        if (!o) continue;
+        if (trips == 0) rc = in ? copy_val(c, o, in) : 0;
+        else if (stable || (trips >= 0 && !dyn && k == trips)) rc = copy_val(c, o, last);
+        else rc = loop_set_unknown_dims(c, o, in, last); /* depends on the iterations run */
+        if (rc) return rc;
+    }
     for (i = 0; i < scans && carried + i < n->n_out; i++) {
-        const rpx__val *b = &c->vals[g->outputs[1 + carried + i]];
-        if (n->out[carried + i] < 0 || b->rank < 0) continue;
-        d[0] = trips;
+        const rpx__val *b = &first_scan[i];
+        if (n->out[carried + i] < 0 || b->rank < 0 || b->rank + 1 > RPX__MAX_RANK) continue;
+        d[0] = dyn ? -1 : trips; /* a while-loop's count is known only at run time */
         memcpy(d + 1, b->dims, (size_t)b->rank * sizeof *d);
-        if (b->rank + 1 > RPX__MAX_RANK) continue;
+        if (scan_vary[i]) {
+            int j;
+            for (j = 0; j < b->rank; j++) d[1 + j] = -1;
+        }
         if ((rc = set_val(c, &c->vals[n->out[carried + i]], b->dtype, b->rank + 1, d))) return rc;
     }
     for (i = 0; i < n->n_out; i++)
         if (n->out[i] >= 0) c->vals[n->out[i]].has_cv = 0;
-    if (trips < 0) {
-        n->reason = "Loop whose trip count is computed at run time";
+    if (why) {
+        n->reason = why;
         return 0;
     }
-    if (!cond_static(c, g, &cond_out)) {
-        n->reason = "Loop whose condition is computed in its body: it may stop early";
-        return 0;
-    }
-    for (i = 0; i < carried; i++)
-        if (!same_shape(&c->vals[g->inputs[2 + i]], &c->vals[g->outputs[1 + i]])) {
-            n->reason = rpx__fmt(c, "loop-carried '%s' changes shape from one iteration to the next",
-                                 c->vals[g->inputs[2 + i]].name);
-            return 0;
-        }
     n->trips = (double)trips;
-    return body_cost(c, n, sub, "loop body", (double)trips);
+    return 1;
 }
 
 static int control_scan(rpx__ctx *c, rpx__node *n)

@@ -63,6 +63,25 @@ def rnn_macs(seq, batch, dirs, gates, hidden, inp):
     return seq * batch * dirs * gates * hidden * (inp + hidden)
 
 
+class WhileLoop(torch.nn.Module):
+    """A while-loop that stops on a value computed in the body (torch.jit.script exports a Loop)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(64, 64))
+        self.w2 = torch.nn.Parameter(torch.randn(64, 64))
+
+    def forward(self, x):
+        ys = []
+        i = 0
+        h = x
+        while i < 7 and bool(h.sum() < 1e6):
+            h = torch.tanh(torch.matmul(h, self.w))
+            ys.append(h)
+            i += 1
+        return torch.matmul(torch.cat(ys, 0), self.w2)
+
+
 class NetworksTest(TempDirTest):
     def export_and_count(self, model, inputs, name, opset):
         model.eval()
@@ -125,6 +144,26 @@ class NetworksTest(TempDirTest):
         bi = [n for n in res["nodes"] if n["op_type"] == "GRU" and n["outputs"][0]["shape"][1] == 2]
         self.assertEqual(len(bi), 1)
         self.assertEqual(bi[0]["macs"], rnn_macs(seq, batch, 2, 3, 8, 24))
+
+    def test_scripted_while_loop(self):
+        # the iterations run depend on the data: the Loop and the MatMul after it are not
+        # costed (never at the maximum trip count), and MACs is null rather than 0
+        path = self.path("while.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(torch.jit.script(WhileLoop()), (torch.randn(1, 64),), path, opset_version=13)
+        r = run("cost", path, "--json", "--per-op")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        res = json.loads(r.stdout)
+        loop = [n for n in res["nodes"] if n["op_type"] == "Loop"]
+        self.assertEqual(len(loop), 1)
+        self.assertFalse(loop[0]["supported"])
+        self.assertIn("condition is computed in its body", loop[0]["reason"])
+        mm = [n for n in res["nodes"] if n["op_type"] == "MatMul"]
+        self.assertTrue(mm and not any(n["supported"] for n in mm))
+        self.assertTrue(res["partial"])
+        self.assertIsNone(res["macs"])
+        self.assertEqual(res["dense_coverage"], 0)
 
 
 if __name__ == "__main__":

@@ -164,6 +164,64 @@ class OpsTest(TempDirTest):
         self.assertIsNone(res["dense_coverage"])
         self.assertFalse(res["partial"])
 
+    def test_loop_whose_carried_value_grows(self):
+        # h = Concat(h, x.W) three times: each iteration costed at its own sizes, h is 4x64 after
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+             helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm_body"),
+             helper.make_node("Concat", ["h_in", "xw"], ["h_out"], name="cat", axis=0)],
+            "body", [vi("i", [], I64), vi("cond_in", [], tc.TP.BOOL), vi("h_in", None)],
+            [out("cond_out", tc.TP.BOOL), out("h_out")])
+        nodes = [helper.make_node("Loop", ["m", "", "x"], ["h"], name="loop", body=body),
+                 helper.make_node("MatMul", ["h", "w2"], ["y"], name="after")]
+        res = self.cost(make(nodes, [vi("x", [1, 64])], [out("y")],
+                             [const("m", np.array(3, np.int64)), rnd("w", 64, 64), rnd("w2", 64, 64)]),
+                        infer=False)
+        loop = self.assertCost(res, "loop", 3 * 64 * 64, None, [4, 64])
+        self.assertEqual(loop["iterations"], 3)
+        self.assertCost(res, "after", 4 * 64 * 64, 2 * 4 * 64 * 64, [4, 64])
+        self.assertEqual(res["macs"], 3 * 64 * 64 + 4 * 64 * 64)
+        self.assertFalse(res["partial"])
+        # the same with a trip count computed at run time: h's first dimension is unknown
+        nodes[0] = helper.make_node("Loop", ["mm", "", "x"], ["h"], name="loop", body=body)
+        res = self.cost(make(nodes, [vi("x", [1, 64]), vi("mm", [], I64)], [out("y")],
+                             [rnd("w", 64, 64), rnd("w2", 64, 64)]), infer=False)
+        self.assertFalse(self.node(res, "loop")["supported"])
+        self.assertEqual(self.shape(res, "loop"), [None, 64])
+        after = self.node(res, "after")
+        self.assertFalse(after["supported"])
+        self.assertIsNone(after["macs"])
+
+    def test_while_loop(self):
+        # the condition is computed in the body: the scan output's length is known only at run time
+        body = helper.make_graph(
+            [helper.make_node("MatMul", ["h_in", "w"], ["hw"], name="mm_body"),
+             helper.make_node("Tanh", ["hw"], ["h_out"]),
+             helper.make_node("ReduceSum", ["h_out"], ["s"], keepdims=0),
+             helper.make_node("Less", ["s", "limit"], ["cond_out"]),
+             helper.make_node("Identity", ["h_out"], ["scan"])],
+            "body", [vi("i", [], I64), vi("cond_in", [], tc.TP.BOOL), vi("h_in", [1, 64])],
+            [out("cond_out", tc.TP.BOOL), out("h_out"), out("scan")])
+        nodes = [helper.make_node("Loop", ["m", "c0", "x"], ["h", "hs"], name="loop", body=body),
+                 helper.make_node("MatMul", ["hs", "w2"], ["y"], name="after_scan"),
+                 helper.make_node("MatMul", ["h", "w2"], ["z"], name="after_h")]
+        res = self.cost(make(nodes, [vi("x", [1, 64])], [out("y"), out("z")],
+                             [const("m", np.array(7, np.int64)), const("c0", np.array(True)),
+                              const("limit", np.array(1e6, np.float32)), rnd("w", 64, 64), rnd("w2", 64, 64)]),
+                        infer=False)
+        loop = self.node(res, "loop")
+        self.assertFalse(loop["supported"])
+        self.assertIn("condition is computed in its body", loop["reason"])
+        self.assertEqual(loop["outputs"][1]["shape"], [None, 1, 64])  # not 7 (the maximum)
+        self.assertEqual(loop["outputs"][0]["shape"], [1, 64])  # the carried value keeps its shape
+        after = self.node(res, "after_scan")
+        self.assertFalse(after["supported"])
+        self.assertIsNone(after["macs"])
+        self.assertCost(res, "after_h", 64 * 64, None, [1, 64])
+        self.assertTrue(res["partial"])
+        self.assertEqual(res["macs"], 64 * 64)  # a lower bound
+        self.assertEqual(res["dense_coverage"], 1 / 3)
+
     def test_einsum_many_operands(self):
         # a chain: (x0 x1) x2 costs 2*100*3 + 2*3*50 = 900; x0 (x1 x2) costs 15000 + 10000
         cases = [("ij,jk,kl->il", [[2, 100], [100, 3], [3, 50]], [2, 50], 900, "(0 x 1), (0+1 x 2)"),
