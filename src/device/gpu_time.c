@@ -9,12 +9,14 @@
 #include "rpxprof/gpu_time.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
@@ -31,6 +33,7 @@ enum {
 #define BUFFER_SIZE ((size_t)1 << 20)
 #define N_BUFFERS 8
 #define MAX_INTERVALS 65536
+#define RPX__MAX_REJECTED 4
 
 typedef void (*request_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
 typedef void (*complete_fn)(void *ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -64,6 +67,8 @@ struct rpx_gpu_time {
     long *kernels;
     size_t n_calls, max_calls;
     int enabled_kind;
+    char rejected[RPX__MAX_REJECTED][600]; /* candidates that loaded but would not trace */
+    int n_rejected;
 };
 
 /* CUPTI calls back into plain functions: one profiler per process. */
@@ -143,39 +148,198 @@ static double union_ns(interval *iv, size_t n)
     return total + (double)(e - s);
 }
 
-static void *open_cupti(char *used, size_t size, char *why, size_t why_size)
+/* ---- finding a CUPTI that works ---- */
+
+#define MAX_CANDIDATES 48
+
+typedef struct candidates {
+    char path[MAX_CANDIDATES][512];
+    int noload[MAX_CANDIDATES]; /* 1: only if already loaded (RTLD_NOLOAD) */
+    int n;
+    char prefix[16][400];       /* site-packages folders of loaded objects */
+    int n_prefix;
+} candidates;
+
+static void add_candidate(candidates *c, const char *path, int noload)
 {
-    static const char *candidates[] = {
-        "libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8",
+    int i;
+    for (i = 0; i < c->n; i++)
+        if (strcmp(c->path[i], path) == 0) return;
+    if (c->n >= MAX_CANDIDATES || strlen(path) >= sizeof c->path[0]) return;
+    snprintf(c->path[c->n], sizeof c->path[0], "%s", path);
+    c->noload[c->n++] = noload;
+}
+
+/* Every loaded object: a CUPTI already there (torch's, say) by its path, and
+ * the site-packages (or dist-packages) folder of anything loaded from one
+ * (the running Python's wheels). */
+static int scan_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+    candidates *c = data;
+    const char *name = info->dlpi_name, *base, *sp;
+    (void)size;
+    if (!name || !*name) return 0;
+    base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    if (strncmp(base, "libcupti.so", 11) == 0) add_candidate(c, name, 1);
+    sp = strstr(name, "/site-packages/");
+    if (!sp) sp = strstr(name, "/dist-packages/");
+    if (sp) {
+        size_t len = (size_t)(strchr(sp + 1, '/') - name);
+        int i, seen = 0;
+        for (i = 0; i < c->n_prefix; i++)
+            if (strlen(c->prefix[i]) == len && strncmp(c->prefix[i], name, len) == 0) seen = 1;
+        if (!seen && c->n_prefix < 16 && len < sizeof c->prefix[0]) {
+            memcpy(c->prefix[c->n_prefix], name, len);
+            c->prefix[c->n_prefix++][len] = '\0';
+        }
+    }
+    return 0;
+}
+
+/* In the order they are tried: RPX_CUPTI_LIBRARY (a path, or several
+ * separated by ':') alone when set; else a CUPTI already loaded in this
+ * process (by soname with RTLD_NOLOAD, then by path), the CUPTI wheels of the
+ * running Python (site-packages/nvidia/cuda_cupti/lib, nvidia/cu13/lib), and
+ * the system's names and the CUDA toolkit's folders. */
+static void list_candidates(candidates *c)
+{
+    static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8",
+                                          "libcupti.so"};
+    static const char *const wheels[] = {"nvidia/cuda_cupti/lib/libcupti.so.12",
+                                         "nvidia/cuda_cupti/lib/libcupti.so.13",
+                                         "nvidia/cu13/lib/libcupti.so.13",
+                                         "nvidia/cuda_cupti/lib/libcupti.so.11.8"};
+    static const char *const system[] = {
+        "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8", "libcupti.so",
         "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so", "/usr/local/cuda/lib64/libcupti.so",
         "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so",
         "/usr/lib/x86_64-linux-gnu/libcupti.so"};
     const char *env = getenv("RPX_CUPTI_LIBRARY");
     size_t i;
-    void *h;
+    int k;
+    memset(c, 0, sizeof *c);
     if (env && *env) {
-        h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-        snprintf(used, size, "%s", env);
-        if (!h) snprintf(why, why_size, "%s", dlerror());
-        return h;
+        char buf[4096], *tok, *save = NULL;
+        snprintf(buf, sizeof buf, "%s", env);
+        for (tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
+            add_candidate(c, tok, 0);
+        return;
     }
-    for (i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            snprintf(used, size, "%s", candidates[i]);
-            return h;
+    for (i = 0; i < sizeof sonames / sizeof sonames[0]; i++) add_candidate(c, sonames[i], 1);
+    dl_iterate_phdr(scan_loaded, c);
+    for (k = 0; k < c->n_prefix; k++)
+        for (i = 0; i < sizeof wheels / sizeof wheels[0]; i++) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s", c->prefix[k], wheels[i]);
+            if (access(path, R_OK) == 0) add_candidate(c, path, 0);
+        }
+    /* then loaded for real: the sonames (tried above only if already loaded) and the
+     * toolkit's folders */
+    for (i = 0; i < sizeof system / sizeof system[0]; i++) {
+        int j, dup = 0;
+        for (j = 0; j < c->n; j++)
+            if (!c->noload[j] && strcmp(c->path[j], system[i]) == 0) dup = 1;
+        if (!dup && c->n < MAX_CANDIDATES) {
+            snprintf(c->path[c->n], sizeof c->path[0], "%s", system[i]);
+            c->noload[c->n++] = 0;
         }
     }
-    snprintf(why, why_size,
-             "libcupti.so was found neither on the library path nor in the CUDA toolkit's "
-             "usual folders; set RPX_CUPTI_LIBRARY=/path/libcupti.so");
-    return NULL;
+}
+
+static void append(char *buf, size_t size, const char *a, const char *b)
+{
+    size_t len = strlen(buf);
+    if (len < size) snprintf(buf + len, size - len, "%s%s", a, b);
+}
+
+/* Resolve the activity API of `lib` and enable kernel records; 0 or the
+ * CUPTI result (-1: a symbol is missing). */
+static int try_enable(rpx_gpu_time *g, void *lib, const char **missing)
+{
+    int r;
+    memset(&g->api, 0, sizeof g->api);
+    *(void **)&g->api.register_callbacks = dlsym(lib, "cuptiActivityRegisterCallbacks");
+    *(void **)&g->api.enable = dlsym(lib, "cuptiActivityEnable");
+    *(void **)&g->api.disable = dlsym(lib, "cuptiActivityDisable");
+    *(void **)&g->api.next_record = dlsym(lib, "cuptiActivityGetNextRecord");
+    *(void **)&g->api.flush_all = dlsym(lib, "cuptiActivityFlushAll");
+    *(void **)&g->api.result_string = dlsym(lib, "cuptiGetResultString");
+    *missing = !g->api.register_callbacks ? "cuptiActivityRegisterCallbacks"
+               : !g->api.enable           ? "cuptiActivityEnable"
+               : !g->api.next_record      ? "cuptiActivityGetNextRecord"
+               : !g->api.flush_all        ? "cuptiActivityFlushAll"
+                                          : NULL;
+    if (*missing) return -1;
+    if ((r = g->api.register_callbacks(on_request, on_complete)) != CUPTI_SUCCESS) return r;
+    return g->api.enable(KIND_CONCURRENT_KERNEL);
+}
+
+/* Try the candidates in order; the first that enables kernel records wins.
+ * Returns 0, or RPX_EUNAVAILABLE with err naming every candidate's failure. */
+static int open_cupti(rpx_gpu_time *g, rpx_error *err)
+{
+    candidates *c = calloc(1, sizeof *c);
+    char loaded_why[2048] = "", refused_why[2048] = "";
+    int i, any_loaded = 0;
+    if (!c) return rpx_error_set(err, RPX_ENOMEM, "--gpu-time: out of memory");
+    list_candidates(c);
+    for (i = 0; i < c->n; i++) {
+        const char *missing = NULL, *rs = NULL;
+        char code[64];
+        int r;
+        void *h;
+        dlerror();
+        h = dlopen(c->path[i], RTLD_NOW | RTLD_LOCAL | (c->noload[i] ? RTLD_NOLOAD : 0));
+        if (!h) {
+            const char *why = dlerror();
+            /* a name not already loaded, or not installed, is no news unless asked for */
+            if (!c->noload[i] && (strchr(c->path[i], '/') || getenv("RPX_CUPTI_LIBRARY")))
+                append(loaded_why, sizeof loaded_why, loaded_why[0] ? "; " : "",
+                       why ? why : c->path[i]);
+            continue;
+        }
+        any_loaded = 1;
+        r = try_enable(g, h, &missing);
+        if (r == CUPTI_SUCCESS) {
+            g->lib = h;
+            snprintf(g->library, sizeof g->library, "%s", c->path[i]);
+            free(c);
+            return 0;
+        }
+        /* left loaded: unloading a CUPTI that saw the driver is not safe */
+        if (missing) {
+            snprintf(code, sizeof code, "lacks %s", missing);
+        } else {
+            if (g->api.result_string) g->api.result_string(r, &rs);
+            snprintf(code, sizeof code, "%.40s (%d)", rs ? rs : "error", r);
+        }
+        append(refused_why, sizeof refused_why, refused_why[0] ? "; " : "", c->path[i]);
+        append(refused_why, sizeof refused_why, ": ", code);
+        if (g->n_rejected < RPX__MAX_REJECTED) {
+            snprintf(g->rejected[g->n_rejected], sizeof g->rejected[0], "%s: %s", c->path[i],
+                     code);
+            g->n_rejected++;
+        }
+    }
+    free(c);
+    if (any_loaded)
+        return rpx_error_set(err, RPX_EUNAVAILABLE,
+                             "--gpu-time: CUPTI refused kernel tracing: %s; a CUPTI newer than "
+                             "the driver refuses: install the CUPTI of the driver's CUDA "
+                             "version, or name it with RPX_CUPTI_LIBRARY=/path/libcupti.so",
+                             refused_why);
+    return rpx_error_set(err, RPX_EUNAVAILABLE,
+                         "--gpu-time: CUPTI cannot be loaded: %s%slibcupti.so was found neither "
+                         "loaded, nor in the running Python's nvidia-cuda-cupti wheel, nor on the "
+                         "library path or in the CUDA toolkit's usual folders; set "
+                         "RPX_CUPTI_LIBRARY=/path/libcupti.so",
+                         loaded_why, loaded_why[0] ? "; " : "");
 }
 
 int rpx_gpu_time_open(size_t max_calls, rpx_gpu_time **out, rpx_error *err)
 {
     rpx_gpu_time *g;
-    char why[512] = "";
     int i, r;
     *out = NULL;
     if (g_active) return rpx_error_set(err, RPX_EINVAL, "--gpu-time: already active");
@@ -199,35 +363,10 @@ int rpx_gpu_time_open(size_t max_calls, rpx_gpu_time **out, rpx_error *err)
         rpx_gpu_time_close(g);
         return rpx_error_set(err, RPX_ENOMEM, "--gpu-time: out of memory");
     }
-    g->lib = open_cupti(g->library, sizeof g->library, why, sizeof why);
-    if (!g->lib) {
+    g_active = g; /* before registering: CUPTI may ask for a buffer at once */
+    if ((r = open_cupti(g, err)) != 0) {
         rpx_gpu_time_close(g);
-        return rpx_error_set(err, RPX_EUNAVAILABLE, "--gpu-time: CUPTI cannot be loaded: %s",
-                             why);
-    }
-    *(void **)&g->api.register_callbacks = dlsym(g->lib, "cuptiActivityRegisterCallbacks");
-    *(void **)&g->api.enable = dlsym(g->lib, "cuptiActivityEnable");
-    *(void **)&g->api.disable = dlsym(g->lib, "cuptiActivityDisable");
-    *(void **)&g->api.next_record = dlsym(g->lib, "cuptiActivityGetNextRecord");
-    *(void **)&g->api.flush_all = dlsym(g->lib, "cuptiActivityFlushAll");
-    *(void **)&g->api.result_string = dlsym(g->lib, "cuptiGetResultString");
-    if (!g->api.register_callbacks || !g->api.enable || !g->api.next_record ||
-        !g->api.flush_all) {
-        rpx_error_set(err, RPX_EUNAVAILABLE,
-                      "--gpu-time: %s lacks the CUPTI activity API (cuptiActivityFlushAll)",
-                      g->library);
-        rpx_gpu_time_close(g);
-        return RPX_EUNAVAILABLE;
-    }
-    g_active = g;
-    if ((r = g->api.register_callbacks(on_request, on_complete)) != CUPTI_SUCCESS ||
-        (r = g->api.enable(KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS) {
-        const char *s = NULL;
-        if (g->api.result_string) g->api.result_string(r, &s);
-        rpx_error_set(err, RPX_EUNAVAILABLE, "--gpu-time: CUPTI refused kernel tracing: %s (%d)",
-                      s ? s : "error", r);
-        rpx_gpu_time_close(g);
-        return RPX_EUNAVAILABLE;
+        return r;
     }
     g->enabled_kind = KIND_CONCURRENT_KERNEL;
     *out = g;
@@ -288,6 +427,12 @@ json_t *rpx_gpu_time_json(const rpx_gpu_time *g)
                                     "launched (all visible devices), from CUPTI activity "
                                     "records; memory copies and host work are not included"));
     json_object_set_new(o, "library", json_string(g->library));
+    {
+        json_t *rej = json_array();
+        int r;
+        for (r = 0; r < g->n_rejected; r++) json_array_append_new(rej, json_string(g->rejected[r]));
+        json_object_set_new(o, "rejected_libraries", rej);
+    }
     st.available = 0;
     if (rpx_latency_create(0, &lat) == 0) {
         for (i = 0; i < g->n_calls; i++) {

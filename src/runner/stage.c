@@ -162,16 +162,16 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             (rc = rpx_gpu_mem_start(cuda, 1000, &gmem, &err)) != 0)
             goto fail;
         sh->has_sync = 1;
-        /* kernel tracing starts before setup; setup's kernels go with the warmup's */
-        if (p->gpu_time && (rc = rpx_gpu_time_open((size_t)p->repeats, &gtime, &err)) != 0)
-            goto fail;
     }
     set_phase(sh, PHASE_SETUP);
     {
         rpx_run_info info = {RPX_MODEL_ABI_VERSION, p->device, p->precision, p->unit, p->warmup,
                              p->repeats};
         if ((rc = rpx_target_setup(target, in, &info, &err)) != 0) goto fail;
-        if (gtime) rpx_gpu_time_after_call(gtime, 0); /* setup's kernels are not a call's */
+        /* CUPTI after setup: the CUPTI the model's framework loaded (torch's) is reused */
+        if (cuda && p->gpu_time &&
+            (rc = rpx_gpu_time_open((size_t)p->repeats, &gtime, &err)) != 0)
+            goto fail;
         /* every distinct sample, the same pointers the calls receive */
         if (p->samples &&
             (rc = rpx_target_samples(target, p->samples, p->n_samples, p->pristine != NULL,

@@ -2,6 +2,7 @@
 refusals, the synchronisation order, CUDA_VISIBLE_DEVICES, per-device peaks."""
 import json
 import os
+import shutil
 
 import numpy as np
 
@@ -9,6 +10,7 @@ from common import BUILD, TempDirTest, main, run, run_report, validate_profile
 
 STUB = os.path.join(BUILD, "stubs", "cuda", "libcuda.so.1")
 CUPTI = os.path.join(BUILD, "stubs", "cupti", "libcupti.so")
+CUPTI_NEW = os.path.join(BUILD, "stubs", "cupti-new", "libcupti.so.13")
 MODELS = os.path.join(BUILD, "test-models", "librpxtest_cuda_models.so")
 
 
@@ -188,7 +190,8 @@ class CudaTest(TempDirTest):
 
     def test_gpu_time_refusals(self):
         p, _ = self.cuda_run("gpu_kernels", "--gpu-time", check=1,
-                             env=self.env(RPX_CUPTI_LIBRARY="/nonexistent/libcupti.so"))
+                             env=self.env(RPX_CUPTI_LIBRARY="/nonexistent/libcupti.so",
+                                          RPX_TEST_CUPTI=CUPTI))
         self.assertIn("--gpu-time: CUPTI cannot be loaded", p.stderr)
         p, _ = self.cuda_run("gpu_kernels", "--gpu-time", check=1,
                              env=self.env(RPX_CUPTI_LIBRARY=CUPTI,
@@ -199,6 +202,49 @@ class CudaTest(TempDirTest):
                 out, "--gpu-time")
         self.assertEqual(p.returncode, 2)
         self.assertIn("--gpu-time needs --device cuda", p.stderr)
+
+    def test_cupti_falls_back_when_enabling_fails(self):
+        # a CUPTI newer than the driver loads and then answers CUPTI_ERROR_NOT_INITIALIZED:
+        # the next candidate is tried, and the report names the one rejected
+        _, r = self.cuda_run("gpu_kernels", "--warmup", "1", "--repeats", "3", "--gpu-time",
+                             env=self.env(RPX_CUPTI_LIBRARY=f"{CUPTI_NEW}:{CUPTI}"))
+        g = r["gpu_time"]
+        self.assertEqual(g["library"], CUPTI)
+        self.assertEqual(g["samples_ms"], [0.3] * 3)
+        self.assertEqual(g["rejected_libraries"],
+                         [f"{CUPTI_NEW}: CUPTI_ERROR_NOT_INITIALIZED (15)"])
+        p, _ = self.cuda_run("gpu_kernels", "--gpu-time", check=1,
+                             env=self.env(RPX_CUPTI_LIBRARY=CUPTI_NEW, RPX_TEST_CUPTI=CUPTI))
+        self.assertIn(f"CUPTI refused kernel tracing: {CUPTI_NEW}: CUPTI_ERROR_NOT_INITIALIZED",
+                      p.stderr)
+
+    def test_cupti_already_loaded_is_reused(self):
+        # the model's framework (torch) loaded its CUPTI during setup: that copy is used,
+        # opened after setup with RTLD_NOLOAD, not another one from the system's paths
+        _, r = self.cuda_run("gpu_kernels", "--warmup", "1", "--repeats", "4", "--gpu-time",
+                             env=self.env(RPX_TEST_CUPTI=CUPTI))
+        g = r["gpu_time"]
+        self.assertEqual(g["library"], CUPTI)
+        self.assertEqual(g["samples_ms"], [0.3] * 4)
+        self.assertEqual(g["rejected_libraries"], [])
+
+    def test_cupti_from_the_pythons_wheel(self):
+        # pip's nvidia-cuda-cupti wheel: site-packages/nvidia/cuda_cupti/lib of the Python
+        # whose packages are loaded in the process
+        site = self.path("site-packages")
+        wheel = os.path.join(site, "nvidia", "cuda_cupti", "lib")
+        os.makedirs(wheel)
+        os.makedirs(os.path.join(site, "faketorch", "lib"))
+        shutil.copy(CUPTI, os.path.join(wheel, "libcupti.so.12"))
+        fake = os.path.join(site, "faketorch", "lib", "libfaketorch.so")
+        shutil.copy(MODELS, fake)
+        with open(os.path.join(site, "cudamodel.py"), "w") as f:
+            f.write(f"import ctypes\nctypes.CDLL({fake!r})\ndef predict(x):\n    pass\n")
+        p, r, _ = run_report(self, "--model", "cudamodel:predict", "--inputs", self.inputs,
+                             "--device", "cuda", "--processes", "1", "--repeats", "2",
+                             "--gpu-time", env=self.env(PYTHONPATH=site), check=0)
+        self.assertIsNotNone(r, p.stderr)
+        self.assertEqual(r["gpu_time"]["library"], os.path.join(wheel, "libcupti.so.12"))
 
     def test_device_memory_leak_is_reported(self):
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "4",

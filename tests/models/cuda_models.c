@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "rpxprof/model.h"
@@ -123,8 +124,11 @@ EXPORT int gpu_kernels(void *state, const rpx_inputs *in, rpx_error *err);
 int gpu_kernels_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
                       rpx_error *err)
 {
-    const char *lib = getenv("RPX_CUPTI_LIBRARY");
-    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    /* loads the stub CUPTI as torch loads its own (the last of a ':' list) */
+    const char *lib = getenv("RPX_TEST_CUPTI") ? getenv("RPX_TEST_CUPTI")
+                                                : getenv("RPX_CUPTI_LIBRARY");
+    const char *last = lib ? strrchr(lib, ':') : NULL;
+    void *h = lib ? dlopen(last ? last + 1 : lib, RTLD_NOW) : NULL;
     (void)in;
     (void)info;
     *state = h ? dlsym(h, "rpx_stub_cupti_kernel") : NULL;

@@ -3,7 +3,10 @@
  * asks for a buffer, writes one 64-byte CONCURRENT_KERNEL record per kernel
  * (kind at offset 0, start at 16, end at 24, as the real packed records) and
  * hands it back through the completion callback.
- *   RPX_STUB_CUPTI_ENABLE_FAIL=n   cuptiActivityEnable returns n */
+ *   RPX_STUB_CUPTI_ENABLE_FAIL=n   cuptiActivityEnable returns n
+ * Built with RPX_STUB_CUPTI_TOO_NEW (stubs/cupti-new/libcupti.so.13) it is a
+ * CUPTI newer than the driver: it loads, and enabling answers
+ * CUPTI_ERROR_NOT_INITIALIZED (15), as the real one does. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,11 @@ int cuptiActivityRegisterCallbacks(request_fn r, complete_fn c)
 int cuptiActivityEnable(uint32_t kind)
 {
     const char *fail = getenv("RPX_STUB_CUPTI_ENABLE_FAIL");
+#ifdef RPX_STUB_CUPTI_TOO_NEW
+    (void)kind;
+    (void)fail;
+    return 15; /* CUPTI_ERROR_NOT_INITIALIZED */
+#endif
     if (fail && *fail) return atoi(fail);
     if (kind != 10) return 1;
     enabled = 1;
@@ -84,6 +92,6 @@ int cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, void **record)
 
 int cuptiGetResultString(int result, const char **str)
 {
-    *str = result == 0 ? "CUPTI_SUCCESS" : "CUPTI_ERROR_STUB";
+    *str = result == 0 ? "CUPTI_SUCCESS" : result == 15 ? "CUPTI_ERROR_NOT_INITIALIZED" : "CUPTI_ERROR_STUB";
     return 0;
 }
