@@ -69,6 +69,10 @@ typedef struct rpx_target_options {
     double total_timeout_s;       /* <= 0: 60 s */
     int insecure;                 /* HTTP --insecure: no TLS verification */
     const rpx_target_custom *custom; /* a caller-made target (see above); the spec names it */
+    const char *stream;           /* HTTP --stream sse|lines|chunked (NULL: by Content-Type) */
+    const char *tokens_field;     /* HTTP --tokens-field PATH (NULL: usage.completion_tokens) */
+    long keep_events;             /* HTTP --keep-events: event timestamps kept; 0: 1000, <0: none */
+    const char *slo;              /* HTTP --slo ttft=500ms,tpot=50ms,e2e=2s (NULL: no goodput) */
 } rpx_target_options;
 
 /* A call of a target with counts_failures set returns this for a failure that

@@ -70,6 +70,16 @@ static const char usage[] =
     "      --connect-timeout S  (default 10)   --request-timeout S  (default 60)\n"
     "      --max-failures N   stop after N failed calls (default 100; 0: no limit)\n"
     "      --insecure         do not verify the server's TLS certificate (recorded)\n"
+    "      --stream MODE      read every response as a stream of events: sse, lines\n"
+    "                         or chunked (default: sse when the response's\n"
+    "                         Content-Type is text/event-stream); http.streaming\n"
+    "                         reports TTFT, ITL, TPOT, end to end, tokens/s\n"
+    "      --tokens-field PATH  a response's output tokens: the last number at this\n"
+    "                         dotted path in its events' JSON (default\n"
+    "                         usage.completion_tokens; else one per content event)\n"
+    "      --keep-events N    keep N raw event timestamps (default 1000; 0: none)\n"
+    "      --slo LIST         goodput: the share of requests meeting every SLO,\n"
+    "                         e.g. ttft=500ms,tpot=50ms,e2e=2s\n"
     "\n"
     "Processes and intervals (docs/statistics.md):\n"
     "      --processes K      spread the timed calls over K fresh worker processes,\n"
@@ -123,6 +133,8 @@ typedef struct run_opts {
     const char *headers[MAX_HEADERS];
     size_t n_headers;
     const char *body, *method;
+    const char *stream, *tokens_field, *slo;
+    long keep_events;             /* 0: the default; -1: none */
     double connect_timeout_s, request_timeout_s;
     long max_failures;
     int insecure;
@@ -190,7 +202,7 @@ static int parse(int argc, char **argv, run_opts *o)
            O_NO_ISOLATE, O_TIMEOUT, O_CALL_TIMEOUT, O_BODY, O_HEADER, O_METHOD,
            O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE, O_FORCE,
            O_SETUP_TIMEOUT, O_GRACE, O_PROCESSES, O_TARGET_PRECISION, O_MAX_TIME,
-           O_WRITABLE_INPUTS };
+           O_WRITABLE_INPUTS, O_STREAM, O_TOKENS_FIELD, O_KEEP_EVENTS, O_SLO };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -220,6 +232,10 @@ static int parse(int argc, char **argv, run_opts *o)
         {"target-precision", required_argument, 0, O_TARGET_PRECISION},
         {"max-time", required_argument, 0, O_MAX_TIME},
         {"writable-inputs", no_argument, 0, O_WRITABLE_INPUTS},
+        {"stream", required_argument, 0, O_STREAM},
+        {"tokens-field", required_argument, 0, O_TOKENS_FIELD},
+        {"keep-events", required_argument, 0, O_KEEP_EVENTS},
+        {"slo", required_argument, 0, O_SLO},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -315,6 +331,24 @@ static int parse(int argc, char **argv, run_opts *o)
             if (parse_budget(optarg, o->hz, &o->n_hz) != 0) return -1;
             break;
         case O_BODY: o->body = optarg; o->http_option_name = "--body"; break;
+        case O_STREAM:
+            if (strcmp(optarg, "sse") != 0 && strcmp(optarg, "lines") != 0 &&
+                strcmp(optarg, "chunked") != 0)
+                return rpx_cli_fail("run", -1, "--stream '%s': expected sse, lines or chunked",
+                                    optarg);
+            o->stream = optarg;
+            o->http_option_name = "--stream";
+            break;
+        case O_TOKENS_FIELD: o->tokens_field = optarg; o->http_option_name = "--tokens-field"; break;
+        case O_SLO: o->slo = optarg; o->http_option_name = "--slo"; break;
+        case O_KEEP_EVENTS:
+            if (rpx_cli_parse_long(optarg, &o->keep_events) || o->keep_events < 0 ||
+                o->keep_events > 100000000L)
+                return rpx_cli_fail("run", -1, "--keep-events '%s': give a whole number from 0 "
+                                    "(none) to 100000000", optarg);
+            o->keep_events = o->keep_events == 0 ? -1 : o->keep_events;
+            o->http_option_name = "--keep-events";
+            break;
         case O_METHOD: o->method = optarg; o->http_option_name = "--method"; break;
         case O_INSECURE: o->insecure = 1; o->http_option_name = "--insecure"; break;
         case O_HEADER:
@@ -571,6 +605,10 @@ int rpx_cli_run(int argc, char **argv)
     c.target.connect_timeout_s = o.connect_timeout_s;
     c.target.total_timeout_s = o.request_timeout_s;
     c.target.insecure = o.insecure;
+    c.target.stream = o.stream;
+    c.target.tokens_field = o.tokens_field;
+    c.target.keep_events = o.keep_events;
+    c.target.slo = o.slo;
     c.max_failures = o.max_failures;
     c.target_precision = o.target_precision;
     c.max_time_s = o.max_time_s;

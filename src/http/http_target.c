@@ -25,6 +25,7 @@
 #include "rpxprof/report.h"
 #include "rpxprof/target.h"
 #include "target/plugins.h"
+#include "http/http_stream.h"
 
 enum { PH_LOOKUP, PH_CONNECT, PH_TLS, PH_TTFB, PH_TOTAL, N_PHASES };
 static const char *const phase_names[N_PHASES] = {"name_lookup", "connect", "tls",
@@ -50,6 +51,7 @@ typedef struct http_state {
     long status;                  /* from the last status line received */
     long long t_start_ns;         /* CLOCK_MONOTONIC as the loop: curl_easy_perform called */
     long long t_first_ns;         /* the first byte of the response (its status line); 0: none */
+    rpx_http_stream *stream;      /* streamed responses: events and their times */
     curl_off_t received;          /* response body bytes of all calls */
     /* written by the after-call hook */
     rpx_latency *phase[N_PHASES];
@@ -127,8 +129,9 @@ static long long now_ns(void)
 
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
-    (void)data;
-    ((http_state *)ud)->received += (curl_off_t)(size * n);
+    http_state *s = ud;
+    s->received += (curl_off_t)(size * n);
+    rpx__stream_data(s->stream, data, size * n, now_ns());
     return size * n;
 }
 
@@ -139,6 +142,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud)
     http_state *s = ud;
     /* curl hands over whole header lines: the status line's arrival is the first byte's */
     if (!s->t_first_ns) s->t_first_ns = now_ns();
+    rpx__stream_header(s->stream, line, len);
     if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
         while (i < len && line[i] != ' ') i++;
         if (i + 3 < len && isdigit((unsigned char)line[i + 1]) &&
@@ -174,6 +178,7 @@ static int http_call(void *state, const rpx_inputs *inputs, rpx_error *err)
     s->status = 0;
     s->t_first_ns = 0;
     s->t_start_ns = now_ns();
+    rpx__stream_begin(s->stream, s->t_start_ns);
     res = curl_easy_perform(s->curl);
     s->last_res = res;
     if (res == CURLE_OK && s->status >= 200 && s->status <= 299) return 0;
@@ -208,6 +213,7 @@ static void http_after_call(void *state, int timed, int rc)
     char *ip = NULL;
     char key[32];
 
+    rpx__stream_end(s->stream, timed, rc == 0);
     s->connections += info_long(c, CURLINFO_NUM_CONNECTS);
     if (version) s->http_version = version;
     if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip && *ip) {
@@ -316,6 +322,7 @@ static json_t *http_section(void *state)
     json_object_set_new(o, "http_version", string_or_null(version));
     json_object_set_new(o, "remote_address", string_or_null(s->remote[0] ? s->remote : NULL));
     json_object_set_new(o, "connections_opened", json_integer(s->connections));
+    json_object_set_new(o, "streaming", rpx__stream_json(s->stream));
     nm = json_object();
     json_object_set_new(nm, "gpu", json_string("remote API"));
     json_object_set_new(nm, "cost", json_string("remote API"));
@@ -331,6 +338,7 @@ static void http_unload(rpx_target *t)
     int i;
     if (!s) return;
     if (s->curl) curl_easy_cleanup(s->curl);
+    rpx__stream_destroy(s->stream);
     curl_slist_free_all(s->headers);
     free(s->display_url);
     free(s->body);
@@ -691,6 +699,9 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
     if (!s->curl)
         return rpx_error_set(err, RPX_EUNAVAILABLE, "--model %s: curl_easy_init failed",
                              t->display_spec);
+    if ((i = rpx__stream_create(opt->stream, opt->tokens_field, opt->keep_events, opt->slo,
+                                &s->stream, err)) != 0)
+        return i;
     i = configure(t, s, opt, err);
     if (i != 0) return i;
     t->call = http_call;

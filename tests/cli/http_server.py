@@ -16,6 +16,14 @@ Handlers (any method; a request body is always read in full):
   /status?code=N   answers N (e.g. 302 with a Location, to check redirects are not followed)
   /hang            never answers (the client's timeout ends it)
   /echo-headers    200 with the received headers as a JSON object
+  /sse?first=MS&every=MS&n=N&tokens=T&usage=0|1&done=0|1
+                   text/event-stream, chunked: a role-only chunk at once (no content),
+                   after `first` ms the first of N content events (OpenAI chat chunks),
+                   then one every `every` ms (relative sleeps: each gap >= every);
+                   with usage=1 a usage-only chunk (completion_tokens T, default 2 N),
+                   with done=1 `data: [DONE]`
+  /lines?first=MS&every=MS&n=N  application/x-ndjson, chunked: N JSON lines
+                   {"response": "w", "eval_count": k (cumulative)}, timed as /sse
 Anything else is 404. `python3 http_server.py` serves until Ctrl-C."""
 import io
 import json
@@ -104,10 +112,46 @@ class _Handler(BaseHTTPRequestHandler):
             owner.stopping.wait()  # until the server stops; the client times out first
             self.close_connection = True
             return None
+        if route in ("/sse", "/lines"):
+            return self._stream(route, query)
         if route == "/echo-headers":
             return self._answer(200, json.dumps(dict(self.headers.items())).encode(),
                                 "application/json")
         return self._answer(404, b"not found")
+
+    def _chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _stream(self, route, query):
+        def num(name, default):
+            return int(query.get(name, [str(default)])[0])
+        n, first, every = num("n", 10), num("first", 200), num("every", 20)
+        sse = route == "/sse"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream" if sse else "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def event(obj):
+            line = json.dumps(obj).encode()
+            self._chunk(b"data: " + line + b"\n\n" if sse else line + b"\n")
+        if sse:
+            event({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+        time.sleep(first / 1000.0)
+        for k in range(n):
+            if k:
+                time.sleep(every / 1000.0)
+            if sse:
+                event({"choices": [{"index": 0, "delta": {"content": f"w{k} "}}]})
+            else:
+                event({"response": f"w{k} ", "eval_count": k + 1})
+        if sse and num("usage", 1):
+            event({"choices": [], "usage": {"prompt_tokens": 5,
+                                            "completion_tokens": num("tokens", 2 * n)}})
+        if sse and num("done", 1):
+            self._chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        return None
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _dispatch
 

@@ -112,6 +112,93 @@ class HttpRunTest(TempDirTest):
         self.assertIn("--inputs or --body is required: the request body (--method GET and HEAD "
                       "send none)", p.stderr)
 
+    # ---- streamed responses ----
+    def test_sse_stream(self):
+        # A role-only chunk at once, the first content event after 200 ms, then one every
+        # 20 ms (10 in all), a usage-only chunk (completion_tokens 20), data: [DONE].
+        # The bounds allow a busy 2-core ASan machine: events cannot come early, only late
+        # (TTFT >= 195 ms and at most +50 ms; ITL p50 >= 18 ms and at most +50 ms).
+        _, r = self.profile(self.srv.url("/sse?first=200&every=20&n=10"), "--keep-events", "15",
+                            "--slo", "ttft=10s,tpot=1s", repeats=5)
+        st = r["http"]["streaming"]
+        self.assertEqual((st["mode"], st["mode_from"]), ("sse", "content-type text/event-stream"))
+        self.assertEqual((st["responses"], st["responses_ended_by_done"],
+                          st["responses_without_content"]), (5, 5, 0))
+        self.assertGreaterEqual(st["ttft_ms"]["min_ms"], 195.0, st["ttft_ms"])
+        self.assertLessEqual(st["ttft_ms"]["p50_ms"], 250.0, st["ttft_ms"])
+        self.assertGreaterEqual(st["itl_ms"]["p50_ms"], 18.0, st["itl_ms"])
+        self.assertLessEqual(st["itl_ms"]["p50_ms"], 70.0, st["itl_ms"])
+        # the role-only chunk is an event but not content; [DONE] is neither
+        self.assertEqual(st["events_per_response"]["p50"], 12)
+        self.assertEqual(st["content_events_per_response"]["p50"], 10)
+        self.assertEqual((st["tokens_source"], st["tokens_per_response"]["p50"]), ("usage", 20))
+        for k in ("p50_ms", "min_ms", "max_ms"):  # (e2e - ttft) / (20 - 1), response by response
+            self.assertGreater(st["tpot_ms"][k], 0)
+        e2e, ttft = st["e2e_ms"]["p50_ms"], st["ttft_ms"]["p50_ms"]
+        self.assertAlmostEqual(st["tpot_ms"]["p50_ms"], (e2e - ttft) / 19, delta=(e2e - ttft) / 19 * 0.2)
+        self.assertGreaterEqual(e2e, 200 + 9 * 20)
+        self.assertLessEqual(e2e, r["latency"]["p50_ms"] + 1e-6)
+        self.assertAlmostEqual(st["output_tokens_per_s"]["p50"], 20 / (e2e / 1e3),
+                               delta=20 / (e2e / 1e3) * 0.2)
+        self.assertEqual(st["goodput"], {"slo": {"ttft_ms": 10000.0, "tpot_ms": 1000.0,
+                                                 "e2e_ms": None},
+                                         "good": 5, "requests": 5, "share": 1.0})
+        # 15 raw timestamps kept: the first response's 12, three of the second
+        kept = st["events_kept"]
+        self.assertEqual([k["call"] for k in kept], [0, 1])
+        self.assertEqual([len(k["t_ms"]) for k in kept], [12, 3])
+        self.assertEqual(kept[0]["content"], [False] + [True] * 10 + [False])
+        self.assertEqual(st["events_not_kept"], 5 * 12 - 15)
+        t = kept[0]["t_ms"]
+        self.assertEqual(t, sorted(t))
+        self.assertGreaterEqual(t[1], 195.0)
+        # an SLO nobody meets: a TTFT of 100 ms
+        _, r = self.profile(self.srv.url("/sse?first=200&every=1&n=3"), "--slo", "ttft=100ms",
+                            repeats=3)
+        self.assertEqual(r["http"]["streaming"]["goodput"]["share"], 0.0)
+        # without usage counts: one token per content event, and said so
+        _, r = self.profile(self.srv.url("/sse?first=0&every=1&n=4&usage=0&done=0"), repeats=3)
+        st = r["http"]["streaming"]
+        self.assertEqual((st["tokens_source"], st["tokens_per_response"]["p50"]), ("events", 4))
+        self.assertEqual(st["responses_ended_by_done"], 0)
+        # a plain answer is no stream
+        _, r = self.profile(self.srv.url("/sleep?ms=0"), repeats=3)
+        self.assertIsNone(r["http"]["streaming"])
+
+    def test_lines_and_chunked_streams(self):
+        url = self.srv.url("/lines?first=50&every=10&n=5")
+        _, r = self.profile(url, "--stream", "lines", "--tokens-field", "eval_count",
+                            "--keep-events", "0", repeats=3)
+        st = r["http"]["streaming"]
+        self.assertEqual((st["mode"], st["mode_from"]), ("lines", "--stream"))
+        self.assertEqual((st["tokens_source"], st["tokens_field"]), ("tokens_field", "eval_count"))
+        self.assertEqual(st["tokens_per_response"]["p50"], 5)
+        self.assertGreaterEqual(st["ttft_ms"]["min_ms"], 48.0)
+        self.assertGreaterEqual(st["itl_ms"]["p50_ms"], 8.0)
+        self.assertEqual((st["events_kept"], st["events_not_kept"]), ([], 15))
+        _, r = self.profile(url, "--stream", "chunked", repeats=3)
+        st = r["http"]["streaming"]
+        self.assertEqual(st["mode"], "chunked")
+        self.assertGreaterEqual(st["ttft_ms"]["min_ms"], 48.0)
+        self.assertEqual(st["tokens_source"], "events")
+
+    def test_stream_option_refusals(self):
+        self.assertIn("--stream 'json': expected sse, lines or chunked",
+                      self.refused("--stream", "json", code=2))
+        self.assertIn("--keep-events '-3': give a whole number from 0 (none) to 100000000",
+                      self.refused("--keep-events", "-3", code=2))
+        self.assertIn("--slo ttft=fast: 'ttft' is not NAME=DURATION; write e.g. "
+                      "ttft=500ms,tpot=50ms,e2e=2s (ms when no unit)",
+                      self.refused("--slo", "ttft=fast"))
+        self.assertIn("--slo itl=5ms: unknown name 'itl'; the SLOs are ttft, tpot and e2e",
+                      self.refused("--slo", "itl=5ms"))
+        self.assertIn("--tokens-field 'usage..n': expected a dotted path to a number in each "
+                      "event's JSON, e.g. usage.output_tokens",
+                      self.refused("--tokens-field", "usage..n"))
+        self.assertIn("--slo is for HTTP API targets",
+                      self.refused("--slo", "ttft=1s", code=2, model="rpxprof-demo:demo_noop"))
+        self.assertEqual(self.srv.requests, 0)
+
     def test_body_and_method(self):
         body = self.path("body.bin")
         with open(body, "wb") as f:
@@ -335,6 +422,15 @@ class HttpRunTest(TempDirTest):
         broken(ok, lambda r: r["http"]["phases_ms"]["total"].update(p50_ms=-1))
         broken(ok, lambda r: r["http"].update(http_version=1.1))
         broken(ok, lambda r: r.update(failed_warmup_calls=-1))
+        _, sse = self.profile(self.srv.url("/sse?first=0&every=1&n=3"), "--slo", "ttft=1s",
+                              repeats=2)
+        sse.pop("_text")
+        validate_profile(sse)
+        broken(sse, lambda r: r["http"]["streaming"].pop("itl_ms"))
+        broken(sse, lambda r: r["http"]["streaming"].update(mode="json"))
+        broken(sse, lambda r: r["http"]["streaming"]["tokens_per_response"].update(p50=-1))
+        broken(sse, lambda r: r["http"]["streaming"]["goodput"].update(share=1.5))
+        broken(sse, lambda r: r["http"]["streaming"]["events_kept"][0]["t_ms"].append("x"))
 
 
 if __name__ == "__main__":
