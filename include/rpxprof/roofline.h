@@ -196,7 +196,8 @@ void rpx_roofline_input_init(rpx_roofline_input *in); /* NaNs, fp32, no nodes */
  * and "reason" says why. NULL only out of memory. */
 json_t *rpx_roofline_json(const rpx_gpu_spec *gpu, const rpx_roofline_input *in);
 /* {KEY: rpx_roofline_json(...), ...} for several targets (the report's
- * `roofline` object). NULL only out of memory. */
+ * `roofline` object); a JSON null when in->flops is unknown (no bound on any
+ * target). NULL only out of memory. */
 json_t *rpx_roofline_json_multi(const rpx_gpu_spec *const *gpus, size_t n,
                                 const rpx_roofline_input *in);
 

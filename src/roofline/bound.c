@@ -319,9 +319,13 @@ json_t *rpx_roofline_json(const rpx_gpu_spec *gpu, const rpx_roofline_input *in)
 json_t *rpx_roofline_json_multi(const rpx_gpu_spec *const *gpus, size_t n,
                                 const rpx_roofline_input *in)
 {
-    json_t *o = json_object();
+    json_t *o;
     size_t i;
     int ok = 1;
+    /* without FLOPs there is no bound on any target: one null, not n empty targets
+     * (the caller states the one reason) */
+    if (isnan(in->flops)) return json_null();
+    o = json_object();
     if (!o) return NULL;
     for (i = 0; i < n; i++) SET(o, gpus[i]->key, rpx_roofline_json(gpus[i], in));
     if (!ok) {
