@@ -41,6 +41,21 @@ json_t *rpx_nvml_gpus(rpx_nvml *nvml, json_t *warnings);
  * Warnings as above. */
 json_t *rpx_nvml_conditions(rpx_nvml *nvml, json_t *warnings);
 
+/* Watching the visible GPUs while the model runs (from the parent process,
+ * outside the model's timed spans): rpx_nvml_watch_create → ..._sample as
+ * often as the caller likes (it reads NVML at most once per interval_s and
+ * returns 1 when it did) → ..._json → ..._free. The nvml handle must outlive
+ * the watch. NULL when nvml is NULL or memory runs out. */
+typedef struct rpx_nvml_watch rpx_nvml_watch;
+rpx_nvml_watch *rpx_nvml_watch_create(rpx_nvml *nvml, double interval_s);
+int rpx_nvml_watch_sample(rpx_nvml_watch *watch);
+/* Per visible GPU: {index, visible_ordinal, samples, throttle_reasons_seen
+ * (every reason active in any sample), sm_clock_mhz {min, max}, power_w_max,
+ * temperature_c_max, unavailable {field: reason}}; a warning per GPU whose
+ * clocks were held back (power, thermal, ...) in any sample. */
+json_t *rpx_nvml_watch_json(const rpx_nvml_watch *watch, json_t *warnings);
+void rpx_nvml_watch_free(rpx_nvml_watch *watch);
+
 /* Driver version ("550.54.15") or NULL. */
 const char *rpx_nvml_driver_version(rpx_nvml *nvml);
 

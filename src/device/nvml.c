@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "device/nvml_abi.h"
+#include "rpxprof/clock.h"
 #include "rpxprof/error.h"
 #include "rpxprof/nvml.h"
 
@@ -58,6 +59,7 @@ struct rpx_nvml {
         rpx_nvmlDeviceGetProcesses_fn processes;
         rpx_nvmlDeviceGetUint_fn max_mig_count;
         rpx_nvmlDeviceGetMigDeviceHandleByIndex_fn mig_handle;
+        rpx_nvmlDeviceGetUint_fn power_usage;
     } fn;
     int proc_version;        /* 2, 1 or 3: which ComputeRunningProcesses we hold */
     int reasons_old;         /* 1: only the older ...ClocksThrottleReasons name */
@@ -132,6 +134,7 @@ static void load_symbols(rpx_nvml *n)
     n->proc_version = proc < 0 ? 0 : proc == 0 ? 2 : proc == 1 ? 1 : 3;
     RPX__SYM(max_mig_count, NULL, "nvmlDeviceGetMaxMigDeviceCount");
     RPX__SYM(mig_handle, NULL, "nvmlDeviceGetMigDeviceHandleByIndex");
+    RPX__SYM(power_usage, NULL, "nvmlDeviceGetPowerUsage");
 }
 
 static const char *errstr(const rpx_nvml *n, nvmlReturn_t rc)
@@ -874,5 +877,222 @@ json_t *rpx_nvml_conditions(rpx_nvml *nvml, json_t *warnings)
     }
     free(u);
     free(ord);
+    return out;
+}
+
+/* ------------------------------------------------------------ watching */
+
+#define RPX__WATCH_MAX_GPUS 64
+
+typedef struct watch_gpu {
+    unsigned int index;
+    int ordinal;
+    long samples;
+    /* per quantity: samples read, the last failure */
+    long n_reasons, n_clock, n_power, n_temp;
+    nvmlReturn_t rc_reasons, rc_clock, rc_power, rc_temp;
+    unsigned long long reasons_seen;
+    long reason_samples[64]; /* samples in which bit k was set */
+    unsigned int sm_min, sm_max, power_max_mw, temp_max;
+} watch_gpu;
+
+struct rpx_nvml_watch {
+    rpx_nvml *n;
+    int64_t interval_ns, last_ns;
+    unsigned int count;
+    watch_gpu g[RPX__WATCH_MAX_GPUS];
+};
+
+rpx_nvml_watch *rpx_nvml_watch_create(rpx_nvml *n, double interval_s)
+{
+    rpx_nvml_watch *w;
+    rpx__uuid *u;
+    int *ord;
+    unsigned int i;
+    if (!n) return NULL;
+    w = calloc(1, sizeof *w);
+    u = read_uuids(n);
+    ord = calloc(n->count ? n->count : 1, sizeof *ord);
+    if (!w || !u || !ord) {
+        free(w);
+        free(u);
+        free(ord);
+        return NULL;
+    }
+    map_visible(n, u, ord, NULL, 0);
+    w->n = n;
+    w->interval_ns = (int64_t)(interval_s * 1e9);
+    for (i = 0; i < n->count && w->count < RPX__WATCH_MAX_GPUS; i++) {
+        watch_gpu *g;
+        if (ord[i] < 0) continue;
+        g = &w->g[w->count++];
+        g->index = i;
+        g->ordinal = ord[i];
+        g->sm_min = ~0u;
+    }
+    free(u);
+    free(ord);
+    return w;
+}
+
+void rpx_nvml_watch_free(rpx_nvml_watch *w)
+{
+    free(w);
+}
+
+int rpx_nvml_watch_sample(rpx_nvml_watch *w)
+{
+    rpx_nvml *n;
+    int64_t now;
+    unsigned int k;
+    if (!w) return 0;
+    now = rpx_clock_now_ns();
+    if (w->last_ns && now - w->last_ns < w->interval_ns) return 0;
+    w->last_ns = now;
+    n = w->n;
+    for (k = 0; k < w->count; k++) {
+        watch_gpu *g = &w->g[k];
+        nvmlDevice_t h;
+        unsigned long long mask = 0;
+        unsigned int v = 0;
+        nvmlReturn_t rc;
+        int bit;
+        if (n->dev_rc[g->index] != NVML_SUCCESS) continue;
+        h = n->dev[g->index];
+        g->samples++;
+        if (n->fn.reasons) {
+            if ((rc = n->fn.reasons(h, &mask)) == NVML_SUCCESS) {
+                g->n_reasons++;
+                g->reasons_seen |= mask;
+                for (bit = 0; bit < 64; bit++)
+                    if (mask & (1ULL << bit)) g->reason_samples[bit]++;
+            } else {
+                g->rc_reasons = rc;
+            }
+        }
+        if (n->fn.clock) {
+            if ((rc = n->fn.clock(h, NVML_CLOCK_SM, &v)) == NVML_SUCCESS) {
+                g->n_clock++;
+                if (v < g->sm_min) g->sm_min = v;
+                if (v > g->sm_max) g->sm_max = v;
+            } else {
+                g->rc_clock = rc;
+            }
+        }
+        if (n->fn.power_usage) {
+            if ((rc = n->fn.power_usage(h, &v)) == NVML_SUCCESS) {
+                g->n_power++;
+                if (v > g->power_max_mw) g->power_max_mw = v;
+            } else {
+                g->rc_power = rc;
+            }
+        }
+        if (n->fn.temperature) {
+            if ((rc = n->fn.temperature(h, NVML_TEMPERATURE_GPU, &v)) == NVML_SUCCESS) {
+                g->n_temp++;
+                if (v > g->temp_max) g->temp_max = v;
+            } else {
+                g->rc_temp = rc;
+            }
+        }
+    }
+    return 1;
+}
+
+/* null with its reason in `why` when no sample of the quantity was read */
+static json_t *watched(const rpx_nvml_watch *w, const watch_gpu *g, json_t *why,
+                       const char *field, long n_read, nvmlReturn_t rc, int exported,
+                       const char *fn, json_t *value)
+{
+    if (n_read > 0) return value;
+    json_decref(value);
+    if (g->samples == 0)
+        json_object_set_new(why, field, json_string("no sample was taken during the timed "
+                                                    "calls (they ended before the first)"));
+    else if (!exported)
+        json_object_set_new(why, field, json_sprintf("%s not exported by this driver", fn));
+    else
+        json_object_set_new(why, field, json_sprintf("%s: %s", fn, errstr(w->n, rc)));
+    return json_null();
+}
+
+json_t *rpx_nvml_watch_json(const rpx_nvml_watch *w, json_t *warnings)
+{
+    json_t *out = json_array();
+    unsigned int k;
+    if (!out || !w) return out;
+    for (k = 0; k < w->count; k++) {
+        const watch_gpu *g = &w->g[k];
+        const rpx_nvml *n = w->n;
+        json_t *o = json_object(), *why = json_object(), *reasons = json_array(), *clk;
+        char held[512] = "", label[160];
+        nvmlDevice_t h = n->dev_rc[g->index] == NVML_SUCCESS ? n->dev[g->index] : NULL;
+        char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "";
+        size_t r;
+        int bit;
+        if (!o || !why || !reasons) {
+            json_decref(o);
+            json_decref(why);
+            json_decref(reasons);
+            break;
+        }
+        if (h && n->fn.name && n->fn.name(h, name, sizeof name) == NVML_SUCCESS) {
+            name[sizeof name - 1] = '\0';
+            snprintf(label, sizeof label, "GPU %u (%s)", g->index, name);
+        } else {
+            snprintf(label, sizeof label, "GPU %u", g->index);
+        }
+        for (bit = 0; bit < 64; bit++) {
+            unsigned long long b = 1ULL << bit;
+            const char *nm = NULL;
+            int benign = 0;
+            char unknown[40];
+            if (!(g->reasons_seen & b)) continue;
+            for (r = 0; r < sizeof reason_names / sizeof reason_names[0]; r++)
+                if (reason_names[r].bit == b) {
+                    nm = reason_names[r].name;
+                    benign = reason_names[r].benign;
+                }
+            if (!nm) {
+                snprintf(unknown, sizeof unknown, "unknown_0x%llx", b);
+                nm = unknown;
+            }
+            json_array_append_new(reasons, json_string(nm));
+            if (!benign) {
+                size_t len = strlen(held);
+                snprintf(held + len, sizeof held - len, "%s%s (%ld of %ld samples)",
+                         len ? ", " : "", nm, g->reason_samples[bit], g->n_reasons);
+            }
+        }
+        json_object_set_new(o, "index", json_integer((json_int_t)g->index));
+        json_object_set_new(o, "visible_ordinal", json_integer(g->ordinal));
+        json_object_set_new(o, "samples", json_integer((json_int_t)g->samples));
+        json_object_set_new(o, "throttle_reasons_seen",
+                            watched(w, g, why, "throttle_reasons_seen", g->n_reasons,
+                                    g->rc_reasons, n->fn.reasons != NULL,
+                                    n->reasons_old ? "nvmlDeviceGetCurrentClocksThrottleReasons"
+                                                   : "nvmlDeviceGetCurrentClocksEventReasons",
+                                    reasons));
+        clk = json_pack("{s:I, s:I}", "min", (json_int_t)g->sm_min, "max", (json_int_t)g->sm_max);
+        json_object_set_new(o, "sm_clock_mhz",
+                            watched(w, g, why, "sm_clock_mhz", g->n_clock, g->rc_clock,
+                                    n->fn.clock != NULL, "nvmlDeviceGetClockInfo", clk));
+        json_object_set_new(o, "power_w_max",
+                            watched(w, g, why, "power_w_max", g->n_power, g->rc_power,
+                                    n->fn.power_usage != NULL, "nvmlDeviceGetPowerUsage",
+                                    json_real((double)g->power_max_mw / 1000.0)));
+        json_object_set_new(o, "temperature_c_max",
+                            watched(w, g, why, "temperature_c_max", g->n_temp, g->rc_temp,
+                                    n->fn.temperature != NULL, "nvmlDeviceGetTemperature",
+                                    json_integer((json_int_t)g->temp_max)));
+        json_object_set_new(o, "unavailable", why);
+        if (held[0])
+            warn(warnings, json_sprintf("%s: during the timed calls its clocks were held back by "
+                                        "%s; SM clock %u-%u MHz: the timings may not show what "
+                                        "the GPU can do",
+                                        label, held, g->n_clock ? g->sm_min : 0,
+                                        g->n_clock ? g->sm_max : 0));
+        json_array_append_new(out, o);
+    }
     return out;
 }

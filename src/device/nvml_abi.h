@@ -129,7 +129,8 @@ typedef nvmlReturn_t (*rpx_nvmlDeviceGetEccMode_fn)(nvmlDevice_t, nvmlEnableStat
                                                     nvmlEnableState_t *);
 /* nvmlDeviceGetMigMode(device, *currentMode, *pendingMode) */
 typedef nvmlReturn_t (*rpx_nvmlDeviceGetMigMode_fn)(nvmlDevice_t, unsigned int *, unsigned int *);
-/* nvmlDeviceGetCurrPcieLinkGeneration / Width */
+/* nvmlDeviceGetPowerUsage(device, *milliwatts) has this signature too.
+ * nvmlDeviceGetCurrPcieLinkGeneration / Width */
 typedef nvmlReturn_t (*rpx_nvmlDeviceGetUint_fn)(nvmlDevice_t, unsigned int *);
 /* nvmlDeviceGetCurrentClocksEventReasons / ...ThrottleReasons */
 typedef nvmlReturn_t (*rpx_nvmlDeviceGetReasons_fn)(nvmlDevice_t, unsigned long long *);

@@ -273,6 +273,7 @@ typedef struct run_ctx {
     samples_set smp;              /* the inputs: one sample or several */
     layers lay;
     rpx_nvml *nvml;
+    rpx_nvml_watch *watch;        /* NVML sampled during the timed calls (gpu_watch.c) */
     json_t *cond_start, *cond_end;
     run_params rp;
     workers w;
@@ -284,6 +285,7 @@ static void ctx_free(run_ctx *x)
 {
     rpx_output_discard(x->output);
     x->output = NULL;
+    rpx_nvml_watch_free(x->watch);
     rpx_nvml_close(x->nvml);
     rpx__layers_free(&x->lay);
     json_decref(x->cond_start);
@@ -378,6 +380,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->rp.samples = x->smp.work;
         x->rp.n_samples = x->smp.n;
         x->rp.pristine = x->smp.writable ? x->smp.pristine : NULL;
+        x->rp.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
     }
     return 0;
 }
@@ -579,6 +582,8 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
             json_t *w;
             json_array_foreach(json_object_get(devjson, "cuda_warnings"), wi, w)
                 rpx__warn_note(notes, res->warnings, json_string_value(w));
+            rpx__gpu_watch_report(x->watch, json_object_get(devjson, "cuda"), notes,
+                                  res->warnings);
         }
     }
     {

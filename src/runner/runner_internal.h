@@ -41,6 +41,14 @@ size_t rpx__budget_rates(const rpx_runner_config *o, double hz[16]);
 void rpx__input_resolution(const rpx_inputs *in, char *buf, size_t size);
 /* A note for the report that the user should also see (warnings may be NULL). */
 void rpx__warn_note(json_t *notes, json_t *warnings, const char *text);
+
+/* gpu_watch.c — NVML sampled by the parent during the timed calls. */
+struct rpx_nvml;
+struct rpx_nvml_watch;
+struct rpx_nvml_watch *rpx__gpu_watch_create(struct rpx_nvml *nvml, int isolate);
+void rpx__gpu_watch_tick(struct rpx_nvml_watch *watch);
+void rpx__gpu_watch_report(const struct rpx_nvml_watch *watch, json_t *cuda, json_t *notes,
+                           json_t *warnings);
 void rpx__drift_note(const int64_t *samples, size_t n, json_t *notes, json_t *warnings);
 json_t *rpx__rss_trend_json(const rpx_rss_summary *t);
 void rpx__growth_notes(const rpx_rss_summary *t, json_t *cuda_growth, json_t *notes,

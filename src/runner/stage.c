@@ -459,6 +459,7 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         pid_t w = wait4(pid, &status, WNOHANG, &ru);
         if (w == pid) break;
         if (w < 0 && errno != EINTR) break;
+        if (phase == PHASE_LOOP) rpx__gpu_watch_tick(p->gpu_watch);
         deadline = next_deadline(p, sh, start, &which);
         now = rpx_clock_now_ns();
         if (which && now >= deadline) {

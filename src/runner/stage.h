@@ -30,6 +30,8 @@ typedef enum run_outcome {
 
 typedef enum run_phase { PHASE_LOAD = 0, PHASE_SETUP, PHASE_LOOP, PHASE_TEARDOWN, PHASE_DONE } run_phase;
 
+struct rpx_nvml_watch;
+
 typedef struct run_params {
     const char *model, *device, *precision, *unit;
     long warmup, repeats;
@@ -48,6 +50,8 @@ typedef struct run_params {
     const rpx_inputs *pristine;   /* --writable-inputs: the bytes restored before every
                                      call; NULL: the inputs are read-only */
     long sample_offset;           /* the timed calls of the processes before this one */
+    struct rpx_nvml_watch *gpu_watch; /* NULL: none; else sampled by the parent's watch loop
+                                     while the child is in its timed loop (gpu_watch.c) */
 } run_params;
 
 typedef struct run_shared {

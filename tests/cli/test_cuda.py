@@ -11,6 +11,7 @@ from common import BUILD, TempDirTest, main, run, run_report, validate_profile
 STUB = os.path.join(BUILD, "stubs", "cuda", "libcuda.so.1")
 CUPTI = os.path.join(BUILD, "stubs", "cupti", "libcupti.so")
 CUPTI_NEW = os.path.join(BUILD, "stubs", "cupti-new", "libcupti.so.13")
+NVML = os.path.join(BUILD, "stubs", "nvml", "libnvidia-ml.so.1")
 MODELS = os.path.join(BUILD, "test-models", "librpxtest_cuda_models.so")
 
 
@@ -245,6 +246,35 @@ class CudaTest(TempDirTest):
                              "--gpu-time", env=self.env(PYTHONPATH=site), check=0)
         self.assertIsNotNone(r, p.stderr)
         self.assertEqual(r["gpu_time"]["library"], os.path.join(wheel, "libcupti.so.12"))
+
+    def test_gpu_conditions_sampled_during_the_timed_calls(self):
+        # a GPU throttles while it works, not before the model's process starts or after it
+        # ends (the stubs: busy from cuInit to the last context release): NVML is sampled
+        # from the parent's watch loop during the timed calls
+        env = self.env(RPX_NVML_LIBRARY=NVML, RPX_STUB_NVML_BUSY_FILE=self.path("busy"),
+                       RPX_TEST_CUPTI=CUPTI, CUDA_DEVICE_ORDER="PCI_BUS_ID")
+        _, r = self.cuda_run("gpu_kernels", "--warmup", "5", "--repeats", "300", env=env)
+        seen = r["cuda"]["conditions_during_timed_calls"]
+        self.assertEqual([g["index"] for g in seen], [0, 1])
+        h100, a100 = seen
+        self.assertGreaterEqual(h100["samples"], 1)
+        self.assertEqual(h100["throttle_reasons_seen"], ["sw_power_cap"])
+        self.assertEqual(h100["sm_clock_mhz"], {"min": 1755, "max": 1755})
+        self.assertEqual(h100["power_w_max"], 690)
+        self.assertIsNone(h100["temperature_c_max"])
+        self.assertEqual(h100["unavailable"]["temperature_c_max"],
+                         "nvmlDeviceGetTemperature: Unknown Error")
+        self.assertIsNone(a100["power_w_max"])
+        self.assertEqual(a100["unavailable"]["power_w_max"],
+                         "nvmlDeviceGetPowerUsage: Not Supported")
+        held = [n for n in r["notes"] if "during the timed calls its clocks were held back" in n]
+        self.assertEqual(len(held), 2, r["notes"])
+        self.assertIn("sw_power_cap", held[0])
+        self.assertFalse(os.path.exists(self.path("busy")))
+        # without NVML: null, and no sampling
+        _, r = self.cuda_run("gpu_logged", "--repeats", "2",
+                             env=self.env(RPX_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1"))
+        self.assertIsNone(r["cuda"]["conditions_during_timed_calls"])
 
     def test_device_memory_leak_is_reported(self):
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "4",

@@ -8,6 +8,9 @@
  *   cuInit returns CUDA_ERROR_NO_DEVICE (100) when no device is visible
  *   (CUDA_VISIBLE_DEVICES="", or only invalid entries), as the real driver
  *   does; cuDeviceGetCount then answers CUDA_ERROR_NOT_INITIALIZED
+ *   RPX_STUB_NVML_BUSY_FILE=F    created by cuInit, removed when the last primary
+ *                                context is released: the stub NVML reads the GPUs
+ *                                as busy meanwhile
  *   RPX_STUB_CUDA_LOG=FILE       appends events, one per line: "sync<ordinal>"
  *                                for cuCtxSynchronize and, from the main thread
  *                                only, "mem<ordinal>" for cuMemGetInfo
@@ -164,6 +167,11 @@ CUresult cuInit(unsigned int flags)
     for (i = 0; i < MAXD; i++) contexts[i].ordinal = i;
     if (nvisible == 0) return CUDA_ERROR_NO_DEVICE; /* the real driver: nothing to initialise */
     initialised = 1;
+    {
+        const char *busy = getenv("RPX_STUB_NVML_BUSY_FILE");
+        FILE *f = busy && *busy ? fopen(busy, "w") : NULL;
+        if (f) fclose(f);
+    }
     return CUDA_SUCCESS;
 }
 
@@ -231,16 +239,21 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
     return CUDA_ERROR_INVALID_VALUE;
 }
 
+static int retained;
+
 CUresult cuDevicePrimaryCtxRetain(void **c, CUdevice d)
 {
     if (d < 0 || d >= nvisible) return CUDA_ERROR_INVALID_DEVICE;
     *c = &contexts[d];
+    retained++;
     return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 {
+    const char *busy = getenv("RPX_STUB_NVML_BUSY_FILE");
     (void)d;
+    if (--retained == 0 && busy && *busy) unlink(busy);
     return CUDA_SUCCESS;
 }
 

@@ -14,6 +14,13 @@
  *   RPX_STUB_NVML_THROTTLE=hex clock-throttle reason mask of every GPU
  *                              (default 0x1, gpu_idle)
  *   RPX_STUB_NVML_MIG=1        MIG on for GPU 0, with two MIG devices
+ *   RPX_STUB_NVML_BUSY_FILE=F  while file F exists the GPUs are busy, as a real GPU
+ *                              is only while the model runs (the stub CUDA driver
+ *                              creates F at cuInit and removes it at the last
+ *                              context release): clock reasons
+ *                              RPX_STUB_NVML_THROTTLE_BUSY (default 0x4,
+ *                              sw_power_cap), SM clock 1755 / 1275 MHz, power
+ *                              690 W on GPU 0; idle, 70 W and full clocks otherwise
  *
  * The full library's nvmlDeviceGetComputeRunningProcesses_v3 behaves like
  * drivers 535.43-535.86: it writes 32-byte entries (a fifth 8-byte field after
@@ -65,6 +72,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t devic
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
                                                             unsigned int *count,
                                                             nvmlProcessInfo_t *infos);
+EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);
 EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);
 EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
                                                         nvmlDevice_t *mig);
@@ -123,6 +131,12 @@ static unsigned int gpu_count(void)
 {
     long n = env_long("RPX_STUB_NVML_COUNT", 2);
     return n < 0 ? 0u : n > 2 ? 2u : (unsigned int)n;
+}
+
+static int busy(void)
+{
+    const char *f = getenv("RPX_STUB_NVML_BUSY_FILE");
+    return f && *f && access(f, F_OK) == 0;
 }
 
 static int mig_on(int gpu)
@@ -280,7 +294,9 @@ static nvmlReturn_t clock_of(nvmlDevice_t device, nvmlClockType_t type, unsigned
     if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
     switch (type) {
     case NVML_CLOCK_GRAPHICS:
-    case NVML_CLOCK_SM: *clock = max ? g->sm_max : g->sm; return NVML_SUCCESS;
+    case NVML_CLOCK_SM:
+        *clock = max ? g->sm_max : busy() ? (g == &gpus[0] ? 1755 : 1275) : g->sm;
+        return NVML_SUCCESS;
     case NVML_CLOCK_MEM: *clock = max ? g->mem_max : g->mem; return NVML_SUCCESS;
     }
     return NVML_ERROR_INVALID_ARGUMENT;
@@ -356,7 +372,21 @@ static nvmlReturn_t reasons_of(nvmlDevice_t device, unsigned long long *reasons)
     GPU_OR_RETURN(device, g);
     (void)g;
     if (!reasons) return NVML_ERROR_INVALID_ARGUMENT;
+    if (busy()) {
+        const char *b = getenv("RPX_STUB_NVML_THROTTLE_BUSY");
+        *reasons = b && *b ? strtoull(b, NULL, 16) : nvmlClocksThrottleReasonSwPowerCap;
+        return NVML_SUCCESS;
+    }
     *reasons = v && *v ? strtoull(v, NULL, 16) : nvmlClocksThrottleReasonGpuIdle;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
+{
+    GPU_OR_RETURN(device, g);
+    if (!power) return NVML_ERROR_INVALID_ARGUMENT;
+    if (g->power_rc != NVML_SUCCESS) return g->power_rc;
+    *power = busy() ? 690000 : 70000;
     return NVML_SUCCESS;
 }
 
