@@ -173,6 +173,7 @@ static void test_slurm_shard(void **st)
         {"7", "7", "7", "1", "1", 1, 0, 1},           /* --array=7 */
         {"11", "5", "11", "3", "3", 1, 2, 3},
         {"3", "1", "4", "1", "3", RPX_EINVAL, 0, 0},  /* a list 1,3,4 */
+        {"1", "1", "3", "1", "2", RPX_EINVAL, 0, 0},  /* --array=1,3 as Slurm 22.05 sets it */
         {"5", "0", "5", NULL, "3", RPX_EINVAL, 0, 0}, /* a list 0,1,5 without a step */
         {"3", "0", "6", "2", "4", RPX_EINVAL, 0, 0},  /* 3 is not on the step */
         {"8", "0", "6", "2", "4", RPX_EINVAL, 0, 0},  /* outside */
