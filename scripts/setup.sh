@@ -22,6 +22,7 @@ packages=(
   python3-dev                               # the Python target (embeds CPython)
   python3-setuptools python3-wheel python3-venv python3-pip python3-pytest  # the Python package: pip install --no-build-isolation ./python, its tests
   libcurl4-openssl-dev                      # the HTTP target
+  slurm-wlm munge                           # a single-node Slurm cluster in the tests (scripts/slurm-cluster.sh)
 )
 for arg in "$@"; do
   case "$arg" in

@@ -27,3 +27,6 @@ rpx_py_test(cli.examples cli/test_examples.py)
 set_tests_properties(cli.examples PROPERTIES RUN_SERIAL TRUE TIMEOUT 1200)
 # The depth-efficiency pipeline's keys in batch reports (its aggregator's stand-in), and aggregate reading the reference's reports.
 rpx_py_test(cli.pipeline_format cli/test_pipeline_format.py)
+# docs/batch.md's Slurm recipe on a single-node cluster (scripts/slurm-cluster.sh); skipped (77) where it cannot run.
+rpx_py_test(cli.slurm cli/test_slurm.py)
+set_tests_properties(cli.slurm PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
