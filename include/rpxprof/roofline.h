@@ -106,8 +106,14 @@ int rpx_gpu_table_load_json(rpx_gpu_table *t, const json_t *root, const char *or
 int rpx_gpu_table_load_env(rpx_gpu_table *t, rpx_error *err);
 size_t rpx_gpu_table_count(const rpx_gpu_table *t);
 const rpx_gpu_spec *rpx_gpu_table_at(const rpx_gpu_table *t, size_t index);
-/* By key (case-insensitive), or NULL. */
+/* By key (case-insensitive); else by name as users write it ("A100-80GB",
+ * "rtx 4090"): an exact case-insensitive name, else the one entry whose name or
+ * key equals or contains the text with case, spaces and punctuation ignored.
+ * NULL when none or several match (rpx_gpu_table_candidates lists them). */
 const rpx_gpu_spec *rpx_gpu_table_find(const rpx_gpu_table *t, const char *key);
+/* The entries a name could mean, as "key (name), key (name)" into buf when
+ * there are several; returns their count. */
+size_t rpx_gpu_table_candidates(const rpx_gpu_table *t, const char *what, char *buf, size_t len);
 /* The entry for a detected device name ("NVIDIA H100 80GB HBM3" → h100-sxm),
  * or NULL. User entries are tried first; an exact (case-insensitive) name
  * match wins, then the most specific `match` pattern. */

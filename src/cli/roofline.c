@@ -439,7 +439,12 @@ int rpx_cli_roofline(int argc, char **argv)
                 strcmp(tok, "host-cpu") == 0 ? &cpu_spec : rpx_gpu_table_find(t, tok);
             json_t *b;
             if (!g) {
-                char hint[128];
+                char hint[128], cand[1024];
+                if (rpx_gpu_table_candidates(t, tok, cand, sizeof cand) > 1)
+                    rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                                      "--gpu '%s' is ambiguous: it could be %s; give one of these keys",
+                                      tok, cand);
+                else
                 rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
                                   "--gpu: no target with key '%s';%s 'rpxprof gpus' lists them "
                                   "(host-cpu is this CPU)",

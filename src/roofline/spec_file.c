@@ -103,13 +103,69 @@ const rpx_gpu_spec *rpx_gpu_table_at(const rpx_gpu_table *t, size_t index)
     return t && index < t->n ? t->entries[index].spec : NULL;
 }
 
+/* lower-case letters and digits only: "A100-80GB" -> "a100 80gb" -> "a10080gb" */
+static void squash(const char *s, char *out, size_t len)
+{
+    size_t n = 0;
+    for (; s && *s && n + 1 < len; s++)
+        if ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')) out[n++] = *s;
+        else if (*s >= 'A' && *s <= 'Z') out[n++] = (char)(*s - 'A' + 'a');
+    out[n] = '\0';
+}
+
+static const char *unvendor(const char *squashed)
+{
+    static const char *vendors[] = {"nvidiageforce", "nvidia", "amd", "intel"};
+    size_t i;
+    for (i = 0; i < sizeof vendors / sizeof vendors[0]; i++)
+        if (!strncmp(squashed, vendors[i], strlen(vendors[i]))) return squashed + strlen(vendors[i]);
+    return squashed;
+}
+
+/* the entries that a name given by a user could mean: exact names first, then
+ * names (with or without the vendor) and keys equal to it once case, spaces
+ * and punctuation are ignored */
+static size_t name_candidates(const rpx_gpu_table *t, const char *what, const rpx_gpu_spec **out,
+                              size_t max)
+{
+    char w[128], nm[256];
+    size_t i, n = 0;
+    squash(what, w, sizeof w);
+    for (i = 0; i < t->n && n < max; i++)
+        if (t->entries[i].spec->name && strcasecmp(t->entries[i].spec->name, what) == 0)
+            out[n++] = t->entries[i].spec;
+    if (n || !*w) return n;
+    for (i = 0; i < t->n && n < max; i++) {
+        const rpx_gpu_spec *g = t->entries[i].spec;
+        char k[128];
+        squash(g->name, nm, sizeof nm);
+        squash(g->key, k, sizeof k);
+        if (!strcmp(nm, w) || !strcmp(unvendor(nm), unvendor(w)) || !strcmp(k, w)) out[n++] = g;
+    }
+    return n;
+}
+
 const rpx_gpu_spec *rpx_gpu_table_find(const rpx_gpu_table *t, const char *key)
 {
+    const rpx_gpu_spec *c[2];
     size_t i;
     if (!t || !key) return NULL;
     for (i = 0; i < t->n; i++)
         if (strcasecmp(t->entries[i].spec->key, key) == 0) return t->entries[i].spec;
-    return NULL;
+    return name_candidates(t, key, c, 2) == 1 ? c[0] : NULL;
+}
+
+size_t rpx_gpu_table_candidates(const rpx_gpu_table *t, const char *what, char *buf, size_t len)
+{
+    const rpx_gpu_spec *c[16];
+    size_t n, i, used = 0;
+    if (len) buf[0] = '\0';
+    if (!t || !what) return 0;
+    n = name_candidates(t, what, c, sizeof c / sizeof c[0]);
+    for (i = 0; n > 1 && i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s (%s)", i ? ", " : "", c[i]->key,
+                                 c[i]->name ? c[i]->name : "");
+    return n;
 }
 
 const rpx_gpu_spec *rpx_gpu_table_match_name(const rpx_gpu_table *t, const char *name)

@@ -58,6 +58,10 @@ int rpx__layers_prepare(const rpx_runner_config *o, layers *l, rpx_error *err)
         snprintf(buf, sizeof buf, "%s", o->gpus);
         for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             const rpx_gpu_spec *g = rpx_gpu_table_find(l->table, tok);
+            char cand[512];
+            if (!g && rpx_gpu_table_candidates(l->table, tok, cand, sizeof cand) > 1)
+                return rpx_error_set(err, RPX_EUSAGE, "--gpu %s: '%s' is ambiguous: it could be %s; "
+                                     "give one of these keys", o->gpus, tok, cand);
             if (!g)
                 return rpx_error_set(err, RPX_EUSAGE,
                                      "--gpu %s: no GPU with key '%s'; 'rpxprof gpus' lists the "

@@ -236,6 +236,22 @@ class RooflineTest(TempDirTest):
         self.assertGreaterEqual(b["unfused"]["latency_ms"], conv / 19.5e9)
         self.assertGreaterEqual(b["unfused"]["latency_ms"], b["ideal"]["latency_ms"])
 
+    def test_gpu_by_name(self):
+        """--gpu takes the table's names as users write them, case-insensitively (issue 18)."""
+        for given, key in (("A100-80GB", "ref-a100-80gb"), ("RTX 4090", "ref-rtx4090"),
+                           ("rtx 4090", "ref-rtx4090"), ("H100 SXM", "h100-sxm"),
+                           ("nvidia geforce rtx 4090", "rtx-4090"), ("H100-SXM", "h100-sxm")):
+            doc = self.roofline("--gpu", given, "--flops", "1e12", "--bytes", "1e9")
+            self.assertEqual(list(doc["bounds"]), [key], given)
+        # an ambiguous name lists the candidates
+        p = run("roofline", "--gpu", "rtx4090", "--flops", "1", "--bytes", "1", check=2)
+        self.assertIn("'rtx4090' is ambiguous", p.stderr)
+        self.assertIn("rtx-4090 (NVIDIA GeForce RTX 4090)", p.stderr)
+        self.assertIn("ref-rtx4090 (RTX 4090)", p.stderr)
+        # a prefix of several keys is not a name: the keys are suggested as before
+        p = run("roofline", "--gpu", "a100-sxm", "--flops", "1", "--bytes", "1", check=2)
+        self.assertIn("no target with key 'a100-sxm'; did you mean 'a100-sxm-", p.stderr)
+
     def test_usage_errors(self):
         self.assertIn("--gpu", run("roofline", "--flops", "1", "--bytes", "1", check=2).stderr)
         self.assertIn("--flops", run("roofline", "--gpu", "h100-sxm", "--flops", "lots",
