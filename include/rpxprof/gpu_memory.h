@@ -9,6 +9,11 @@
  * card's conditions list other processes), and allocations that live less
  * than the interval can be missed.
  *
+ * RPX_GPU_MEM_SAMPLER=off starts no sampler thread (memory is read at the
+ * reset and at the end only): for measuring what the sampler costs the timed
+ * calls. The method's at_reset_mb is what was in use at the reset: the peak
+ * minus it is what a call added.
+ *
  * Lifecycle: rpx_gpu_mem_start (baseline) → rpx_gpu_mem_reset (after warmup)
  * → rpx_gpu_mem_stop → rpx_gpu_mem_json → rpx_gpu_mem_free. */
 #ifndef RPXPROF_GPU_MEMORY_H

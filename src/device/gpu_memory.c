@@ -18,6 +18,8 @@ struct rpx_gpu_mem {
     long interval_us;
     pthread_t thread;
     int running;
+    int sampler_off;              /* RPX_GPU_MEM_SAMPLER=off: read at reset and end only */
+    int stopped;
     _Atomic int stop;
     pthread_mutex_t lock;
     int64_t baseline[MAX_DEV];
@@ -85,6 +87,15 @@ int rpx_gpu_mem_start(rpx_cuda *cuda, long interval_us, rpx_gpu_mem **out, rpx_e
             snprintf(m->reason[i], sizeof m->reason[i], "%s", e.message);
         }
     }
+    {
+        /* off: to measure what the sampler costs the timed calls (gpu-check.sh) */
+        const char *off = getenv("RPX_GPU_MEM_SAMPLER");
+        m->sampler_off = off && strcmp(off, "off") == 0;
+    }
+    if (m->sampler_off) {
+        *out = m;
+        return 0;
+    }
     m->running = pthread_create(&m->thread, NULL, sampler, m) == 0;
     if (!m->running) {
         pthread_mutex_destroy(&m->lock);
@@ -121,10 +132,13 @@ json_t *rpx_gpu_mem_growth_json(const rpx_gpu_mem *m)
 
 void rpx_gpu_mem_stop(rpx_gpu_mem *m)
 {
-    if (!m || !m->running) return;
-    atomic_store(&m->stop, 1);
-    pthread_join(m->thread, NULL);
-    m->running = 0;
+    if (!m || m->stopped) return;
+    m->stopped = 1;
+    if (m->running) {
+        atomic_store(&m->stop, 1);
+        pthread_join(m->thread, NULL);
+        m->running = 0;
+    }
     sample_all(m);
 }
 
@@ -166,7 +180,9 @@ json_t *rpx_gpu_mem_method_json(const rpx_gpu_mem *m)
                     "after warmup to the end of the loop, weights included; counts other "
                     "processes' allocations made during the run and can miss allocations that "
                     "live shorter than the sampling interval"));
-    json_object_set_new(o, "interval_us", json_integer(m ? m->interval_us : 0));
+    json_object_set_new(o, "sampler", json_boolean(m && !m->sampler_off));
+    json_object_set_new(o, "interval_us",
+                        m && m->sampler_off ? json_null() : json_integer(m ? m->interval_us : 0));
     json_object_set_new(o, "samples", json_integer(m ? (json_int_t)atomic_load(&((rpx_gpu_mem *)m)->samples) : 0));
     for (i = 0; m && i < m->count; i++) {
         char key[16];
@@ -177,6 +193,19 @@ json_t *rpx_gpu_mem_method_json(const rpx_gpu_mem *m)
         if (m->failed[i]) json_object_set_new(why, key, json_string(m->reason[i]));
     }
     json_object_set_new(o, "baseline_mb", base);
+    {
+        /* in use above the baseline when the peaks were reset (after warmup): the
+         * peak minus this is what one call added (weights and caches excluded) */
+        json_t *at = json_object();
+        for (i = 0; m && i < m->count; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", i);
+            json_object_set_new(at, key,
+                                m->failed[i] ? json_null()
+                                             : json_real((double)m->at_reset[i] / 1048576.0));
+        }
+        json_object_set_new(o, "at_reset_mb", at);
+    }
     json_object_set_new(o, "unavailable", why);
     return o;
 }

@@ -170,6 +170,9 @@ class CudaTest(TempDirTest):
         method = r["memory"]["cuda_peak_method"]
         self.assertEqual(method["method"], "cuda_mem_get_info_sampled")
         self.assertEqual(method["baseline_mb"], {"0": 512, "1": 512})
+        # the weights were in use when the peaks were reset: the call's own peak is 50
+        self.assertEqual(method["at_reset_mb"], {"0": 0, "1": 100})
+        self.assertTrue(method["sampler"])
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "3",
                              env=self.env(RPX_TEST_GPU_DEVICE="0", RPX_TEST_GPU_WEIGHTS_MB="10",
                                           RPX_TEST_GPU_TRANSIENT_MB="30"))
@@ -275,6 +278,16 @@ class CudaTest(TempDirTest):
         _, r = self.cuda_run("gpu_logged", "--repeats", "2",
                              env=self.env(RPX_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1"))
         self.assertIsNone(r["cuda"]["conditions_during_timed_calls"])
+
+    def test_memory_sampler_can_be_turned_off(self):
+        # gpu-check.sh measures the sampler's cost: p50 with it and without
+        _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "3",
+                             env=self.env(RPX_GPU_MEM_SAMPLER="off"))
+        method = r["memory"]["cuda_peak_method"]
+        self.assertFalse(method["sampler"])
+        self.assertIsNone(method["interval_us"])
+        self.assertEqual(method["samples"], 2)  # at the reset and at the end only
+        self.assertEqual(method["at_reset_mb"]["1"], 100)
 
     def test_device_memory_leak_is_reported(self):
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "4",
