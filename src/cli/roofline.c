@@ -480,6 +480,17 @@ int rpx_cli_roofline(int argc, char **argv)
     json_object_set_new(input, "precision", json_string(rpx_precision_name(in.precision)));
     json_object_set_new(input, "tf32", json_boolean(in.tf32));
     json_object_set_new(input, "measured_p50_ms", rpx_json_real_or_null(in.measured_p50_ms));
+    if (o.cost && in.n_nodes == 0) {
+        /* the unfused bound needs every node's cost: say so, and how to get them */
+        char why[1024];
+        snprintf(why, sizeof why,
+                 "no unfused bound: %s has no per-node costs (a cost object made without "
+                 "--per-op); make it with 'rpxprof cost MODEL.onnx --json --per-op', or give "
+                 "the ONNX model itself to --cost",
+                 o.cost);
+        json_object_set_new(input, "unfused_reason", json_string(why));
+        if (!o.json) printf("note: %s\n", why);
+    }
     json_object_set_new(root, "schema", json_string(ROOFLINE_SCHEMA));
     if (o.gpus) {
         json_object_set_new(root, "input", input);

@@ -235,6 +235,20 @@ class RooflineTest(TempDirTest):
         conv = 2 * 16 * 3 * 3 * 3 * 64 * 64
         self.assertGreaterEqual(b["unfused"]["latency_ms"], conv / 19.5e9)
         self.assertGreaterEqual(b["unfused"]["latency_ms"], b["ideal"]["latency_ms"])
+        self.assertNotIn("unfused_reason", doc["input"])
+        # without --per-op the unfused bound cannot be made: said, with the way to get it
+        p = run("cost", onnx_path, "--json")
+        with open(cost_path, "w") as f:
+            f.write(p.stdout)
+        doc = self.roofline("--gpu", "a100-sxm-80gb", "--cost", cost_path)
+        self.assertIsNone(doc["bounds"]["a100-sxm-80gb"]["unfused"])
+        self.assertIn("--per-op", doc["input"]["unfused_reason"])
+        t = run("roofline", "--gpu", "a100-sxm-80gb", "--cost", cost_path, check=0)
+        self.assertIn("no unfused bound: " + cost_path + " has no per-node costs", t.stdout)
+        # the ONNX model itself: costed here, per node
+        doc = self.roofline("--gpu", "a100-sxm-80gb", "--cost", onnx_path)
+        self.assertEqual(doc["bounds"]["a100-sxm-80gb"]["unfused"]["nodes"], 2)
+        self.assertEqual(doc["bounds"]["a100-sxm-80gb"]["ideal"]["flops"], cost["flops"])
 
     def test_gpu_by_name(self):
         """--gpu takes the table's names as users write them, case-insensitively (issue 18)."""
