@@ -7,7 +7,8 @@
 #
 #   scripts/slurm-cluster.sh start DIR   start munged, slurmctld and slurmd;
 #                                        prints `export SLURM_CONF=DIR/slurm.conf`
-#   scripts/slurm-cluster.sh stop DIR    stop them, by the PIDs in DIR/pids
+#   scripts/slurm-cluster.sh stop DIR    stop them, by the PIDs in DIR/pids; remove
+#                                        the key; DIR (logs, state) stays, the user's
 #   scripts/slurm-cluster.sh check       why this machine cannot run it (exit 1),
 #                                        or nothing (exit 0)
 #
@@ -71,12 +72,17 @@ stop() {
   done
   for pid in "${pids[@]}"; do as_root kill -KILL "$pid" 2>/dev/null || true; done
   rm -f "$dir/pids"
+  # the key goes; what the daemons wrote (logs, state) is handed back to the user
+  as_root rm -f "$dir/munge/munge.key" 2>/dev/null || true
+  if [ "$(id -u)" -ne 0 ] && [ -d "$dir" ]; then
+    as_root chown -R "$(id -u):$(id -g)" "$dir" 2>/dev/null || true
+  fi
 }
 
 # Record the PID in a daemon's PID file (it writes it once it runs).
 record_pid() {
   local file=$1 dir=$2 pid
-  wait_for "[ -s '$file' ]" 10 || return 1
+  wait_for "as_root test -s '$file'" 10 || return 1
   pid=$(as_root cat "$file")
   echo "$pid" >>"$dir/pids"
 }
@@ -107,14 +113,15 @@ start() {
   as_root mungekey --create --keyfile="$dir/munge/munge.key" --force >/dev/null 2>&1 ||
     as_root dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
   as_root chmod 400 "$dir/munge/munge.key"
+  # the clients (sbatch, squeue) run as the user and connect to the socket
+  as_root chmod 755 "$dir/munge"
   : >"$dir/pids"
   as_root munged --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" \
     --seed-file="$dir/munge/munged.seed" --force ||
     die "munged did not start: $(as_root tail -3 "$dir/munge/munged.log" 2>/dev/null)"
-  record_pid "$dir/munge/munged.pid" "$dir" || die "munged wrote no PID file"
-  # the clients (sbatch, squeue) run as the user and connect to the socket
-  as_root chmod 755 "$dir/munge"
+  record_pid "$dir/munge/munged.pid" "$dir" ||
+    die "munged wrote no PID file: $(as_root tail -3 "$dir/munge/munged.log" 2>/dev/null)"
 
   cat >"$dir/slurm.conf" <<EOF
 # A single-node test cluster made by scripts/slurm-cluster.sh
@@ -170,7 +177,8 @@ EOF
 case "${1:-}" in
   start)
     [ $# -eq 2 ] || { echo "usage: $0 start DIR" >&2; exit 2; }
-    trap 'stop "$2"' EXIT # a failed start stops what it started
+    CLUSTER_DIR=$2
+    trap 'stop "$CLUSTER_DIR"' EXIT # a failed start stops what it started
     start "$2"
     trap - EXIT ;;
   stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; stop "$2" ;;
