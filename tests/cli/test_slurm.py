@@ -1,8 +1,8 @@
 """docs/batch.md's Slurm recipe on a real single-node Slurm cluster that
 scripts/slurm-cluster.sh starts from Debian's slurm-wlm and munge (its own munge
 key, slurm.conf, state, sockets and logs under a temporary folder): the array
-with a dependent aggregate, a stepped array, a list of indices (refused before
-any work), a task cancelled mid-run then the array re-submitted with --resume,
+with a dependent aggregate, a stepped array, a single index, a list of indices
+(refused before any work), a task cancelled mid-run then the array re-submitted with --resume,
 each compared with one unsharded run. Every daemon started is stopped by PID,
 also when a check fails or the test is killed with SIGTERM/SIGINT.
 
@@ -168,6 +168,13 @@ class SlurmRecipeTest(unittest.TestCase):
         p = run("aggregate", os.path.join(d, "results"), "--out-dir", os.path.join(d, "summary"),
                 "--expect", os.path.join(d, "manifest.json"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # a single index: an array of one task, shard 0/1, the whole manifest
+        d = make_work("single-index")
+        job = submit(d, "--array=5", "cpu.sbatch")
+        wait_idle()
+        self.assertEqual(job_states(job), {5: ("COMPLETED", "0:0")})
+        self.assertEqual(shard_lines(d, job), {0: (1, 6, 0)})
+        self.same_as_single(d)
         # a list (what a user re-submits for the failed tasks 1 and 3): refused before any work
         d = make_work("list")
         job = submit(d, "--array=1,3", "cpu.sbatch")
