@@ -90,6 +90,8 @@ typedef struct rpx__val {
     /* data of the model (initializer, Constant output) */
     int is_weight;
     int data_external;      /* initializer stored in an external file */
+    const char *ext_location; /* its file, when its values were wanted (small integers) */
+    int ext_missing;        /* ... and could not be read from it */
     const Onnx__TensorProto *tensor;
     const Onnx__ValueInfoProto *vi; /* value_info / output declaration */
     int from_vi;            /* shape taken from value_info: inference had none */

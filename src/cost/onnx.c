@@ -6,7 +6,9 @@
  * the weight bytes are skipped with a seek, so they are neither read nor
  * mapped and memory does not grow with the weight size (a mapping would not
  * do: the kernel maps whole large folios of page cache around every byte
- * touched). Weights stored in external files are never opened. protobuf-c
+ * touched). Weights stored in external files are never opened; only a small
+ * integer tensor stored there (a shape constant: at most EXT_CONST_MAX
+ * elements) is read, when its file is next to the model. protobuf-c
  * (code generated from the system's onnx.proto) then unpacks the small
  * buffer, and rpx__build turns graphs, nodes and tensors into indexed values
  * and nodes. */
@@ -462,12 +464,61 @@ int rpx__tensor_dtype_dims(rpx__ctx *c, const Onnx__TensorProto *t, rpx__val *v,
     return 0;
 }
 
+#define EXT_CONST_MAX 1024
+
+/* The bytes of a small integer tensor in external data, from the file named
+ * by its `location` (relative to the model's folder): a malloc'd buffer of
+ * `want` bytes, or NULL with v->ext_missing set when it cannot be read. */
+static unsigned char *read_external(rpx__ctx *c, const Onnx__TensorProto *t, rpx__val *v, size_t want)
+{
+    const char *loc = NULL, *slash;
+    long long off = 0, len = -1;
+    char path[4096];
+    unsigned char *buf;
+    size_t i;
+    int fd;
+    ssize_t got;
+    for (i = 0; i < t->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *e = t->external_data[i];
+        if (!e->key || !e->value) continue;
+        if (!strcmp(e->key, "location")) loc = e->value;
+        else if (!strcmp(e->key, "offset")) off = strtoll(e->value, NULL, 10);
+        else if (!strcmp(e->key, "length")) len = strtoll(e->value, NULL, 10);
+    }
+    v->ext_location = loc ? rpx__strndup(&c->arena, loc, strlen(loc)) : "(no location)";
+    v->ext_missing = 1;
+    if (!loc || !*loc || loc[0] == '/' || strstr(loc, "..") || off < 0 ||
+        (len >= 0 && (size_t)len != want))
+        return NULL;
+    slash = strrchr(c->path, '/');
+    if (slash) snprintf(path, sizeof path, "%.*s/%s", (int)(slash - c->path), c->path, loc);
+    else snprintf(path, sizeof path, "%s", loc);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    buf = malloc(want ? want : 1);
+    got = buf ? pread(fd, buf, want, (off_t)off) : -1;
+    close(fd);
+    if (got < 0 || (size_t)got != want) {
+        free(buf);
+        return NULL;
+    }
+    v->ext_missing = 0;
+    return buf;
+}
+
 int rpx__tensor_value(rpx__ctx *c, const Onnx__TensorProto *t, rpx__val *v, const char *what)
 {
     size_t n = (size_t)v->elems, i;
     int dt = v->dtype, bits = rpx__dtype_bits(dt), isf = rpx__dtype_is_float(dt);
+    unsigned char *ext = NULL;
     (void)what;
-    if (v->data_external || v->elems > RPX__CVAL_MAX || bits < 8 || dt == RPX__T_COMPLEX64 ||
+    if (v->data_external && !isf && bits >= 8 && v->elems <= EXT_CONST_MAX) {
+        ext = read_external(c, t, v, n * (size_t)bits / 8);
+        if (!ext) return 0; /* unknown; the message names the external file */
+    } else if (v->data_external) {
+        return 0;
+    }
+    if (v->elems > RPX__CVAL_MAX || bits < 8 || dt == RPX__T_COMPLEX64 ||
         dt == RPX__T_COMPLEX128 || (isf && bits == 8))
         return 0;
     if (isf) {
@@ -477,8 +528,8 @@ int rpx__tensor_value(rpx__ctx *c, const Onnx__TensorProto *t, rpx__val *v, cons
         v->cv_i = rpx__alloc(&c->arena, (n ? n : 1) * sizeof *v->cv_i);
         if (!v->cv_i) return rpx__fail(c, RPX_ENOMEM, "out of memory");
     }
-    if (t->has_raw_data && t->raw_data.len == n * (size_t)bits / 8) {
-        const uint8_t *p = t->raw_data.data;
+    if (ext || (t->has_raw_data && t->raw_data.len == n * (size_t)bits / 8)) {
+        const uint8_t *p = ext ? ext : t->raw_data.data;
         int b = bits / 8;
         for (i = 0; i < n; i++, p += b) {
             uint64_t u = le(p, b);
@@ -508,6 +559,7 @@ int rpx__tensor_value(rpx__ctx *c, const Onnx__TensorProto *t, rpx__val *v, cons
             default: v->cv_i[i] = (int64_t)u; break; /* unsigned narrower than 64 bits */
             }
         }
+        free(ext);
     } else if (dt == RPX__T_FLOAT && t->n_float_data == n) {
         for (i = 0; i < n; i++) v->cv_f[i] = t->float_data[i];
     } else if (dt == RPX__T_DOUBLE && t->n_double_data == n) {

@@ -335,8 +335,17 @@ static int flops_of(rpx__ctx *c, rpx__node *n, const rpx__opdef *def)
     case RPX__C_STD: return rpx__cost_std(c, n);
     case RPX__C_MOVE: return 1;
     case RPX__C_VIEW: n->view = 1; return 1;
-    case RPX__C_NONE:
-        return unsupported(n, rpx__fmt(c, "no cost formula for %s (its output shapes are known)", op));
+    case RPX__C_NONE: {
+        size_t i;
+        int all = 1;
+        for (i = 0; i < n->n_out; i++) {
+            const rpx__val *o = rpx__out(c, n, i);
+            if (o && !rpx__known(o)) all = 0;
+        }
+        return unsupported(n, all ? rpx__fmt(c, "no cost formula for %s (its output shapes are known)", op)
+                                  : rpx__fmt(c, "no cost formula for %s, and its output shape depends "
+                                                "on the data (known only at run time)", op));
+    }
     }
     return unsupported(n, "no cost formula");
 }

@@ -47,6 +47,26 @@ const char *rpx__why_unknown(rpx__ctx *c, const rpx__val *v)
     return rpx__fmt(c, "the shape of input '%s' is unknown", v->name);
 }
 
+const char *rpx__why_no_values(rpx__ctx *c, const rpx__val *v)
+{
+    if (v->data_external && v->ext_missing)
+        return rpx__fmt(c, "the output shape depends on the values of '%s', which are stored in "
+                           "external data ('%s') that could not be read next to the model; put "
+                           "the file there",
+                        v->name, v->ext_location ? v->ext_location : "?");
+    if (v->data_external)
+        return rpx__fmt(c, "the output shape depends on the values of '%s', which are stored in "
+                           "external data (a tensor too large to be a shape constant)",
+                        v->name);
+    if (v->kind == RPX__V_INIT)
+        return rpx__fmt(c, "the output shape depends on the values of initializer '%s', which "
+                           "are not in the file",
+                        v->name);
+    return rpx__fmt(c, "the output shape depends on the values of '%s', which are computed at "
+                       "run time",
+                    v->name);
+}
+
 int rpx__set(rpx__ctx *c, rpx__node *n, size_t i, int dtype, int rank, const int64_t *dims)
 {
     rpx__val *v = rpx__out(c, n, i);

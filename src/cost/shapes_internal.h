@@ -8,6 +8,8 @@
 #define FOLD_MAX 4096 /* largest output folded at analysis time */
 
 const char *rpx__why_unknown(rpx__ctx *c, const rpx__val *v);
+/* why the values of v (needed for a shape) are not known */
+const char *rpx__why_no_values(rpx__ctx *c, const rpx__val *v);
 const char *rpx__shape_str(rpx__ctx *c, int rank, const int64_t *d);
 double rpx__fv_at(const rpx__val *v, size_t i);
 /* a double as int64, saturated (NaN → 0): never an undefined conversion */
@@ -41,10 +43,7 @@ int rpx__fold_map(rpx__ctx *c, rpx__node *n, size_t out, const rpx__val *a, inde
     do {                                                                                   \
         NEED(v, i);                                                                        \
         if (!(v)->has_cv)                                                                  \
-            return rpx__unknown(                                                           \
-                n, rpx__fmt(c, "the output shape depends on the values of '%s', which are " \
-                               "computed at run time",                                     \
-                            (v)->name));                                                   \
+            return rpx__unknown(n, rpx__why_no_values(c, (v)));                            \
     } while (0)
 
 #endif

@@ -222,6 +222,41 @@ class OpsTest(TempDirTest):
         self.assertEqual(res["macs"], 64 * 64)  # a lower bound
         self.assertEqual(res["dense_coverage"], 1 / 3)
 
+    def test_messages(self):
+        import onnx
+        import os
+        # an int64 Reshape target stored in external data: read when the file is there
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm"),
+                 helper.make_node("Reshape", ["a", "target"], ["r"], name="reshape"),
+                 helper.make_node("Relu", ["r"], ["y"], name="relu")]
+        m = make(nodes, [vi("x", [4, 8])], [out("y")], [rnd("w", 8, 16), const("target", np.array([8, 8], np.int64))])
+        p = self.path("ext.onnx")
+        onnx.save(m, p, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.onnx.data",
+                  size_threshold=0)
+        self.assertEqual(onnx.load(p, load_external_data=False).graph.initializer[1].data_location, 1)
+        r = tc.run("cost", p, "--json", "--per-op")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        import json
+        res = json.loads(r.stdout)
+        self.assertCost(res, "reshape", 0, 0, [8, 8])
+        self.assertCost(res, "relu", 0, 64, [8, 8])
+        self.assertFalse(res["partial"])
+        os.remove(self.path("ext.onnx.data"))
+        res = json.loads(tc.run("cost", p, "--json", "--per-op").stdout)
+        n = self.node(res, "reshape")
+        self.assertFalse(n["supported"])
+        self.assertIn("stored in external data ('ext.onnx.data') that could not be read", n["reason"])
+        self.assertNotIn("run time", n["reason"])
+        self.assertEqual(res["macs"], 4 * 8 * 16)  # the MatMul still counts (a lower bound)
+        # NonZero: its output's length depends on the data, and it says so
+        nodes = [helper.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
+                 helper.make_node("Transpose", ["nz"], ["t"], name="after")]
+        res = self.cost(make(nodes, [vi("x", [3, 4])], [out("t", I64)]), infer=False)
+        n = self.node(res, "nonzero")
+        self.assertIn("depends on the data", n["reason"])
+        self.assertNotIn("shapes are known", n["reason"])
+        self.assertEqual(n["outputs"][0]["shape"], [2, None])
+
     def test_einsum_many_operands(self):
         # a chain: (x0 x1) x2 costs 2*100*3 + 2*3*50 = 900; x0 (x1 x2) costs 15000 + 10000
         cases = [("ij,jk,kl->il", [[2, 100], [100, 3], [3, 50]], [2, 50], 900, "(0 x 1), (0+1 x 2)"),
