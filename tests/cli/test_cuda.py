@@ -3,15 +3,18 @@ refusals, the synchronisation order, CUDA_VISIBLE_DEVICES, per-device peaks."""
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 
-from common import BUILD, TempDirTest, main, run, run_report, validate_profile
+from common import BUILD, SOURCE, TempDirTest, main, run, run_report, validate_profile
 
 STUB = os.path.join(BUILD, "stubs", "cuda", "libcuda.so.1")
 CUPTI = os.path.join(BUILD, "stubs", "cupti", "libcupti.so")
 CUPTI_NEW = os.path.join(BUILD, "stubs", "cupti-new", "libcupti.so.13")
 NVML = os.path.join(BUILD, "stubs", "nvml", "libnvidia-ml.so.1")
+VERDICTS = os.path.join(SOURCE, "scripts", "gpu-check-verdicts.py")
 MODELS = os.path.join(BUILD, "test-models", "librpxtest_cuda_models.so")
 
 
@@ -288,6 +291,57 @@ class CudaTest(TempDirTest):
         self.assertIsNone(method["interval_us"])
         self.assertEqual(method["samples"], 2)  # at the reset and at the end only
         self.assertEqual(method["at_reset_mb"]["1"], 100)
+
+    def verdict(self, *args):
+        p = subprocess.run([sys.executable, VERDICTS, *map(str, args)], capture_output=True,
+                           text=True, timeout=60)
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        self.assertEqual(len(p.stdout.strip().splitlines()), 1, p.stdout)
+        return p.returncode == 0
+
+    def test_gpu_check_verdicts_on_stub_reports(self):
+        # scripts/gpu-check.sh cannot run here; its judging can, on the stubs' reports
+        env = self.env(RPX_NVML_LIBRARY=NVML, RPX_STUB_NVML_OTHER_PROC="2",
+                       RPX_STUB_NVML_BUSY_FILE=self.path("busy"), RPX_TEST_CUPTI=CUPTI,
+                       CUDA_DEVICE_ORDER="PCI_BUS_ID")
+        _, alloc = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "5", env=env)
+        _, off = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "5",
+                               env=dict(env, RPX_GPU_MEM_SAMPLER="off"))
+        _, kern = self.cuda_run("gpu_kernels", "--warmup", "2", "--repeats", "60", "--gpu-time",
+                                env=dict(env, RPX_CUPTI_LIBRARY=CUPTI))
+        paths = {}
+        for name, r in (("alloc", alloc), ("off", off), ("kern", kern)):
+            paths[name] = self.path(f"{name}.json")
+            with open(paths[name], "w") as f:
+                json.dump(r, f)
+        # the call's own peak: 150 MiB peak, 100 MiB of weights in use at the reset
+        self.assertTrue(self.verdict("per_call_peak", paths["alloc"], 50, 1))
+        self.assertFalse(self.verdict("per_call_peak", paths["alloc"], 150, 1))
+        self.assertTrue(self.verdict("sampler_cost", paths["alloc"], paths["off"]))
+        self.assertFalse(self.verdict("sampler_cost", paths["off"], paths["alloc"]))
+        # busy time 0.3 ms from two kernels a call; a 1 ms sleep in each call
+        self.assertTrue(self.verdict("busy", paths["kern"], 0.3, 2))
+        self.assertFalse(self.verdict("busy", paths["kern"], 0.3, 1))
+        self.assertFalse(self.verdict("busy", paths["kern"], 0.2, 2))
+        self.assertFalse(self.verdict("at_least", paths["kern"], 10))  # 1 ms calls
+        self.assertFalse(self.verdict("spin", paths["kern"], 10))
+        self.assertTrue(self.verdict("unsynced", paths["alloc"], 1000))  # 20 ms calls
+        self.assertFalse(self.verdict("unsynced", paths["kern"], 2))
+        self.assertTrue(self.verdict("other_process", paths["alloc"], 4242, 256))
+        self.assertFalse(self.verdict("other_process", paths["alloc"], 4243, 1))  # memory n/a
+        self.assertTrue(self.verdict("conditions", paths["kern"], 1))
+        self.assertFalse(self.verdict("conditions", paths["kern"], 10 ** 6))
+        run_uuids = [d["uuid"] for d in kern["cuda"]["visible_devices"]]
+        self.assertTrue(self.verdict("uuids", paths["kern"], ",".join(run_uuids)))
+        self.assertFalse(self.verdict("uuids", paths["kern"], ",".join(reversed(run_uuids))))
+        # the stub NVML and the stub driver name their GPUs differently: a mismatch
+        self.assertFalse(self.verdict("card_uuids", paths["kern"]))
+        for g, u in zip(kern["system_card"]["gpus"], run_uuids):
+            g["uuid"] = u
+        with open(paths["kern"], "w") as f:
+            json.dump(kern, f)
+        self.assertTrue(self.verdict("card_uuids", paths["kern"]))
+        self.assertFalse(self.verdict("spin", self.path("missing.json"), 2))
 
     def test_device_memory_leak_is_reported(self):
         _, r = self.cuda_run("gpu_alloc", "--warmup", "1", "--repeats", "4",
