@@ -185,16 +185,18 @@ class ProcessesTest(TempDirTest):
         with open(man, "w") as f:
             json.dump({"schema": "rpxprof.manifest/1",
                        "defaults": {"warmup": 1, "repeats": 30, "processes": 3},
-                       "tasks": {"t": {"inputs": self.inputs, "unit": "frame"}},
+                       "tasks": {"t": {"inputs": self.inputs, "unit": "frame"},
+                                 "t3": {"inputs": self.inputs, "unit": "frame"}},
+                       # a task of its own each: batch refuses two processes in one task (docs/batch.md)
                        "models": [{"name": "two", "model": f"{os.path.abspath(MODELS)}:counted",
                                    "tasks": ["t"], "processes": 2},
                                   {"name": "three", "model": f"{os.path.abspath(MODELS)}:counted",
-                                   "tasks": ["t"]}]}, f)
+                                   "tasks": ["t3"]}]}, f)
         out = self.path("out")
         p = run("batch", man, "--out-dir", out, "-q")
         self.assertEqual(p.returncode, 0, p.stderr)
-        for name, k in (("two", 2), ("three", 3)):
-            with open(os.path.join(out, "t", f"{name}.json")) as f:
+        for name, k, task in (("two", 2, "t"), ("three", 3, "t3")):
+            with open(os.path.join(out, task, f"{name}.json")) as f:
                 r = json.load(f)
             validate_profile(r)
             self.assertEqual((r["processes"], r["measured_calls"]), (k, 30))
