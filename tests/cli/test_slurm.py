@@ -138,6 +138,14 @@ class SlurmRecipeTest(unittest.TestCase):
             for k in IDENTITY:
                 self.assertEqual(a.get(k), b.get(k), (d, rel, k))
 
+    def test_gpu_recipe_differs_only_in_its_sbatch_lines(self):
+        cpu, gpu = doc_block("--job-name=rpxprof-cpu"), doc_block("--job-name=rpxprof-gpu")
+        body = lambda b: [l for l in b.splitlines() if not l.startswith("#SBATCH")]
+        self.assertEqual(body(cpu), body(gpu))
+        self.assertIn("#SBATCH --gres=gpu:1", gpu)
+        self.assertNotIn("gres", cpu)
+        self.assertNotIn("--cpus-per-task", cpu)                # runs on any node
+
     def test_array_and_dependent_aggregate(self):
         d = make_work("array")
         # the documented submission, as written
