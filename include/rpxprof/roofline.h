@@ -239,6 +239,11 @@ typedef struct rpx_cpu_peak {
     int fp64_flops_per_cycle;
     double fp32_gflops, fp64_gflops;  /* estimates, NaN unknown */
     char formula[256];                /* the arithmetic, for the report */
+    /* issue 18: a bound's peak must not be below what the machine reaches */
+    int is_bound;                     /* 1: max boost clock (cpufreq) or a cached measurement
+                                       * of this machine; 0: an estimate that is not a bound */
+    char bound_note[256];             /* why it is or is not a bound */
+    double cached_fp32_gflops, cached_fp64_gflops; /* the cached measurement, NaN none */
 } rpx_cpu_peak;
 
 /* Estimate from /proc/cpuinfo and /sys/devices/system/cpu/cpu* /cpufreq
@@ -251,6 +256,15 @@ int rpx_cpu_peak_estimate(rpx_cpu_peak *out, rpx_error *err);
  * cores/physical_cores, logical_cpus/threads, max_mhz/max_frequency_mhz/
  * max_frequency_ghz, flags as array or string, vendor/vendor_id). */
 int rpx_cpu_peak_from_card(const json_t *cpu, rpx_cpu_peak *out, rpx_error *err);
+/* The per-machine cache of CPU measurements (keyed by model, cores and ISA):
+ * RPX_CPU_PEAK_CACHE, else $XDG_CACHE_HOME/rpxprof/cpu-peak.json, else
+ * ~/.cache/rpxprof/cpu-peak.json. rpx_cpu_peak_estimate reads it when no
+ * cpufreq maximum is known; rpx_cpu_peak_cache_store records a measurement
+ * (keeping the higher peak of an earlier one). 0 or a negative RPX_E* code. */
+const char *rpx_cpu_peak_cache_path(char *buf, size_t size);
+struct rpx_cpu_measured;
+int rpx_cpu_peak_cache_store(const rpx_cpu_peak *estimate, const struct rpx_cpu_measured *measured,
+                             rpx_error *err);
 /* FLOPs per cycle per core for an ISA (vendor and family refine AVX-512). */
 void rpx_cpu_flops_per_cycle(const char *isa, const char *vendor, int family, int *fp32,
                              int *fp64);

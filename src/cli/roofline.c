@@ -196,6 +196,7 @@ static void print_cpu(const json_t *cpu)
            jstr_or(e, "isa", "?"), (long long)json_integer_value(json_object_get(e, "cores")),
            jstr_or(e, "max_mhz_source", "no clock"));
     printf("  estimate: %s\n", jstr_or(e, "formula", "n/a (clock unknown)"));
+    if (jstr(e, "bound_note")) printf("  peak: %s\n", jstr(e, "bound_note"));
     if (json_is_object(m)) {
         fmt_num(a, sizeof a, jnum(m, "fp32_gflops"), "GFLOP/s");
         fmt_num(b, sizeof b, jnum(m, "fp64_gflops"), "GFLOP/s");
@@ -421,6 +422,10 @@ int rpx_cli_roofline(int argc, char **argv)
             goto out;
         }
         have_meas = 1;
+        /* this machine's measurement, cached for the bounds of later runs (a VM's
+         * cpufreq gives no maximum clock); only a measurement on every CPU */
+        if (have_est && o.threads == 0 && rpx_cpu_peak_cache_store(&est, &meas, &err) != 0)
+            fprintf(stderr, "rpxprof roofline: warning: %s\n", err.message);
     }
     if (have_est) {
         cpu_json = rpx_cpu_peak_json(&est, have_meas ? &meas : NULL);

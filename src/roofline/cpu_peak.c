@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,7 +105,123 @@ static void init_peak(rpx_cpu_peak *o)
     o->cores = o->logical_cpus = -1;
     o->max_mhz = NAN;
     o->fp32_gflops = o->fp64_gflops = NAN;
+    o->cached_fp32_gflops = o->cached_fp64_gflops = NAN;
     snprintf(o->isa, sizeof o->isa, "scalar");
+}
+
+/* ---- the per-machine cache of measurements ---- */
+
+const char *rpx_cpu_peak_cache_path(char *buf, size_t size)
+{
+    const char *e = getenv("RPX_CPU_PEAK_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (e && *e) snprintf(buf, size, "%s", e);
+    else if (x && *x == '/') snprintf(buf, size, "%s/rpxprof/cpu-peak.json", x);
+    else if (h && *h == '/') snprintf(buf, size, "%s/.cache/rpxprof/cpu-peak.json", h);
+    else return NULL;
+    return buf;
+}
+
+static void cache_key(const rpx_cpu_peak *p, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s|%d cores|%s", p->model[0] ? p->model : "unknown", p->cores, p->isa);
+}
+
+/* a measurement of this machine from the cache: the peak is then the higher of
+ * estimate and measurement, and a bound; without one, the estimate is not */
+static void cache_lookup(rpx_cpu_peak *o)
+{
+    char path[4096], key[256];
+    json_t *doc = NULL, *ent;
+    double f32, f64;
+    o->cached_fp32_gflops = o->cached_fp64_gflops = NAN;
+    cache_key(o, key, sizeof key);
+    if (rpx_cpu_peak_cache_path(path, sizeof path)) doc = json_load_file(path, 0, NULL);
+    ent = json_object_get(json_object_get(doc, "entries"), key);
+    f32 = json_number_value(json_object_get(ent, "fp32_gflops"));
+    f64 = json_number_value(json_object_get(ent, "fp64_gflops"));
+    if (json_is_object(ent) && f32 > 0) {
+        const char *when = json_string_value(json_object_get(ent, "measured_at"));
+        o->cached_fp32_gflops = f32;
+        o->cached_fp64_gflops = f64 > 0 ? f64 : NAN;
+        if (isnan(o->fp32_gflops) || f32 > o->fp32_gflops) o->fp32_gflops = f32;
+        if (f64 > 0 && (isnan(o->fp64_gflops) || f64 > o->fp64_gflops)) o->fp64_gflops = f64;
+        o->is_bound = 1;
+        snprintf(o->bound_note, sizeof o->bound_note,
+                 "a bound: no cpufreq maximum, so the higher of the estimate and this machine's "
+                 "measurement cached in %.120s (%s) is used",
+                 path, when ? when : "undated");
+    } else {
+        o->is_bound = 0;
+        snprintf(o->bound_note, sizeof o->bound_note,
+                 "an estimate, not a bound: no maximum boost clock is known (%s) and no "
+                 "measurement is cached; run 'rpxprof roofline --measure-cpu' once on this machine",
+                 isnan(o->max_mhz) ? "no clock" : "the current clock was used");
+    }
+    json_decref(doc);
+}
+
+static int mkdirs(char *path)
+{
+    char *s;
+    for (s = path + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+            *s = '/';
+            return -1;
+        }
+        *s = '/';
+    }
+    return 0;
+}
+
+int rpx_cpu_peak_cache_store(const rpx_cpu_peak *est, const struct rpx_cpu_measured *m, rpx_error *err)
+{
+    char path[4096], tmp[4200], key[256], when[32];
+    json_t *doc, *entries, *ent, *old;
+    time_t now = time(NULL);
+    struct tm tm;
+    double f32, f64;
+    int rc = 0;
+    if (!est || !m || !(m->fp32_gflops > 0)) return 0;
+    if (!rpx_cpu_peak_cache_path(path, sizeof path))
+        return rpx_error_set(err, RPX_EINVAL, "no cache folder: set RPX_CPU_PEAK_CACHE, XDG_CACHE_HOME or HOME");
+    cache_key(est, key, sizeof key);
+    doc = json_load_file(path, 0, NULL);
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        doc = json_object();
+    }
+    entries = json_object_get(doc, "entries");
+    if (!json_is_object(entries)) {
+        entries = json_object();
+        json_object_set_new(doc, "entries", entries);
+    }
+    json_object_set_new(doc, "schema", json_string("rpxprof.cpu-peak-cache/1"));
+    old = json_object_get(entries, key);
+    f32 = m->fp32_gflops;
+    f64 = m->fp64_gflops;
+    /* never lowered by a slower run (a busy machine, a sanitizer): the higher peak stays */
+    if (json_number_value(json_object_get(old, "fp32_gflops")) > f32) f32 = json_number_value(json_object_get(old, "fp32_gflops"));
+    if (json_number_value(json_object_get(old, "fp64_gflops")) > f64) f64 = json_number_value(json_object_get(old, "fp64_gflops"));
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    ent = json_object();
+    json_object_set_new(ent, "fp32_gflops", json_real(f32));
+    json_object_set_new(ent, "fp64_gflops", rpx_json_real_or_null(f64));
+    json_object_set_new(ent, "triad_gbps", rpx_json_real_or_null(m->triad_gbps));
+    json_object_set_new(ent, "threads", json_integer(m->threads));
+    json_object_set_new(ent, "measured_at", json_string(when));
+    json_object_set_new(entries, key, ent);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    if (mkdirs(path) != 0 || json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_SORT_KEYS) != 0 ||
+        rename(tmp, path) != 0) {
+        rc = rpx_error_set(err, RPX_EIO, "%s: cannot write the CPU measurement cache: %s", path,
+                           strerror(errno));
+        unlink(tmp);
+    }
+    json_decref(doc);
+    return rc;
 }
 
 /* ---- from /proc/cpuinfo and sysfs ---- */
@@ -221,6 +338,13 @@ int rpx_cpu_peak_estimate(rpx_cpu_peak *out, rpx_error *err)
                  "cpuinfo cpu MHz (no cpufreq; current clock)");
     }
     finish(out, family);
+    if (!isnan(max_khz) && !isnan(out->fp32_gflops)) {
+        out->is_bound = 1;
+        snprintf(out->bound_note, sizeof out->bound_note,
+                 "a bound: the maximum boost clock (cpufreq cpuinfo_max_freq)");
+    } else {
+        cache_lookup(out);
+    }
     return 0;
 }
 
@@ -799,8 +923,9 @@ void rpx_cpu_target_spec(const rpx_cpu_peak *est, const rpx_cpu_measured *meas,
         f64 = max_known(f64, meas->fp64_gflops);
     }
     out->key = "host-cpu";
-    snprintf(st->name, sizeof st->name, "Host CPU: %s (%d cores)",
-             est && est->model[0] ? est->model : "unknown model", est ? est->cores : -1);
+    snprintf(st->name, sizeof st->name, "Host CPU: %.150s (%d cores)%s",
+             est && est->model[0] ? est->model : "unknown model", est ? est->cores : -1,
+             est && !est->is_bound && !meas ? " [estimate, not a bound]" : "");
     out->name = st->name;
     out->vendor = est && est->vendor[0] ? est->vendor : NULL;
     out->architecture = est ? est->isa : NULL;
@@ -820,7 +945,9 @@ void rpx_cpu_target_spec(const rpx_cpu_peak *est, const rpx_cpu_measured *meas,
     if (!st->source[0]) snprintf(st->source, sizeof st->source, "nothing known");
     out->source = st->source;
     snprintf(st->notes, sizeof st->notes,
-             "Only fp32 and fp64 are modelled for CPUs.%s",
+             "Only fp32 and fp64 are modelled for CPUs.%s%.250s%s",
+             est && est->bound_note[0] && !meas ? " The peak is " : "",
+             est && !meas ? est->bound_note : "",
              meas ? "" : " Memory bandwidth unknown without --measure-cpu: the bound covers "
                          "compute only.");
     out->notes = st->notes;
@@ -850,6 +977,9 @@ json_t *rpx_cpu_peak_json(const rpx_cpu_peak *e, const rpx_cpu_measured *m)
     SET(je, "fp32_gflops", rpx_json_real_or_null(e->fp32_gflops));
     SET(je, "fp64_gflops", rpx_json_real_or_null(e->fp64_gflops));
     SET(je, "formula", e->formula[0] ? json_string(e->formula) : json_null());
+    SET(je, "is_bound", json_boolean(e->is_bound));
+    SET(je, "bound_note", e->bound_note[0] ? json_string(e->bound_note) : json_null());
+    SET(je, "cached_fp32_gflops", rpx_json_real_or_null(e->cached_fp32_gflops));
     SET(o, "estimate", je);
     if (m) {
         SET(jm, "threads", json_integer(m->threads));

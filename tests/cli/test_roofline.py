@@ -284,8 +284,17 @@ class RooflineTest(TempDirTest):
                                         check=1).stderr)
 
     def test_host_cpu(self):
+        # this test's own measurement cache, never the user's
+        cache = {"RPX_CPU_PEAK_CACHE": self.path("cache", "cpu-peak.json")}
         # estimate only: a compute-only bound
-        doc = self.roofline("--gpu", "host-cpu", "--flops", "1e9", "--bytes", "1e6")
+        doc = self.roofline("--gpu", "host-cpu", "--flops", "1e9", "--bytes", "1e6", env=cache)
+        cpufreq = doc["cpu"]["estimate"]["max_mhz_source"] == "cpufreq cpuinfo_max_freq"
+        self.assertEqual(doc["cpu"]["estimate"]["is_bound"], cpufreq)
+        if not cpufreq:  # a VM: the current clock's estimate is labelled, in JSON and on screen
+            self.assertIn("not a bound", doc["cpu"]["estimate"]["bound_note"])
+            self.assertIn("[estimate, not a bound]", doc["bounds"]["host-cpu"]["gpu"]["name"])
+            text = run("roofline", "--gpu", "host-cpu", "--flops", "1e9", env=cache, check=0).stdout
+            self.assertIn("an estimate, not a bound", text)
         b = doc["bounds"]["host-cpu"]
         self.assertIsNotNone(b["ideal"]["compute_ms"])
         self.assertIsNone(b["ideal"]["memory_ms"])
@@ -294,7 +303,7 @@ class RooflineTest(TempDirTest):
         # (the timeout only catches a hang: under ASan on a busy machine the
         # measurement has taken over 30 s)
         doc = self.roofline("--measure-cpu", "--gpu", "host-cpu", "--flops", "1e9", "--bytes",
-                            "1e8", timeout=240)
+                            "1e8", timeout=240, env=cache)
         cpu, b = doc["cpu"], doc["bounds"]["host-cpu"]
         est, meas = cpu["estimate"], cpu["measured"]
         print(f"\nCPU {est['model']}: estimate {est['fp32_gflops']} GFLOP/s fp32 "
@@ -311,8 +320,18 @@ class RooflineTest(TempDirTest):
             self.assertLess(cpu["ratio_fp32"], 2.0)
             if not SANITIZED:  # 0.7 on a quiet 2-core VM; ASan's kernel reads 0.05
                 self.assertGreater(cpu["ratio_fp32"], 0.05)
-        text = run("roofline", "--measure-cpu", check=0, timeout=240).stdout
+        text = run("roofline", "--measure-cpu", check=0, timeout=240, env=cache).stdout
         self.assertIn("measured / estimate", text)
+        # the measurement is cached for this machine: the peak is now a bound, never
+        # below what was measured
+        with open(cache["RPX_CPU_PEAK_CACHE"]) as f:
+            entries = json.load(f)["entries"]
+        self.assertEqual(len(entries), 1)
+        doc = self.roofline("--gpu", "host-cpu", "--flops", "1e9", env=cache)
+        est = doc["cpu"]["estimate"]
+        self.assertTrue(est["is_bound"])
+        self.assertGreaterEqual(est["fp32_gflops"], meas["fp32_gflops"])
+        self.assertNotIn("not a bound", doc["bounds"]["host-cpu"]["gpu"]["name"])
 
 
 if __name__ == "__main__":

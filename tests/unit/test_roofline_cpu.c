@@ -132,6 +132,62 @@ static void test_estimate_kvm_no_cpufreq(void **state)
     drop_root();
 }
 
+/* issue 18: without cpufreq the current clock's estimate is not a bound,
+ * unless a measurement of this machine is cached; then the higher peak is */
+static void test_estimate_without_cpufreq_is_no_bound(void **state)
+{
+    rpx_cpu_peak p;
+    rpx_error err = {0};
+    rpx_cpu_measured m;
+    rpx_gpu_spec spec;
+    rpx_cpu_target_storage st;
+    char cache[600], *info = x86_cpuinfo("GenuineIntel", 6, "Intel(R) Xeon(R) Platinum 8370C",
+                                         "fpu sse sse2 avx fma avx2 avx512f", 1, 2, 1, 2600.0);
+    (void)state;
+    fresh_root("nocpufreq");
+    put_file("/proc/cpuinfo", info);
+    snprintf(cache, sizeof cache, "%s/cache/cpu-peak.json", root);
+    setenv("RPX_CPU_PEAK_CACHE", cache, 1);
+    assert_int_equal(rpx_cpu_peak_estimate(&p, &err), 0);
+    assert_true(fabs(p.fp32_gflops - 2 * 2.6 * 64) < 1e-9); /* 332.8: the issue's machine */
+    assert_int_equal(p.is_bound, 0);
+    assert_non_null(strstr(p.bound_note, "an estimate, not a bound"));
+    rpx_cpu_target_spec(&p, NULL, &spec, &st);
+    assert_non_null(strstr(spec.name, "[estimate, not a bound]"));
+    assert_non_null(strstr(spec.notes, "not a bound"));
+    /* --measure-cpu reached 455 GFLOP/s there: cached, it makes the peak a bound */
+    memset(&m, 0, sizeof m);
+    m.threads = 2;
+    m.fp32_gflops = 455.0;
+    m.fp64_gflops = 227.5;
+    m.triad_gbps = NAN;
+    assert_int_equal(rpx_cpu_peak_cache_store(&p, &m, &err), 0);
+    m.fp32_gflops = 100.0; /* a slower run later (a busy machine) never lowers it */
+    assert_int_equal(rpx_cpu_peak_cache_store(&p, &m, &err), 0);
+    assert_int_equal(rpx_cpu_peak_estimate(&p, &err), 0);
+    assert_int_equal(p.is_bound, 1);
+    assert_true(p.fp32_gflops == 455.0);
+    assert_true(p.fp64_gflops == 227.5);
+    assert_non_null(strstr(p.bound_note, "a bound"));
+    rpx_cpu_target_spec(&p, NULL, &spec, &st);
+    assert_null(strstr(spec.name, "not a bound"));
+    /* another machine (other cores) does not use it */
+    free(info);
+    info = x86_cpuinfo("GenuineIntel", 6, "Intel(R) Xeon(R) Platinum 8370C",
+                       "fpu sse sse2 avx fma avx2 avx512f", 1, 4, 1, 2600.0);
+    put_file("/proc/cpuinfo", info);
+    assert_int_equal(rpx_cpu_peak_estimate(&p, &err), 0);
+    assert_int_equal(p.is_bound, 0);
+    /* with cpufreq's maximum clock it is a bound without any measurement */
+    put_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
+    assert_int_equal(rpx_cpu_peak_estimate(&p, &err), 0);
+    assert_int_equal(p.is_bound, 1);
+    assert_true(p.max_mhz == 3500.0);
+    unsetenv("RPX_CPU_PEAK_CACHE");
+    free(info);
+    drop_root();
+}
+
 static void test_estimate_zen4_and_arm(void **state)
 {
     rpx_cpu_peak p;
@@ -303,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_intel_avx512_cpufreq),
         cmocka_unit_test(test_estimate_kvm_no_cpufreq),
+        cmocka_unit_test(test_estimate_without_cpufreq_is_no_bound),
         cmocka_unit_test(test_estimate_zen4_and_arm),
         cmocka_unit_test(test_from_card),
         cmocka_unit_test(test_cpu_target_bound),
