@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rpxprof/error.h"
 #include "rpxprof/nvml.h"
@@ -17,7 +18,8 @@ static char minimal_library[1024];
 
 static const char *stub_vars[] = {"RPX_STUB_NVML_INIT_FAIL", "RPX_STUB_NVML_COUNT",
                                   "RPX_STUB_NVML_OTHER_PROC", "RPX_STUB_NVML_THROTTLE",
-                                  "RPX_STUB_NVML_MIG", "CUDA_VISIBLE_DEVICES"};
+                                  "RPX_STUB_NVML_MIG", "CUDA_VISIBLE_DEVICES",
+                                  "RPX_STUB_NVML_BUSY_FILE"};
 
 static int reset_env(void **st)
 {
@@ -488,6 +490,53 @@ static void test_thirteen_processes(void **st)
     rpx_nvml_close(n);
 }
 
+/* NVML watched during the run: nothing read before the first sample; the
+ * reasons, clocks and power seen while busy; a warning for sw_power_cap. */
+static void test_watch(void **st)
+{
+    rpx_nvml *n;
+    rpx_nvml_watch *w;
+    json_t *seen, *warnings, *g0;
+    char busy[] = "/tmp/rpx-test-nvml-busy-XXXXXX";
+    int fd = mkstemp(busy);
+    (void)st;
+    assert_true(fd >= 0);
+    close(fd);
+    setenv("RPX_STUB_NVML_BUSY_FILE", busy, 1);
+    setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+    n = open_ok();
+    w = rpx_nvml_watch_create(n, 0.0);
+    assert_non_null(w);
+    seen = rpx_nvml_watch_json(w, NULL);
+    g0 = json_array_get(seen, 0);
+    assert_int_equal(json_array_size(seen), 1);
+    assert_int_equal(json_integer_value(json_object_get(g0, "samples")), 0);
+    assert_true(json_is_null(json_object_get(g0, "sm_clock_mhz")));
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(g0, "unavailable"),
+                                                             "sm_clock_mhz")),
+                           "no sample was taken"));
+    json_decref(seen);
+    assert_int_equal(rpx_nvml_watch_sample(w), 1);
+    unlink(busy); /* idle again: the busy sample is remembered */
+    assert_int_equal(rpx_nvml_watch_sample(w), 1);
+    warnings = json_array();
+    seen = rpx_nvml_watch_json(w, warnings);
+    assert_json_equal(seen, "[{\"index\": 0, \"visible_ordinal\": 0, \"samples\": 2,"
+                            " \"throttle_reasons_seen\": [\"gpu_idle\", \"sw_power_cap\"],"
+                            " \"sm_clock_mhz\": {\"min\": 1755, \"max\": 1980},"
+                            " \"power_w_max\": 690.0, \"temperature_c_max\": null,"
+                            " \"unavailable\": {\"temperature_c_max\":"
+                            " \"nvmlDeviceGetTemperature: Unknown Error\"}}]");
+    assert_int_equal(json_array_size(warnings), 1);
+    assert_non_null(strstr(json_string_value(json_array_get(warnings, 0)),
+                           "sw_power_cap (1 of 2 samples)"));
+    json_decref(seen);
+    json_decref(warnings);
+    rpx_nvml_watch_free(w);
+    rpx_nvml_close(n);
+    assert_null(rpx_nvml_watch_create(NULL, 0.05));
+}
+
 static void test_older_driver(void **st)
 {
     rpx_nvml *n;
@@ -535,6 +584,7 @@ int main(void)
         cmocka_unit_test_setup(test_conditions_every_reason, reset_env),
         cmocka_unit_test_setup(test_many_processes, reset_env),
         cmocka_unit_test_setup(test_thirteen_processes, reset_env),
+        cmocka_unit_test_setup(test_watch, reset_env),
         cmocka_unit_test_setup(test_older_driver, reset_env),
     };
     if (!full || !*full || !minimal || !*minimal) {
