@@ -11,6 +11,7 @@ import numpy as np
 from common import BUILD, SOURCE, TempDirTest, main, run, run_report, validate_profile
 
 STUB = os.path.join(BUILD, "stubs", "cuda", "libcuda.so.1")
+STUB_OLD = os.path.join(BUILD, "stubs", "cuda-old", "libcuda.so.1")
 CUPTI = os.path.join(BUILD, "stubs", "cupti", "libcupti.so")
 CUPTI_NEW = os.path.join(BUILD, "stubs", "cupti-new", "libcupti.so.13")
 NVML = os.path.join(BUILD, "stubs", "nvml", "libnvidia-ml.so.1")
@@ -109,6 +110,17 @@ class CudaTest(TempDirTest):
         self.assertGreaterEqual(int(asked["cuMemGetInfo"]), 3020)
         self.assertNotIn("syncv20", events)
         self.assertIn("sync0", events)
+        # a driver before 11.3 (no cuGetProcAddress): the exact exported names
+        os.remove(self.log)
+        _, r = self.cuda_run("gpu_logged", "--warmup", "1", "--repeats", "2",
+                             env=self.env(RPX_CUDA_LIBRARY=STUB_OLD))
+        with open(self.log) as f:
+            events = f.read().split()
+        self.assertFalse([e for e in events if e.startswith("proc:")])
+        self.assertNotIn("syncv20", events)
+        self.assertIn("sync1", events)
+        self.assertEqual(r["cuda"]["visible_devices"][1]["uuid"],
+                         "GPU-20212223-2425-2627-2829-2a2b2c2d2e2f")
 
     def python_cuda_run(self, source, *args, **env):
         with open(self.path("cudamodel.py"), "w") as f:

@@ -364,6 +364,7 @@ CUresult cuGetErrorString(CUresult r, const char **s)
     return CUDA_SUCCESS;
 }
 
+#ifndef RPX_STUB_CUDA_NO_GET_PROC /* stubs/cuda-old: a driver before 11.3 */
 /* cuGetProcAddress (CUDA 11.3; the exported name keeps this signature):
  * the newest version of `symbol` whose version is <= cudaVersion. */
 typedef struct proc {
@@ -414,3 +415,4 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned 
     *pfn = table[best].fn;
     return CUDA_SUCCESS;
 }
+#endif
