@@ -26,6 +26,9 @@
 extern "C" {
 #endif
 
+struct rpx_run_config;
+struct rpx_run_result;
+
 typedef int (*rpx_call_fn)(void *state, const rpx_inputs *inputs, rpx_error *error);
 
 typedef enum rpx_target_kind {
@@ -73,6 +76,11 @@ typedef struct rpx_target_options {
     const char *tokens_field;     /* HTTP --tokens-field PATH (NULL: usage.completion_tokens) */
     long keep_events;             /* HTTP --keep-events: event timestamps kept; 0: 1000, <0: none */
     const char *slo;              /* HTTP --slo ttft=500ms,tpot=50ms,e2e=2s (NULL: no goodput) */
+    double load_rate;             /* HTTP --rate R (> 0: open-loop load; 0: one call after another) */
+    int load_poisson;             /* HTTP --arrivals poisson (else constant) */
+    double load_duration_s;       /* HTTP --duration S: rate * S requests (the runner's repeats) */
+    long load_concurrency;        /* HTTP --concurrency C (<= 0: 64) */
+    unsigned long long load_seed; /* HTTP --seed N for Poisson arrivals */
 } rpx_target_options;
 
 /* A call of a target with counts_failures set returns this for a failure that
@@ -109,6 +117,10 @@ typedef struct rpx_target {
     void (*teardown_fn)(void *state);
     void (*unload_fn)(struct rpx_target *t); /* frees the kind's resources after teardown */
     int setup_done;
+    /* optional: the target runs the whole loop itself (an HTTP open-loop load):
+     * rpx_measure_run hands it its arguments and returns what it returns */
+    int (*run_fn)(void *state, const struct rpx_run_config *cfg, const rpx_inputs *inputs,
+                  struct rpx_run_result *result, rpx_error *error);
 } rpx_target;
 
 /* Parse `spec` (PATH:SYMBOL, rpxprof-demo:SYMBOL, module:function, http(s)://...)

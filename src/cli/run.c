@@ -80,6 +80,12 @@ static const char usage[] =
     "      --keep-events N    keep N raw event timestamps (default 1000; 0: none)\n"
     "      --slo LIST         goodput: the share of requests meeting every SLO,\n"
     "                         e.g. ttft=500ms,tpot=50ms,e2e=2s\n"
+    "      --rate R           open-loop load: R requests per second on a fixed\n"
+    "                         schedule, latency from each one's intended send time\n"
+    "                         (http.load); needs --duration, replaces --repeats\n"
+    "      --duration S       seconds of schedule (R x S requests)\n"
+    "      --arrivals A       constant (default) or poisson (seeded by --seed N)\n"
+    "      --concurrency C    requests in flight at most (default 64)\n"
     "\n"
     "Processes and intervals (docs/statistics.md):\n"
     "      --processes K      spread the timed calls over K fresh worker processes,\n"
@@ -135,6 +141,10 @@ typedef struct run_opts {
     const char *body, *method;
     const char *stream, *tokens_field, *slo;
     long keep_events;             /* 0: the default; -1: none */
+    double rate, duration_s;      /* --rate, --duration: open-loop load (0: none) */
+    const char *arrivals;
+    int poisson, concurrency_given, seed_given, repeats_given;
+    long concurrency, seed;
     double connect_timeout_s, request_timeout_s;
     long max_failures;
     int insecure;
@@ -202,7 +212,8 @@ static int parse(int argc, char **argv, run_opts *o)
            O_NO_ISOLATE, O_TIMEOUT, O_CALL_TIMEOUT, O_BODY, O_HEADER, O_METHOD,
            O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE, O_FORCE,
            O_SETUP_TIMEOUT, O_GRACE, O_PROCESSES, O_TARGET_PRECISION, O_MAX_TIME,
-           O_WRITABLE_INPUTS, O_STREAM, O_TOKENS_FIELD, O_KEEP_EVENTS, O_SLO };
+           O_WRITABLE_INPUTS, O_STREAM, O_TOKENS_FIELD, O_KEEP_EVENTS, O_SLO, O_RATE, O_ARRIVALS,
+           O_DURATION, O_CONCURRENCY, O_SEED };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -236,6 +247,11 @@ static int parse(int argc, char **argv, run_opts *o)
         {"tokens-field", required_argument, 0, O_TOKENS_FIELD},
         {"keep-events", required_argument, 0, O_KEEP_EVENTS},
         {"slo", required_argument, 0, O_SLO},
+        {"rate", required_argument, 0, O_RATE},
+        {"arrivals", required_argument, 0, O_ARRIVALS},
+        {"duration", required_argument, 0, O_DURATION},
+        {"concurrency", required_argument, 0, O_CONCURRENCY},
+        {"seed", required_argument, 0, O_SEED},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -271,6 +287,7 @@ static int parse(int argc, char **argv, run_opts *o)
                                     "timed call keeps its sample in memory and in the report; "
                                     "split a longer measurement into several runs)",
                                     optarg, RPX_RUNNER_MAX_REPEATS);
+            o->repeats_given = 1;
             break;
         case O_META:
             if (add_meta(o->meta, optarg) != 0)
@@ -341,6 +358,37 @@ static int parse(int argc, char **argv, run_opts *o)
             break;
         case O_TOKENS_FIELD: o->tokens_field = optarg; o->http_option_name = "--tokens-field"; break;
         case O_SLO: o->slo = optarg; o->http_option_name = "--slo"; break;
+        case O_RATE:
+        case O_DURATION: {
+            double *v = c == O_RATE ? &o->rate : &o->duration_s;
+            const char *name = c == O_RATE ? "--rate" : "--duration";
+            if (rpx_cli_parse_number(optarg, v) != 0 || !(*v > 0) || *v > 1e9)
+                return rpx_cli_fail("run", -1, "%s '%s': give a number above 0 (%s)", name,
+                                    optarg, c == O_RATE ? "requests per second" : "seconds");
+            o->http_option_name = name;
+            break;
+        }
+        case O_ARRIVALS:
+            if (strcmp(optarg, "constant") != 0 && strcmp(optarg, "poisson") != 0)
+                return rpx_cli_fail("run", -1, "--arrivals '%s': expected constant or poisson",
+                                    optarg);
+            o->poisson = strcmp(optarg, "poisson") == 0;
+            o->arrivals = optarg;
+            o->http_option_name = "--arrivals";
+            break;
+        case O_CONCURRENCY:
+        case O_SEED: {
+            long *v = c == O_CONCURRENCY ? &o->concurrency : &o->seed;
+            if (rpx_cli_parse_long(optarg, v) || *v < (c == O_SEED ? 0 : 1) ||
+                (c == O_CONCURRENCY && *v > 100000))
+                return rpx_cli_fail("run", -1, "%s '%s': give a whole number %s",
+                                    c == O_SEED ? "--seed" : "--concurrency", optarg,
+                                    c == O_SEED ? "(0 or more)" : "from 1 to 100000");
+            if (c == O_CONCURRENCY) o->concurrency_given = 1;
+            else o->seed_given = 1;
+            o->http_option_name = c == O_SEED ? "--seed" : "--concurrency";
+            break;
+        }
         case O_KEEP_EVENTS:
             if (rpx_cli_parse_long(optarg, &o->keep_events) || o->keep_events < 0 ||
                 o->keep_events > 100000000L)
@@ -463,6 +511,32 @@ static int parse(int argc, char **argv, run_opts *o)
                      o->http_option_name, shown ? shown : "this --model");
         free(shown);
         return -1;
+    }
+    if (o->rate > 0 || o->duration_s > 0 || o->arrivals || o->concurrency_given || o->seed_given) {
+        double n = o->rate * o->duration_s;
+        const char *stream = o->stream ? "--stream" : o->slo ? "--slo"
+                           : o->tokens_field ? "--tokens-field"
+                           : o->keep_events ? "--keep-events" : NULL;
+        if (!(o->rate > 0))
+            return rpx_cli_fail("run", -1, "--arrivals, --duration, --concurrency and --seed "
+                                           "shape an open-loop load; give --rate too");
+        if (!(o->duration_s > 0))
+            return rpx_cli_fail("run", -1, "--rate %g needs --duration S (the schedule sends "
+                                           "rate x duration requests)", o->rate);
+        if (o->repeats_given)
+            return rpx_cli_fail("run", -1, "--repeats and --rate both set the number of timed "
+                                           "requests (--rate x --duration); give one");
+        if (n < 0.5 || n >= (double)RPX_RUNNER_MAX_REPEATS + 0.5)
+            return rpx_cli_fail("run", -1, "--rate %g x --duration %g = %.0f requests: give "
+                                           "from 1 to %ld",
+                                o->rate, o->duration_s, n, (long)RPX_RUNNER_MAX_REPEATS);
+        if (stream)
+            return rpx_cli_fail("run", -1, "%s reads one streamed response after another; it "
+                                           "does not apply under --rate (open-loop load)",
+                                stream);
+        if (o->target_precision > 0 || o->processes > 1)
+            return rpx_cli_fail("run", -1, "--rate runs one schedule in one process; drop "
+                                           "--processes and --target-precision");
     }
     if (o->cost && (o->flops == o->flops || o->params == o->params))
         return rpx_cli_fail("run", -1,
@@ -609,6 +683,14 @@ int rpx_cli_run(int argc, char **argv)
     c.target.tokens_field = o.tokens_field;
     c.target.keep_events = o.keep_events;
     c.target.slo = o.slo;
+    if (o.rate > 0) {
+        c.target.load_rate = o.rate;
+        c.target.load_poisson = o.poisson;
+        c.target.load_duration_s = o.duration_s;
+        c.target.load_concurrency = o.concurrency;
+        c.target.load_seed = (unsigned long long)(o.seed_given ? o.seed : 1);
+        c.repeats = (long)llround(o.rate * o.duration_s);
+    }
     c.max_failures = o.max_failures;
     c.target_precision = o.target_precision;
     c.max_time_s = o.max_time_s;

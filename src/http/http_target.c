@@ -25,7 +25,10 @@
 #include "rpxprof/report.h"
 #include "rpxprof/target.h"
 #include "target/plugins.h"
+#include "http/http_load.h"
 #include "http/http_stream.h"
+#include "rpxprof/memory.h"
+#include "rpxprof/run.h"
 
 enum { PH_LOOKUP, PH_CONNECT, PH_TLS, PH_TTFB, PH_TOTAL, N_PHASES };
 static const char *const phase_names[N_PHASES] = {"name_lookup", "connect", "tls",
@@ -52,6 +55,8 @@ typedef struct http_state {
     long long t_start_ns;         /* CLOCK_MONOTONIC as the loop: curl_easy_perform called */
     long long t_first_ns;         /* the first byte of the response (its status line); 0: none */
     rpx_http_stream *stream;      /* streamed responses: events and their times */
+    rpx_http_load *load;          /* --rate: the open-loop schedule; NULL without */
+    char load_failure[256];       /* the last failed request's message under load */
     curl_off_t received;          /* response body bytes of all calls */
     /* written by the after-call hook */
     rpx_latency *phase[N_PHASES];
@@ -205,15 +210,15 @@ static void count_status(http_state *s, const char *key)
     else json_object_set_new(s->status_counts, key, json_integer(1));
 }
 
-static void http_after_call(void *state, int timed, int rc)
+/* One finished request's counts and phases (outside any timed span): c the
+ * handle it ran on, start_ns and first_ns its send and its first response byte. */
+static void record(http_state *s, CURL *c, CURLcode res, long status, long long start_ns,
+                   long long first_ns, int timed, int rc)
 {
-    http_state *s = state;
-    CURL *c = s->curl;
     long version = info_long(c, CURLINFO_HTTP_VERSION);
     char *ip = NULL;
     char key[32];
 
-    rpx__stream_end(s->stream, timed, rc == 0);
     s->connections += info_long(c, CURLINFO_NUM_CONNECTS);
     if (version) s->http_version = version;
     if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip && *ip) {
@@ -227,10 +232,10 @@ static void http_after_call(void *state, int timed, int rc)
     }
     s->bytes_sent += info_off(c, CURLINFO_SIZE_UPLOAD_T);
     s->bytes_received += info_off(c, CURLINFO_SIZE_DOWNLOAD_T);
-    if (s->last_res != CURLE_OK)
-        transport_key(s->last_res, info_long(c, CURLINFO_OS_ERRNO), key, sizeof key);
+    if (res != CURLE_OK)
+        transport_key(res, info_long(c, CURLINFO_OS_ERRNO), key, sizeof key);
     else
-        snprintf(key, sizeof key, "%ld", s->status);
+        snprintf(key, sizeof key, "%ld", status);
     count_status(s, key);
     if (rc != 0) {
         s->failed_calls++;
@@ -244,9 +249,84 @@ static void http_after_call(void *state, int timed, int rc)
         rpx_latency_add_ns(s->phase[PH_TLS],
                            1e3 * (double)info_off(c, CURLINFO_APPCONNECT_TIME_T));
     /* not curl's STARTTRANSFER: for a POST some versions take it when the upload begins */
-    if (s->t_first_ns > s->t_start_ns)
-        rpx_latency_add_ns(s->phase[PH_TTFB], (double)(s->t_first_ns - s->t_start_ns));
+    if (first_ns > start_ns) rpx_latency_add_ns(s->phase[PH_TTFB], (double)(first_ns - start_ns));
     rpx_latency_add_ns(s->phase[PH_TOTAL], 1e3 * (double)info_off(c, CURLINFO_TOTAL_TIME_T));
+}
+
+static void http_after_call(void *state, int timed, int rc)
+{
+    http_state *s = state;
+    rpx__stream_end(s->stream, timed, rc == 0);
+    record(s, s->curl, s->last_res, s->status, s->t_start_ns, s->t_first_ns, timed, rc);
+}
+
+/* --- open-loop load (--rate): the whole loop, run by http_load.c ------------------ */
+
+static void load_done(void *ud, CURL *easy, CURLcode res, long status, long long sent_ns,
+                      long long first_ns, int ok)
+{
+    http_state *s = ud;
+    record(s, easy, res, status, sent_ns, first_ns, 1, ok ? 0 : RPX_CALL_COUNTED_FAILURE);
+    if (ok) return;
+    if (res == CURLE_OK)
+        snprintf(s->load_failure, sizeof s->load_failure, "HTTP %ld from %s", status,
+                 s->display_url);
+    else
+        snprintf(s->load_failure, sizeof s->load_failure, "curl: %s (%s)",
+                 curl_easy_strerror(res), curl_code_name(res) ? curl_code_name(res) : "curl error");
+}
+
+static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_inputs *inputs,
+                         rpx_run_result *res, rpx_error *err)
+{
+    http_state *s = state;
+    long i;
+    long long start;
+    int rc;
+    memset(res, 0, sizeof *res);
+    res->failed_call = -1;
+    rpx_memory_peaks_init(&res->memory);
+    if (!cfg->samples)
+        return rpx_error_set(err, RPX_EINVAL, "open-loop load: no sample buffer");
+    res->samples_ns = cfg->samples;
+    start = now_ns();
+    for (i = 0; i < cfg->warmup; i++) { /* warmup: one after another, as without --rate */
+        rpx_error merr = {0};
+        if (cfg->stop && *cfg->stop) break;
+        rc = http_call(s, inputs, &merr);
+        http_after_call(s, 0, rc);
+        if (rc != 0) {
+            res->failed_warmup_calls++;
+            snprintf(res->last_failure, sizeof res->last_failure, "%.250s", merr.message);
+            if (cfg->failed_warmup_done)
+                __atomic_store_n(cfg->failed_warmup_done, res->failed_warmup_calls,
+                                 __ATOMIC_RELEASE);
+            if (cfg->max_failures > 0 && res->failed_warmup_calls >= cfg->max_failures) {
+                res->status = RPX_RUN_TOO_MANY_FAILURES;
+                break;
+            }
+        }
+        res->warmup_done = i + 1;
+        if (cfg->calls_done) __atomic_store_n(cfg->calls_done, i + 1, __ATOMIC_RELEASE);
+    }
+    if (res->status == RPX_RUN_COMPLETE && !(cfg->stop && *cfg->stop)) {
+        if (cfg->peaks_reset) cfg->peaks_reset(cfg->peaks_ctx);
+        s->load_failure[0] = '\0';
+        rc = rpx__http_load_run(s->load, s->curl, cfg, res, load_done, s, err);
+        if (rc != 0) return rc;
+        if (s->load_failure[0])
+            snprintf(res->last_failure, sizeof res->last_failure, "%.250s", s->load_failure);
+    } else if (res->status == RPX_RUN_COMPLETE) {
+        res->status = RPX_RUN_INTERRUPTED;
+    }
+    res->wall_ns = now_ns() - start;
+    if (res->status == RPX_RUN_TOO_MANY_FAILURES)
+        rpx_error_set(err, RPX_EMODEL, "--model %s: %ld calls failed (--max-failures %ld); the "
+                      "last: %s", s->display_url, res->failed_calls + res->failed_warmup_calls,
+                      cfg->max_failures, res->last_failure);
+    else if (res->status == RPX_RUN_INTERRUPTED)
+        rpx_error_set(err, RPX_EINTERRUPTED, "interrupted after %zu timed calls", res->measured);
+    return 0;
 }
 
 static int http_setup(void **state, const rpx_inputs *inputs, const rpx_run_info *info,
@@ -323,6 +403,7 @@ static json_t *http_section(void *state)
     json_object_set_new(o, "remote_address", string_or_null(s->remote[0] ? s->remote : NULL));
     json_object_set_new(o, "connections_opened", json_integer(s->connections));
     json_object_set_new(o, "streaming", rpx__stream_json(s->stream));
+    json_object_set_new(o, "load", s->load ? rpx__http_load_json(s->load) : json_null());
     nm = json_object();
     json_object_set_new(nm, "gpu", json_string("remote API"));
     json_object_set_new(nm, "cost", json_string("remote API"));
@@ -339,6 +420,7 @@ static void http_unload(rpx_target *t)
     if (!s) return;
     if (s->curl) curl_easy_cleanup(s->curl);
     rpx__stream_destroy(s->stream);
+    rpx__http_load_destroy(s->load);
     curl_slist_free_all(s->headers);
     free(s->display_url);
     free(s->body);
@@ -709,5 +791,12 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
     t->after_call_fn = http_after_call;
     t->section_fn = http_section;
     t->setup_fn = http_setup;
+    if (opt->load_rate > 0) {
+        rpx_http_load_opts lo = {opt->load_rate, opt->load_poisson, opt->load_duration_s,
+                                 opt->load_concurrency > 0 ? opt->load_concurrency : 64,
+                                 opt->load_seed, s->total_timeout_s};
+        if ((i = rpx__http_load_create(&lo, &s->load, err)) != 0) return i;
+        t->run_fn = http_load_run;
+    }
     return 0;
 }

@@ -123,6 +123,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
 
     if (!cfg || !target || !call || (!inputs && !many) || !result)
         return rpx_error_set(err, RPX_EINVAL, "rpx_measure_run: missing argument");
+    if (target->run_fn) return target->run_fn(state, cfg, inputs, result, err);
     if (cfg->warmup < 0)
         return rpx_error_set(err, RPX_EINVAL, "--warmup %ld: must be 0 or more", cfg->warmup);
     if (cfg->repeats < 1)

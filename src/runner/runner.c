@@ -636,7 +636,11 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         d.target_section = section;
         d.failed_calls = sh->failed_calls;
         d.failed_warmup_calls = sh->failed_warmup_calls;
-        if (strcmp(kind, "http") == 0)
+        if (strcmp(kind, "http") == 0 && c.target.load_rate > 0)
+            d.timing_scope = "http_open_loop_latency: from each request's intended send time on "
+                             "the --rate schedule to the last byte of its answer (http.load); "
+                             "preloaded_body";
+        else if (strcmp(kind, "http") == 0)
             d.timing_scope = "http_request_wall_time: the request sent and the response read in "
                              "full over a kept-alive connection; preloaded_body";
         else if (strcmp(kind, "python") == 0)

@@ -11,7 +11,7 @@
 #define RPX_PYTHON_PLUGIN_FILE "librpxprof-python.so"
 #define RPX_HTTP_PLUGIN_FILE "librpxprof-http.so"
 /* Bumped whenever rpx_target, rpx_target_options or this contract change. */
-#define RPX_PLUGIN_ABI 1
+#define RPX_PLUGIN_ABI 2
 
 /* Each plugin exports `const int rpx_<kind>_plugin_abi = RPX_PLUGIN_ABI` and
  * `rpx_<kind>_plugin_open` of this type: fill t (call, hooks, state). */

@@ -22,6 +22,8 @@ Handlers (any method; a request body is always read in full):
                    then one every `every` ms (relative sleeps: each gap >= every);
                    with usage=1 a usage-only chunk (completion_tokens T, default 2 N),
                    with done=1 `data: [DONE]`
+  /locked?ms=M&stall_at=K&stall_ms=S  one request at a time (a server-wide lock), each
+                   M ms (default 2), except the K-th to this route (1-based), S ms: a stall
   /lines?first=MS&every=MS&n=N  application/x-ndjson, chunked: N JSON lines
                    {"response": "w", "eval_count": k (cumulative)}, timed as /sse
 Anything else is 404. `python3 http_server.py` serves until Ctrl-C."""
@@ -112,6 +114,14 @@ class _Handler(BaseHTTPRequestHandler):
             owner.stopping.wait()  # until the server stops; the client times out first
             self.close_connection = True
             return None
+        if route == "/locked":
+            with owner.locked_lock:
+                owner.locked_count += 1
+                k = owner.locked_count
+                stall = k == int(query.get("stall_at", ["0"])[0])
+                ms = int(query.get("stall_ms" if stall else "ms", ["1000" if stall else "2"])[0])
+                time.sleep(ms / 1000.0)
+            return self._answer(200, b"ok")
         if route in ("/sse", "/lines"):
             return self._stream(route, query)
         if route == "/echo-headers":
@@ -165,6 +175,8 @@ class HttpTestServer:
         self.connections = 0
         self.requests = 0
         self.seen = []
+        self.locked_lock = threading.Lock()
+        self.locked_count = 0
         self._httpd = None
         self._thread = None
 

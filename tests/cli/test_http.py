@@ -23,9 +23,9 @@ class HttpRunTest(TempDirTest):
         np.savez(self.npz, rgb=self.rgb)
 
     def profile(self, url, *extra, check=0, env=None, repeats=50):
+        rep = ["--repeats", repeats] if repeats is not None else []
         p, report, text = run_report(self, "--model", url, "--inputs", self.npz, "--warmup", "2",
-                                     "--repeats", repeats, "-q", *extra, check=check, env=env,
-                                     timeout=120)
+                                     *rep, "-q", *extra, check=check, env=env, timeout=120)
         if report is not None:
             validate_profile(report)
             report["_text"] = text
@@ -197,6 +197,97 @@ class HttpRunTest(TempDirTest):
                       self.refused("--tokens-field", "usage..n"))
         self.assertIn("--slo is for HTTP API targets",
                       self.refused("--slo", "ttft=1s", code=2, model="rpxprof-demo:demo_noop"))
+        self.assertEqual(self.srv.requests, 0)
+
+    # ---- open-loop load (--rate) ----
+    def load(self, url, *extra, check=0):
+        p, r, _ = run_report(self, "--model", url, "--method", "GET", "--warmup", "2", "-q",
+                             *extra, check=check, timeout=180)
+        if r is not None:
+            validate_profile(r)
+        return p, r
+
+    def test_open_loop_shows_a_stall_that_a_closed_loop_hides(self):
+        # 2 ms of service behind one lock; the 300th timed request stalls the server for 1 s.
+        # At 100 req/s for 8 s about 100 requests are scheduled during the stall: measured
+        # from their intended send times they wait up to 1 s (p99: hundreds of ms), though
+        # with 4 connections only 4 of them were in flight when it ended (their service
+        # latency, from the actual send, is short). The same server called one request
+        # after another shows the stall as a single sample.
+        _, r = self.load(self.srv.url("/locked?ms=2&stall_at=302&stall_ms=1000"),
+                         "--rate", "100", "--duration", "8", "--concurrency", "4")
+        self.assertEqual(r["status"], "complete")
+        self.assertTrue(r["timing_scope"].startswith("http_open_loop_latency"), r["timing_scope"])
+        ld = r["http"]["load"]
+        self.assertEqual((ld["scheduled"], ld["sent"], ld["completed"], ld["failed"],
+                          ld["dropped"]), (800, 800, 800, 0, 0))
+        self.assertEqual((ld["arrivals"], ld["concurrency"]), ("constant", 4))
+        self.assertAlmostEqual(ld["schedule_mean_gap_ms"], 10.0, places=6)
+        self.assertLess(abs(ld["achieved_rate_per_s"] - 100) / 100, 0.02, ld)
+        self.assertEqual(r["measured_calls"], 800)
+        self.assertGreaterEqual(r["latency"]["p99_ms"], 300.0, r["latency"])
+        self.assertGreaterEqual(r["latency"]["max_ms"], 1000.0, r["latency"])
+        delayed = [x for x in r["latency_samples_ms"] if x >= 100.0]
+        self.assertGreaterEqual(len(delayed), 80)  # the ~90 scheduled in the stall's first 900 ms
+        self.assertGreaterEqual(ld["late"], 80)  # they found 4 in flight, and waited
+        self.assertEqual(ld["max_in_flight"], 4)
+        self.assertGreaterEqual(ld["service_latency_ms"]["max_ms"], 1000.0)
+        self.assertLess(ld["service_latency_ms"]["p99_ms"], 300.0, ld["service_latency_ms"])
+        self.assertEqual(r["http"]["status_counts"], {"200": 800})
+        # the closed loop: the stall is one sample of 300
+        _, c = self.load(self.srv.url("/locked?ms=2&stall_at=%d&stall_ms=1000" % (802 + 2 + 100)),
+                         "--repeats", "300")
+        self.assertIsNone(c["http"]["load"])
+        self.assertGreaterEqual(c["latency"]["max_ms"], 1000.0)
+        self.assertLess(c["latency"]["p99_ms"], 300.0, c["latency"])
+        self.assertEqual(len([x for x in c["latency_samples_ms"] if x >= 100.0]), 1)
+
+    def test_poisson_arrivals_dropped_and_late(self):
+        _, r = self.load(self.srv.url("/sleep?ms=0"), "--rate", "200", "--duration", "2",
+                         "--arrivals", "poisson", "--seed", "7")
+        ld = r["http"]["load"]
+        self.assertEqual((ld["arrivals"], ld["seed"], ld["sent"]), ("poisson", 7, 400))
+        # exponential gaps of mean 5 ms: 400 of them average within 10 % (2 sigma) of it
+        self.assertLess(abs(ld["schedule_mean_gap_ms"] - 5.0), 0.5, ld)
+        self.assertNotEqual(ld["schedule_mean_gap_ms"], 5.0)
+        _, r2 = self.load(self.srv.url("/sleep?ms=0"), "--rate", "200", "--duration", "2",
+                          "--arrivals", "poisson", "--seed", "8")
+        self.assertNotEqual(r2["http"]["load"]["schedule_mean_gap_ms"], ld["schedule_mean_gap_ms"])
+        # one connection, 300 ms per request, one due every 50 ms: the queue grows; a request
+        # still unsent 1 s (--request-timeout) after its time is dropped
+        _, r = self.load(self.srv.url("/locked?ms=300"), "--rate", "20", "--duration", "1",
+                         "--concurrency", "1", "--request-timeout", "1")
+        ld = r["http"]["load"]
+        self.assertEqual(ld["sent"] + ld["dropped"], 20, ld)
+        self.assertGreaterEqual(ld["dropped"], 1, ld)
+        self.assertGreaterEqual(ld["late"], 1, ld)
+        self.assertEqual(ld["max_in_flight"], 1)
+        self.assertEqual(r["measured_calls"], ld["completed"])
+        # the wait counts: latency from the intended time exceeds the service time
+        self.assertGreater(r["latency"]["max_ms"], ld["service_latency_ms"]["max_ms"] + 100)
+
+    def test_load_option_refusals(self):
+        url = self.srv.url("/sleep?ms=0")
+        for args, msg in [
+            (["--rate", "10"], "--rate 10 needs --duration S"),
+            (["--duration", "3"], "--arrivals, --duration, --concurrency and --seed shape an "
+                                  "open-loop load; give --rate too"),
+            (["--rate", "10", "--duration", "1", "--repeats", "5"],
+             "--repeats and --rate both set the number of timed requests"),
+            (["--rate", "10", "--duration", "1", "--stream", "sse"],
+             "--stream reads one streamed response after another; it does not apply under "
+             "--rate"),
+            (["--rate", "0.1", "--duration", "1"], "--rate 0.1 x --duration 1 = 0 requests"),
+            (["--rate", "10", "--duration", "1", "--arrivals", "bursty"],
+             "--arrivals 'bursty': expected constant or poisson"),
+            (["--rate", "-1", "--duration", "1"], "--rate '-1': give a number above 0"),
+            (["--rate", "10", "--duration", "1", "--concurrency", "0"],
+             "--concurrency '0': give a whole number from 1 to 100000"),
+        ]:
+            self.assertIn(msg, self.refused(*args, code=2, model=url))
+        self.assertIn("--rate is for HTTP API targets",
+                      self.refused("--duration", "1", "--rate", "10", code=2,
+                                   model="rpxprof-demo:demo_noop"))
         self.assertEqual(self.srv.requests, 0)
 
     def test_body_and_method(self):
@@ -431,6 +522,13 @@ class HttpRunTest(TempDirTest):
         broken(sse, lambda r: r["http"]["streaming"]["tokens_per_response"].update(p50=-1))
         broken(sse, lambda r: r["http"]["streaming"]["goodput"].update(share=1.5))
         broken(sse, lambda r: r["http"]["streaming"]["events_kept"][0]["t_ms"].append("x"))
+        _, ld = self.profile(self.srv.url("/sleep?ms=0"), "--rate", "50", "--duration", "0.2",
+                             repeats=None)
+        ld.pop("_text")
+        validate_profile(ld)
+        broken(ld, lambda r: r["http"]["load"].pop("dropped"))
+        broken(ld, lambda r: r["http"]["load"].update(arrivals="burst"))
+        broken(ld, lambda r: r["http"]["load"]["service_latency_ms"].update(p50_ms=-1))
 
 
 if __name__ == "__main__":
