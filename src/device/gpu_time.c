@@ -55,7 +55,7 @@ typedef struct interval {
 struct rpx_gpu_time {
     void *lib;
     cupti_api api;
-    char library[256];
+    char library[512];
     pthread_mutex_t lock;
     uint8_t *buffers[N_BUFFERS];
     int buffer_free[N_BUFFERS];
@@ -317,8 +317,8 @@ static int open_cupti(rpx_gpu_time *g, rpx_error *err)
         append(refused_why, sizeof refused_why, refused_why[0] ? "; " : "", c->path[i]);
         append(refused_why, sizeof refused_why, ": ", code);
         if (g->n_rejected < RPX__MAX_REJECTED) {
-            snprintf(g->rejected[g->n_rejected], sizeof g->rejected[0], "%s: %s", c->path[i],
-                     code);
+            snprintf(g->rejected[g->n_rejected], sizeof g->rejected[0], "%.500s: %.64s",
+                     c->path[i], code);
             g->n_rejected++;
         }
     }
