@@ -243,9 +243,9 @@ class BatchTest(TempDirTest):
         cases = [("0-6:2", [0, 2, 4, 6], 0, 6, 2, 4, ["0/4", "1/4", "2/4", "3/4"]),
                  ("1-3", [1, 2, 3], 1, 3, 1, 3, ["0/3", "1/3", "2/3"]),
                  ("5-11:3", [5, 8, 11], 5, 11, 3, 3, ["0/3", "1/3", "2/3"]),
-                 ("1,3 (Slurm may set no step)", [1, 3], 1, 3, None, 2, ["0/2", "1/2"]),
-                 ("1,3 (step 2)", [1, 3], 1, 3, 2, 2, ["0/2", "1/2"]),
-                 ("1 (a single index)", [1], 1, 1, 1, 1, ["0/1"])]
+                 ("1-3:2", [1, 3], 1, 3, 2, 2, ["0/2", "1/2"]),
+                 ("two indices, no STEP (an older Slurm)", [1, 3], 1, 3, None, 2, ["0/2", "1/2"]),
+                 ("1 (a single index: the whole manifest)", [1], 1, 1, 1, 1, ["0/1"])]
         for name, ids, mn, mx, step, count, shards in cases:
             out = self.path("arr-" + str(len(os.listdir(self.tmp))))
             runs = self.slurm_array(m, out, ids, mn, mx, step, count)
@@ -259,14 +259,19 @@ class BatchTest(TempDirTest):
             self.assertEqual(reports(out), every, name)
             _, val, _ = self.aggregate(out, expect=False)
             self.assertEqual(val["status"], "PASS", (name, val["errors"]))
-        # re-submitting part of an array (--array=1,3 of a 0-3 array) is an array of its own: its
-        # 2 tasks cover the whole manifest, and --resume runs only what is missing
+        # re-submitting part of an array (--array=1,3 of a 0-3 array): Slurm 22.05 sets MIN=1 MAX=3
+        # STEP=1 COUNT=2, which is no evenly stepped set: refused; the whole array again with
+        # --resume runs only the missing job
         out = self.path("resub")
         runs = self.slurm_array(m, out, [0, 1, 2, 3], 0, 3, 1, 4)
         lost = runs[1][2][0]
         os.unlink(os.path.join(out, lost))   # a report of shard 1 is lost (its task cancelled)
-        runs = self.slurm_array(m, out, [1, 3], 1, 3, None, 2, resume=True)
-        self.assertEqual([p.returncode for _, p, _ in runs], [0, 0])
+        runs = self.slurm_array(m, out, [1, 3], 1, 3, 1, 2, resume=True)
+        self.assertEqual([p.returncode for _, p, _ in runs], [2, 2])
+        self.assertEqual([r[2] for r in runs], [[], []])
+        self.assertIn("SLURM_ARRAY_TASK_STEP=1 SLURM_ARRAY_TASK_COUNT=2", runs[0][1].stderr)
+        runs = self.slurm_array(m, out, [0, 1, 2, 3], 0, 3, 1, 4, resume=True)
+        self.assertEqual([p.returncode for _, p, _ in runs], [0, 0, 0, 0])
         self.assertEqual(sorted(sum((r[2] for r in runs), [])), [lost])
         self.assertEqual(reports(out), every)
 
@@ -274,6 +279,7 @@ class BatchTest(TempDirTest):
         m = self.small_manifest(self.tmp)
         out = self.path("refused")
         cases = [("list 1,3,4 (step 1)", dict(ID=3, MIN=1, MAX=4, STEP=1, COUNT=3), "not MIN, MIN+STEP"),
+                 ("list 1,3 as Slurm sets it", dict(ID=1, MIN=1, MAX=3, STEP=1, COUNT=2), "not MIN, MIN+STEP"),
                  ("list 0,1,5 (no step)", dict(ID=5, MIN=0, MAX=5, COUNT=3), "no SLURM_ARRAY_TASK_STEP"),
                  ("list 0,2,3,6 (a step that fits the ends)", dict(ID=3, MIN=0, MAX=6, STEP=2, COUNT=4),
                   "not one of MIN, MIN+STEP"),
