@@ -298,6 +298,7 @@ int rpx__infer_rnn(rpx__ctx *c, rpx__node *n);         /* RNN, GRU, LSTM */
 int rpx__infer_one_hot(rpx__ctx *c, rpx__node *n);
 int rpx__infer_dyn_quantize(rpx__ctx *c, rpx__node *n);
 int rpx__infer_det(rpx__ctx *c, rpx__node *n);
+int rpx__infer_int_product(rpx__ctx *c, rpx__node *n);  /* MatMulInteger, ConvInteger, QLinear* */
 /* FLOPs (and MACs) of the operators of shapes_std.c: 1 costed, 0 not (reason set) */
 int rpx__cost_std(rpx__ctx *c, rpx__node *n);
 /* Einsum of any number of operands: MACs of the cheapest pairwise order and

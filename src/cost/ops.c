@@ -153,6 +153,10 @@ static const rpx__opdef table[] = {
     {"LRN", rpx__infer_like_data, RPX__C_STD, 0},
     {"Hardmax", rpx__infer_like_data, RPX__C_STD, 0},
     {"DynamicQuantizeLinear", rpx__infer_dyn_quantize, RPX__C_STD, 0},
+    {"MatMulInteger", rpx__infer_int_product, RPX__C_STD, 0},
+    {"QLinearMatMul", rpx__infer_int_product, RPX__C_STD, 0},
+    {"ConvInteger", rpx__infer_int_product, RPX__C_STD, 0},
+    {"QLinearConv", rpx__infer_int_product, RPX__C_STD, 0},
     {"Acos", rpx__infer_same, E, 1},
     {"Asin", rpx__infer_same, E, 1},
     {"Acosh", rpx__infer_same, E, 1},
@@ -200,7 +204,9 @@ int rpx__op_dense(const rpx__ctx *c, const rpx__node *n)
         return 0;
     }
     if (d->cls == RPX__C_DENSE) return strcmp(n->op, "Einsum") || n->n_in >= 2;
-    return !strcmp(n->op, "LSTM") || !strcmp(n->op, "GRU") || !strcmp(n->op, "RNN");
+    return !strcmp(n->op, "LSTM") || !strcmp(n->op, "GRU") || !strcmp(n->op, "RNN") ||
+           !strcmp(n->op, "MatMulInteger") || !strcmp(n->op, "QLinearMatMul") ||
+           !strcmp(n->op, "ConvInteger") || !strcmp(n->op, "QLinearConv");
 }
 
 double rpx__bytes(const rpx__ctx *c, const rpx__val *v)

@@ -158,6 +158,39 @@ int rpx__infer_det(rpx__ctx *c, rpx__node *n)
     return rpx__set(c, n, 0, x->dtype, x->rank - 2, x->dims);
 }
 
+/* The integer and quantized products: the float rule on their two operands
+ * (MatMulInteger, ConvInteger: inputs 0 and 1; QLinearMatMul, QLinearConv:
+ * inputs 0 and 3), then the output dtype (int32, or the zero point's). */
+static int quantized_operands(const rpx__node *n, int *a, int *b)
+{
+    int q = !strncmp(n->op, "QLinear", 7);
+    *a = 0;
+    *b = q ? 3 : 1;
+    return q;
+}
+
+int rpx__infer_int_product(rpx__ctx *c, rpx__node *n)
+{
+    rpx__node tmp = *n;
+    int ops[2], a, b, q = quantized_operands(n, &a, &b), rc, dt = RPX__T_INT32;
+    rpx__val *o;
+    if ((size_t)b >= n->n_in || n->in[b] < 0)
+        return rpx__node_fail(c, n, RPX_EFORMAT, "input %d is missing; it is required", b);
+    ops[0] = n->in[a];
+    ops[1] = n->in[b];
+    tmp.in = ops;
+    tmp.n_in = 2;
+    rc = strstr(n->op, "Conv") ? rpx__infer_conv(c, &tmp) : rpx__infer_matmul(c, &tmp);
+    n->reason = tmp.reason;
+    if (rc) return rc;
+    if (q) {
+        const rpx__val *zp = rpx__in(c, n, 7);
+        dt = zp && zp->dtype ? zp->dtype : rpx__in(c, n, 0)->dtype;
+    }
+    if ((o = rpx__out(c, n, 0))) o->dtype = dt;
+    return RPX__OK;
+}
+
 /* ---- cost formulas -------------------------------------------------------- */
 static double elems(const rpx__val *v) { return v && rpx__known(v) ? v->elems : NAN; }
 
@@ -180,6 +213,26 @@ int rpx__cost_std(rpx__ctx *c, rpx__node *n)
         const char *red = rpx__attr_s(c, n, "reduction", "none");
         /* the data is copied, the updates written; a reduction is one FLOP per update */
         n->flops = strcmp(red, "none") ? elems(rpx__in(c, n, 2)) : 0;
+        return 1;
+    }
+    if (!strcmp(op, "MatMulInteger") || !strcmp(op, "QLinearMatMul") || !strcmp(op, "ConvInteger") ||
+        !strcmp(op, "QLinearConv")) {
+        int a, b;
+        const rpx__val *w;
+        quantized_operands(n, &a, &b);
+        w = rpx__in(c, n, (size_t)b);
+        x = rpx__in(c, n, (size_t)a);
+        n->dense = 1;
+        if (strstr(op, "Conv")) {
+            double k = 1;
+            int i;
+            for (i = 1; i < w->rank; i++) k *= (double)w->dims[i];
+            n->macs = elems(y) * k;
+        } else {
+            n->macs = elems(y) * (double)x->dims[x->rank - 1];
+        }
+        /* the products; zero points, requantisation and bias are not modelled */
+        n->flops = 2 * n->macs;
         return 1;
     }
     if (!strcmp(op, "CumSum")) {

@@ -126,6 +126,26 @@ class OpsTest(TempDirTest):
         self.assertCost(res, "dq", 0, 6 * 42, [6, 7])
         self.assertFalse(res["partial"])
 
+    def test_integer_and_quantized_products(self):
+        u8, i32 = 2, 6
+        nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["mi"], name="mmi"),
+                 helper.make_node("QLinearMatMul", ["a", "s", "z", "b", "s", "z", "s", "z"], ["qm"], name="qmm"),
+                 helper.make_node("ConvInteger", ["x", "w"], ["ci"], name="convi", kernel_shape=[3, 3]),
+                 helper.make_node("QLinearConv", ["x", "s", "z", "w", "s", "z", "s", "z"], ["qc"], name="qconv",
+                                  kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+        m = make(nodes, [vi("a", [2, 5, 6], u8), vi("b", [6, 7], u8), vi("x", [1, 4, 9, 9], u8),
+                         vi("w", [8, 4, 3, 3], u8)],
+                 [out("mi", i32), out("qm", u8), out("ci", i32), out("qc", u8)],
+                 [const("s", np.array(0.1, np.float32)), const("z", np.array(0, np.uint8))])
+        res = self.cost(m)
+        self.assertCost(res, "mmi", 2 * 5 * 7 * 6, 2 * 2 * 5 * 7 * 6, [2, 5, 7])
+        self.assertEqual(self.node(res, "mmi")["outputs"][0]["dtype"], "int32")
+        self.assertCost(res, "qmm", 2 * 5 * 7 * 6, None, [2, 5, 7])
+        self.assertEqual(self.node(res, "qmm")["outputs"][0]["dtype"], "uint8")
+        self.assertCost(res, "convi", 8 * 7 * 7 * 36, None, [1, 8, 7, 7])
+        self.assertCost(res, "qconv", 8 * 9 * 9 * 36, None, [1, 8, 9, 9])
+        self.assertEqual(res["dense_coverage"], 1.0)
+
     def test_partial_totals_are_lower_bounds(self):
         # MatMul (costed) -> custom op -> MatMul (its input shape unknown) -> Relu
         nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm1"),
