@@ -693,8 +693,14 @@ static int control_scan(rpx__ctx *c, rpx__node *n)
     }
     if ((rc = run_body(c, sub))) return rc;
     g = &c->graphs[sub];
-    for (i = 0; i < states && i < n->n_out; i++)
-        if (n->out[i] >= 0 && (rc = copy_val(c, &c->vals[n->out[i]], &c->vals[g->outputs[i]]))) return rc;
+    for (i = 0; i < states && i < n->n_out; i++) {
+        const rpx__val *in = &c->vals[g->inputs[i]], *last = &c->vals[g->outputs[i]];
+        if (n->out[i] < 0) continue;
+        /* a state that changes shape: its final shape is not one iteration's */
+        rc = same_shape(in, last) || trips == 1 ? copy_val(c, &c->vals[n->out[i]], last)
+                                                : loop_set_unknown_dims(c, &c->vals[n->out[i]], in, last);
+        if (rc) return rc;
+    }
     for (i = 0; i < scans_out && states + i < n->n_out; i++) {
         const rpx__val *b = &c->vals[g->outputs[states + i]];
         int64_t ax = n_out_axes > (long)i ? out_axes[i] : 0;

@@ -212,6 +212,18 @@ class OpsTest(TempDirTest):
         self.assertFalse(after["supported"])
         self.assertIsNone(after["macs"])
 
+    def test_scan_state_that_grows(self):
+        # a Scan state that grows is never handed on with one iteration's shape
+        body = helper.make_graph(
+            [helper.make_node("Concat", ["s_in", "xi"], ["s_out"], axis=0)],
+            "sbody", [vi("s_in", None), vi("xi", [4])], [out("s_out")])
+        nodes = [helper.make_node("Scan", ["s0", "xs"], ["s"], name="scan", body=body, num_scan_inputs=1),
+                 helper.make_node("Relu", ["s"], ["y"], name="after")]
+        res = self.cost(make(nodes, [vi("s0", [4]), vi("xs", [5, 4])], [out("y")]), infer=False)
+        self.assertFalse(self.node(res, "scan")["supported"])
+        self.assertEqual(self.shape(res, "scan"), [None])
+        self.assertFalse(self.node(res, "after")["supported"])
+
     def test_while_loop(self):
         # the condition is computed in the body: the scan output's length is known only at run time
         body = helper.make_graph(
