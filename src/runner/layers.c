@@ -124,6 +124,10 @@ void rpx__layers_finish(const rpx_runner_config *o, layers *l, const rpx_inputs 
         if (rpx_cpu_peak_estimate(&cpu, &cerr) == 0) {
             rpx_cpu_target_spec(&cpu, NULL, &cpu_spec, &cpu_storage);
             targets[nt++] = &cpu_spec;
+            if (!cpu.is_bound) { /* issue 18: said in the report, not only in the name */
+                snprintf(note, sizeof note, "host-cpu: the peak is %.250s", cpu.bound_note);
+                json_array_append_new(notes, json_string(note));
+            }
         } else {
             snprintf(note, sizeof note, "no host-CPU roofline: %s", cerr.message);
             json_array_append_new(notes, json_string(note));

@@ -295,6 +295,20 @@ class RooflineTest(TempDirTest):
             self.assertIn("[estimate, not a bound]", doc["bounds"]["host-cpu"]["gpu"]["name"])
             text = run("roofline", "--gpu", "host-cpu", "--flops", "1e9", env=cache, check=0).stdout
             self.assertIn("an estimate, not a bound", text)
+            # and in a run's report: the target's name and one note
+            import numpy as np
+            from common import MODELS
+            inputs = self.path("in.npz")
+            np.savez(inputs, rgb=np.zeros((4, 4, 3), np.uint8))
+            out = self.path("r.json")
+            run("run", "--model", f"{MODELS}:busywait", "--inputs", inputs, "--warmup", "1",
+                "--repeats", "5", "--quiet", "--flops", "1e9", "--output", out,
+                env=dict(cache, RPX_TEST_BUSY_NS="100000"), check=0)
+            with open(out) as f:
+                r = json.load(f)
+            self.assertIn("[estimate, not a bound]", r["roofline"]["host-cpu"]["gpu"]["name"])
+            self.assertEqual(sum("host-cpu: the peak is an estimate, not a bound" in n
+                                 for n in r["notes"]), 1)
         b = doc["bounds"]["host-cpu"]
         self.assertIsNotNone(b["ideal"]["compute_ms"])
         self.assertIsNone(b["ideal"]["memory_ms"])
