@@ -73,6 +73,14 @@ typedef struct rpx_run_config {
     const rpx_inputs *pristine;
     int64_t *restore_ns;
     int64_t *restore_warmup_ns;
+    /* Paced calls (--rate HZ): timed call i starts at the earliest at
+     * pace_start + i * period_ns (absolute deadlines, clock_nanosleep
+     * TIMER_ABSTIME; pace_start: the timed loop's start). start_lag_ns[i]: how
+     * long after its deadline call i started (NULL: not kept); late_starts:
+     * calls whose deadline had passed when the previous one ended. 0: no pacing. */
+    int64_t period_ns;
+    int64_t *start_lag_ns;
+    long *late_starts;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

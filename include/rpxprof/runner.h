@@ -79,6 +79,10 @@ typedef struct rpx_runner_config {
      * +-target_precision of it (0: off), or max_time_s has passed */
     double target_precision;
     double max_time_s;
+    /* paced calls (a shared object or Python callable): one timed call per
+     * 1/rate_hz seconds on absolute deadlines, late starts counted; the
+     * report's `pacing` (src/runner/pacing.c). 0: back to back. */
+    double rate_hz;
 } rpx_runner_config;
 
 typedef enum rpx_runner_status {

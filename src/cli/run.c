@@ -45,6 +45,9 @@ static const char usage[] =
     "      --warmup N         untimed calls first (default: 10)\n"
     "      --repeats N        timed calls, one sample each (default: 1000; at most\n"
     "                         10000000)\n"
+    "      --rate HZ          paced calls: one timed call per 1/HZ s on absolute\n"
+    "                         deadlines, late starts counted (the report's pacing;\n"
+    "                         HZ joins --budget-hz); HTTP: open-loop load, below\n"
     "      --meta KEY=VALUE   record what the shapes do not say (repeatable)\n"
     "      --gpu-time         cuda: per-call GPU busy time from CUPTI kernel records\n"
     "\n"
@@ -80,7 +83,7 @@ static const char usage[] =
     "      --keep-events N    keep N raw event timestamps (default 1000; 0: none)\n"
     "      --slo LIST         goodput: the share of requests meeting every SLO,\n"
     "                         e.g. ttft=500ms,tpot=50ms,e2e=2s\n"
-    "      --rate R           open-loop load: R requests per second on a fixed\n"
+    "      --rate R           (HTTP) open-loop load: R requests per second on a fixed\n"
     "                         schedule, latency from each one's intended send time\n"
     "                         (http.load); needs --duration, replaces --repeats\n"
     "      --duration S       seconds of schedule (R x S requests)\n"
@@ -364,8 +367,8 @@ static int parse(int argc, char **argv, run_opts *o)
             const char *name = c == O_RATE ? "--rate" : "--duration";
             if (rpx_cli_parse_number(optarg, v) != 0 || !(*v > 0) || *v > 1e9)
                 return rpx_cli_fail("run", -1, "%s '%s': give a number above 0 (%s)", name,
-                                    optarg, c == O_RATE ? "requests per second" : "seconds");
-            o->http_option_name = name;
+                                    optarg, c == O_RATE ? "calls per second" : "seconds");
+            if (c == O_DURATION) o->http_option_name = name; /* --rate: every kind */
             break;
         }
         case O_ARRIVALS:
@@ -512,7 +515,9 @@ static int parse(int argc, char **argv, run_opts *o)
         free(shown);
         return -1;
     }
-    if (o->rate > 0 || o->duration_s > 0 || o->arrivals || o->concurrency_given || o->seed_given) {
+    if (strcmp(rpx_target_kind_name(o->model), "http") == 0 &&
+        (o->rate > 0 || o->duration_s > 0 || o->arrivals || o->concurrency_given ||
+         o->seed_given)) {
         double n = o->rate * o->duration_s;
         const char *stream = o->stream ? "--stream" : o->slo ? "--slo"
                            : o->tokens_field ? "--tokens-field"
@@ -683,7 +688,19 @@ int rpx_cli_run(int argc, char **argv)
     c.target.tokens_field = o.tokens_field;
     c.target.keep_events = o.keep_events;
     c.target.slo = o.slo;
-    if (o.rate > 0) {
+    if (o.rate > 0 && strcmp(rpx_target_kind_name(o.model), "http") != 0) {
+        /* paced calls; the paced rate joins the real-time budget's rates */
+        size_t k;
+        if (!o.budget_hz) {
+            o.hz[0] = 5, o.hz[1] = 10, o.hz[2] = 30;
+            o.n_hz = 3;
+        }
+        for (k = 0; k < o.n_hz && o.hz[k] != o.rate; k++) continue;
+        if (k == o.n_hz && o.n_hz < 16) o.hz[o.n_hz++] = o.rate;
+        c.budget_hz = o.hz;
+        c.n_budget_hz = o.n_hz;
+        c.rate_hz = o.rate;
+    } else if (o.rate > 0) {
         c.target.load_rate = o.rate;
         c.target.load_poisson = o.poisson;
         c.target.load_duration_s = o.duration_s;

@@ -1,6 +1,7 @@
 /* run.c — owns the timing loop and its progress line. */
 #include "rpxprof/run.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -91,6 +92,22 @@ static void restore_sample(const rpx_inputs *dst, const rpx_inputs *src)
             memcpy((void *)dst->tensors[t].data, src->tensors[t].data, dst->tensors[t].nbytes);
 }
 
+/* Wait for timed call i's deadline (absolute: a late call does not move the
+ * ones after it), and record how late it starts. */
+static void pace(const rpx_run_config *cfg, int64_t pace_start, long i)
+{
+    int64_t due = pace_start + (int64_t)i * cfg->period_ns, now = rpx_clock_now_ns();
+    if (now > due) {
+        if (cfg->late_starts && i > 0) (*cfg->late_starts)++; /* the first is the schedule's start */
+    } else {
+        struct timespec ts = {(time_t)(due / 1000000000LL), (long)(due % 1000000000LL)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            if (cfg->stop && *cfg->stop) break; /* checked again before the call */
+        now = rpx_clock_now_ns();
+    }
+    if (cfg->start_lag_ns) cfg->start_lag_ns[i] = now - due;
+}
+
 int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
                     const rpx_inputs *inputs, rpx_run_result *result, rpx_error *err)
 {
@@ -116,7 +133,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     progress prog = {0};
     rpx_error merr;
     int64_t *samples;
-    int64_t start;
+    int64_t start, pace_start;
     size_t measured = 0;
     long i;
     int rc;
@@ -181,9 +198,11 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     rpx_memory_begin_inference(&result->memory);
     if (cfg->peaks_reset) cfg->peaks_reset(cfg->peaks_ctx);
     k = many && cfg->distinct_offset > 0 ? (size_t)cfg->distinct_offset % n_many : 0;
+    pace_start = rpx_clock_now_ns();
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
         if (stop && *stop) goto interrupted;
+        if (cfg->period_ns > 0) pace(cfg, pace_start, i);
         if (many) in = &many[k];
         if (pristine) {
             int64_t r0 = rpx_clock_now_ns();

@@ -380,6 +380,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->rp.samples = x->smp.work;
         x->rp.n_samples = x->smp.n;
         x->rp.pristine = x->smp.writable ? x->smp.pristine : NULL;
+        x->rp.rate_hz = strcmp(x->kind, "http") == 0 ? 0 : c->rate_hz;
         x->rp.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
     }
     return 0;
@@ -703,6 +704,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                             rpx__rss_trend_json(&trend));
     add_process_keys(cfgp, wp, report, notes, res->warnings);
     add_sample_keys(x, report, notes, res->warnings);
+    if (x->rp.rate_hz > 0) json_object_set_new(report, "pacing", rpx__pacing_json(x->rp.rate_hz, wp));
     if (x->processes_asked) {
         char m[200];
         snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "

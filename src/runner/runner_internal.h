@@ -127,6 +127,9 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
 int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
                      int processes, workers *w, rpx_error *err);
 void rpx__workers_free(workers *w);
+/* The report's `pacing` (--rate for a local target): the schedule, late
+ * starts, each call's start lag and its latency from its deadline. */
+json_t *rpx__pacing_json(double rate_hz, const workers *w);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */
 double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *counts);

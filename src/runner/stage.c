@@ -47,7 +47,7 @@ run_shared *rpx__run_shared_create(long repeats, long warmup)
     json_cap = ((size_t)64 << 10) + (size_t)repeats * 32;
     /* the restore times after the samples: mapped, touched only with
      * --writable-inputs */
-    total = head + samples + warm + json_cap + samples;
+    total = head + samples + warm + json_cap + samples + samples; /* + the start lags (--rate) */
     m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1,
              0);
     if (m == MAP_FAILED) return NULL;
@@ -59,6 +59,7 @@ run_shared *rpx__run_shared_create(long repeats, long warmup)
     sh->json = (char *)m + head + samples + warm;
     sh->json_cap = json_cap;
     sh->restore_samples = (int64_t *)((char *)m + head + samples + warm + json_cap);
+    sh->start_lag = (int64_t *)((char *)m + head + samples + warm + json_cap + samples);
     sh->failed_call = -1;
     sh->child_maxrss_bytes = -1;
     rpx_memory_peaks_init(&sh->memory);
@@ -207,6 +208,11 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         } else if (p->samples) {
             /* read-only inputs: a write into them names --writable-inputs */
             rpx__samples_guard_begin(p->samples, p->n_samples, sh->input_fault);
+        }
+        if (p->rate_hz > 0) {
+            cfg.period_ns = (int64_t)(1e9 / p->rate_hz + 0.5);
+            cfg.start_lag_ns = sh->start_lag;
+            cfg.late_starts = &sh->late_starts;
         }
         (void)rpx_rss_trend_open(&sh->trend, p->repeats); /* unreadable: the report says so */
         rc = rpx_measure_run(&cfg, target, in, &res, &err);

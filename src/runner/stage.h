@@ -52,6 +52,7 @@ typedef struct run_params {
     long sample_offset;           /* the timed calls of the processes before this one */
     struct rpx_nvml_watch *gpu_watch; /* NULL: none; else sampled by the parent's watch loop
                                      while the child is in its timed loop (gpu_watch.c) */
+    double rate_hz;               /* --rate for a local target: paced calls; 0: back to back */
 } run_params;
 
 typedef struct run_shared {
@@ -91,6 +92,10 @@ typedef struct run_shared {
      * points into this block), and the warmup calls' summed */
     int64_t *restore_samples;
     int64_t restore_warmup_ns;
+    /* --rate (paced calls): each timed call's start after its deadline
+     * (`repeats` entries, points into this block), and the late starts */
+    int64_t *start_lag;
+    long late_starts;
     /* a write into read-only inputs: {sample + 1, array}, {0, 0} if none */
     int input_fault[2];
 } run_shared;

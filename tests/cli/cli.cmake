@@ -18,6 +18,9 @@ rpx_py_test(cli.processes cli/test_processes.py)
 rpx_py_test(cli.samples cli/test_samples.py)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.
 rpx_py_test(cli.python cli/test_python.py)
+# --rate HZ for local targets: paced calls on absolute deadlines.
+rpx_py_test(cli.paced cli/test_paced.py)
+set_tests_properties(cli.paced PROPERTIES RUN_SERIAL TRUE)
 set_tests_properties(cli.python PROPERTIES RUN_SERIAL TRUE)
 # The HTTP API target against a real server on 127.0.0.1 (tests/cli/http_server.py).
 rpx_py_test(cli.http cli/test_http.py)

@@ -283,10 +283,13 @@ class HttpRunTest(TempDirTest):
             (["--rate", "-1", "--duration", "1"], "--rate '-1': give a number above 0"),
             (["--rate", "10", "--duration", "1", "--concurrency", "0"],
              "--concurrency '0': give a whole number from 1 to 100000"),
+            (["--rate", "10", "--duration", "1", "--processes", "2"],
+             "--rate runs one schedule in one process; drop --processes and --target-precision"),
         ]:
             self.assertIn(msg, self.refused(*args, code=2, model=url))
-        self.assertIn("--rate is for HTTP API targets",
-                      self.refused("--duration", "1", "--rate", "10", code=2,
+        # --rate paces a local target's calls; the open-loop options stay HTTP's
+        self.assertIn("--duration is for HTTP API targets",
+                      self.refused("--rate", "10", "--duration", "1", code=2,
                                    model="rpxprof-demo:demo_noop"))
         self.assertEqual(self.srv.requests, 0)
 
