@@ -131,16 +131,19 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
     const long long drop_ns = (long long)(l->o.request_timeout_s * 1e9);
     CURLM *m = curl_multi_init();
     slot *slots = calloc((size_t)c, sizeof *slots);
-    long next = 0, in_flight = 0, i, finished = 0;
+    slot **free_slots = malloc((size_t)c * sizeof *free_slots); /* a stack of idle slots */
+    long next = 0, in_flight = 0, i, finished = 0, n_free = c;
     long long next_t;
     double offset = 0;
     int rc = 0;
 
-    if (!m || !slots) {
+    if (!m || !slots || !free_slots) {
         if (m) curl_multi_cleanup(m);
         free(slots);
+        free(free_slots);
         return rpx_error_set(err, RPX_ENOMEM, "out of memory for %ld connections", c);
     }
+    for (i = 0; i < c; i++) free_slots[i] = &slots[c - 1 - i];
     l->n = n;
     l->ran = 1;
     l->rng = l->o.seed;
@@ -161,9 +164,7 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
         /* sends that are due: a free slot each, or they wait (and may be dropped) */
         while (next < n && next_t <= now) {
             if (in_flight < c) {
-                slot *s = NULL;
-                for (i = 0; i < c && !s; i++)
-                    if (!slots[i].busy) s = &slots[i];
+                slot *s = n_free > 0 ? free_slots[--n_free] : NULL;
                 if (!s || start(l, m, s, tmpl, next_t, now) != 0) {
                     rc = rpx_error_set(err, RPX_ENOMEM, "cannot start request %ld", next);
                     goto out;
@@ -202,6 +203,7 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
             if (done) done(ud, msg->easy_handle, msg->data.result, s->status, s->sent, s->first, ok);
             curl_multi_remove_handle(m, msg->easy_handle);
             s->busy = 0;
+            free_slots[n_free++] = s;
             in_flight--;
             finished++;
             if (end > l->end) l->end = end;
@@ -235,6 +237,7 @@ out:
     }
     curl_multi_cleanup(m);
     free(slots);
+    free(free_slots);
     return rc;
 }
 
