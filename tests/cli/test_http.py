@@ -266,6 +266,27 @@ class HttpRunTest(TempDirTest):
         # the wait counts: latency from the intended time exceeds the service time
         self.assertGreater(r["latency"]["max_ms"], ld["service_latency_ms"]["max_ms"] + 100)
 
+    def test_load_failures_and_interrupt(self):
+        _, r = self.load(self.srv.url("/fail"), "--rate", "50", "--duration", "0.2", check=6)
+        ld = r["http"]["load"]
+        self.assertEqual((r["status"], ld["sent"], ld["failed"], ld["completed"]),
+                         ("failed", 10, 10, 0))
+        self.assertEqual(r["http"]["status_counts"], {"500": 10})
+        p, r = self.load(self.srv.url("/fail"), "--rate", "50", "--duration", "1",
+                         "--max-failures", "3", check=6)
+        self.assertIn("3 calls failed (--max-failures 3); the last: HTTP 500 from", p.stderr)
+        # the 2 warmup calls count towards --max-failures: the schedule's first request is the 3rd
+        self.assertEqual((r["failed_warmup_calls"], r["http"]["load"]["failed"]), (2, 1))
+        # Ctrl-C: the requests answered so far are the samples
+        code, err, r = interrupted_run(self, "--model", self.srv.url("/sleep?ms=1"), "--method",
+                                       "GET", "--warmup", "0", "--rate", "50", "--duration",
+                                       "60", "-q", after_s=1.5)
+        self.assertEqual(code, 130, err)
+        self.assertEqual(r["status"], "interrupted")
+        self.assertGreater(r["measured_calls"], 0)
+        self.assertEqual(r["measured_calls"], r["http"]["load"]["completed"])
+        self.assertLess(r["http"]["load"]["sent"], 3000)
+
     def test_load_option_refusals(self):
         url = self.srv.url("/sleep?ms=0")
         for args, msg in [
