@@ -83,6 +83,10 @@ typedef struct rpx_runner_config {
      * 1/rate_hz seconds on absolute deadlines, late starts counted; the
      * report's `pacing` (src/runner/pacing.c). 0: back to back. */
     double rate_hz;
+    /* with rate_hz: the statistics of the same model called back to back
+     * (`latency` of a run without rate_hz), reported beside the paced ones in
+     * pacing.back_to_back; NULL: none. Borrowed. */
+    json_t *back_to_back_latency;
 } rpx_runner_config;
 
 typedef enum rpx_runner_status {

@@ -48,6 +48,8 @@ static const char usage[] =
     "      --rate HZ          paced calls: one timed call per 1/HZ s on absolute\n"
     "                         deadlines, late starts counted (the report's pacing;\n"
     "                         HZ joins --budget-hz); HTTP: open-loop load, below\n"
+    "      --compare-back-to-back  with --rate: first the same calls back to back;\n"
+    "                         both latencies in the report's pacing\n"
     "      --meta KEY=VALUE   record what the shapes do not say (repeatable)\n"
     "      --gpu-time         cuda: per-call GPU busy time from CUPTI kernel records\n"
     "\n"
@@ -146,7 +148,7 @@ typedef struct run_opts {
     long keep_events;             /* 0: the default; -1: none */
     double rate, duration_s;      /* --rate, --duration: open-loop load (0: none) */
     const char *arrivals;
-    int poisson, concurrency_given, seed_given, repeats_given;
+    int poisson, concurrency_given, seed_given, repeats_given, back_to_back;
     long concurrency, seed;
     double connect_timeout_s, request_timeout_s;
     long max_failures;
@@ -216,7 +218,7 @@ static int parse(int argc, char **argv, run_opts *o)
            O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE, O_FORCE,
            O_SETUP_TIMEOUT, O_GRACE, O_PROCESSES, O_TARGET_PRECISION, O_MAX_TIME,
            O_WRITABLE_INPUTS, O_STREAM, O_TOKENS_FIELD, O_KEEP_EVENTS, O_SLO, O_RATE, O_ARRIVALS,
-           O_DURATION, O_CONCURRENCY, O_SEED };
+           O_DURATION, O_CONCURRENCY, O_SEED, O_BACK_TO_BACK };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -255,6 +257,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"duration", required_argument, 0, O_DURATION},
         {"concurrency", required_argument, 0, O_CONCURRENCY},
         {"seed", required_argument, 0, O_SEED},
+        {"compare-back-to-back", no_argument, 0, O_BACK_TO_BACK},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0;
@@ -371,6 +374,7 @@ static int parse(int argc, char **argv, run_opts *o)
             if (c == O_DURATION) o->http_option_name = name; /* --rate: every kind */
             break;
         }
+        case O_BACK_TO_BACK: o->back_to_back = 1; break;
         case O_ARRIVALS:
             if (strcmp(optarg, "constant") != 0 && strcmp(optarg, "poisson") != 0)
                 return rpx_cli_fail("run", -1, "--arrivals '%s': expected constant or poisson",
@@ -515,6 +519,10 @@ static int parse(int argc, char **argv, run_opts *o)
         free(shown);
         return -1;
     }
+    if (o->back_to_back && (!(o->rate > 0) || strcmp(rpx_target_kind_name(o->model), "http") == 0))
+        return rpx_cli_fail("run", -1, "--compare-back-to-back compares paced calls (--rate HZ) "
+                                       "of a shared object or Python callable with the same "
+                                       "calls back to back; give --rate, and a local --model");
     if (strcmp(rpx_target_kind_name(o->model), "http") == 0 &&
         (o->rate > 0 || o->duration_s > 0 || o->arrivals || o->concurrency_given ||
          o->seed_given)) {
@@ -712,6 +720,26 @@ int rpx_cli_run(int argc, char **argv)
     c.target_precision = o.target_precision;
     c.max_time_s = o.max_time_s;
 
+    if (o.back_to_back) {
+        /* the same run unpaced, first, with no report of its own */
+        rpx_runner_config b = c;
+        rpx_runner_result bres;
+        b.rate_hz = 0;
+        b.output = NULL;
+        b.progress = 0;
+        rc = rpx_runner_run(&b, &bres, &err);
+        if (rc == 0 && bres.status == RPX_RUNNER_COMPLETE)
+            c.back_to_back_latency = json_incref(json_object_get(bres.report, "latency"));
+        else if (rc == 0)
+            rpx_error_set(&err, RPX_EMODEL, "--compare-back-to-back: the back-to-back run did "
+                          "not complete: %s", bres.error);
+        rpx_runner_result_free(&bres);
+        if (!c.back_to_back_latency) {
+            rpx_cli_fail("run", 0, "%s", err.message);
+            exit_code = rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE;
+            goto out;
+        }
+    }
     rc = rpx_runner_run(&c, &res, &err);
     if (rc != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);
@@ -742,6 +770,7 @@ int rpx_cli_run(int argc, char **argv)
                 res.error, res.measured,
                 json_string_value(json_object_get(res.report, "status")));
 out:
+    json_decref(c.back_to_back_latency);
     rpx_runner_result_free(&res);
     json_decref(o.meta);
     free(o.inputs_list);

@@ -14,7 +14,8 @@
 #include "rpxprof/report.h"
 #include "runner/runner_internal.h"
 
-json_t *rpx__pacing_json(double rate_hz, const workers *w)
+json_t *rpx__pacing_json(double rate_hz, const workers *w, json_t *back_to_back,
+                         const rpx_latency *paced)
 {
     json_t *o = json_object();
     rpx_latency *lag = NULL, *sched = NULL;
@@ -54,6 +55,21 @@ json_t *rpx__pacing_json(double rate_hz, const workers *w)
                                                            : json_null());
     json_object_set_new(o, "start_lag_ms", rpx_latency_json(lag));
     json_object_set_new(o, "latency_from_schedule_ms", rpx_latency_json(sched));
+    if (back_to_back) {
+        /* the same model called back to back, before the paced run */
+        json_t *b = json_object();
+        rpx_latency_stats st;
+        double p50 = json_number_value(json_object_get(back_to_back, "p50_ms"));
+        json_object_set(b, "latency", back_to_back);
+        json_object_set_new(b, "paced_p50_over_back_to_back_p50",
+                            paced && rpx_latency_stats_get(paced, &st) == 0 && st.available &&
+                                    p50 > 0
+                                ? json_real(st.p50_ms / p50)
+                                : json_null());
+        json_object_set_new(o, "back_to_back", b);
+    } else {
+        json_object_set_new(o, "back_to_back", json_null());
+    }
     rpx_latency_destroy(lag);
     rpx_latency_destroy(sched);
     return o;

@@ -704,7 +704,9 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                             rpx__rss_trend_json(&trend));
     add_process_keys(cfgp, wp, report, notes, res->warnings);
     add_sample_keys(x, report, notes, res->warnings);
-    if (x->rp.rate_hz > 0) json_object_set_new(report, "pacing", rpx__pacing_json(x->rp.rate_hz, wp));
+    if (x->rp.rate_hz > 0)
+        json_object_set_new(report, "pacing",
+                            rpx__pacing_json(x->rp.rate_hz, wp, c.back_to_back_latency, lat));
     if (x->processes_asked) {
         char m[200];
         snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "

@@ -129,7 +129,9 @@ int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_
 void rpx__workers_free(workers *w);
 /* The report's `pacing` (--rate for a local target): the schedule, late
  * starts, each call's start lag and its latency from its deadline. */
-json_t *rpx__pacing_json(double rate_hz, const workers *w);
+struct rpx_latency;
+json_t *rpx__pacing_json(double rate_hz, const workers *w, json_t *back_to_back,
+                         const struct rpx_latency *paced);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */
 double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *counts);

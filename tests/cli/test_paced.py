@@ -66,10 +66,28 @@ class PacedRunTest(TempDirTest):
         self.assertGreaterEqual(pc["latency_from_schedule_ms"]["max_ms"], 210.0, pc)
         self.assertGreaterEqual(r["latency"]["min_ms"], 20.0)
 
+    def test_compare_back_to_back(self):
+        rgb = self.path("rgb.npz")
+        np.savez(rgb, rgb=np.full((48, 64, 3), 128, np.uint8))
+        _, r, _ = run_report(self, "--model", "rpxprof-demo:demo_depth", "--inputs", rgb, "-q",
+                             "--rate", "200", "--repeats", "40", "--warmup", "2",
+                             "--processes", "1", "--compare-back-to-back", cwd=self.tmp)
+        validate_profile(r)
+        b2b = r["pacing"]["back_to_back"]
+        self.assertGreater(b2b["latency"]["p50_ms"], 0)
+        self.assertAlmostEqual(b2b["paced_p50_over_back_to_back_p50"],
+                               r["latency"]["p50_ms"] / b2b["latency"]["p50_ms"], places=9)
+        self.assertEqual(r["measured_calls"], 40)  # the back-to-back run leaves no samples here
+        r = self.paced("rpxprof-demo:demo_noop", "--rate", "200", "--repeats", "5")
+        self.assertIsNone(r["pacing"]["back_to_back"])
+
     def test_refusals(self):
         out = self.path("r.json")
         for args, msg in [
             (["--rate", "0"], "--rate '0': give a number above 0 (calls per second)"),
+            (["--compare-back-to-back"],
+             "--compare-back-to-back compares paced calls (--rate HZ) of a shared object or "
+             "Python callable with the same calls back to back; give --rate, and a local --model"),
             (["--rate", "10", "--duration", "2"],
              "--duration is for HTTP API targets (--model http(s)://...), not "
              "rpxprof-demo:demo_noop"),
