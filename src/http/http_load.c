@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "http/http_load.h"
+#include "rpxprof/histogram.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/report.h"
@@ -32,7 +33,7 @@ struct rpx_http_load {
     long sent, completed, failed, dropped, late, max_in_flight;
     long long t0, first_send, last_send, end;
     long long span_ns;            /* the last request's intended time from the first's */
-    rpx_latency *service, *send_delay;
+    rpx_histogram *service, *send_delay; /* bounded: about 30 KiB each, whatever the count */
     unsigned long long rng;
     int ran;
 };
@@ -61,7 +62,7 @@ int rpx__http_load_create(const rpx_http_load_opts *o, rpx_http_load **out, rpx_
     if (!l) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     l->o = *o;
     if (l->o.concurrency < 1) l->o.concurrency = 1;
-    if (rpx_latency_create(0, &l->service) != 0 || rpx_latency_create(0, &l->send_delay) != 0)
+    if (rpx_histogram_create(&l->service) != 0 || rpx_histogram_create(&l->send_delay) != 0)
         return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     return 0;
 }
@@ -69,8 +70,8 @@ int rpx__http_load_create(const rpx_http_load_opts *o, rpx_http_load **out, rpx_
 void rpx__http_load_destroy(rpx_http_load *l)
 {
     if (!l) return;
-    rpx_latency_destroy(l->service);
-    rpx_latency_destroy(l->send_delay);
+    rpx_histogram_destroy(l->service);
+    rpx_histogram_destroy(l->send_delay);
     free(l);
 }
 
@@ -118,7 +119,7 @@ static int start(rpx_http_load *l, CURLM *m, slot *s, CURL *tmpl, long long inte
     if (!l->first_send) l->first_send = now;
     l->last_send = now;
     if (now - intended > LATE_NS) l->late++;
-    rpx_latency_add_ns(l->send_delay, (double)(now > intended ? now - intended : 0));
+    rpx_histogram_add(l->send_delay, now > intended ? now - intended : 0);
     return 0;
 }
 
@@ -147,8 +148,6 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
     l->n = n;
     l->ran = 1;
     l->rng = l->o.seed;
-    rpx_latency_reserve(l->service, (size_t)n);
-    rpx_latency_reserve(l->send_delay, (size_t)n);
     rpx_memory_begin_inference(&res->memory);
     l->t0 = now_ns() + 1000000LL;
     next_t = l->t0;
@@ -192,7 +191,7 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
             ok = msg->data.result == CURLE_OK && s->status >= 200 && s->status <= 299;
             if (ok) {
                 cfg->samples[res->measured++] = end - s->intended;
-                rpx_latency_add_ns(l->service, (double)(end - s->sent));
+                rpx_histogram_add(l->service, end - s->sent);
                 l->completed++;
             } else {
                 res->failed_calls++;
@@ -241,6 +240,22 @@ out:
     return rc;
 }
 
+static json_t *stats_json(const rpx_histogram *h)
+{
+    rpx_latency_stats st;
+    json_t *o = json_object();
+    if (!o) return NULL;
+    rpx_histogram_stats(h, &st);
+    json_object_set_new(o, "p50_ms", rpx_json_real_or_null(st.p50_ms));
+    json_object_set_new(o, "p95_ms", rpx_json_real_or_null(st.p95_ms));
+    json_object_set_new(o, "p99_ms", rpx_json_real_or_null(st.p99_ms));
+    json_object_set_new(o, "mean_ms", rpx_json_real_or_null(st.mean_ms));
+    json_object_set_new(o, "min_ms", rpx_json_real_or_null(st.min_ms));
+    json_object_set_new(o, "max_ms", rpx_json_real_or_null(st.max_ms));
+    json_object_set_new(o, "std_ms", rpx_json_real_or_null(st.std_ms));
+    return o;
+}
+
 static json_t *real_or_null(double x)
 {
     return x == x && isfinite(x) ? json_real(x) : json_null();
@@ -272,7 +287,12 @@ json_t *rpx__http_load_json(const rpx_http_load *l)
     json_object_set_new(o, "max_in_flight", json_integer(l->max_in_flight));
     json_object_set_new(o, "duration_s", l->ran ? json_real((double)(l->end - l->t0) / 1e9)
                                                 : json_null());
-    json_object_set_new(o, "service_latency_ms", rpx_latency_json(l->service));
-    json_object_set_new(o, "send_delay_ms", rpx_latency_json(l->send_delay));
+    json_object_set_new(o, "service_latency_ms", stats_json(l->service));
+    json_object_set_new(o, "send_delay_ms", stats_json(l->send_delay));
+    json_object_set_new(o, "stats_method",
+                        json_string("service_latency_ms and send_delay_ms: a log-bucketed "
+                                    "histogram (64 buckets per power of two; percentiles within "
+                                    "1 %, n/mean/min/max/std exact), bounded whatever the run's "
+                                    "length"));
     return o;
 }

@@ -6,3 +6,5 @@ rpx_unit_test(test_memory ${CMAKE_CURRENT_LIST_DIR}/test_memory.c)
 set_tests_properties(unit.test_memory PROPERTIES RUN_SERIAL TRUE)
 # The statistics (intervals, t, ranks, U, Holm, Tukey) and compare's verdict rule.
 rpx_unit_test(test_stats ${CMAKE_CURRENT_LIST_DIR}/test_stats.c)
+# The log-bucketed histogram of the open-loop load (percentiles within 1 %).
+rpx_unit_test(test_histogram ${CMAKE_CURRENT_LIST_DIR}/test_histogram.c)
