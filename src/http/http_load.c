@@ -199,7 +199,8 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
                 if (cfg->failed_done)
                     __atomic_store_n(cfg->failed_done, res->failed_calls, __ATOMIC_RELEASE);
             }
-            if (done) done(ud, msg->easy_handle, msg->data.result, s->status, s->sent, s->first, ok);
+            if (done)
+                done(ud, msg->easy_handle, msg->data.result, s->status, s->sent, s->first, end, ok);
             curl_multi_remove_handle(m, msg->easy_handle);
             s->busy = 0;
             free_slots[n_free++] = s;

@@ -22,10 +22,11 @@ typedef struct rpx_http_load_opts {
 
 /* Called once per finished request (outside any timed span): easy is the
  * handle it ran on (curl_easy_getinfo works), res curl's result, status the
- * last status line's code, sent_ns and first_ns the send and the first
- * response byte (CLOCK_MONOTONIC; first_ns 0: none). ok: a latency sample. */
+ * last status line's code, sent_ns, first_ns and end_ns the send, the first
+ * response byte and the last (CLOCK_MONOTONIC; first_ns 0: none). ok: a latency sample. */
 typedef void (*rpx_http_load_done_fn)(void *ud, CURL *easy, CURLcode res, long status,
-                                      long long sent_ns, long long first_ns, int ok);
+                                      long long sent_ns, long long first_ns, long long end_ns,
+                                      int ok);
 
 typedef struct rpx_http_load rpx_http_load;
 

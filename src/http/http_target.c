@@ -54,6 +54,7 @@ typedef struct http_state {
     long status;                  /* from the last status line received */
     long long t_start_ns;         /* CLOCK_MONOTONIC as the loop: curl_easy_perform called */
     long long t_first_ns;         /* the first byte of the response (its status line); 0: none */
+    long long t_end_ns;           /* curl_easy_perform returned */
     rpx_http_stream *stream;      /* streamed responses: events and their times */
     rpx_http_load *load;          /* --rate: the open-loop schedule; NULL without */
     char load_failure[256];       /* the last failed request's message under load */
@@ -185,6 +186,7 @@ static int http_call(void *state, const rpx_inputs *inputs, rpx_error *err)
     s->t_start_ns = now_ns();
     rpx__stream_begin(s->stream, s->t_start_ns);
     res = curl_easy_perform(s->curl);
+    s->t_end_ns = now_ns();
     s->last_res = res;
     if (res == CURLE_OK && s->status >= 200 && s->status <= 299) return 0;
     call_failure(s, res, err);
@@ -213,7 +215,7 @@ static void count_status(http_state *s, const char *key)
 /* One finished request's counts and phases (outside any timed span): c the
  * handle it ran on, start_ns and first_ns its send and its first response byte. */
 static void record(http_state *s, CURL *c, CURLcode res, long status, long long start_ns,
-                   long long first_ns, int timed, int rc)
+                   long long first_ns, long long end_ns, int timed, int rc)
 {
     long version = info_long(c, CURLINFO_HTTP_VERSION);
     char *ip = NULL;
@@ -250,23 +252,25 @@ static void record(http_state *s, CURL *c, CURLcode res, long status, long long 
                            1e3 * (double)info_off(c, CURLINFO_APPCONNECT_TIME_T));
     /* not curl's STARTTRANSFER: for a POST some versions take it when the upload begins */
     if (first_ns > start_ns) rpx_latency_add_ns(s->phase[PH_TTFB], (double)(first_ns - start_ns));
-    rpx_latency_add_ns(s->phase[PH_TOTAL], 1e3 * (double)info_off(c, CURLINFO_TOTAL_TIME_T));
+    /* total on the same clock as time_to_first_byte, so that ttfb <= total always holds */
+    rpx_latency_add_ns(s->phase[PH_TOTAL], (double)(end_ns - start_ns));
 }
 
 static void http_after_call(void *state, int timed, int rc)
 {
     http_state *s = state;
     rpx__stream_end(s->stream, timed, rc == 0);
-    record(s, s->curl, s->last_res, s->status, s->t_start_ns, s->t_first_ns, timed, rc);
+    record(s, s->curl, s->last_res, s->status, s->t_start_ns, s->t_first_ns, s->t_end_ns, timed,
+           rc);
 }
 
 /* --- open-loop load (--rate): the whole loop, run by http_load.c ------------------ */
 
 static void load_done(void *ud, CURL *easy, CURLcode res, long status, long long sent_ns,
-                      long long first_ns, int ok)
+                      long long first_ns, long long end_ns, int ok)
 {
     http_state *s = ud;
-    record(s, easy, res, status, sent_ns, first_ns, 1, ok ? 0 : RPX_CALL_COUNTED_FAILURE);
+    record(s, easy, res, status, sent_ns, first_ns, end_ns, 1, ok ? 0 : RPX_CALL_COUNTED_FAILURE);
     if (ok) return;
     if (res == CURLE_OK)
         snprintf(s->load_failure, sizeof s->load_failure, "HTTP %ld from %s", status,
@@ -379,12 +383,13 @@ static json_t *http_section(void *state)
     json_object_set_new(o, "phases_ms", phases);
     json_object_set_new(o, "phases_note",
                         json_string("cumulative times from the start of each request, over "
-                                    "the successful timed calls: name_lookup, connect, tls and "
-                                    "total are curl's; connect (and tls) are 0 on a reused "
+                                    "the successful timed calls: name_lookup, connect and tls "
+                                    "are curl's; connect (and tls) are 0 on a reused "
                                     "connection; tls is null for plain http (curl reports 0 "
-                                    "when there is no TLS handshake); time_to_first_byte is "
-                                    "rpxprof's own, CLOCK_MONOTONIC from the call into curl to "
-                                    "the arrival of the response's status line"));
+                                    "when there is no TLS handshake); time_to_first_byte and "
+                                    "total are rpxprof's own, CLOCK_MONOTONIC from the call "
+                                    "into curl to the arrival of the response's status line "
+                                    "and to the end of the response"));
     json_object_set(o, "status_counts", s->status_counts);
     json_object_set_new(o, "failed_calls", json_integer(s->failed_calls));
     json_object_set_new(o, "failed_warmup_calls", json_integer(s->failed_warmup_calls));
