@@ -18,28 +18,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import machine_line  # noqa: E402
+from bench_common import LOOP, MODEL, machine_line  # noqa: E402
 
-MODEL = "def noop(**arrays):\n    return None\n"
-
-LOOP = r"""
-import sys, time
-import numpy as np
-sys.path.insert(0, sys.argv[1])
-from floor_model import noop
-inputs = dict(np.load(sys.argv[2]))
-perf_counter = time.perf_counter
-for _ in range(1000):
-    noop(**inputs)
-samples = []
-append = samples.append
-for _ in range(10000):
-    t0 = perf_counter()
-    noop(**inputs)
-    t1 = perf_counter()
-    append(t1 - t0)
-print(np.percentile(samples, 50) * 1e9)
-"""
 
 
 
