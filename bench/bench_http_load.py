@@ -7,7 +7,7 @@ wrk (closed loop, every connection sends its next request as soon as the answer 
 most requests per second the server and one client thread reach together. rpxprof is then run
 open-loop at fractions of that rate: a rate it keeps (achieved within 2 % of the requested, few
 late sends) while timing every request is within its ceiling. nginx and wrk come from Debian
-(`apt-get install nginx-light wrk`); nginx runs from a temporary folder on 127.0.0.1 and is
+(`./scripts/setup.sh --with-bench`); nginx runs from a temporary folder on 127.0.0.1 and is
 stopped by its PID."""
 import argparse
 import json

@@ -4,6 +4,7 @@
 #   ./scripts/setup.sh                  what the build, the demo and the tests need
 #   ./scripts/setup.sh --with-examples  also OpenCV's DNN module and libtorch, for
 #                                       examples/opencv-dnn and examples/libtorch
+#   ./scripts/setup.sh --with-bench     also nginx and wrk, for bench/bench_http_load.py
 set -euo pipefail
 
 packages=(
@@ -27,7 +28,8 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --with-examples) packages+=(g++ libopencv-dnn-dev libtorch-dev) ;;  # examples/opencv-dnn, libtorch
-    *) echo "setup: unknown option '$arg' (use --with-examples or nothing)" >&2; exit 2 ;;
+    --with-bench) packages+=(nginx-light wrk) ;;  # bench/bench_http_load.py: a fast server, a peer load generator
+    *) echo "setup: unknown option '$arg' (use --with-examples, --with-bench or nothing)" >&2; exit 2 ;;
   esac
 done
 
