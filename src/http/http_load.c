@@ -34,6 +34,8 @@ struct rpx_http_load {
     long long t0, first_send, last_send, end;
     long long span_ns;            /* the last request's intended time from the first's */
     rpx_histogram *service, *send_delay; /* bounded: about 30 KiB each, whatever the count */
+    double *sched_ms;             /* per latency sample (completion order): its intended send, */
+    long n_sched;                 /* ms from the schedule's start; as many as the samples */
     unsigned long long rng;
     int ran;
 };
@@ -72,6 +74,7 @@ void rpx__http_load_destroy(rpx_http_load *l)
     if (!l) return;
     rpx_histogram_destroy(l->service);
     rpx_histogram_destroy(l->send_delay);
+    free(l->sched_ms);
     free(l);
 }
 
@@ -138,7 +141,10 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
     double offset = 0;
     int rc = 0;
 
-    if (!m || !slots || !free_slots) {
+    free(l->sched_ms);
+    l->n_sched = 0;
+    l->sched_ms = malloc((size_t)(n > 0 ? n : 1) * sizeof *l->sched_ms);
+    if (!m || !slots || !free_slots || !l->sched_ms) {
         if (m) curl_multi_cleanup(m);
         free(slots);
         free(free_slots);
@@ -191,6 +197,7 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
             ok = msg->data.result == CURLE_OK && s->status >= 200 && s->status <= 299;
             if (ok) {
                 cfg->samples[res->measured++] = end - s->intended;
+                l->sched_ms[l->n_sched++] = (double)(s->intended - l->t0) / 1e6;
                 rpx_histogram_add(l->service, end - s->sent);
                 l->completed++;
             } else {
@@ -288,6 +295,14 @@ json_t *rpx__http_load_json(const rpx_http_load *l)
     json_object_set_new(o, "max_in_flight", json_integer(l->max_in_flight));
     json_object_set_new(o, "duration_s", l->ran ? json_real((double)(l->end - l->t0) / 1e9)
                                                 : json_null());
+    if (l->ran && l->sched_ms) {
+        json_t *a = json_array();
+        long i;
+        for (i = 0; a && i < l->n_sched; i++) json_array_append_new(a, json_real(l->sched_ms[i]));
+        json_object_set_new(o, "schedule_ms", a ? a : json_null());
+    } else {
+        json_object_set_new(o, "schedule_ms", json_null());
+    }
     json_object_set_new(o, "service_latency_ms", stats_json(l->service));
     json_object_set_new(o, "send_delay_ms", stats_json(l->send_delay));
     json_object_set_new(o, "stats_method",
