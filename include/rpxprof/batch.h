@@ -131,6 +131,8 @@ typedef struct rpx_plot_row {
     const char *device;
     const double *samples_ms;     /* in call order */
     size_t n;
+    const double *x_ms;           /* NULL, or each sample's intended send time (http.load.schedule_ms):
+                                   * the timeline's x axis instead of the call index */
     /* The p50's interval (the report's latency_ci): ci_covers NULL when the
      * report has none (older rpxprof); lo/hi NaN when it is null. */
     const char *ci_covers;        /* "between-process" | "within-process" */

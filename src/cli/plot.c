@@ -15,18 +15,21 @@ static const char usage[] =
     "Usage: rpxprof plot REPORT.json... -o FIG.svg [--timeline] [--force]\n"
     "Draw the latency distribution of run reports: one panel per task (or unit),\n"
     "one row per model: a box p25-p75, whiskers p5-p95, every sample as a point,\n"
-    "p50/p95/p99 marked. --timeline draws latency against call index of one report.\n"
+    "p50/p95/p99 marked. --timeline draws latency against call index of one report\n"
+    "(against intended send time for an open-loop load run, --rate).\n"
     "\n"
     "Options:\n"
     "  -o, --output FIG.svg  the figure (written atomically; - for stdout); an existing\n"
     "                        file is replaced only when it is a figure of rpxprof's\n"
     "  --force               replace any regular file at FIG.svg (never a REPORT.json)\n"
-    "  --timeline            latency against call index (exactly one report)\n"
+    "  --timeline            latency against call index (exactly one report); for a\n"
+    "                        load run against each request's intended send time\n"
     "  -h, --help            show this help and exit\n";
 
 typedef struct loaded {
     json_t *r;
     double *samples;
+    double *x_ms;                 /* --timeline of a load run: http.load.schedule_ms */
     char *shape;
 } loaded;
 
@@ -134,6 +137,25 @@ int rpx_cli_plot(int argc, char **argv)
         rows[i].samples_ms = l[i].samples;
         rows[i].n = json_array_size(s);
         rpx_plot_row_interval(&rows[i], l[i].r);
+        /* an open-loop load run: latency against each request's intended send time */
+        s = json_object_get(json_object_get(json_object_get(l[i].r, "http"), "load"), "schedule_ms");
+        if (tl && rc == RPX_EXIT_OK && json_is_array(s)) {
+            if (json_array_size(s) != rows[i].n) {
+                rc = rpx_cli_fail("plot", 1, "%s: http.load.schedule_ms has %zu times but latency_samples_ms has %zu samples; the report was altered",
+                                  path, json_array_size(s), rows[i].n);
+                break;
+            }
+            l[i].x_ms = malloc(rows[i].n * sizeof(double));
+            if (!l[i].x_ms) { rc = rpx_cli_fail("plot", 1, "out of memory"); break; }
+            for (k = 0; k < rows[i].n; k++) {
+                if (!json_is_number(json_array_get(s, k))) {
+                    rc = rpx_cli_fail("plot", 1, "%s: http.load.schedule_ms[%zu]: not a number", path, k);
+                    break;
+                }
+                l[i].x_ms[k] = json_number_value(json_array_get(s, k));
+            }
+            rows[i].x_ms = l[i].x_ms;
+        }
     }
     if (rc == RPX_EXIT_OK && rpx_plot_svg(rows, n, tl, &svg, &err))
         rc = rpx_cli_fail("plot", 1, "%s", err.message);
@@ -146,7 +168,7 @@ int rpx_cli_plot(int argc, char **argv)
         rpx_output_discard(out);
     }
     free(svg);
-    for (i = 0; i < n; i++) { json_decref(l[i].r); free(l[i].samples); free(l[i].shape); }
+    for (i = 0; i < n; i++) { json_decref(l[i].r); free(l[i].samples); free(l[i].x_ms); free(l[i].shape); }
     free(l);
     free(rows);
     return rc;

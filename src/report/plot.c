@@ -334,7 +334,13 @@ static int timeline(const rpx_plot_row *r, out *o)
     for (i = 0; i < 3; i++) q[i] = rpx_percentile_sorted(s, r->n, qs[i]);
     free(s);
     ax_make(&ya, mn, mx, bottom, top);
-    ax_make(&xa, 0, (double)(r->n > 1 ? r->n - 1 : 1), LEFT, W - RIGHT);
+    if (r->x_ms) {
+        double xmax = 0;
+        for (i = 0; i < r->n; i++) xmax = fmax(xmax, r->x_ms[i]);
+        ax_make(&xa, 0, xmax > 0 ? xmax : 1, LEFT, W - RIGHT);
+    } else {
+        ax_make(&xa, 0, (double)(r->n > 1 ? r->n - 1 : 1), LEFT, W - RIGHT);
+    }
     xa.log = 0;
     header(o, h, "rpxprof latency timeline");
     put(o, "<g id=\"timeline\">\n<text id=\"timeline-title\" x=\"20\" y=\"24\" font-size=\"15\" font-weight=\"bold\">");
@@ -349,8 +355,10 @@ static int timeline(const rpx_plot_row *r, out *o)
     ax_ticks(o, &ya, 0, "timeline-y", 1, LEFT, W - RIGHT);
     ax_ticks(o, &xa, bottom, "timeline-x", 0, top, bottom);
     put(o, "<line id=\"timeline-axis\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#000\"/>\n", LEFT, bottom, W - RIGHT, bottom);
-    put(o, "<text id=\"timeline-xlabel\" x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"middle\">call index (warmup excluded)</text>\n",
-        (LEFT + W - RIGHT) / 2, bottom + 34);
+    put(o, "<text id=\"timeline-xlabel\" x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"middle\">%s</text>\n",
+        (LEFT + W - RIGHT) / 2, bottom + 34,
+        r->x_ms ? "intended send time (ms from the schedule's start; latency runs from it)"
+                : "call index (warmup excluded)");
     put(o, "<text id=\"timeline-ylabel\" x=\"24\" y=\"%.2f\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 24 %.2f)\">latency per ",
         (top + bottom) / 2, (top + bottom) / 2);
     esc(o, r->unit);
@@ -365,9 +373,16 @@ static int timeline(const rpx_plot_row *r, out *o)
     for (i = 0; i < 3; i++)
         put(o, "<line id=\"timeline-%s\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-dasharray=\"6 3\"><title>%s %s ms</title></line>\n",
             qn[i], LEFT, ax_pos(&ya, q[i]), W - RIGHT, ax_pos(&ya, q[i]), qc[i], qn[i], num(b, sizeof b, q[i]));
-    for (i = 0; i < r->n; i += stride)
-        put(o, "<circle id=\"timeline-pt-%zu\" cx=\"%.2f\" cy=\"%.2f\" r=\"1.8\" fill=\"#1f77b4\"><title>call %zu: %s ms</title></circle>\n",
-            i, ax_pos(&xa, (double)i), ax_pos(&ya, r->samples_ms[i]), i, num(b, sizeof b, r->samples_ms[i]));
+    for (i = 0; i < r->n; i += stride) {
+        char bx[64];
+        if (r->x_ms)
+            put(o, "<circle id=\"timeline-pt-%zu\" cx=\"%.2f\" cy=\"%.2f\" r=\"1.8\" fill=\"#1f77b4\"><title>request due at %s ms: %s ms</title></circle>\n",
+                i, ax_pos(&xa, r->x_ms[i]), ax_pos(&ya, r->samples_ms[i]), num(bx, sizeof bx, r->x_ms[i]),
+                num(b, sizeof b, r->samples_ms[i]));
+        else
+            put(o, "<circle id=\"timeline-pt-%zu\" cx=\"%.2f\" cy=\"%.2f\" r=\"1.8\" fill=\"#1f77b4\"><title>call %zu: %s ms</title></circle>\n",
+                i, ax_pos(&xa, (double)i), ax_pos(&ya, r->samples_ms[i]), i, num(b, sizeof b, r->samples_ms[i]));
+    }
     put(o, "</g>\n<g id=\"legend\" font-size=\"11\"><text x=\"%.2f\" y=\"%.2f\">dashed: p50 (red), p95 (orange), p99 (purple); red band: the p50's 95 %% interval where the report has one</text></g>\n</svg>\n",
         LEFT, h - 12);
     return 0;
@@ -388,6 +403,10 @@ int rpx_plot_svg(const rpx_plot_row *rows, size_t n, int tl, char **svg, rpx_err
     }
     if (tl) {
         if (n < 1 || rows[0].n == 0) return rpx_error_set(err, RPX_EINVAL, "timeline: give one report with samples");
+        for (i = 0; rows[0].x_ms && i < rows[0].n; i++)
+            if (!isfinite(rows[0].x_ms[i]) || rows[0].x_ms[i] < 0)
+                return rpx_error_set(err, RPX_EINVAL, "%s: intended send time %zu is not a finite number >= 0",
+                                     rows[0].label ? rows[0].label : "row", i);
         rc = timeline(&rows[0], &o);
     } else {
         for (i = 0; i < n; i++)

@@ -25,6 +25,7 @@ set_tests_properties(cli.python PROPERTIES RUN_SERIAL TRUE)
 # The HTTP API target against a real server on 127.0.0.1 (tests/cli/http_server.py).
 rpx_py_test(cli.http cli/test_http.py)
 set_tests_properties(cli.http PROPERTIES RUN_SERIAL TRUE)
+rpx_py_test(cli.http_load_plot cli/test_load_plot.py)
 # The runtime examples (OpenCV DNN, libtorch, Python) on a torchvision network.
 rpx_py_test(cli.examples cli/test_examples.py)
 set_tests_properties(cli.examples PROPERTIES RUN_SERIAL TRUE TIMEOUT 1200)
