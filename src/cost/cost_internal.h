@@ -299,6 +299,19 @@ int rpx__infer_one_hot(rpx__ctx *c, rpx__node *n);
 int rpx__infer_dyn_quantize(rpx__ctx *c, rpx__node *n);
 int rpx__infer_det(rpx__ctx *c, rpx__node *n);
 int rpx__infer_int_product(rpx__ctx *c, rpx__node *n);  /* MatMulInteger, ConvInteger, QLinear* */
+/* shapes_signal.c */
+int rpx__infer_window(rpx__ctx *c, rpx__node *n);       /* Hann, Hamming, BlackmanWindow */
+int rpx__infer_mel(rpx__ctx *c, rpx__node *n);
+int rpx__infer_dft(rpx__ctx *c, rpx__node *n);
+int rpx__infer_stft(rpx__ctx *c, rpx__node *n);
+int rpx__infer_max_unpool(rpx__ctx *c, rpx__node *n);
+int rpx__infer_max_roi_pool(rpx__ctx *c, rpx__node *n);
+int rpx__infer_loss(rpx__ctx *c, rpx__node *n);         /* NLL, SoftmaxCrossEntropy */
+int rpx__infer_random(rpx__ctx *c, rpx__node *n);       /* RandomNormal, RandomUniform */
+int rpx__infer_multinomial(rpx__ctx *c, rpx__node *n);
+int rpx__infer_tfidf(rpx__ctx *c, rpx__node *n);
+int rpx__infer_data_dependent(rpx__ctx *c, rpx__node *n);
+int rpx__infer_scalar_of_container(rpx__ctx *c, rpx__node *n); /* SequenceLength, OptionalHasElement */
 /* FLOPs (and MACs) of the operators of shapes_std.c: 1 costed, 0 not (reason set) */
 int rpx__cost_std(rpx__ctx *c, rpx__node *n);
 /* Einsum of any number of operands: MACs of the cheapest pairwise order and
