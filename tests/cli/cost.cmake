@@ -8,6 +8,7 @@
 #                    MACs against the onnx package and torchvision's tables.
 rpx_py_test(cli.cost cli/test_cost.py)
 rpx_py_test(cli.cost_ops cli/test_cost_ops.py)
+rpx_py_test(cli.cost_shape_rules cli/test_cost_shape_rules.py)
 rpx_py_test(cli.cost_networks cli/test_cost_networks.py)
 set_tests_properties(cli.cost_networks PROPERTIES TIMEOUT 900)
 
