@@ -311,6 +311,10 @@ int rpx__infer_random(rpx__ctx *c, rpx__node *n);       /* RandomNormal, RandomU
 int rpx__infer_multinomial(rpx__ctx *c, rpx__node *n);
 int rpx__infer_tfidf(rpx__ctx *c, rpx__node *n);
 int rpx__infer_data_dependent(rpx__ctx *c, rpx__node *n);
+int rpx__infer_affine_grid(rpx__ctx *c, rpx__node *n);
+int rpx__infer_col2im(rpx__ctx *c, rpx__node *n);
+int rpx__infer_center_crop_pad(rpx__ctx *c, rpx__node *n);
+int rpx__infer_regex_full_match(rpx__ctx *c, rpx__node *n);
 int rpx__infer_scalar_of_container(rpx__ctx *c, rpx__node *n); /* SequenceLength, OptionalHasElement */
 /* FLOPs (and MACs) of the operators of shapes_std.c: 1 costed, 0 not (reason set) */
 int rpx__cost_std(rpx__ctx *c, rpx__node *n);

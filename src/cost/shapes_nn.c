@@ -124,7 +124,9 @@ int rpx__infer_conv(rpx__ctx *c, rpx__node *n)
                               "%lld",
                               (long long)x->dims[1], rpx__shape_str(c, w->rank, w->dims), (long long)g,
                               (long long)(w->dims[1] * g));
-    if ((b = rpx__in(c, n, 2)) && rpx__known(b) && b->elems != (double)w->dims[0])
+    /* DeformConv's input 2 is the offset; its bias is input 3 */
+    if ((b = rpx__in(c, n, strcmp(n->op, "DeformConv") ? 2 : 3)) && rpx__known(b) &&
+        b->elems != (double)w->dims[0])
         return rpx__node_fail(c, n, RPX_EFORMAT, "bias has %.17g values for %lld output channels",
                               b->elems, (long long)w->dims[0]);
     if ((rc = kernel_of(c, n, w, nsp, k))) return rc;

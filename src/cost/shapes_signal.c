@@ -203,6 +203,81 @@ int rpx__infer_tfidf(rpx__ctx *c, rpx__node *n)
     return rpx__set(c, n, 0, RPX__T_FLOAT, x->rank, d);
 }
 
+/* AffineGrid (opset 20): theta [N, 2, 3] or [N, 3, 4], size [N, C, H, W] or
+ * [N, C, D, H, W] (a constant) -> [N, H, W, 2] or [N, D, H, W, 3] */
+int rpx__infer_affine_grid(rpx__ctx *c, rpx__node *n)
+{
+    rpx__val *t, *s;
+    int64_t *sv, d[5];
+    long k;
+    int i;
+    NEED(t, 0);
+    NEED_CV(s, 1);
+    k = rpx__cv_ints(c, s, &sv);
+    if ((k != 4 && k != 5) || t->rank != 3 || t->dims[1] != k - 2 || t->dims[2] != k - 1)
+        return rpx__node_fail(c, n, RPX_EFORMAT, "theta %s does not fit a size of %ld values: expected "
+                              "[N, 2, 3] with [N, C, H, W] or [N, 3, 4] with [N, C, D, H, W]",
+                              rpx__shape_str(c, t->rank, t->dims), k);
+    d[0] = t->dims[0];
+    for (i = 2; i < k; i++) d[i - 1] = sv[i];
+    d[k - 1] = k - 2;
+    return rpx__set(c, n, 0, t->dtype, (int)k, d);
+}
+
+/* Col2Im (opset 18): input [N, C * prod(block_shape), L], image_shape and
+ * block_shape (constants) -> [N, C, image_shape...] */
+int rpx__infer_col2im(rpx__ctx *c, rpx__node *n)
+{
+    rpx__val *x, *im, *bl;
+    int64_t *iv, *bv, d[RPX__MAX_RANK], blk = 1;
+    long ni, nb, i;
+    NEED(x, 0);
+    NEED_CV(im, 1);
+    NEED_CV(bl, 2);
+    ni = rpx__cv_ints(c, im, &iv);
+    nb = rpx__cv_ints(c, bl, &bv);
+    for (i = 0; i < nb; i++) blk *= bv[i] > 0 ? bv[i] : 0;
+    if (x->rank != 3 || ni != nb || ni < 1 || ni + 2 > RPX__MAX_RANK || blk < 1 || x->dims[1] % blk)
+        return rpx__node_fail(c, n, RPX_EFORMAT, "input %s does not fit image_shape and block_shape of %ld values",
+                              rpx__shape_str(c, x->rank, x->dims), ni);
+    d[0] = x->dims[0];
+    d[1] = x->dims[1] / blk;
+    for (i = 0; i < ni; i++) d[2 + i] = iv[i];
+    return rpx__set(c, n, 0, x->dtype, (int)ni + 2, d);
+}
+
+/* CenterCropPad (opset 18): the input's shape with the axes (all, or the
+ * attribute's) set to the values of shape (a constant) */
+int rpx__infer_center_crop_pad(rpx__ctx *c, rpx__node *n)
+{
+    rpx__val *x, *s;
+    int64_t *sv, d[RPX__MAX_RANK];
+    const int64_t *ax;
+    long k, na, i;
+    int a, rc;
+    NEED(x, 0);
+    NEED_CV(s, 1);
+    k = rpx__cv_ints(c, s, &sv);
+    na = rpx__attr_ints(n, "axes", &ax);
+    if (na < 0) na = 0;
+    if (k != (na ? na : x->rank))
+        return rpx__node_fail(c, n, RPX_EFORMAT, "shape has %ld values for %ld axes", k, na ? na : (long)x->rank);
+    memcpy(d, x->dims, (size_t)x->rank * sizeof *d);
+    for (i = 0; i < k; i++) {
+        if ((rc = rpx__norm_axis(c, n, na ? ax[i] : i, x->rank, &a))) return rc;
+        d[a] = sv[i];
+    }
+    return rpx__set(c, n, 0, x->dtype, x->rank, d);
+}
+
+/* RegexFullMatch (opset 20): a bool of the input's shape */
+int rpx__infer_regex_full_match(rpx__ctx *c, rpx__node *n)
+{
+    rpx__val *x;
+    NEED(x, 0);
+    return rpx__set_like(c, n, 0, x, RPX__T_BOOL);
+}
+
 /* SequenceLength (int64) and OptionalHasElement (bool): a scalar, whatever their input */
 int rpx__infer_scalar_of_container(rpx__ctx *c, rpx__node *n)
 {
@@ -219,6 +294,10 @@ int rpx__infer_data_dependent(rpx__ctx *c, rpx__node *n)
         return rpx__unknown(n, "its output length is the number of distinct values (known only at run time)");
     if (!strcmp(op, "NonMaxSuppression"))
         return rpx__unknown(n, "its output length is the number of boxes kept (known only at run time)");
+    if (!strcmp(op, "StringSplit"))
+        return rpx__unknown(n, "its last dimension is the most pieces a string splits into (known only at run time)");
+    if (!strcmp(op, "ImageDecoder"))
+        return rpx__unknown(n, "its output shape is the encoded image's size (known only at run time)");
     if (!strcmp(op, "StringNormalizer"))
         return rpx__unknown(n, "its output length depends on the stop words found (known only at run time)");
     (void)c;
