@@ -49,13 +49,13 @@ def ruled_ops():
             if fn not in ("rpx__infer_data_dependent", "NULL")} | {"If", "Loop", "Scan"}
 
 
-def one(op, inputs, inits=(), n_out=1, **attrs):
+def one(op, inputs, inits=(), n_out=1, opset=17, **attrs):
     """a one-node model: inputs are (name, shape) pairs or '' for an absent input"""
     names = [i if isinstance(i, str) else i[0] for i in inputs]
     outs = [f"y{k}" for k in range(n_out)]
     node = helper.make_node(op, names, outs, name="n", **attrs)
     graph_in = [vi(i[0], i[1], i[2] if len(i) > 2 else F) for i in inputs if not isinstance(i, str)]
-    return make([node], graph_in, [out(o, 0) for o in outs], inits, opset=17)
+    return make([node], graph_in, [out(o, 0) for o in outs], inits, opset=opset)
 
 
 class ShapeRulesTest(TempDirTest):
@@ -68,10 +68,12 @@ class ShapeRulesTest(TempDirTest):
         """every output: rpxprof's shape is known and equals onnx's (and want's, if given);
         by_onnx=False where onnx's inference gives none (or a wrong one): want's only"""
         res = self.cost(model, infer=False)
-        inferred = shape_inference.infer_shapes(model, strict_mode=True)
-        onnx_shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
-                       for v in list(inferred.graph.value_info) + list(inferred.graph.output)
-                       if v.type.tensor_type.HasField("shape")}
+        onnx_shapes = {}
+        if by_onnx:
+            inferred = shape_inference.infer_shapes(model, strict_mode=True)
+            onnx_shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+                           for v in list(inferred.graph.value_info) + list(inferred.graph.output)
+                           if v.type.tensor_type.HasField("shape")}
         n = self.node(res, "n")
         op = n["op_type"]
         for k, o in enumerate(n["outputs"]):
@@ -142,6 +144,26 @@ class ShapeRulesTest(TempDirTest):
         self.check(one("TfIdfVectorizer", [("x", [3, 6], I64)], mode="TF", min_gram_length=1,
                        max_gram_length=1, max_skip_count=0, ngram_counts=[0], ngram_indexes=[0, 1, 4],
                        pool_int64s=[1, 2, 3]), [[3, 5]])
+
+    def test_newer_than_onnx_here(self):
+        """operators of opsets 18-20, which the onnx package here (1.12) does not know:
+        the shapes the spec gives, computed here"""
+        i64 = lambda name, v: const(name, np.array(v, np.int64))  # noqa: E731
+        self.check(one("AffineGrid", [("t", [2, 2, 3]), "sz"], [i64("sz", [2, 3, 10, 12])], opset=20),
+                   [[2, 10, 12, 2]], by_onnx=False)
+        self.check(one("AffineGrid", [("t", [1, 3, 4]), "sz"], [i64("sz", [1, 1, 4, 5, 6])], opset=20),
+                   [[1, 4, 5, 6, 3]], by_onnx=False)
+        self.check(one("Col2Im", [("x", [2, 3 * 2 * 3, 20]), "im", "bl"],
+                       [i64("im", [5, 8]), i64("bl", [2, 3])], opset=18), [[2, 3, 5, 8]], by_onnx=False)
+        self.check(one("CenterCropPad", [("x", [3, 20, 10]), "s"], [i64("s", [12, 14])], opset=18, axes=[1, 2]),
+                   [[3, 12, 14]], by_onnx=False)
+        self.check(one("CenterCropPad", [("x", [3, 20, 10]), "s"], [i64("s", [5, 6, 7])], opset=18),
+                   [[5, 6, 7]], by_onnx=False)
+        self.check(one("DeformConv", [("x", [2, 4, 10, 12]), ("w", [6, 4, 3, 3]), ("o", [2, 18, 5, 6]),
+                                      ("b", [6])], opset=19, strides=[2, 2], pads=[1, 1, 1, 1]),
+                   [[2, 6, 5, 6]], by_onnx=False)
+        self.check(one("RegexFullMatch", [("x", [3, 4], 8)], opset=20, pattern="a.*"), [[3, 4]], by_onnx=False)
+        self.check(one("StringConcat", [("x", [3, 4], 8), ("y", [4], 8)], opset=20), [[3, 4]], by_onnx=False)
 
     def test_data_dependent_say_why(self):
         res = self.cost(one("Compress", [("x", [4, 5]), ("c", [4], 9)], axis=0), infer=False)
