@@ -592,7 +592,7 @@ class CostTest(TempDirTest):
         self.assertEqual(res["flops"], 100)  # the first Relu alone
         ops = {u["op_type"]: u for u in res["unsupported"]}
         self.assertEqual(set(ops), {"Unique", "Relu", "Foo"})
-        self.assertIn("no shape rule or cost formula", ops["Unique"]["reason"])
+        self.assertIn("number of distinct values (known only at run time)", ops["Unique"]["reason"])
         self.assertIn("'d'", ops["Relu"]["reason"])  # after Det: its input's shape is unknown
         self.assertIn("com.example", ops["Foo"]["reason"])
         for name in ("det", "after", "custom"):
