@@ -31,7 +31,9 @@ typedef struct rep {
     /* same-work keys (serialised), NULL when absent */
     char *sha, *shapes, *unit, *meta, *device, *precision, *cvd, *gpu, *cpu;
     char *driver, *governor, *os, *created;
+    char *mode;                   /* the run's schedule (open-loop load or pacing), NULL: neither */
     long warmup, measured;
+    double xnum[7];               /* streamed, load and paced runs (x_cols), NaN when n/a */
     double num[16];               /* the CSV's numbers, NaN when unknown */
     double *samples;
     size_t n;
@@ -44,6 +46,62 @@ typedef struct rep {
 } rep;
 
 static const char *const ci_keys[4] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms"};
+
+/* Streamed responses (http.streaming), open-loop load (http.load) and paced
+ * runs (pacing): their headline numbers, n/a for the other reports. */
+enum { X_TTFT, X_ITL, X_LOAD_RATE, X_LOAD_ACHIEVED, X_LOAD_P99, X_PACE_RATE, X_PACE_ACHIEVED, X_COUNT };
+static const char *const x_cols[X_COUNT] = {"ttft_p50_ms", "itl_p50_ms", "load_requested_rate_per_s",
+                                            "load_achieved_rate_per_s", "load_p99_from_intended_ms",
+                                            "paced_rate_hz", "paced_achieved_rate_hz"};
+
+/* The schedule a run was asked for, as text compared between reports of the
+ * same task (NULL: one call after another). */
+static char *mode_of(const json_t *r)
+{
+    const json_t *ld = json_object_get(json_object_get(r, "http"), "load"), *pc = json_object_get(r, "pacing");
+    char buf[256];
+    if (json_is_object(ld)) {
+        snprintf(buf, sizeof buf, "open-loop load at %.17g/s, %lld requests, %s arrivals, concurrency %lld",
+                 json_number_value(json_object_get(ld, "requested_rate_per_s")),
+                 (long long)json_integer_value(json_object_get(ld, "scheduled")),
+                 json_is_string(json_object_get(ld, "arrivals")) ? json_string_value(json_object_get(ld, "arrivals")) : "?",
+                 (long long)json_integer_value(json_object_get(ld, "concurrency")));
+        return strdup(buf);
+    }
+    if (json_is_object(pc)) {
+        snprintf(buf, sizeof buf, "paced at %.17g Hz", json_number_value(json_object_get(pc, "rate_hz")));
+        return strdup(buf);
+    }
+    return NULL;
+}
+
+static void read_modes(rep *p, const json_t *r)
+{
+    const json_t *http = json_object_get(r, "http"), *st = json_object_get(http, "streaming"),
+                 *ld = json_object_get(http, "load"), *pc = json_object_get(r, "pacing");
+    size_t k;
+    for (k = 0; k < X_COUNT; k++) p->xnum[k] = NAN;
+    p->mode = mode_of(r);
+    if (json_is_object(st)) {
+        p->xnum[X_TTFT] = json_is_number(json_object_get(json_object_get(st, "ttft_ms"), "p50_ms"))
+                              ? json_number_value(json_object_get(json_object_get(st, "ttft_ms"), "p50_ms")) : NAN;
+        p->xnum[X_ITL] = json_is_number(json_object_get(json_object_get(st, "itl_ms"), "p50_ms"))
+                             ? json_number_value(json_object_get(json_object_get(st, "itl_ms"), "p50_ms")) : NAN;
+    }
+    if (json_is_object(ld)) {
+        const json_t *v;
+        p->xnum[X_LOAD_RATE] = (v = json_object_get(ld, "requested_rate_per_s")) && json_is_number(v) ? json_number_value(v) : NAN;
+        p->xnum[X_LOAD_ACHIEVED] = (v = json_object_get(ld, "achieved_rate_per_s")) && json_is_number(v) ? json_number_value(v) : NAN;
+        /* the report's latency of a load run runs from each request's intended send time */
+        v = json_object_get(json_object_get(r, "latency"), "p99_ms");
+        p->xnum[X_LOAD_P99] = json_is_number(v) ? json_number_value(v) : NAN;
+    }
+    if (json_is_object(pc)) {
+        const json_t *v;
+        p->xnum[X_PACE_RATE] = (v = json_object_get(pc, "rate_hz")) && json_is_number(v) ? json_number_value(v) : NAN;
+        p->xnum[X_PACE_ACHIEVED] = (v = json_object_get(pc, "achieved_rate_hz")) && json_is_number(v) ? json_number_value(v) : NAN;
+    }
+}
 
 enum { N_PARAMS, N_FLOPS, N_MACS, N_P50, N_P95, N_P99, N_MEAN, N_PERFRAME, N_TPUT, N_CPULIFE,
        N_CPUINF, N_CUDA, N_COUNT };
@@ -90,7 +148,7 @@ static int cmp_double(const void *a, const void *b)
 /* Type checks of the keys aggregate relies on; the first problem, or NULL. */
 static const char *shape_problem(const json_t *r)
 {
-    static const char *strs[] = {"model_callable", "device", "precision", "unit", "status", "inputs_sha256", NULL};
+    static const char *strs[] = {"model_callable", "device", "precision", "unit", "status", NULL};
     static const char *lat[] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms", NULL};
     const json_t *v, *s;
     size_t i;
@@ -102,6 +160,10 @@ static const char *shape_problem(const json_t *r)
     if (strcmp(json_string_value(json_object_get(r, "status")), "complete") != 0) return NULL;
     for (i = 0; strs[i]; i++)
         if (!json_is_string(json_object_get(r, strs[i]))) return "a string key (model_callable, device, precision, unit, inputs_sha256) is missing or not a string";
+    /* null: a run without inputs (an HTTP GET, docs/targets.md) */
+    v = json_object_get(r, "inputs_sha256");
+    if (!json_is_string(v) && !json_is_null(v))
+        return "a string key (model_callable, device, precision, unit, inputs_sha256) is missing or not a string";
     if (!json_is_integer(json_object_get(r, "warmup_calls")) || !json_is_integer(json_object_get(r, "measured_calls")))
         return "'warmup_calls' or 'measured_calls' is missing or not an integer";
     if (!json_is_object(json_object_get(r, "inputs")) || !json_is_object(json_object_get(r, "metadata")))
@@ -355,6 +417,7 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
     const char *prob;
     size_t i;
     for (i = 0; i < N_COUNT; i++) p->num[i] = NAN;
+    for (i = 0; i < X_COUNT; i++) p->xnum[i] = NAN;
     if (!r) {
         msg(a->errors, "%s: not valid JSON (line %d: %s); the report is truncated or corrupt, rerun the job with rpxprof batch",
             p->file, je.line, je.text);
@@ -417,6 +480,7 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
         return;
     }
     p->complete = 1;
+    read_modes(p, r);
     p->sha = canon(json_object_get(r, "inputs_sha256"));
     v = json_object_get(r, "inputs");
     p->shapes = json_object_size(v) ? shapes_of(v) : NULL; /* the pipeline's reports name no arrays */
@@ -532,6 +596,8 @@ static void cross_checks(agg *a)
             cmp_long(a->errors, "warmup_calls", q, q->warmup, p, p->warmup);
             cmp_long(a->errors, "measured_calls", q, q->measured, p, p->measured);
             cmp_long(a->errors, "processes", q, q->processes, p, p->processes);
+            cmp_known(a->errors, "schedule (http.load: requested_rate_per_s, scheduled, arrivals, concurrency; pacing.rate_hz)",
+                      q, q->mode, p, p->mode);
             cmp_known(a->errors, "metadata", q, q->meta, p, p->meta);
             break;
         }
@@ -868,11 +934,14 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
     for (k = 0; k < N_COUNT; k++) { sb_str(&c, ","); sb_str(&c, num_cols[k]); }
     sb_str(&c, ",gpu_name,cpu_name,device,precision,warmup,repeats,created_utc,status,processes,covers,"
                "ci_confidence,p50_ci_lo_ms,p50_ci_hi_ms,p95_ci_lo_ms,p95_ci_hi_ms,p99_ci_lo_ms,p99_ci_hi_ms,"
-               "mean_ci_lo_ms,mean_ci_hi_ms\n");
+               "mean_ci_lo_ms,mean_ci_hi_ms");
+    for (k = 0; k < X_COUNT; k++) { sb_str(&c, ","); sb_str(&c, x_cols[k]); }
+    sb_str(&c, "\n");
     md_caption(&m, a);
     sb_str(&m, "| task | model | params | FLOPs | processes | p50 | p95 | p99 | mean | per-frame p50 | "
-               "throughput /s | CPU peak MiB | CUDA peak MiB | device | precision | GPU | CPU |\n"
-               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|\n");
+               "throughput /s | CPU peak MiB | CUDA peak MiB | device | precision | GPU | CPU | "
+               "TTFT p50 | ITL p50 | load achieved /s | load p99 from intended | paced Hz |\n"
+               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|--:|--:|--:|--:|--:|\n");
     for (i = 0; i < a->nreps; i++) {
         rep *p = &a->reps[i];
         int dec[N_COUNT], j;
@@ -918,6 +987,7 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
             sb_str(&c, ",");
             if (have) csv_num(&c, p->ci[j][1], dec[stat_col[j]]);
         }
+        for (k = 0; k < X_COUNT; k++) { sb_str(&c, ","); csv_num(&c, p->xnum[k], -1000); }
         sb_str(&c, "\n");
         sb_str(&m, "| "); md_cell(&m, p->task); sb_str(&m, " | "); md_cell(&m, p->model);
         fmt_num(num, sizeof num, p->num[N_PARAMS]); sb_str(&m, " | "); md_cell(&m, num);
@@ -944,6 +1014,15 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         sb_str(&m, " | "); md_cell(&m, p->precision);
         sb_str(&m, " | "); md_cell(&m, p->gpu);
         sb_str(&m, " | "); md_cell(&m, p->cpu);
+        sb_str(&m, " | "); md_time(&m, p->xnum[X_TTFT], -1000);
+        sb_str(&m, " | "); md_time(&m, p->xnum[X_ITL], -1000);
+        fmt_num(num, sizeof num, p->xnum[X_LOAD_ACHIEVED]);
+        if (isfinite(p->xnum[X_LOAD_ACHIEVED])) fmt_fixed(num, sizeof num, p->xnum[X_LOAD_ACHIEVED], 2);
+        sb_str(&m, " | "); md_cell(&m, num);
+        sb_str(&m, " | "); md_time(&m, p->xnum[X_LOAD_P99], -1000);
+        num[0] = '\0';
+        if (isfinite(p->xnum[X_PACE_ACHIEVED])) fmt_fixed(num, sizeof num, p->xnum[X_PACE_ACHIEVED], 3);
+        sb_str(&m, " | "); md_cell(&m, num);
         sb_str(&m, " |\n");
     }
     md_reasons(&m, a);
@@ -1110,7 +1189,7 @@ done:
         rep *p = &a.reps[i];
         free(p->file); free(p->task); free(p->model); free(p->sha); free(p->shapes); free(p->unit);
         free(p->meta); free(p->device); free(p->precision); free(p->cvd); free(p->gpu); free(p->cpu);
-        free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->samples);
+        free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->samples); free(p->mode);
         free(p->covers);
         for (k = 0; k < 4; k++) free(p->ci_reason[k]);
     }
@@ -1144,7 +1223,10 @@ void rpx_aggregate_same_work(const char *file_a, const json_t *a, const char *fi
         r[i].driver = canon(json_object_get(card, "driver_version"));
         r[i].governor = canon(json_object_get(json_object_get(card, "cpu"), "governor"));
         r[i].os = canon(json_object_get(card, "os"));
+        r[i].mode = mode_of(src[i]);
     }
+    cmp_field(errors, "schedule (http.load: requested_rate_per_s, scheduled, arrivals, concurrency; pacing.rate_hz)",
+              &r[0], r[0].mode, &r[1], r[1].mode);
     cmp_field(errors, "inputs_sha256 (different inputs)", &r[0], r[0].sha, &r[1], r[1].sha);
     cmp_field(errors, "input shapes", &r[0], r[0].shapes, &r[1], r[1].shapes);
     cmp_field(errors, "unit", &r[0], r[0].unit, &r[1], r[1].unit);
@@ -1159,5 +1241,6 @@ void rpx_aggregate_same_work(const char *file_a, const json_t *a, const char *fi
     for (i = 0; i < 2; i++) {
         free(r[i].sha); free(r[i].shapes); free(r[i].unit); free(r[i].device); free(r[i].precision);
         free(r[i].cvd); free(r[i].gpu); free(r[i].cpu); free(r[i].driver); free(r[i].governor); free(r[i].os);
+        free(r[i].mode);
     }
 }

@@ -1,8 +1,12 @@
 """An open-loop load run (--rate) keeps each request's intended send time beside
 its latency (http.load.schedule_ms), and `rpxprof plot --timeline` draws latency
 against it: a server stall shows as a ramp (tests/cli/http_server.py on 127.0.0.1)."""
+import csv
 import json
+import os
 import re
+
+import numpy as np
 
 from common import TempDirTest, main, run, run_report, validate_profile
 from http_server import HttpTestServer
@@ -11,13 +15,10 @@ GAP_MS = 20.0  # 50 req/s
 
 
 class LoadTimelineTest(TempDirTest):
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = HttpTestServer().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.srv.stop()
+    def setUp(self):
+        super().setUp()
+        self.srv = HttpTestServer().start()  # its own count of requests: the stall at the 53rd
+        self.addCleanup(self.srv.stop)
 
     def stall_run(self):
         # 50 req/s for 3 s, 2 connections; the 51st timed request (due at 1000 ms;
@@ -69,6 +70,75 @@ class LoadTimelineTest(TempDirTest):
         # the ramp: points due early in the stall sit higher (smaller y) than points due late
         self.assertLess(xs[51][1], xs[70][1])
         self.assertLess(xs[51][1], min(xs[k][1] for k in range(0, 40)))
+
+    # ---- aggregate ----
+    def test_aggregate_reads_load_and_paced_runs(self):
+        _, r = self.stall_run()
+        out = self.path("out")
+        os.makedirs(os.path.join(out, "load"))
+        os.makedirs(os.path.join(out, "paced"))
+        r.update(task="load", model_name="stall")
+        with open(os.path.join(out, "load", "stall.json"), "w") as f:
+            json.dump(r, f)
+        noop = os.path.join(out, "paced", "noop.json")
+        np.savez(self.path("x.npz"), x=np.zeros(4, np.float32))
+        run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", self.path("x.npz"), "--rate",
+            "200", "--repeats", "60", "--warmup", "2", "-q", "--output", noop, check=0, cwd=self.tmp)
+        with open(noop) as f:
+            pr = json.load(f)
+        pr.update(task="paced", model_name="noop")
+        with open(noop, "w") as f:
+            json.dump(pr, f)
+        # a streamed closed-loop run: its TTFT and ITL p50
+        os.makedirs(os.path.join(out, "stream"))
+        _, sr, _ = run_report(self, "--model", self.srv.url("/sse?first=30&every=5&n=4"), "--method",
+                              "GET", "--stream", "sse", "--warmup", "1", "--repeats", "5", "-q")
+        sr.update(task="stream", model_name="sse")
+        with open(os.path.join(out, "stream", "sse.json"), "w") as f:
+            json.dump(sr, f)
+        agg = self.path("agg")
+        p = run("aggregate", out, "--out-dir", agg, "--allow-incomplete-flops")
+        with open(os.path.join(agg, "validation.json")) as f:
+            self.assertEqual(p.returncode, 0, json.load(f)["errors"])
+        with open(os.path.join(agg, "summary.md")) as f:
+            lines = [l.rstrip("\n") for l in f if l.startswith("| ")]
+        head = [c.strip() for c in lines[0].strip("|").split("|")]
+        md = {}
+        for l in lines[1:]:
+            row = dict(zip(head, (c.strip() for c in l.strip("|").split("|"))))
+            md[row["model"]] = row
+        with open(os.path.join(agg, "summary.csv")) as f:
+            rows = {x["model"]: x for x in csv.DictReader(f)}
+        ld = r["http"]["load"]
+        self.assertEqual(md["stall"]["load achieved /s"], "%.2f" % ld["achieved_rate_per_s"])
+        self.assertAlmostEqual(float(rows["stall"]["load_achieved_rate_per_s"]), ld["achieved_rate_per_s"])
+        self.assertAlmostEqual(float(rows["stall"]["load_p99_from_intended_ms"]), r["latency"]["p99_ms"])
+        self.assertEqual(float(rows["stall"]["load_requested_rate_per_s"]), 50.0)
+        self.assertTrue(md["stall"]["load p99 from intended"].endswith(" ms"), md["stall"])
+        for col in ("TTFT p50", "ITL p50", "paced Hz"):
+            self.assertEqual(md["stall"][col], "n/a")
+        for col in ("TTFT p50", "ITL p50", "load achieved /s", "load p99 from intended"):
+            self.assertEqual(md["noop"][col], "n/a")
+        self.assertEqual(md["noop"]["paced Hz"], "%.3f" % pr["pacing"]["achieved_rate_hz"])
+        self.assertEqual(float(rows["noop"]["paced_rate_hz"]), 200.0)
+        self.assertEqual(rows["noop"]["ttft_p50_ms"], "")
+        st = sr["http"]["streaming"]
+        self.assertAlmostEqual(float(rows["sse"]["ttft_p50_ms"]), st["ttft_ms"]["p50_ms"])
+        self.assertAlmostEqual(float(rows["sse"]["itl_p50_ms"]), st["itl_ms"]["p50_ms"])
+        self.assertTrue(md["sse"]["TTFT p50"].endswith(" ms"), md["sse"])
+        self.assertEqual(md["sse"]["load achieved /s"], "n/a")
+        # the same task run closed-loop is not the same work
+        c = json.loads(json.dumps(r))
+        c["http"]["load"] = None
+        c["model_name"] = "closed"
+        with open(os.path.join(out, "load", "closed.json"), "w") as f:
+            json.dump(c, f)
+        p = run("aggregate", out, "--out-dir", self.path("agg2"), "--allow-incomplete-flops")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        with open(os.path.join(self.path("agg2"), "validation.json")) as f:
+            errs = json.load(f)["errors"]
+        self.assertTrue(any("schedule (http.load" in e and "open-loop load at 50/s, 150 requests, "
+                            "constant arrivals, concurrency 2" in e for e in errs), errs)
 
 
 if __name__ == "__main__":
