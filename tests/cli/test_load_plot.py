@@ -70,6 +70,13 @@ class LoadTimelineTest(TempDirTest):
         # the ramp: points due early in the stall sit higher (smaller y) than points due late
         self.assertLess(xs[51][1], xs[70][1])
         self.assertLess(xs[51][1], min(xs[k][1] for k in range(0, 40)))
+        # a report whose times and samples do not pair up is refused, not drawn
+        r["http"]["load"]["schedule_ms"].pop()
+        with open(rep, "w") as f:
+            json.dump(r, f)
+        p = run("plot", rep, "-o", self.path("u.svg"), "--timeline", check=1)
+        self.assertIn(f"{rep}: http.load.schedule_ms has 149 times but latency_samples_ms has 150 "
+                      "samples; the report was altered", p.stderr)
 
     # ---- aggregate ----
     def test_aggregate_reads_load_and_paced_runs(self):
