@@ -15,6 +15,7 @@ static int scalar_of(rpx__ctx *c, rpx__node *n, size_t idx, const char *what, in
 {
     rpx__val *a;
     int64_t *iv;
+    *v = 0; /* set on every path: a refusal's code is never 0, but the compiler cannot see it */
     NEED_CV(a, idx);
     if (rpx__cv_ints(c, a, &iv) != 1)
         return rpx__node_fail(c, n, RPX_EFORMAT, "%s (input %d) must hold one number", what, (int)idx);
