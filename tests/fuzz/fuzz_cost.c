@@ -63,7 +63,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     e = rpx_cost_efficiency(c);
     if (!(e->coverage >= 0 && e->coverage <= 1)) abort();
-    if (!(e->macs >= 0) || !(e->flops >= 0) || !(e->params >= 0)) abort();
+    /* a total is a count (>= 0) or unknown (NaN: no node contributed), never negative */
+    if (e->macs < 0 || e->flops < 0 || e->params < 0) abort();
+    if (!isnan(e->dense_coverage) && !(e->dense_coverage >= 0 && e->dense_coverage <= 1)) abort();
     for (i = 0; i < rpx_cost_node_count(c); i++) {
         const rpx_cost_node *n = rpx_cost_node_at(c, i);
         if (!n || !n->name || !n->op_type) abort();
