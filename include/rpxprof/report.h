@@ -26,6 +26,9 @@ extern "C" {
 /* {p50_ms, p95_ms, p99_ms, mean_ms, min_ms, max_ms, std_ms} of a latency
  * store, every one null when it holds no sample. NULL only out of memory. */
 json_t *rpx_latency_json(const rpx_latency *lat);
+/* The same object from statistics already computed (a histogram's); every
+ * value null when st->available is 0. */
+json_t *rpx_latency_stats_json(const rpx_latency_stats *st);
 
 /* Everything a profile report is made of. Strings may be NULL (→ null). */
 typedef struct rpx_profile_desc {

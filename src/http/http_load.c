@@ -251,17 +251,8 @@ out:
 static json_t *stats_json(const rpx_histogram *h)
 {
     rpx_latency_stats st;
-    json_t *o = json_object();
-    if (!o) return NULL;
-    rpx_histogram_stats(h, &st);
-    json_object_set_new(o, "p50_ms", rpx_json_real_or_null(st.p50_ms));
-    json_object_set_new(o, "p95_ms", rpx_json_real_or_null(st.p95_ms));
-    json_object_set_new(o, "p99_ms", rpx_json_real_or_null(st.p99_ms));
-    json_object_set_new(o, "mean_ms", rpx_json_real_or_null(st.mean_ms));
-    json_object_set_new(o, "min_ms", rpx_json_real_or_null(st.min_ms));
-    json_object_set_new(o, "max_ms", rpx_json_real_or_null(st.max_ms));
-    json_object_set_new(o, "std_ms", rpx_json_real_or_null(st.std_ms));
-    return o;
+    if (rpx_histogram_stats(h, &st) != 0) st.available = 0;
+    return rpx_latency_stats_json(&st);
 }
 
 static json_t *real_or_null(double x)

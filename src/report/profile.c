@@ -52,10 +52,16 @@ static json_t *inputs_object(const rpx_inputs *in)
 json_t *rpx_latency_json(const rpx_latency *lat)
 {
     rpx_latency_stats st;
+    if (!lat || rpx_latency_stats_get(lat, &st) != 0) st.available = 0;
+    return rpx_latency_stats_json(&st);
+}
+
+json_t *rpx_latency_stats_json(const rpx_latency_stats *stats)
+{
+    rpx_latency_stats st = *stats;
     json_t *o = json_object();
     int ok = 1;
     if (!o) return NULL;
-    if (!lat || rpx_latency_stats_get(lat, &st) != 0) st.available = 0;
     if (!st.available) {
         st.p50_ms = st.p95_ms = st.p99_ms = st.mean_ms = st.min_ms = st.max_ms = st.std_ms =
             (double)NAN;
