@@ -1,5 +1,5 @@
 """A stand-in for the RPX pipeline's aggregate_depth_efficiency.py, written from
-the facts of /work/shared/reference-spec.md section 9 (not from its code): it
+the facts of the reference spec's section 9 (not from its code): it
 validates the per-model JSON files of a fixed 20-model roster and combines them
 into one CSV, so that the tests can show an `rpxprof batch` folder passes it.
 
