@@ -71,6 +71,8 @@ typedef struct rpx_target_options {
     double connect_timeout_s;     /* <= 0: 10 s */
     double total_timeout_s;       /* <= 0: 60 s */
     int insecure;                 /* HTTP --insecure: no TLS verification */
+    int http2;                    /* HTTP --http2: h2c with prior knowledge; over TLS h2 by ALPN,
+                                     required */
     const rpx_target_custom *custom; /* a caller-made target (see above); the spec names it */
     const char *stream;           /* HTTP --stream sse|lines|chunked (NULL: by Content-Type) */
     const char *tokens_field;     /* HTTP --tokens-field PATH (NULL: usage.completion_tokens) */

@@ -75,6 +75,8 @@ static const char usage[] =
     "      --connect-timeout S  (default 10)   --request-timeout S  (default 60)\n"
     "      --max-failures N   stop after N failed calls (default 100; 0: no limit)\n"
     "      --insecure         do not verify the server's TLS certificate (recorded)\n"
+    "      --http2            HTTP/2: with prior knowledge for http://, required by\n"
+    "                         ALPN for https://; under --rate, requests multiplexed\n"
     "      --stream MODE      read every response as a stream of events: sse, lines\n"
     "                         or chunked (default: sse when the response's\n"
     "                         Content-Type is text/event-stream); http.streaming\n"
@@ -152,7 +154,7 @@ typedef struct run_opts {
     long concurrency, seed;
     double connect_timeout_s, request_timeout_s;
     long max_failures;
-    int insecure;
+    int insecure, http2;
     const char *http_option_name; /* the last HTTP-only option given, for errors */
 } run_opts;
 
@@ -218,7 +220,7 @@ static int parse(int argc, char **argv, run_opts *o)
            O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE, O_FORCE,
            O_SETUP_TIMEOUT, O_GRACE, O_PROCESSES, O_TARGET_PRECISION, O_MAX_TIME,
            O_WRITABLE_INPUTS, O_STREAM, O_TOKENS_FIELD, O_KEEP_EVENTS, O_SLO, O_RATE, O_ARRIVALS,
-           O_DURATION, O_CONCURRENCY, O_SEED, O_BACK_TO_BACK };
+           O_DURATION, O_CONCURRENCY, O_SEED, O_BACK_TO_BACK, O_HTTP2 };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -241,6 +243,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"request-timeout", required_argument, 0, O_REQUEST_TIMEOUT},
         {"max-failures", required_argument, 0, O_MAX_FAILURES},
         {"insecure", no_argument, 0, O_INSECURE},
+        {"http2", no_argument, 0, O_HTTP2},
         {"force", no_argument, 0, O_FORCE},
         {"setup-timeout", required_argument, 0, O_SETUP_TIMEOUT},
         {"grace", required_argument, 0, O_GRACE},
@@ -406,6 +409,7 @@ static int parse(int argc, char **argv, run_opts *o)
             break;
         case O_METHOD: o->method = optarg; o->http_option_name = "--method"; break;
         case O_INSECURE: o->insecure = 1; o->http_option_name = "--insecure"; break;
+        case O_HTTP2: o->http2 = 1; o->http_option_name = "--http2"; break;
         case O_HEADER:
             if (o->n_headers == MAX_HEADERS)
                 return rpx_cli_fail("run", -1, "too many --header options (at most %d)",
@@ -692,6 +696,7 @@ int rpx_cli_run(int argc, char **argv)
     c.target.connect_timeout_s = o.connect_timeout_s;
     c.target.total_timeout_s = o.request_timeout_s;
     c.target.insecure = o.insecure;
+    c.target.http2 = o.http2;
     c.target.stream = o.stream;
     c.target.tokens_field = o.tokens_field;
     c.target.keep_events = o.keep_events;

@@ -48,6 +48,8 @@ typedef struct http_state {
     json_t *request_headers;      /* for the report: secret values redacted */
     double connect_timeout_s, total_timeout_s;
     int verify_tls, is_https;
+    int http2;                    /* --http2: HTTP/2 asked for, and required over TLS */
+    int h2c_live;                 /* --http2 over http: the last call left an h2 connection */
     char errbuf[CURL_ERROR_SIZE];
     /* written during a call */
     CURLcode last_res;
@@ -175,6 +177,49 @@ static void call_failure(const http_state *s, CURLcode res, rpx_error *err)
                       s->errbuf[0] ? s->errbuf : curl_easy_strerror(res), (int)res);
 }
 
+/* --http2 over plain http on libcurl before 8.0: a connection made with prior knowledge breaks
+ * when it is reused with prior knowledge (curl stacks a second HTTP/2 layer on it; curl issue
+ * 10634, fixed in 8.0.0). So a call asks for prior knowledge only on a fresh connection, and on
+ * the live h2 connection for CURL_HTTP_VERSION_2_0, which reuses it as it is. A call after a
+ * failed one (its connection may be gone) opens a fresh connection. Between calls the handle
+ * stays as configured (prior knowledge, no fresh connect), which the load engine copies. */
+static void h2c_reuse(http_state *s, int before, CURLcode res)
+{
+#if LIBCURL_VERSION_NUM < 0x080000
+    long v = 0;
+    if (!s->http2 || s->is_https) return;
+    if (before) {
+        if (s->h2c_live)
+            curl_easy_setopt(s->curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_0);
+        else
+            curl_easy_setopt(s->curl, CURLOPT_FRESH_CONNECT, 1L);
+        return;
+    }
+    curl_easy_setopt(s->curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+    curl_easy_setopt(s->curl, CURLOPT_FRESH_CONNECT, 0L);
+    curl_easy_getinfo(s->curl, CURLINFO_HTTP_VERSION, &v);
+    s->h2c_live = res == CURLE_OK && v == CURL_HTTP_VERSION_2_0;
+#else
+    (void)s, (void)before, (void)res;
+#endif
+}
+
+/* --http2 and an answer in version v (CURLINFO_HTTP_VERSION), not HTTP/2: a stop, not a
+ * counted failure, since no call will do better. Also for the answers under --rate. */
+static int h2_refusal(const http_state *s, long v, rpx_error *err)
+{
+    const char *name = v == CURL_HTTP_VERSION_1_0 ? "1.0" : v == CURL_HTTP_VERSION_1_1 ? "1.1"
+                     : v == CURL_HTTP_VERSION_3 ? "3" : "?";
+    return rpx_error_set(err, RPX_EUNSUPPORTED,
+                         "--http2: %s answered in HTTP/%s, not HTTP/2 (%s); drop --http2 to "
+                         "measure HTTP/%s",
+                         s->display_url, name,
+                         s->is_https ? "the server did not agree to h2 in the TLS handshake's "
+                                       "ALPN"
+                                     : "the server did not take up h2c",
+                         name);
+}
+
 static int http_call(void *state, const rpx_inputs *inputs, rpx_error *err)
 {
     http_state *s = state;
@@ -183,11 +228,18 @@ static int http_call(void *state, const rpx_inputs *inputs, rpx_error *err)
     s->errbuf[0] = '\0';
     s->status = 0;
     s->t_first_ns = 0;
+    h2c_reuse(s, 1, CURLE_OK);
     s->t_start_ns = now_ns();
     rpx__stream_begin(s->stream, s->t_start_ns);
     res = curl_easy_perform(s->curl);
     s->t_end_ns = now_ns();
     s->last_res = res;
+    h2c_reuse(s, 0, res);
+    if (s->http2 && res == CURLE_OK) {
+        long v = 0;
+        curl_easy_getinfo(s->curl, CURLINFO_HTTP_VERSION, &v);
+        if (v != CURL_HTTP_VERSION_2_0) return h2_refusal(s, v, err);
+    }
     if (res == CURLE_OK && s->status >= 200 && s->status <= 299) return 0;
     call_failure(s, res, err);
     return RPX_CALL_COUNTED_FAILURE;
@@ -742,6 +794,20 @@ static int configure(rpx_target *t, http_state *s, const rpx_target_options *opt
         return rpx_error_set(err, RPX_EUNSUPPORTED,
                              "--model %s: this libcurl (%s) lacks an option rpxprof needs",
                              t->display_spec, curl_version());
+    /* --http2: plain http speaks h2 from the first byte (prior knowledge, no Upgrade); https
+     * offers h2 by ALPN and http_call refuses an answer in another version. PIPEWAIT: a
+     * request under --rate waits for a connection that may multiplex rather than open one */
+    s->http2 = opt->http2;
+    if (s->http2 &&
+        (!(curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_HTTP2) ||
+         curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
+                          s->is_https ? (long)CURL_HTTP_VERSION_2TLS
+                                      : (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) != CURLE_OK ||
+         curl_easy_setopt(c, CURLOPT_PIPEWAIT, 1L) != CURLE_OK))
+        return rpx_error_set(err, RPX_EUNSUPPORTED,
+                             "--http2: this libcurl (%s) cannot speak HTTP/2; drop --http2 or "
+                             "install a libcurl built with nghttp2 (Debian: libcurl4)",
+                             curl_version());
 
     if (strcmp(s->method, "GET") == 0) {
         curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
