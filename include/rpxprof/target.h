@@ -83,6 +83,7 @@ typedef struct rpx_target_options {
     double load_duration_s;       /* HTTP --duration S: rate * S requests (the runner's repeats) */
     long load_concurrency;        /* HTTP --concurrency C (<= 0: 64) */
     unsigned long long load_seed; /* HTTP --seed N for Poisson arrivals */
+    int load_engine;              /* HTTP --load-engine: 0 auto, 1 curl, 2 sockets */
 } rpx_target_options;
 
 /* A call of a target with counts_failures set returns this for a failure that

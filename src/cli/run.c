@@ -93,6 +93,8 @@ static const char usage[] =
     "      --duration S       seconds of schedule (R x S requests)\n"
     "      --arrivals A       constant (default) or poisson (seeded by --seed N)\n"
     "      --concurrency C    requests in flight at most (default 64)\n"
+    "      --load-engine E    auto (default): plain sockets for http://, curl for\n"
+    "                         https, --http2 and proxies; sockets; curl\n"
     "\n"
     "Processes and intervals (docs/statistics.md):\n"
     "      --processes K      spread the timed calls over K fresh worker processes,\n"
@@ -151,6 +153,7 @@ typedef struct run_opts {
     double rate, duration_s;      /* --rate, --duration: open-loop load (0: none) */
     const char *arrivals;
     int poisson, concurrency_given, seed_given, repeats_given, back_to_back;
+    int load_engine, load_engine_given; /* --load-engine: 0 auto, 1 curl, 2 sockets */
     long concurrency, seed;
     double connect_timeout_s, request_timeout_s;
     long max_failures;
@@ -220,7 +223,7 @@ static int parse(int argc, char **argv, run_opts *o)
            O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE, O_FORCE,
            O_SETUP_TIMEOUT, O_GRACE, O_PROCESSES, O_TARGET_PRECISION, O_MAX_TIME,
            O_WRITABLE_INPUTS, O_STREAM, O_TOKENS_FIELD, O_KEEP_EVENTS, O_SLO, O_RATE, O_ARRIVALS,
-           O_DURATION, O_CONCURRENCY, O_SEED, O_BACK_TO_BACK, O_HTTP2 };
+           O_DURATION, O_CONCURRENCY, O_SEED, O_BACK_TO_BACK, O_HTTP2, O_LOAD_ENGINE };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -260,6 +263,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"duration", required_argument, 0, O_DURATION},
         {"concurrency", required_argument, 0, O_CONCURRENCY},
         {"seed", required_argument, 0, O_SEED},
+        {"load-engine", required_argument, 0, O_LOAD_ENGINE},
         {"compare-back-to-back", no_argument, 0, O_BACK_TO_BACK},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
@@ -378,6 +382,15 @@ static int parse(int argc, char **argv, run_opts *o)
             break;
         }
         case O_BACK_TO_BACK: o->back_to_back = 1; break;
+        case O_LOAD_ENGINE:
+            if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "curl") != 0 &&
+                strcmp(optarg, "sockets") != 0)
+                return rpx_cli_fail("run", -1, "--load-engine '%s': expected auto, sockets or "
+                                               "curl", optarg);
+            o->load_engine = optarg[0] == 'c' ? 1 : optarg[0] == 's' ? 2 : 0;
+            o->load_engine_given = 1;
+            o->http_option_name = "--load-engine";
+            break;
         case O_ARRIVALS:
             if (strcmp(optarg, "constant") != 0 && strcmp(optarg, "poisson") != 0)
                 return rpx_cli_fail("run", -1, "--arrivals '%s': expected constant or poisson",
@@ -529,14 +542,15 @@ static int parse(int argc, char **argv, run_opts *o)
                                        "calls back to back; give --rate, and a local --model");
     if (strcmp(rpx_target_kind_name(o->model), "http") == 0 &&
         (o->rate > 0 || o->duration_s > 0 || o->arrivals || o->concurrency_given ||
-         o->seed_given)) {
+         o->seed_given || o->load_engine_given)) {
         double n = o->rate * o->duration_s;
         const char *stream = o->stream ? "--stream" : o->slo ? "--slo"
                            : o->tokens_field ? "--tokens-field"
                            : o->keep_events ? "--keep-events" : NULL;
         if (!(o->rate > 0))
-            return rpx_cli_fail("run", -1, "--arrivals, --duration, --concurrency and --seed "
-                                           "shape an open-loop load; give --rate too");
+            return rpx_cli_fail("run", -1, "--arrivals, --duration, --concurrency, --seed and "
+                                           "--load-engine shape an open-loop load; give --rate "
+                                           "too");
         if (!(o->duration_s > 0))
             return rpx_cli_fail("run", -1, "--rate %g needs --duration S (the schedule sends "
                                            "rate x duration requests)", o->rate);
@@ -719,6 +733,7 @@ int rpx_cli_run(int argc, char **argv)
         c.target.load_duration_s = o.duration_s;
         c.target.load_concurrency = o.concurrency;
         c.target.load_seed = (unsigned long long)(o.seed_given ? o.seed : 1);
+        c.target.load_engine = o.load_engine;
         c.repeats = (long)llround(o.rate * o.duration_s);
     }
     c.max_failures = o.max_failures;

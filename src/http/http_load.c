@@ -1,12 +1,15 @@
 /* http_load.c — open-loop load: `rate * duration` requests sent on a
  * schedule fixed in advance (constant gaps of 1/rate, or exponential ones of
- * that mean from a seeded generator), by one thread through curl's multi
- * interface, at most `concurrency` in flight. A request's latency runs from
- * its intended send time to the last byte of its answer, so a server stall
- * delays every request scheduled during it (no coordinated omission, as in
- * wrk2); the service latency from the actual send is kept beside it. A
- * request that finds `concurrency` requests in flight waits, and the wait
- * counts; one still waiting --request-timeout after its time is dropped. */
+ * that mean from a seeded generator), at most `concurrency` in flight, by one
+ * thread. A request's latency runs from its intended send time to the last
+ * byte of its answer, so a server stall delays every request scheduled during
+ * it (no coordinated omission, as in wrk2); the service latency from the
+ * actual send is kept beside it. A request that finds `concurrency` requests
+ * in flight waits, and the wait counts; one still waiting --request-timeout
+ * after its time is dropped. This file holds the schedule and the counts
+ * both engines share, the report section, and the curl engine (curl's multi
+ * interface: https, HTTP/2, proxies); http_load_sock.c is the other. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +23,17 @@
 
 #define LATE_NS 1000000LL         /* a send more than 1 ms after its time is late */
 
-typedef struct slot {
-    CURL *easy;
-    int busy;
-    long long intended, sent, first, last;
-    long status;
-} slot;
-
 struct rpx_http_load {
     rpx_http_load_opts o;
+    rpx_http_sock *sock;          /* the sockets engine; NULL: curl's */
+    const char *engine_reason;    /* why curl's engine under --load-engine auto */
+    rpx_http_load_done_fn done;
+    void *ud;
     long n;                       /* scheduled requests */
+    long next;                    /* the next request to send (or drop) */
+    long long next_t;             /* its intended time */
+    double offset;                /* ns from t0 of the schedule so far */
+    long finished;                /* requests answered, failed or dropped */
     long sent, completed, failed, dropped, late, max_in_flight;
     long long t0, first_send, last_send, end;
     long long span_ns;            /* the last request's intended time from the first's */
@@ -40,7 +44,7 @@ struct rpx_http_load {
     int ran;
 };
 
-static long long now_ns(void)
+long long rpx__load_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -72,16 +76,128 @@ int rpx__http_load_create(const rpx_http_load_opts *o, rpx_http_load **out, rpx_
 void rpx__http_load_destroy(rpx_http_load *l)
 {
     if (!l) return;
+    rpx__http_sock_destroy(l->sock);
     rpx_histogram_destroy(l->service);
     rpx_histogram_destroy(l->send_delay);
     free(l->sched_ms);
     free(l);
 }
 
+int rpx__http_load_prepare(rpx_http_load *l, const char *url, const char *display_url,
+                           const char *method, const struct curl_slist *headers,
+                           const char *body, size_t body_len, int send_body, int http2,
+                           rpx_error *err)
+{
+    const char *reason = NULL;
+    int rc;
+    if (l->o.engine == RPX_LOAD_ENGINE_CURL) {
+        l->engine_reason = "--load-engine curl";
+        return 0;
+    }
+    if (http2) {
+        reason = "--http2 (HTTP/2 is curl's)";
+    } else {
+        rc = rpx__http_sock_create(url, display_url, method, headers, body, body_len, send_body,
+                                   &l->sock, &reason, err);
+        if (rc != 0) return rc;
+    }
+    if (!l->sock) {
+        if (l->o.engine == RPX_LOAD_ENGINE_SOCKETS)
+            return rpx_error_set(err, RPX_EINVAL,
+                                 "--load-engine sockets: --model %s cannot be sent on plain "
+                                 "sockets: %s; use --load-engine curl (or auto)",
+                                 display_url, reason);
+        l->engine_reason = reason;
+    }
+    return 0;
+}
+
+const char *rpx__http_load_engine(const rpx_http_load *l)
+{
+    return l->sock ? "sockets" : "curl";
+}
+
+long long rpx__load_due(const rpx_http_load *l)
+{
+    return l->next < l->n ? l->next_t : LLONG_MAX;
+}
+
+static void advance(rpx_http_load *l)
+{
+    const double gap_ns = 1e9 / l->o.rate;
+    if (l->next == l->n - 1) l->span_ns = l->next_t - l->t0;
+    l->next++;
+    l->offset += l->o.poisson ? -log(uniform(&l->rng)) * gap_ns : gap_ns;
+    l->next_t = l->t0 + (long long)l->offset;
+}
+
+void rpx__load_sent(rpx_http_load *l, long long now, long in_flight)
+{
+    const long long intended = l->next_t;
+    l->sent++;
+    if (!l->first_send) l->first_send = now;
+    l->last_send = now;
+    if (now - intended > LATE_NS) l->late++;
+    rpx_histogram_add(l->send_delay, now > intended ? now - intended : 0);
+    if (in_flight > l->max_in_flight) l->max_in_flight = in_flight;
+    advance(l);
+}
+
+void rpx__load_dropped(rpx_http_load *l, const rpx_run_config *cfg)
+{
+    l->dropped++;
+    l->finished++;
+    advance(l);
+    if (cfg->calls_done)
+        __atomic_store_n(cfg->calls_done, cfg->warmup + l->finished, __ATOMIC_RELEASE);
+}
+
+int rpx__load_finished(rpx_http_load *l, long long intended, const rpx_run_config *cfg,
+                       rpx_run_result *res, const rpx_http_load_req *r)
+{
+    if (r->ok) {
+        cfg->samples[res->measured++] = r->end_ns - intended;
+        l->sched_ms[l->n_sched++] = (double)(intended - l->t0) / 1e6;
+        rpx_histogram_add(l->service, r->end_ns - r->sent_ns);
+        l->completed++;
+    } else {
+        res->failed_calls++;
+        l->failed++;
+        if (cfg->failed_done)
+            __atomic_store_n(cfg->failed_done, res->failed_calls, __ATOMIC_RELEASE);
+    }
+    if (l->done) l->done(l->ud, r);
+    l->finished++;
+    if (r->end_ns > l->end) l->end = r->end_ns;
+    if (cfg->calls_done)
+        __atomic_store_n(cfg->calls_done, cfg->warmup + l->finished, __ATOMIC_RELEASE);
+    if (cfg->progress_ns) __atomic_store_n(cfg->progress_ns, r->end_ns, __ATOMIC_RELEASE);
+    if (!r->ok && cfg->max_failures > 0 &&
+        res->failed_calls + res->failed_warmup_calls >= cfg->max_failures) {
+        res->status = RPX_RUN_TOO_MANY_FAILURES;
+        return 1;
+    }
+    return 0;
+}
+
+long rpx__load_done_count(const rpx_http_load *l) { return l->finished; }
+long rpx__load_scheduled(const rpx_http_load *l) { return l->n; }
+double rpx__load_drop_after_s(const rpx_http_load *l) { return l->o.request_timeout_s; }
+long rpx__load_concurrency(const rpx_http_load *l) { return l->o.concurrency; }
+
+/* --- the curl engine ------------------------------------------------------- */
+
+typedef struct slot {
+    CURL *easy;
+    int busy;
+    long long intended, sent, first, last;
+    long status;
+} slot;
+
 static size_t slot_body(char *data, size_t size, size_t n, void *ud)
 {
     (void)data;
-    ((slot *)ud)->last = now_ns();
+    ((slot *)ud)->last = rpx__load_now_ns();
     return size * n;
 }
 
@@ -89,7 +205,7 @@ static size_t slot_header(char *line, size_t size, size_t n, void *ud)
 {
     slot *s = ud;
     size_t len = size * n, i = 5;
-    s->last = now_ns();
+    s->last = rpx__load_now_ns();
     if (!s->first) s->first = s->last;
     if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
         while (i < len && line[i] != ' ') i++;
@@ -116,49 +232,42 @@ static int start(rpx_http_load *l, CURLM *m, slot *s, CURL *tmpl, long long inte
     s->sent = now;
     s->first = s->last = 0;
     s->status = 0;
+#if LIBCURL_VERSION_NUM < 0x080000
+    /* libcurl before 8.0 breaks a prior-knowledge connection that a second prior-knowledge
+     * request reuses (curl #10634): the first request opens it with prior knowledge, the
+     * others ask for CURL_HTTP_VERSION_2_0 and (PIPEWAIT) wait for it and multiplex on it */
+    if (l->o.h2c)
+        curl_easy_setopt(s->easy, CURLOPT_HTTP_VERSION,
+                         l->sent == 0 ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+                                      : (long)CURL_HTTP_VERSION_2_0);
+#else
+    (void)l;
+#endif
     if (curl_multi_add_handle(m, s->easy) != CURLM_OK) return -1;
     s->busy = 1;
-    l->sent++;
-    if (!l->first_send) l->first_send = now;
-    l->last_send = now;
-    if (now - intended > LATE_NS) l->late++;
-    rpx_histogram_add(l->send_delay, now > intended ? now - intended : 0);
     return 0;
 }
 
-int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
-                       rpx_run_result *res, rpx_http_load_done_fn done, void *ud,
-                       rpx_error *err)
+static int curl_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
+                    rpx_run_result *res, rpx_error *err)
 {
-    const long n = cfg->repeats, c = l->o.concurrency;
-    const double gap_ns = 1e9 / l->o.rate;
+    const long n = l->n, c = l->o.concurrency;
     const long long drop_ns = (long long)(l->o.request_timeout_s * 1e9);
     CURLM *m = curl_multi_init();
     slot *slots = calloc((size_t)c, sizeof *slots);
     slot **free_slots = malloc((size_t)c * sizeof *free_slots); /* a stack of idle slots */
-    long next = 0, in_flight = 0, i, finished = 0, n_free = c;
-    long long next_t;
-    double offset = 0;
+    long in_flight = 0, i, n_free = c;
     int rc = 0;
 
-    free(l->sched_ms);
-    l->n_sched = 0;
-    l->sched_ms = malloc((size_t)(n > 0 ? n : 1) * sizeof *l->sched_ms);
-    if (!m || !slots || !free_slots || !l->sched_ms) {
+    if (!m || !slots || !free_slots) {
         if (m) curl_multi_cleanup(m);
         free(slots);
         free(free_slots);
         return rpx_error_set(err, RPX_ENOMEM, "out of memory for %ld connections", c);
     }
     for (i = 0; i < c; i++) free_slots[i] = &slots[c - 1 - i];
-    l->n = n;
-    l->ran = 1;
-    l->rng = l->o.seed;
-    rpx_memory_begin_inference(&res->memory);
-    l->t0 = now_ns() + 1000000LL;
-    next_t = l->t0;
-    while (finished < n) {
-        long long now = now_ns();
+    while (l->finished < n) {
+        long long now = rpx__load_now_ns();
         int running = 0, left;
         long wait_ms;
         CURLMsg *msg;
@@ -167,77 +276,60 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
             break;
         }
         /* sends that are due: a free slot each, or they wait (and may be dropped) */
-        while (next < n && next_t <= now) {
+        while (l->next < n && l->next_t <= now) {
             if (in_flight < c) {
                 slot *s = n_free > 0 ? free_slots[--n_free] : NULL;
-                if (!s || start(l, m, s, tmpl, next_t, now) != 0) {
-                    rc = rpx_error_set(err, RPX_ENOMEM, "cannot start request %ld", next);
+                if (!s || start(l, m, s, tmpl, l->next_t, now) != 0) {
+                    rc = rpx_error_set(err, RPX_ENOMEM, "cannot start request %ld", l->next);
                     goto out;
                 }
-                if (++in_flight > l->max_in_flight) l->max_in_flight = in_flight;
-            } else if (now - next_t > drop_ns) {
-                l->dropped++;
-                finished++;
+                rpx__load_sent(l, now, ++in_flight);
+            } else if (now - l->next_t > drop_ns) {
+                rpx__load_dropped(l, cfg);
             } else {
                 break;
             }
-            if (next == n - 1) l->span_ns = next_t - l->t0;
-            next++;
-            offset += l->o.poisson ? -log(uniform(&l->rng)) * gap_ns : gap_ns;
-            next_t = l->t0 + (long long)offset;
         }
         curl_multi_perform(m, &running);
         while ((msg = curl_multi_info_read(m, &left)) != NULL) {
             slot *s = NULL;
-            long long end;
-            int ok;
+            rpx_http_load_req r = {0};
             if (msg->msg != CURLMSG_DONE) continue;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&s);
-            end = s->last ? s->last : now_ns();
-            ok = msg->data.result == CURLE_OK && s->status >= 200 && s->status <= 299;
-            if (ok) {
-                cfg->samples[res->measured++] = end - s->intended;
-                l->sched_ms[l->n_sched++] = (double)(s->intended - l->t0) / 1e6;
-                rpx_histogram_add(l->service, end - s->sent);
-                l->completed++;
-            } else {
-                res->failed_calls++;
-                l->failed++;
-                if (cfg->failed_done)
-                    __atomic_store_n(cfg->failed_done, res->failed_calls, __ATOMIC_RELEASE);
-            }
-            if (done)
-                done(ud, msg->easy_handle, msg->data.result, s->status, s->sent, s->first, end, ok);
+            r.easy = msg->easy_handle;
+            r.curl_res = msg->data.result;
+            r.status = s->status;
+            r.sent_ns = s->sent;
+            r.first_ns = s->first;
+            r.end_ns = s->last ? s->last : rpx__load_now_ns();
+            r.connect_ns = -1;
+            r.ok = r.curl_res == CURLE_OK && s->status >= 200 && s->status <= 299;
+            rc = rpx__load_finished(l, s->intended, cfg, res, &r);
             curl_multi_remove_handle(m, msg->easy_handle);
             s->busy = 0;
             free_slots[n_free++] = s;
             in_flight--;
-            finished++;
-            if (end > l->end) l->end = end;
-            if (cfg->calls_done)
-                __atomic_store_n(cfg->calls_done, cfg->warmup + finished, __ATOMIC_RELEASE);
-            if (cfg->progress_ns) __atomic_store_n(cfg->progress_ns, end, __ATOMIC_RELEASE);
-            if (!ok && cfg->max_failures > 0 &&
-                res->failed_calls + res->failed_warmup_calls >= cfg->max_failures) {
-                res->status = RPX_RUN_TOO_MANY_FAILURES;
+            if (rc) {
+                rc = 0;
                 goto out;
             }
         }
-        if (finished >= n) break;
+        if (l->finished >= n) break;
         /* sleep until the next send is due or curl has work; under 1 ms: spin */
-        now = now_ns();
-        if (next < n && in_flight < c)
-            wait_ms = next_t - now <= 1000000LL ? 0 : (long)((next_t - now) / 1000000LL) - 1;
-        else if (next < n)
-            wait_ms = next_t + drop_ns - now <= 0 ? 0 : (long)((next_t + drop_ns - now) / 1000000LL);
+        now = rpx__load_now_ns();
+        if (l->next < n && in_flight < c)
+            wait_ms = l->next_t - now <= 1000000LL ? 0
+                                                   : (long)((l->next_t - now) / 1000000LL) - 1;
+        else if (l->next < n)
+            wait_ms = l->next_t + drop_ns - now <= 0
+                          ? 0
+                          : (long)((l->next_t + drop_ns - now) / 1000000LL);
         else
             wait_ms = 100;
         if (wait_ms > 100) wait_ms = 100;
         if (wait_ms > 0) curl_multi_poll(m, NULL, 0, (int)wait_ms, NULL);
     }
 out:
-    rpx_memory_end_inference(&res->memory);
-    if (!l->end) l->end = now_ns();
     for (i = 0; i < c; i++) {
         if (slots[i].busy) curl_multi_remove_handle(m, slots[i].easy);
         if (slots[i].easy) curl_easy_cleanup(slots[i].easy);
@@ -245,6 +337,37 @@ out:
     curl_multi_cleanup(m);
     free(slots);
     free(free_slots);
+    return rc;
+}
+
+int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
+                       rpx_run_result *res, rpx_http_load_done_fn done, void *ud,
+                       rpx_error *err)
+{
+    const long n = cfg->repeats;
+    int rc;
+    free(l->sched_ms);
+    l->n_sched = 0;
+    l->sched_ms = malloc((size_t)(n > 0 ? n : 1) * sizeof *l->sched_ms);
+    if (!l->sched_ms) return rpx_error_set(err, RPX_ENOMEM, "out of memory for %ld requests", n);
+    l->n = n;
+    l->next = 0;
+    l->offset = 0;
+    l->finished = 0;
+    l->done = done;
+    l->ud = ud;
+    l->ran = 1;
+    l->rng = l->o.seed;
+    rpx_memory_begin_inference(&res->memory);
+    l->t0 = rpx__load_now_ns() + 1000000LL;
+    l->next_t = l->t0;
+    if (l->sock)
+        rc = rpx__http_sock_run(l->sock, l, l->o.request_timeout_s, l->o.connect_timeout_s, cfg,
+                                res, err);
+    else
+        rc = curl_run(l, tmpl, cfg, res, err);
+    rpx_memory_end_inference(&res->memory);
+    if (!l->end) l->end = rpx__load_now_ns();
     return rc;
 }
 
@@ -271,6 +394,9 @@ json_t *rpx__http_load_json(const rpx_http_load *l)
     json_object_set_new(o, "arrivals", json_string(l->o.poisson ? "poisson" : "constant"));
     json_object_set_new(o, "seed", json_integer((json_int_t)l->o.seed));
     json_object_set_new(o, "concurrency", json_integer(l->o.concurrency));
+    json_object_set_new(o, "engine", json_string(rpx__http_load_engine(l)));
+    json_object_set_new(o, "engine_reason",
+                        l->engine_reason ? json_string(l->engine_reason) : json_null());
     json_object_set_new(o, "scheduled", json_integer(l->n));
     json_object_set_new(o, "schedule_mean_gap_ms",
                         l->n >= 2 && l->span_ns > 0

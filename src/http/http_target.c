@@ -49,6 +49,7 @@ typedef struct http_state {
     double connect_timeout_s, total_timeout_s;
     int verify_tls, is_https;
     int http2;                    /* --http2: HTTP/2 asked for, and required over TLS */
+    long h2_refused;              /* --rate, --http2: a version other than 2 answered */
     int h2c_live;                 /* --http2 over http: the last call left an h2 connection */
     char errbuf[CURL_ERROR_SIZE];
     /* written during a call */
@@ -275,6 +276,7 @@ static void record(http_state *s, CURL *c, CURLcode res, long status, long long 
 
     s->connections += info_long(c, CURLINFO_NUM_CONNECTS);
     if (version) s->http_version = version;
+    if (s->http2 && version && version != CURL_HTTP_VERSION_2_0) s->h2_refused = version;
     if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip && *ip) {
         long port = info_long(c, CURLINFO_PRIMARY_PORT);
         snprintf(s->remote, sizeof s->remote, strchr(ip, ':') ? "[%s]:%ld" : "%s:%ld", ip,
@@ -318,18 +320,49 @@ static void http_after_call(void *state, int timed, int rc)
 
 /* --- open-loop load (--rate): the whole loop, run by http_load.c ------------------ */
 
-static void load_done(void *ud, CURL *easy, CURLcode res, long status, long long sent_ns,
-                      long long first_ns, long long end_ns, int ok)
+/* A request the sockets engine ran (no curl handle): its own counts; name
+ * lookup happened once before the schedule and TLS never, so no samples. */
+static void record_sock(http_state *s, const rpx_http_load_req *r, int rc)
+{
+    char key[32];
+    if (r->connect_ns >= 0) s->connections++;
+    if (r->http_version) s->http_version = r->http_version;
+    s->bytes_sent += r->bytes_sent;
+    s->bytes_received += r->bytes_received;
+    if (r->error_key) snprintf(key, sizeof key, "%s", r->error_key);
+    else snprintf(key, sizeof key, "%ld", r->status);
+    count_status(s, key);
+    if (rc != 0) {
+        s->failed_calls++;
+        return;
+    }
+    /* connect: only for the requests that opened a connection (as curl's, which is 0 on a
+     * reused one, but without the zeros: a reused connection has no connect to time) */
+    if (r->connect_ns >= 0) rpx_latency_add_ns(s->phase[PH_CONNECT], (double)r->connect_ns);
+    if (r->first_ns > r->sent_ns)
+        rpx_latency_add_ns(s->phase[PH_TTFB], (double)(r->first_ns - r->sent_ns));
+    rpx_latency_add_ns(s->phase[PH_TOTAL], (double)(r->end_ns - r->sent_ns));
+}
+
+static void load_done(void *ud, const rpx_http_load_req *r)
 {
     http_state *s = ud;
-    record(s, easy, res, status, sent_ns, first_ns, end_ns, 1, ok ? 0 : RPX_CALL_COUNTED_FAILURE);
-    if (ok) return;
-    if (res == CURLE_OK)
-        snprintf(s->load_failure, sizeof s->load_failure, "HTTP %ld from %s", status,
+    int rc = r->ok ? 0 : RPX_CALL_COUNTED_FAILURE;
+    if (r->easy)
+        record(s, r->easy, r->curl_res, r->status, r->sent_ns, r->first_ns, r->end_ns, 1, rc);
+    else
+        record_sock(s, r, rc);
+    if (r->ok) return;
+    if (r->error_key)
+        snprintf(s->load_failure, sizeof s->load_failure, "%s: %s (%s)", s->display_url,
+                 r->error_text ? r->error_text : r->error_key, r->error_key);
+    else if (!r->easy || r->curl_res == CURLE_OK)
+        snprintf(s->load_failure, sizeof s->load_failure, "HTTP %ld from %s", r->status,
                  s->display_url);
     else
         snprintf(s->load_failure, sizeof s->load_failure, "curl: %s (%s)",
-                 curl_easy_strerror(res), curl_code_name(res) ? curl_code_name(res) : "curl error");
+                 curl_easy_strerror(r->curl_res),
+                 curl_code_name(r->curl_res) ? curl_code_name(r->curl_res) : "curl error");
 }
 
 static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_inputs *inputs,
@@ -351,6 +384,8 @@ static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_input
         if (cfg->stop && *cfg->stop) break;
         rc = http_call(s, inputs, &merr);
         http_after_call(s, 0, rc);
+        if (rc != 0 && rc != RPX_CALL_COUNTED_FAILURE) /* --http2 refused: a stop */
+            return rpx_error_set(err, merr.code, "%s", merr.message);
         if (rc != 0) {
             res->failed_warmup_calls++;
             snprintf(res->last_failure, sizeof res->last_failure, "%.250s", merr.message);
@@ -370,6 +405,7 @@ static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_input
         s->load_failure[0] = '\0';
         rc = rpx__http_load_run(s->load, s->curl, cfg, res, load_done, s, err);
         if (rc != 0) return rc;
+        if (s->h2_refused) return h2_refusal(s, s->h2_refused, err);
         if (s->load_failure[0])
             snprintf(res->last_failure, sizeof res->last_failure, "%.250s", s->load_failure);
     } else if (res->status == RPX_RUN_COMPLETE) {
@@ -433,15 +469,23 @@ static json_t *http_section(void *state)
     for (i = 0; i < N_PHASES; i++)
         json_object_set_new(phases, phase_names[i], rpx_latency_json(s->phase[i]));
     json_object_set_new(o, "phases_ms", phases);
-    json_object_set_new(o, "phases_note",
-                        json_string("cumulative times from the start of each request, over "
-                                    "the successful timed calls: name_lookup, connect and tls "
-                                    "are curl's; connect (and tls) are 0 on a reused "
-                                    "connection; tls is null for plain http (curl reports 0 "
-                                    "when there is no TLS handshake); time_to_first_byte and "
-                                    "total are rpxprof's own, CLOCK_MONOTONIC from the call "
-                                    "into curl to the arrival of the response's status line "
-                                    "and to the end of the response"));
+    json_object_set_new(
+        o, "phases_note",
+        json_string(s->load && strcmp(rpx__http_load_engine(s->load), "sockets") == 0
+                        ? "open-loop load on plain sockets (http.load.engine): over the "
+                          "successful timed requests, from each request's actual send on "
+                          "CLOCK_MONOTONIC; name_lookup is null (the name is resolved once, "
+                          "before the schedule) and tls null (plain http); connect is timed "
+                          "only for the requests that opened a connection; "
+                          "time_to_first_byte to the first response byte read, total to the "
+                          "response's last byte"
+                        : "cumulative times from the start of each request, over the "
+                          "successful timed calls: name_lookup, connect and tls are curl's; "
+                          "connect (and tls) are 0 on a reused connection; tls is null for "
+                          "plain http (curl reports 0 when there is no TLS handshake); "
+                          "time_to_first_byte and total are rpxprof's own, CLOCK_MONOTONIC "
+                          "from the call into curl to the arrival of the response's status "
+                          "line and to the end of the response"));
     json_object_set(o, "status_counts", s->status_counts);
     json_object_set_new(o, "failed_calls", json_integer(s->failed_calls));
     json_object_set_new(o, "failed_warmup_calls", json_integer(s->failed_warmup_calls));
@@ -865,8 +909,12 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
     if (opt->load_rate > 0) {
         rpx_http_load_opts lo = {opt->load_rate, opt->load_poisson, opt->load_duration_s,
                                  opt->load_concurrency > 0 ? opt->load_concurrency : 64,
-                                 opt->load_seed, s->total_timeout_s};
-        if ((i = rpx__http_load_create(&lo, &s->load, err)) != 0) return i;
+                                 opt->load_seed, s->total_timeout_s, s->connect_timeout_s,
+                                 opt->load_engine, s->http2 && !s->is_https};
+        if ((i = rpx__http_load_create(&lo, &s->load, err)) != 0 ||
+            (i = rpx__http_load_prepare(s->load, t->spec, s->display_url, s->method, s->headers,
+                                        s->body, s->body_len, s->send_body, s->http2, err)) != 0)
+            return i;
         t->run_fn = http_load_run;
     }
     return 0;

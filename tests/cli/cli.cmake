@@ -28,6 +28,8 @@ set_tests_properties(cli.http PROPERTIES RUN_SERIAL TRUE)
 rpx_py_test(cli.http_load_plot cli/test_load_plot.py)
 # --http2 against a local HTTP/2 server (tests/cli/h2_server.py, python3-h2): h2c, ALPN, multiplexing.
 rpx_py_test(cli.http2 cli/test_http2.py)
+# --rate's two engines (plain sockets, curl's multi interface) on the same server.
+rpx_py_test(cli.load_engines cli/test_load_engines.py)
 # The runtime examples (OpenCV DNN, libtorch, Python) on a torchvision network.
 rpx_py_test(cli.examples cli/test_examples.py)
 set_tests_properties(cli.examples PROPERTIES RUN_SERIAL TRUE TIMEOUT 1200)

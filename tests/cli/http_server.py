@@ -26,6 +26,13 @@ Handlers (any method; a request body is always read in full):
                    M ms (default 2), except the K-th to this route (1-based), S ms: a stall
   /lines?first=MS&every=MS&n=N  application/x-ndjson, chunked: N JSON lines
                    {"response": "w", "eval_count": k (cumulative)}, timed as /sse
+  /stale          200 for the first request on a connection; a later one on the same
+                   connection is read and the connection closed without an answer (a
+                   kept-alive connection the server dropped: clients send again on a new one)
+  /raw?kind=K      framings other than Content-Length: chunked (3 chunks, 12 bytes),
+                   eof (12 bytes, then the connection closes: no length), http10 (an
+                   HTTP/1.0 answer with a length, then close), nocontent (204)
+  /close?say=0|1   200, then the connection closes; say=1 announces it (Connection: close)
 Anything else is 404. `python3 http_server.py` serves until Ctrl-C."""
 import io
 import json
@@ -124,6 +131,39 @@ class _Handler(BaseHTTPRequestHandler):
             return self._answer(200, b"ok")
         if route in ("/sse", "/lines"):
             return self._stream(route, query)
+        if route == "/stale":
+            self.served = getattr(self, "served", 0) + 1
+            if self.served > 1:
+                self.close_connection = True
+                return None
+            return self._answer(200, b"ok")
+        if route == "/raw":
+            kind = query.get("kind", ["chunked"])[0]
+            if kind == "chunked":
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for part in (b"abcd", b"efgh", b"ijkl"):
+                    self._chunk(part)
+                self.wfile.write(b"0\r\n\r\n")
+            elif kind == "eof":
+                self.send_response(200)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(b"abcdefghijkl")
+                self.close_connection = True
+            elif kind == "http10":
+                self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\nabcdefghijkl")
+                self.close_connection = True
+            else:
+                self.send_response(204)
+                self.end_headers()
+            return None
+        if route == "/close":
+            say = query.get("say", ["1"])[0] == "1"
+            self._answer(200, b"ok", extra=[("Connection", "close")] if say else ())
+            self.close_connection = True
+            return None
         if route == "/echo-headers":
             return self._answer(200, json.dumps(dict(self.headers.items())).encode(),
                                 "application/json")

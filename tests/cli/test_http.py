@@ -291,8 +291,10 @@ class HttpRunTest(TempDirTest):
         url = self.srv.url("/sleep?ms=0")
         for args, msg in [
             (["--rate", "10"], "--rate 10 needs --duration S"),
-            (["--duration", "3"], "--arrivals, --duration, --concurrency and --seed shape an "
-                                  "open-loop load; give --rate too"),
+            (["--duration", "3"], "--arrivals, --duration, --concurrency, --seed and "
+                                  "--load-engine shape an open-loop load; give --rate too"),
+            (["--rate", "10", "--duration", "1", "--load-engine", "epoll"],
+             "--load-engine 'epoll': expected auto, sockets or curl"),
             (["--rate", "10", "--duration", "1", "--repeats", "5"],
              "--repeats and --rate both set the number of timed requests"),
             (["--rate", "10", "--duration", "1", "--stream", "sse"],

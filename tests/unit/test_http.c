@@ -19,6 +19,7 @@
 
 #include "rpxprof/error.h"
 #include "rpxprof/json.h"
+#include "rpxprof/run.h"
 #include "rpxprof/target.h"
 
 /* --- a one-connection-at-a-time HTTP/1.1 server ------------------------------ */
@@ -398,6 +399,63 @@ static void test_methods_on_the_wire(void **st)
     server_stop(&sv);
 }
 
+/* --rate through the sockets engine: the schedule's requests on one kept-alive
+ * connection, the bytes curl would send, the counts in the section. */
+static void test_load_sockets(void **st)
+{
+    rpx_target_options o = {0};
+    rpx_run_config cfg = {0};
+    rpx_run_result res;
+    rpx_inputs in = {0, NULL};
+    rpx_target *t;
+    rpx_error err = {0};
+    server sv;
+    json_t *sec, *load;
+    int64_t samples[20];
+    char url[128], *text;
+    long i;
+    (void)st;
+    server_start(&sv, 200);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/depth?q=1", sv.port);
+    o.inputs_path = inputs_path;
+    o.load_rate = 400;
+    o.load_duration_s = 0.05;
+    o.load_concurrency = 1; /* the server serves one connection at a time */
+    o.load_seed = 1;
+    t = open_ok(url, &o);
+    assert_non_null(t->run_fn);
+    cfg.repeats = 20;
+    cfg.samples = samples;
+    assert_int_equal(t->run_fn(t->state, &cfg, &in, &res, &err), 0);
+    assert_int_equal(res.status, RPX_RUN_COMPLETE);
+    assert_int_equal((long)res.measured, 20);
+    for (i = 0; i < 20; i++) assert_true(samples[i] > 0);
+    pthread_mutex_lock(&sv.lock);
+    assert_int_equal(sv.connections, 1);
+    assert_int_equal(sv.requests, 20);
+    assert_int_equal(sv.last_body, 100);
+    assert_non_null(strstr(sv.last, "POST /depth?q=1 HTTP/1.1\r\n"));
+    assert_non_null(strstr(sv.last, "\r\nContent-Type: application/x-npz"));
+    assert_non_null(strstr(sv.last, "\r\nUser-Agent: rpxprof/"));
+    assert_null(strstr(sv.last, "Expect:"));
+    pthread_mutex_unlock(&sv.lock);
+    text = section_text(t, &sec);
+    load = json_object_get(sec, "load");
+    assert_string_equal(json_string_value(json_object_get(load, "engine")), "sockets");
+    assert_int_equal(json_integer_value(json_object_get(load, "completed")), 20);
+    assert_int_equal(count_of(sec, "200"), 20);
+    assert_int_equal(json_integer_value(json_object_get(sec, "connections_opened")), 1);
+    assert_int_equal(json_integer_value(json_object_get(sec, "bytes_sent")), 2000);
+    assert_int_equal(json_integer_value(json_object_get(sec, "bytes_received")), 40);
+    assert_true(json_is_null(phase(sec, "name_lookup", "p50_ms")));
+    assert_true(json_real_value(phase(sec, "time_to_first_byte", "max_ms")) <=
+                json_real_value(phase(sec, "total", "max_ms")));
+    free(text);
+    json_decref(sec);
+    rpx_target_close(t);
+    server_stop(&sv);
+}
+
 static void test_http_500(void **st)
 {
     rpx_target_options o = {0};
@@ -522,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_redaction_and_expansion),
         cmocka_unit_test(test_keepalive_success),
         cmocka_unit_test(test_methods_on_the_wire),
+        cmocka_unit_test(test_load_sockets),
         cmocka_unit_test(test_http_500),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_timeout),
