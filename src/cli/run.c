@@ -544,9 +544,6 @@ static int parse(int argc, char **argv, run_opts *o)
         (o->rate > 0 || o->duration_s > 0 || o->arrivals || o->concurrency_given ||
          o->seed_given || o->load_engine_given)) {
         double n = o->rate * o->duration_s;
-        const char *stream = o->stream ? "--stream" : o->slo ? "--slo"
-                           : o->tokens_field ? "--tokens-field"
-                           : o->keep_events ? "--keep-events" : NULL;
         if (!(o->rate > 0))
             return rpx_cli_fail("run", -1, "--arrivals, --duration, --concurrency, --seed and "
                                            "--load-engine shape an open-loop load; give --rate "
@@ -561,10 +558,6 @@ static int parse(int argc, char **argv, run_opts *o)
             return rpx_cli_fail("run", -1, "--rate %g x --duration %g = %.0f requests: give "
                                            "from 1 to %ld",
                                 o->rate, o->duration_s, n, (long)RPX_RUNNER_MAX_REPEATS);
-        if (stream)
-            return rpx_cli_fail("run", -1, "%s reads one streamed response after another; it "
-                                           "does not apply under --rate (open-loop load)",
-                                stream);
         if (o->target_precision > 0 || o->processes > 1)
             return rpx_cli_fail("run", -1, "--rate runs one schedule in one process; drop "
                                            "--processes and --target-precision");

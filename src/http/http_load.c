@@ -29,6 +29,7 @@ struct rpx_http_load {
     const char *engine_reason;    /* why curl's engine under --load-engine auto */
     rpx_http_load_done_fn done;
     void *ud;
+    rpx_http_stream *stream;      /* responses captured for it; NULL: none */
     long n;                       /* scheduled requests */
     long next;                    /* the next request to send (or drop) */
     long long next_t;             /* its intended time */
@@ -112,6 +113,16 @@ int rpx__http_load_prepare(rpx_http_load *l, const char *url, const char *displa
     return 0;
 }
 
+void rpx__http_load_set_stream(rpx_http_load *l, rpx_http_stream *s)
+{
+    l->stream = s;
+}
+
+rpx_http_stream *rpx__load_stream(const rpx_http_load *l)
+{
+    return l->stream;
+}
+
 const char *rpx__http_load_engine(const rpx_http_load *l)
 {
     return l->sock ? "sockets" : "curl";
@@ -192,12 +203,15 @@ typedef struct slot {
     int busy;
     long long intended, sent, first, last;
     long status;
+    rpx_http_stream *stream;      /* responses captured for it (streams); NULL: none */
+    rpx_http_capture *cap;
 } slot;
 
 static size_t slot_body(char *data, size_t size, size_t n, void *ud)
 {
-    (void)data;
-    ((slot *)ud)->last = rpx__load_now_ns();
+    slot *s = ud;
+    s->last = rpx__load_now_ns();
+    if (s->cap) rpx__capture_data(s->cap, data, size * n, s->last);
     return size * n;
 }
 
@@ -207,6 +221,7 @@ static size_t slot_header(char *line, size_t size, size_t n, void *ud)
     size_t len = size * n, i = 5;
     s->last = rpx__load_now_ns();
     if (!s->first) s->first = s->last;
+    if (s->cap) rpx__capture_header(s->stream, s->cap, line, len);
     if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
         while (i < len && line[i] != ' ') i++;
         if (i + 3 < len && line[i + 1] >= '0' && line[i + 1] <= '9' && line[i + 2] >= '0' &&
@@ -227,7 +242,9 @@ static int start(rpx_http_load *l, CURLM *m, slot *s, CURL *tmpl, long long inte
         curl_easy_setopt(s->easy, CURLOPT_HEADERDATA, s);
         curl_easy_setopt(s->easy, CURLOPT_PRIVATE, s);
         curl_easy_setopt(s->easy, CURLOPT_ERRORBUFFER, NULL);
+        if ((s->stream = l->stream) != NULL && rpx__capture_create(&s->cap) != 0) return -1;
     }
+    if (s->cap) rpx__capture_begin(s->stream, s->cap, intended);
     s->intended = intended;
     s->sent = now;
     s->first = s->last = 0;
@@ -304,6 +321,7 @@ static int curl_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
             r.end_ns = s->last ? s->last : rpx__load_now_ns();
             r.connect_ns = -1;
             r.ok = r.curl_res == CURLE_OK && s->status >= 200 && s->status <= 299;
+            r.capture = s->cap;
             rc = rpx__load_finished(l, s->intended, cfg, res, &r);
             curl_multi_remove_handle(m, msg->easy_handle);
             s->busy = 0;
@@ -333,6 +351,7 @@ out:
     for (i = 0; i < c; i++) {
         if (slots[i].busy) curl_multi_remove_handle(m, slots[i].easy);
         if (slots[i].easy) curl_easy_cleanup(slots[i].easy);
+        rpx__capture_destroy(slots[i].cap);
     }
     curl_multi_cleanup(m);
     free(slots);

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "http/http_stream.h"
 #include "rpxprof/error.h"
 #include "rpxprof/run.h"
 
@@ -41,6 +42,7 @@ typedef struct rpx_http_load_req {
     long long connect_ns;         /* sockets engine: the connect this request opened; -1: none */
     long long bytes_sent, bytes_received; /* request and response body bytes */
     long http_version;            /* sockets engine: CURL_HTTP_VERSION_1_0 or _1_1 answered */
+    const rpx_http_capture *capture; /* the response's bytes and times (streams); NULL: none */
     int ok;                       /* a latency sample (answered 2xx) */
 } rpx_http_load_req;
 
@@ -69,6 +71,11 @@ int rpx__http_load_prepare(rpx_http_load *l, const char *url, const char *displa
 int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
                        rpx_run_result *res, rpx_http_load_done_fn done, void *ud,
                        rpx_error *err);
+/* Streamed responses under load: every request's response is captured for
+ * `s` (its events timed from the request's intended send time). */
+void rpx__http_load_set_stream(rpx_http_load *l, rpx_http_stream *s);
+rpx_http_stream *rpx__load_stream(const rpx_http_load *l);
+
 /* "sockets" or "curl": the engine prepare chose. */
 const char *rpx__http_load_engine(const rpx_http_load *l);
 /* The http.load section (new reference). */

@@ -56,6 +56,13 @@ typedef struct conn {
     size_t off;                   /* request bytes written */
     long long intended, sent, first, end, connect_start, connect_ns, body_bytes;
     long status;
+    long long t_read;             /* the read being parsed: when it returned */
+    rpx_http_stream *stream;      /* responses captured for it (streams); NULL: none */
+    rpx_http_capture *cap;
+    int hstate;                   /* header callbacks: 1 in a name, 2 in a value */
+    int is_ctype;                 /* the header being read is Content-Type */
+    char hname[16], ctype[128];   /* its name (what fits), its value */
+    size_t hname_len, ctype_len;
     struct addrinfo *ai;          /* the address a connect is trying */
     http_parser parser;
     struct conn *next_free;
@@ -274,13 +281,56 @@ static int on_headers_complete(http_parser *p)
 {
     conn *c = p->data;
     c->status = (long)p->status_code;
+    if (c->cap && c->ctype_len) {
+        char line[160];
+        int n = snprintf(line, sizeof line, "content-type: %.*s", (int)c->ctype_len, c->ctype);
+        rpx__capture_header(c->stream, c->cap, line, (size_t)n);
+    }
     return 0;
 }
 
 static int on_body(http_parser *p, const char *at, size_t len)
 {
-    (void)at;
-    ((conn *)p->data)->body_bytes += (long long)len;
+    conn *c = p->data;
+    c->body_bytes += (long long)len;
+    if (c->cap) rpx__capture_data(c->cap, at, len, c->t_read);
+    return 0;
+}
+
+/* Streams: a new answer (after a 1xx) starts the capture again, as a status line does. */
+static int on_message_begin(http_parser *p)
+{
+    conn *c = p->data;
+    if (c->cap) rpx__capture_header(c->stream, c->cap, "HTTP/1.1", 8);
+    c->hstate = 0;
+    c->is_ctype = 0;
+    c->ctype_len = 0;
+    return 0;
+}
+
+/* Streams: the Content-Type's value, which may come in pieces across reads. */
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+    conn *c = p->data;
+    if (c->hstate != 1) c->hname_len = 0;
+    c->hstate = 1;
+    if (c->hname_len + len <= sizeof c->hname) memcpy(c->hname + c->hname_len, at, len);
+    c->hname_len += len;
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+    conn *c = p->data;
+    if (c->hstate != 2) {
+        c->is_ctype = c->hname_len == 12 && strncasecmp(c->hname, "Content-Type", 12) == 0;
+        if (c->is_ctype) c->ctype_len = 0;
+    }
+    c->hstate = 2;
+    if (c->is_ctype && c->ctype_len + len <= sizeof c->ctype) {
+        memcpy(c->ctype + c->ctype_len, at, len);
+        c->ctype_len += len;
+    }
     return 0;
 }
 
@@ -329,6 +379,7 @@ static void finish(loop *L, conn *c, const char *key, const char *text)
     r.bytes_sent = c->off >= L->k->req_len ? L->k->body_len : 0;
     r.bytes_received = c->body_bytes;
     r.ok = !key && c->status >= 200 && c->status <= 299;
+    r.capture = c->cap;
     if (c->status)
         r.http_version = c->parser.http_minor == 0 ? CURL_HTTP_VERSION_1_0
                                                    : CURL_HTTP_VERSION_1_1;
@@ -390,6 +441,7 @@ static void begin(loop *L, conn *c)
     c->connect_ns = -1;
     http_parser_init(&c->parser, HTTP_RESPONSE);
     c->parser.data = c;
+    if (c->cap) rpx__capture_begin(c->stream, c->cap, c->intended);
     if (c->fd >= 0) {
         c->reused = c->served > 0;
         send_more(L, c);
@@ -482,6 +534,7 @@ static void on_readable(loop *L, conn *c)
             int e = n < 0 ? errno : 0;
             if (retry(L, c)) return;
             /* a response that ends with the connection (no length) completes here */
+            c->t_read = t;
             if (n == 0 && c->first) http_parser_execute(&c->parser, &settings, NULL, 0);
             if (c->complete) {
                 c->end = t;
@@ -497,6 +550,7 @@ static void on_readable(loop *L, conn *c)
             return;
         }
         if (!c->first) c->first = t;
+        c->t_read = t;
         used = http_parser_execute(&c->parser, L->k->head ? &settings_head : &settings, L->buf,
                                    (size_t)n);
         if (c->complete) {
@@ -574,18 +628,30 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
     L.res = res;
     L.buf = malloc(READ_SIZE);
     L.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (conns)
+        for (i = 0; i < nc; i++) conns[i].fd = -1;
     if (!conns || !L.buf || L.ep < 0) {
         rc = L.ep < 0 ? rpx_error_set(err, RPX_EIO, "epoll_create1: %s", strerror(errno))
                       : rpx_error_set(err, RPX_ENOMEM, "out of memory for %ld connections", nc);
         goto out;
     }
+    memset(&settings, 0, sizeof settings);
     settings.on_headers_complete = on_headers_complete;
     settings.on_body = on_body;
     settings.on_message_complete = on_message_complete;
+    if (rpx__load_stream(l)) {
+        settings.on_message_begin = on_message_begin;
+        settings.on_header_field = on_header_field;
+        settings.on_header_value = on_header_value;
+    }
     settings_head = settings;
     settings_head.on_headers_complete = on_headers_complete_head;
     for (i = nc - 1; i >= 0; i--) {
-        conns[i].fd = -1;
+        if ((conns[i].stream = rpx__load_stream(l)) != NULL &&
+            rpx__capture_create(&conns[i].cap) != 0) {
+            rc = rpx_error_set(err, RPX_ENOMEM, "out of memory for %ld connections", nc);
+            goto out;
+        }
         conns[i].next_free = L.free_list;
         L.free_list = &conns[i];
     }
@@ -637,7 +703,10 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
     }
 out:
     if (conns)
-        for (i = 0; i < nc; i++) conn_close(&conns[i]);
+        for (i = 0; i < nc; i++) {
+            conn_close(&conns[i]);
+            rpx__capture_destroy(conns[i].cap);
+        }
     if (L.ep >= 0) close(L.ep);
     free(L.buf);
     free(conns);

@@ -32,14 +32,10 @@ typedef struct piece {
     long long t_ns;
 } piece;
 
-struct rpx_http_stream {
-    int mode;
-    char *tokens_field;           /* dotted path */
-    int tokens_field_given;
-    long keep;
-    double slo_ttft_ms, slo_tpot_ms, slo_e2e_ms; /* NaN: none */
-    int has_slo;
-    /* one call */
+/* One response being received: its bytes and their arrival times. The
+ * closed loop has one (the stream's own); the open-loop engines one per
+ * request in flight. */
+struct rpx_http_capture {
     long long t_start_ns;
     int is_stream;                /* this response is parsed as a stream */
     int detected;                 /* from its Content-Type */
@@ -48,6 +44,17 @@ struct rpx_http_stream {
     int overflow;
     piece *pieces;
     size_t n_pieces, cap_pieces;
+};
+
+struct rpx_http_stream {
+    int mode;
+    char *tokens_field;           /* dotted path */
+    int tokens_field_given;
+    long keep;
+    double slo_ttft_ms, slo_tpot_ms, slo_e2e_ms; /* NaN: none */
+    int has_slo;
+    rpx_http_capture own;         /* one call after another: the response */
+    int open_loop;                /* --rate: times from each request's intended send */
     /* over the timed calls */
     long calls;                   /* timed calls seen (the index of kept events) */
     long responses, without_content, done_marker, truncated, good;
@@ -145,8 +152,8 @@ void rpx__stream_destroy(rpx_http_stream *s)
     int i;
     if (!s) return;
     free(s->tokens_field);
-    free(s->buf);
-    free(s->pieces);
+    free(s->own.buf);
+    free(s->own.pieces);
     json_decref(s->kept);
     for (i = 0; i < N_ST; i++) rpx_latency_destroy(s->st[i]);
     free(s);
@@ -154,64 +161,98 @@ void rpx__stream_destroy(rpx_http_stream *s)
 
 /* --- inside the call: timestamps and bytes ------------------------------------ */
 
-void rpx__stream_begin(rpx_http_stream *s, long long t_start_ns)
+int rpx__capture_create(rpx_http_capture **out)
 {
-    s->t_start_ns = t_start_ns;
-    s->len = s->n_pieces = 0;
-    s->overflow = 0;
-    s->is_stream = s->mode != MODE_AUTO;
-    s->detected = 0;
+    return (*out = calloc(1, sizeof **out)) != NULL ? 0 : -1;
 }
 
-void rpx__stream_header(rpx_http_stream *s, const char *line, size_t len)
+void rpx__capture_destroy(rpx_http_capture *c)
+{
+    if (!c) return;
+    free(c->buf);
+    free(c->pieces);
+    free(c);
+}
+
+void rpx__capture_begin(const rpx_http_stream *s, rpx_http_capture *c, long long t_start_ns)
+{
+    c->t_start_ns = t_start_ns;
+    c->len = c->n_pieces = 0;
+    c->overflow = 0;
+    c->is_stream = s->mode != MODE_AUTO;
+    c->detected = 0;
+}
+
+void rpx__capture_header(const rpx_http_stream *s, rpx_http_capture *c, const char *line,
+                         size_t len)
 {
     static const char ct[] = "content-type:";
     size_t i = sizeof ct - 1;
     if (len > 5 && memcmp(line, "HTTP/", 5) == 0) { /* a new response (1xx, ...) */
-        s->len = s->n_pieces = 0;
-        s->is_stream = s->mode != MODE_AUTO;
-        s->detected = 0;
+        c->len = c->n_pieces = 0;
+        c->is_stream = s->mode != MODE_AUTO;
+        c->detected = 0;
         return;
     }
     if (s->mode != MODE_AUTO || len < i || strncasecmp(line, ct, i) != 0) return;
     while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
     if (len - i >= 17 && strncasecmp(line + i, "text/event-stream", 17) == 0)
-        s->is_stream = s->detected = 1;
+        c->is_stream = c->detected = 1;
+}
+
+void rpx__capture_data(rpx_http_capture *c, const char *data, size_t len, long long t_ns)
+{
+    if (!c->is_stream || c->overflow || len == 0) return;
+    if (c->len + len > STREAM_MAX_BYTES) {
+        c->overflow = 1;
+        return;
+    }
+    if (c->len + len > c->cap) {
+        size_t cap = c->cap ? c->cap : 65536;
+        char *b;
+        while (cap < c->len + len) cap *= 2;
+        if (!(b = realloc(c->buf, cap))) {
+            c->overflow = 1;
+            return;
+        }
+        c->buf = b;
+        c->cap = cap;
+    }
+    if (c->n_pieces == c->cap_pieces) {
+        size_t cap = c->cap_pieces ? c->cap_pieces * 2 : 1024;
+        piece *p = realloc(c->pieces, cap * sizeof *p);
+        if (!p) {
+            c->overflow = 1;
+            return;
+        }
+        c->pieces = p;
+        c->cap_pieces = cap;
+    }
+    memcpy(c->buf + c->len, data, len);
+    c->len += len;
+    c->pieces[c->n_pieces].end = c->len;
+    c->pieces[c->n_pieces].t_ns = t_ns;
+    c->n_pieces++;
+}
+
+void rpx__stream_set_open_loop(rpx_http_stream *s)
+{
+    s->open_loop = 1;
+}
+
+void rpx__stream_begin(rpx_http_stream *s, long long t_start_ns)
+{
+    rpx__capture_begin(s, &s->own, t_start_ns);
+}
+
+void rpx__stream_header(rpx_http_stream *s, const char *line, size_t len)
+{
+    rpx__capture_header(s, &s->own, line, len);
 }
 
 void rpx__stream_data(rpx_http_stream *s, const char *data, size_t len, long long t_ns)
 {
-    if (!s->is_stream || s->overflow || len == 0) return;
-    if (s->len + len > STREAM_MAX_BYTES) {
-        s->overflow = 1;
-        return;
-    }
-    if (s->len + len > s->cap) {
-        size_t cap = s->cap ? s->cap : 65536;
-        char *b;
-        while (cap < s->len + len) cap *= 2;
-        if (!(b = realloc(s->buf, cap))) {
-            s->overflow = 1;
-            return;
-        }
-        s->buf = b;
-        s->cap = cap;
-    }
-    if (s->n_pieces == s->cap_pieces) {
-        size_t cap = s->cap_pieces ? s->cap_pieces * 2 : 1024;
-        piece *p = realloc(s->pieces, cap * sizeof *p);
-        if (!p) {
-            s->overflow = 1;
-            return;
-        }
-        s->pieces = p;
-        s->cap_pieces = cap;
-    }
-    memcpy(s->buf + s->len, data, len);
-    s->len += len;
-    s->pieces[s->n_pieces].end = s->len;
-    s->pieces[s->n_pieces].t_ns = t_ns;
-    s->n_pieces++;
+    rpx__capture_data(&s->own, data, len, t_ns);
 }
 
 /* --- after the call: events ------------------------------------------------------ */
@@ -265,14 +306,14 @@ static double json_path_number(json_t *j, const char *path)
     return json_is_number(j) ? json_number_value(j) : (double)NAN;
 }
 
-static long long time_at(const rpx_http_stream *s, size_t offset, size_t *hint)
+static long long time_at(const rpx_http_capture *c, size_t offset, size_t *hint)
 {
-    while (*hint + 1 < s->n_pieces && s->pieces[*hint].end <= offset) (*hint)++;
-    return s->n_pieces ? s->pieces[*hint].t_ns : s->t_start_ns;
+    while (*hint + 1 < c->n_pieces && c->pieces[*hint].end <= offset) (*hint)++;
+    return c->n_pieces ? c->pieces[*hint].t_ns : c->t_start_ns;
 }
 
-static void event(rpx_http_stream *s, response *r, const char *data, size_t len,
-                  long long t_ns)
+static void event(rpx_http_stream *s, const rpx_http_capture *c, response *r, const char *data,
+                  size_t len, long long t_ns)
 {
     int content = 1;
     if (r->done) return; /* nothing counts after [DONE] */
@@ -293,7 +334,7 @@ static void event(rpx_http_stream *s, response *r, const char *data, size_t len,
     }
     r->events++;
     if (r->t_ms && s->kept_events < s->keep) {
-        json_array_append_new(r->t_ms, json_real((double)(t_ns - s->t_start_ns) / 1e6));
+        json_array_append_new(r->t_ms, json_real((double)(t_ns - c->t_start_ns) / 1e6));
         json_array_append_new(r->flags, json_boolean(content));
         s->kept_events++;
     } else {
@@ -306,19 +347,19 @@ static void event(rpx_http_stream *s, response *r, const char *data, size_t len,
     r->content++;
 }
 
-static void parse_sse(rpx_http_stream *s, response *r)
+static void parse_sse(rpx_http_stream *s, const rpx_http_capture *c, response *r)
 {
     /* data lines joined with '\n'; a blank line dispatches (SSE); comments ignored */
     size_t pos = 0, hint = 0, dlen = 0, dcap = 256;
     char *d = malloc(dcap);
     int has_data = 0;
     if (!d) return;
-    while (pos < s->len) {
-        const char *line = s->buf + pos, *nl = memchr(line, '\n', s->len - pos);
-        size_t n = nl ? (size_t)(nl - line) : s->len - pos, end = pos + n;
+    while (pos < c->len) {
+        const char *line = c->buf + pos, *nl = memchr(line, '\n', c->len - pos);
+        size_t n = nl ? (size_t)(nl - line) : c->len - pos, end = pos + n;
         if (n && line[n - 1] == '\r') n--;
         if (n == 0) {
-            if (has_data) event(s, r, d, dlen, time_at(s, end, &hint));
+            if (has_data) event(s, c, r, d, dlen, time_at(c, end, &hint));
             dlen = 0;
             has_data = 0;
         } else if (n >= 5 && memcmp(line, "data:", 5) == 0) {
@@ -336,27 +377,27 @@ static void parse_sse(rpx_http_stream *s, response *r)
             dlen += vn;
             has_data = 1;
         }
-        pos = nl ? end + 1 : s->len;
+        pos = nl ? end + 1 : c->len;
     }
     /* a last event without its blank line: dispatched at the end of the body */
-    if (has_data) event(s, r, d, dlen, time_at(s, s->len ? s->len - 1 : 0, &hint));
+    if (has_data) event(s, c, r, d, dlen, time_at(c, c->len ? c->len - 1 : 0, &hint));
     free(d);
 }
 
-static void parse_lines(rpx_http_stream *s, response *r)
+static void parse_lines(rpx_http_stream *s, const rpx_http_capture *c, response *r)
 {
     size_t pos = 0, hint = 0;
-    while (pos < s->len) {
-        const char *line = s->buf + pos, *nl = memchr(line, '\n', s->len - pos);
-        size_t n = nl ? (size_t)(nl - line) : s->len - pos, end = pos + n;
+    while (pos < c->len) {
+        const char *line = c->buf + pos, *nl = memchr(line, '\n', c->len - pos);
+        size_t n = nl ? (size_t)(nl - line) : c->len - pos, end = pos + n;
         size_t m = n;
         while (m && isspace((unsigned char)line[m - 1])) m--;
-        if (m) event(s, r, line, m, time_at(s, nl ? end : s->len - 1, &hint));
-        pos = nl ? end + 1 : s->len;
+        if (m) event(s, c, r, line, m, time_at(c, nl ? end : c->len - 1, &hint));
+        pos = nl ? end + 1 : c->len;
     }
 }
 
-void rpx__stream_end(rpx_http_stream *s, int timed, int ok)
+void rpx__capture_end(rpx_http_stream *s, const rpx_http_capture *c, int timed, int ok)
 {
     response r;
     long long end_ns;
@@ -365,8 +406,8 @@ void rpx__stream_end(rpx_http_stream *s, int timed, int ok)
     size_t i;
     if (!timed) return;
     s->calls++;
-    if (!ok || !s->is_stream) return;
-    if (s->overflow) {
+    if (!ok || !c->is_stream) return;
+    if (c->overflow) {
         s->truncated++;
         return;
     }
@@ -377,13 +418,13 @@ void rpx__stream_end(rpx_http_stream *s, int timed, int ok)
         r.flags = json_array();
     }
     if (s->mode == MODE_CHUNKED)
-        for (i = 0; i < s->n_pieces; i++)
-            event(s, &r, s->buf + (i ? s->pieces[i - 1].end : 0),
-                  s->pieces[i].end - (i ? s->pieces[i - 1].end : 0), s->pieces[i].t_ns);
+        for (i = 0; i < c->n_pieces; i++)
+            event(s, c, &r, c->buf + (i ? c->pieces[i - 1].end : 0),
+                  c->pieces[i].end - (i ? c->pieces[i - 1].end : 0), c->pieces[i].t_ns);
     else if (s->mode == MODE_LINES)
-        parse_lines(s, &r);
+        parse_lines(s, c, &r);
     else
-        parse_sse(s, &r);
+        parse_sse(s, c, &r);
     if (r.t_ms && json_array_size(r.t_ms) > 0) {
         json_t *o = json_object();
         json_object_set_new(o, "call", json_integer(s->calls - 1));
@@ -395,10 +436,10 @@ void rpx__stream_end(rpx_http_stream *s, int timed, int ok)
         json_decref(r.flags);
     }
     s->responses++;
-    if (s->detected) s->detected_responses++;
+    if (c->detected) s->detected_responses++;
     if (r.done) s->done_marker++;
-    end_ns = s->n_pieces ? s->pieces[s->n_pieces - 1].t_ns : s->t_start_ns;
-    e2e = (double)(end_ns - s->t_start_ns);
+    end_ns = c->n_pieces ? c->pieces[c->n_pieces - 1].t_ns : c->t_start_ns;
+    e2e = (double)(end_ns - c->t_start_ns);
     rpx_latency_add_ns(s->st[ST_E2E], e2e);
     rpx_latency_add_ns(s->st[ST_EVENTS], 1e6 * (double)r.events);
     rpx_latency_add_ns(s->st[ST_CONTENT], 1e6 * (double)r.content);
@@ -406,7 +447,7 @@ void rpx__stream_end(rpx_http_stream *s, int timed, int ok)
         s->without_content++;
         return; /* no first token: not good under any SLO */
     }
-    ttft = (double)(r.first_ns - s->t_start_ns);
+    ttft = (double)(r.first_ns - c->t_start_ns);
     rpx_latency_add_ns(s->st[ST_TTFT], ttft);
     if (r.tokens == r.tokens) {
         src = s->tokens_field_given ? TOK_FIELD : TOK_USAGE;
@@ -428,6 +469,11 @@ void rpx__stream_end(rpx_http_stream *s, int timed, int ok)
     if (s->slo_tpot_ms == s->slo_tpot_ms && tpot == tpot && tpot / 1e6 > s->slo_tpot_ms) good = 0;
     if (s->slo_e2e_ms == s->slo_e2e_ms && e2e / 1e6 > s->slo_e2e_ms) good = 0;
     s->good += good;
+}
+
+void rpx__stream_end(rpx_http_stream *s, int timed, int ok)
+{
+    rpx__capture_end(s, &s->own, timed, ok);
 }
 
 /* --- the section ------------------------------------------------------------------- */
@@ -470,6 +516,8 @@ json_t *rpx__stream_json(const rpx_http_stream *s)
     json_object_set_new(o, "mode_from", json_string(s->mode != MODE_AUTO
                                                         ? "--stream"
                                                         : "content-type text/event-stream"));
+    json_object_set_new(o, "timed_from", json_string(s->open_loop ? "intended_send"
+                                                                  : "call_start"));
     json_object_set_new(o, "responses", json_integer(s->responses));
     json_object_set_new(o, "responses_without_content", json_integer(s->without_content));
     json_object_set_new(o, "responses_ended_by_done", json_integer(s->done_marker));

@@ -34,6 +34,19 @@ void rpx__stream_data(rpx_http_stream *s, const char *data, size_t len, long lon
 /* timed: a timed call; ok: it succeeded (2xx). */
 void rpx__stream_end(rpx_http_stream *s, int timed, int ok);
 
+/* Several responses at once (the open-loop engines): one capture per request
+ * in flight, the same steps; the figures go into the stream's statistics.
+ * Under --rate t_start_ns is the request's intended send time. */
+typedef struct rpx_http_capture rpx_http_capture;
+void rpx__stream_set_open_loop(rpx_http_stream *s); /* "timed_from": "intended_send" */
+int rpx__capture_create(rpx_http_capture **out);
+void rpx__capture_destroy(rpx_http_capture *c);
+void rpx__capture_begin(const rpx_http_stream *s, rpx_http_capture *c, long long t_start_ns);
+void rpx__capture_header(const rpx_http_stream *s, rpx_http_capture *c, const char *line,
+                         size_t len);
+void rpx__capture_data(rpx_http_capture *c, const char *data, size_t len, long long t_ns);
+void rpx__capture_end(rpx_http_stream *s, const rpx_http_capture *c, int timed, int ok);
+
 /* The http.streaming section (new reference): null when no response was a
  * stream and no --stream was given. */
 json_t *rpx__stream_json(const rpx_http_stream *s);

@@ -348,6 +348,7 @@ static void load_done(void *ud, const rpx_http_load_req *r)
 {
     http_state *s = ud;
     int rc = r->ok ? 0 : RPX_CALL_COUNTED_FAILURE;
+    if (r->capture) rpx__capture_end(s->stream, r->capture, 1, r->ok);
     if (r->easy)
         record(s, r->easy, r->curl_res, r->status, r->sent_ns, r->first_ns, r->end_ns, 1, rc);
     else
@@ -915,6 +916,8 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
             (i = rpx__http_load_prepare(s->load, t->spec, s->display_url, s->method, s->headers,
                                         s->body, s->body_len, s->send_body, s->http2, err)) != 0)
             return i;
+        rpx__http_load_set_stream(s->load, s->stream);
+        rpx__stream_set_open_loop(s->stream);
         t->run_fn = http_load_run;
     }
     return 0;

@@ -297,9 +297,6 @@ class HttpRunTest(TempDirTest):
              "--load-engine 'epoll': expected auto, sockets or curl"),
             (["--rate", "10", "--duration", "1", "--repeats", "5"],
              "--repeats and --rate both set the number of timed requests"),
-            (["--rate", "10", "--duration", "1", "--stream", "sse"],
-             "--stream reads one streamed response after another; it does not apply under "
-             "--rate"),
             (["--rate", "0.1", "--duration", "1"], "--rate 0.1 x --duration 1 = 0 requests"),
             (["--rate", "10", "--duration", "1", "--arrivals", "bursty"],
              "--arrivals 'bursty': expected constant or poisson"),

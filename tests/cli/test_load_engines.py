@@ -148,6 +148,37 @@ class LoadEnginesTest(TempDirTest):
             self.assertEqual(r["http"]["status_counts"], {"200": 15, "500": 5}, engine)
             self.assertEqual(r["measured_calls"], 15)
 
+    def test_streams_under_load(self):
+        # 20 SSE responses, the first content event 200 ms after the request, then one every
+        # 20 ms (5 events, usage says 10 tokens): with connections to spare, TTFT is the
+        # server's 200 ms; with one connection the requests queue (each takes ~280 ms, one is
+        # due every 50 ms) and TTFT from the intended send time counts the wait, as the
+        # latency does: what a client of this server sees (vLLM's benchmark times TTFT from
+        # the actual send and misses it, vllm #54101)
+        url = self.srv.url("/sse?first=200&every=20&n=5&tokens=10")
+        for engine in ENGINES:
+            _, r = self.load(url, engine, "--method", "GET", "--concurrency", "32",
+                             "--slo", "ttft=1s", rate="20", duration="1")
+            st = r["http"]["streaming"]
+            self.assertEqual((st["timed_from"], st["responses"], st["mode_from"]),
+                             ("intended_send", 20, "content-type text/event-stream"), engine)
+            self.assertGreaterEqual(st["ttft_ms"]["min_ms"], 200.0, engine)
+            self.assertLess(st["ttft_ms"]["p50_ms"], 1000.0, engine)
+            self.assertGreaterEqual(st["itl_ms"]["min_ms"], 20.0, engine)
+            self.assertEqual(st["tokens_source"], "usage")
+            self.assertEqual(st["tokens_per_response"]["p50"], 10)
+            self.assertEqual(st["content_events_per_response"]["p50"], 5)
+            self.assertEqual((st["goodput"]["good"], st["goodput"]["requests"]), (20, 20), engine)
+            # e2e from the intended send is the report's latency for the same requests
+            self.assertAlmostEqual(st["e2e_ms"]["max_ms"], r["latency"]["max_ms"], delta=1.0)
+            _, q = self.load(url, engine, "--method", "GET", "--concurrency", "1",
+                             "--slo", "ttft=1s", rate="20", duration="1")
+            qs = q["http"]["streaming"]
+            self.assertEqual(qs["responses"], 20, engine)
+            self.assertGreaterEqual(qs["ttft_ms"]["max_ms"], 2000.0, (engine, qs["ttft_ms"]))
+            self.assertLess(qs["goodput"]["good"], 10, (engine, qs["goodput"]))
+            self.assertGreaterEqual(qs["itl_ms"]["min_ms"], 20.0, engine)
+
     def test_the_stall_through_curls_engine(self):
         # the acceptance case of test_http.py's test_open_loop_shows_a_stall_that_a_closed_loop
         # _hides, on curl's engine: the same shape
