@@ -138,10 +138,24 @@ typedef struct rpx_plot_row {
     const char *ci_covers;        /* "between-process" | "within-process" */
     long processes;               /* 0: unknown */
     double p50_ci_lo_ms, p50_ci_hi_ms;
+    /* NULL or "": one call after another (closed loop); else how the calls
+     * were scheduled, drawn under the label (rpx_plot_mode_note), e.g.
+     * "open loop, 50 req/s (from intended send)" or "paced 200 Hz" */
+    const char *mode_note;
 } rpx_plot_row;
 
 /* Fill a row's interval fields from a report (strings borrowed from it). */
 void rpx_plot_row_interval(rpx_plot_row *row, const json_t *report);
+
+/* A row's mode_note into buf ("" for a closed-loop run): an open-loop load
+ * run (http.load: its requested and achieved rates per second, the achieved
+ * one only when below 0.98 of the requested; latency from each request's
+ * intended send time) or a paced run (pacing.rate_hz). NaN: not that mode. */
+void rpx_plot_mode_note(char *buf, size_t cap, double load_requested_per_s, double load_achieved_per_s,
+                        double paced_hz);
+
+/* The same from a report (http.load, pacing). */
+void rpx_plot_mode_note_of(char *buf, size_t cap, const json_t *report);
 
 /* An SVG document (malloc'ed) of the rows: one panel per task, one row per
  * model, the p50's interval drawn as an error bar where the row has one; with

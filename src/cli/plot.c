@@ -31,6 +31,7 @@ typedef struct loaded {
     double *samples;
     double *x_ms;                 /* --timeline of a load run: http.load.schedule_ms */
     char *shape;
+    char note[128];               /* open-loop load or paced: the row's mode_note */
 } loaded;
 
 /* "rgb 48x64x3, depth 48x64" */
@@ -137,6 +138,8 @@ int rpx_cli_plot(int argc, char **argv)
         rows[i].samples_ms = l[i].samples;
         rows[i].n = json_array_size(s);
         rpx_plot_row_interval(&rows[i], l[i].r);
+        rpx_plot_mode_note_of(l[i].note, sizeof l[i].note, l[i].r);
+        rows[i].mode_note = l[i].note;
         /* an open-loop load run: latency against each request's intended send time */
         s = json_object_get(json_object_get(json_object_get(l[i].r, "http"), "load"), "schedule_ms");
         if (tl && rc == RPX_EXIT_OK && json_is_array(s)) {

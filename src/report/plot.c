@@ -2,7 +2,8 @@
  * one panel per task, one row per model, each row a box (p25–p75) with
  * whiskers at p5 and p95, the samples as points, p50/p95/p99 marked and the
  * p50's 95 % interval (the report's latency_ci) as an error bar; or with
- * `timeline`, latency against call index with the interval as a band. Plain SVG 1.1: real text, a
+ * `timeline`, latency against call index with the interval as a band. An open-loop
+ * load run or a paced run says so under its label (rpx_plot_mode_note). Plain SVG 1.1: real text, a
  * <title> with the exact value on every mark, stable ids, XML-escaped text.
  * (src/report/svg.c is the roofline picture.) */
 #include <math.h>
@@ -170,6 +171,41 @@ void rpx_plot_row_interval(rpx_plot_row *row, const json_t *report)
     }
 }
 
+/* A rate without noise: 50, 0.5, 199.7, 1234 (never 1e+04). */
+static const char *rate(char *buf, size_t sz, double v)
+{
+    if (fabs(v) >= 1000) snprintf(buf, sz, "%.0f", v);
+    else snprintf(buf, sz, "%.4g", v);
+    return buf;
+}
+
+void rpx_plot_mode_note(char *buf, size_t cap, double load_requested_per_s, double load_achieved_per_s,
+                        double paced_hz)
+{
+    char b1[64], b2[64];
+    if (!cap) return;
+    buf[0] = '\0';
+    if (isfinite(load_requested_per_s)) {
+        if (isfinite(load_achieved_per_s) && load_achieved_per_s < 0.98 * load_requested_per_s)
+            snprintf(buf, cap, "open loop, %s req/s, achieved %s/s (from intended send)",
+                     rate(b1, sizeof b1, load_requested_per_s), rate(b2, sizeof b2, load_achieved_per_s));
+        else
+            snprintf(buf, cap, "open loop, %s req/s (from intended send)", rate(b1, sizeof b1, load_requested_per_s));
+    } else if (isfinite(paced_hz)) {
+        snprintf(buf, cap, "paced %s Hz", rate(b1, sizeof b1, paced_hz));
+    }
+}
+
+void rpx_plot_mode_note_of(char *buf, size_t cap, const json_t *report)
+{
+    const json_t *ld = json_object_get(json_object_get(report, "http"), "load"), *pc = json_object_get(report, "pacing");
+    const json_t *req = json_object_get(ld, "requested_rate_per_s"), *ach = json_object_get(ld, "achieved_rate_per_s"),
+                 *hz = json_object_get(pc, "rate_hz");
+    rpx_plot_mode_note(buf, cap, json_is_object(ld) && json_is_number(req) ? json_number_value(req) : NAN,
+                       json_is_object(ld) && json_is_number(ach) ? json_number_value(ach) : NAN,
+                       json_is_object(pc) && json_is_number(hz) ? json_number_value(hz) : NAN);
+}
+
 /* "p50 95 % interval [lo, hi] ms, between-process (5 processes)" */
 static void ci_title(out *o, const rpx_plot_row *r)
 {
@@ -182,6 +218,17 @@ static void ci_title(out *o, const rpx_plot_row *r)
 
 static int same_str(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
 
+static int has_note(const rpx_plot_row *r) { return r->mode_note && r->mode_note[0]; }
+
+/* A rough width of a text in px (UTF-8 characters, 0.6 em each). */
+static double text_w(const char *s, double font)
+{
+    size_t chars = 0;
+    for (; s && *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) chars++;
+    return (double)chars * font * 0.6;
+}
+
 static void row_marks(out *o, const rpx_plot_row *r, const axis *ax, double yc, const char *id, size_t stride)
 {
     double *s = malloc(r->n * sizeof *s), q[6];
@@ -193,8 +240,15 @@ static void row_marks(out *o, const rpx_plot_row *r, const axis *ax, double yc, 
     qsort(s, r->n, sizeof *s, cmp_double);
     for (i = 0; i < 6; i++) q[i] = rpx_percentile_sorted(s, r->n, qs[i]);
     free(s);
-    put(o, "<g id=\"%s\">\n<text id=\"%s-label\" x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"end\">", id, id, LEFT - 10, yc + 4);
+    /* the label; under it how the calls were scheduled, when not one after another */
+    put(o, "<g id=\"%s\">\n<text id=\"%s-label\" x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"end\">", id, id,
+        ax->x0 - 10, has_note(r) ? yc - 2 : yc + 4);
     esc(o, r->label);
+    if (has_note(r)) {
+        put(o, "<tspan id=\"%s-mode\" x=\"%.2f\" dy=\"12\" font-size=\"10\" fill=\"#444\"> — ", id, ax->x0 - 10);
+        esc(o, r->mode_note);
+        put(o, "</tspan>");
+    }
     put(o, "</text>\n");
     put(o, "<line id=\"%s-whisker\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"><title>whiskers p5 %s ms to p95 %s ms</title></line>\n",
         id, ax_pos(ax, q[0]), yc, ax_pos(ax, q[4]), yc, num(b1, sizeof b1, q[0]), num(b2, sizeof b2, q[4]));
@@ -243,15 +297,19 @@ static void legend(out *o, double y)
 static int boxes(const rpx_plot_row *rows, size_t n, out *o)
 {
     size_t i, j, npanel = 0, total = 0, stride;
-    double h, y;
+    double h, y, left = LEFT;
     const char **panels = calloc(n ? n : 1, sizeof *panels);
     if (!panels) return RPX_ENOMEM;
     for (i = 0; i < n; i++) {
         int seen = 0;
+        /* room for the longest label or note (" — " and the note), at most half the width */
+        left = fmax(left, 30 + text_w(rows[i].label, 12));
+        if (has_note(&rows[i])) left = fmax(left, 30 + text_w(rows[i].mode_note, 10) + 2 * 10 * 0.6);
         total += rows[i].n;
         for (j = 0; j < npanel; j++) if (same_str(panels[j], rows[i].panel)) seen = 1;
         if (!seen) panels[npanel++] = rows[i].panel;
     }
+    left = fmin(left, W / 2);
     stride = total > MAX_POINTS ? (total + MAX_POINTS - 1) / MAX_POINTS : 1;
     h = 30 + (double)npanel * 90 + (double)n * ROW_H + 40;
     header(o, h, "rpxprof latency per model");
@@ -280,7 +338,7 @@ static int boxes(const rpx_plot_row *rows, size_t n, out *o)
             }
             nr++;
         }
-        ax_make(&ax, mn, mx, LEFT, W - RIGHT);
+        ax_make(&ax, mn, mx, left, W - RIGHT);
         snprintf(id, sizeof id, "panel-%zu", j);
         put(o, "<g id=\"%s\">\n<text id=\"%s-title\" x=\"20\" y=\"%.2f\" font-size=\"15\" font-weight=\"bold\">", id, id, y);
         esc(o, panels[j]);
@@ -294,9 +352,9 @@ static int boxes(const rpx_plot_row *rows, size_t n, out *o)
         top = y + 28;
         bottom = top + (double)nr * ROW_H;
         ax_ticks(o, &ax, bottom, id, 0, top, bottom);
-        put(o, "<line id=\"%s-axis\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#000\"/>\n", id, LEFT, bottom, W - RIGHT, bottom);
+        put(o, "<line id=\"%s-axis\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#000\"/>\n", id, left, bottom, W - RIGHT, bottom);
         put(o, "<text id=\"%s-xlabel\" x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"middle\">latency per ", id,
-            (LEFT + W - RIGHT) / 2, bottom + 32);
+            (left + W - RIGHT) / 2, bottom + 32);
         esc(o, first->unit);
         put(o, " (ms%s)</text>\n", ax.log ? ", log scale" : "");
         k = 0;
@@ -347,6 +405,10 @@ static int timeline(const rpx_plot_row *r, out *o)
     esc(o, r->panel);
     put(o, " · ");
     esc(o, r->label);
+    if (has_note(r)) {
+        put(o, " — ");
+        esc(o, r->mode_note);
+    }
     put(o, "</text>\n<text id=\"timeline-caption\" x=\"20\" y=\"42\" font-size=\"11\" fill=\"#444\">inputs: ");
     esc(o, r->shape);
     put(o, " · device: ");

@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import re
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -78,6 +79,16 @@ class LoadTimelineTest(TempDirTest):
         self.assertIn(f"{rep}: http.load.schedule_ms has 149 times but latency_samples_ms has 150 "
                       "samples; the report was altered", p.stderr)
 
+    @staticmethod
+    def figure_labels(path):
+        """Each row's label text (its note included), by the label's first line."""
+        ns = "{http://www.w3.org/2000/svg}"
+        labels = {}
+        for t in ET.parse(path).getroot().iter(ns + "text"):
+            if re.fullmatch(r"row-\d+-\d+-label", t.get("id", "")):
+                labels[t.text.strip()] = " ".join("".join(t.itertext()).split())
+        return labels
+
     # ---- aggregate ----
     def test_aggregate_reads_load_and_paced_runs(self):
         _, r = self.stall_run()
@@ -134,6 +145,36 @@ class LoadTimelineTest(TempDirTest):
         self.assertAlmostEqual(float(rows["sse"]["itl_p50_ms"]), st["itl_ms"]["p50_ms"])
         self.assertTrue(md["sse"]["TTFT p50"].endswith(" ms"), md["sse"])
         self.assertEqual(md["sse"]["load achieved /s"], "n/a")
+        # the figure says which rows are not one call after another: a load run's latency
+        # runs from the intended send time (queueing included), a paced run's calls come
+        # one per period; the tables keep the bare model name
+        self.assertEqual(sorted(md), ["noop", "sse", "stall"])
+        label = self.figure_labels(os.path.join(agg, "figure.svg"))
+        self.assertEqual(sorted(label), ["noop", "sse", "stall"])
+        self.assertIn("open loop", label["stall"])
+        self.assertIn("50 req/s", label["stall"])
+        self.assertIn("intended send", label["stall"])
+        if ld["achieved_rate_per_s"] < 0.98 * 50:
+            self.assertIn("achieved", label["stall"])
+        self.assertNotIn("paced", label["stall"])
+        self.assertIn("paced 200 Hz", label["noop"])
+        self.assertNotIn("open loop", label["noop"])
+        self.assertEqual(label["sse"], "sse")
+        # rpxprof plot: the same note in the load run's row
+        fig = self.path("one.svg")
+        run("plot", os.path.join(out, "load", "stall.json"), os.path.join(out, "stream", "sse.json"), "-o", fig)
+        label = self.figure_labels(fig)
+        self.assertIn("open loop, 50 req/s", label["stall"])
+        self.assertEqual(label["sse"], "sse")
+        # an achieved rate under 0.98 of the requested one is said too
+        slow = json.loads(json.dumps(r))
+        slow["http"]["load"]["achieved_rate_per_s"] = 40.5
+        with open(self.path("slow.json"), "w") as f:
+            json.dump(slow, f)
+        run("plot", self.path("slow.json"), noop, "-o", fig)
+        label = self.figure_labels(fig)
+        self.assertEqual(label["stall"], "stall — open loop, 50 req/s, achieved 40.5/s (from intended send)")
+        self.assertEqual(label["noop"], "noop — paced 200 Hz")
         # the same task run closed-loop is not the same work
         c = json.loads(json.dumps(r))
         c["http"]["load"] = None
