@@ -164,7 +164,9 @@ class LoadEnginesTest(TempDirTest):
                              ("intended_send", 20, "content-type text/event-stream"), engine)
             self.assertGreaterEqual(st["ttft_ms"]["min_ms"], 200.0, engine)
             self.assertLess(st["ttft_ms"]["p50_ms"], 1000.0, engine)
-            self.assertGreaterEqual(st["itl_ms"]["min_ms"], 20.0, engine)
+            # the server's gaps are >= 20 ms; on a busy machine a late event makes the next
+            # gap shorter at the client, so the median, not the minimum
+            self.assertGreaterEqual(st["itl_ms"]["p50_ms"], 15.0, (engine, st["itl_ms"]))
             self.assertEqual(st["tokens_source"], "usage")
             self.assertEqual(st["tokens_per_response"]["p50"], 10)
             self.assertEqual(st["content_events_per_response"]["p50"], 5)
@@ -177,7 +179,7 @@ class LoadEnginesTest(TempDirTest):
             self.assertEqual(qs["responses"], 20, engine)
             self.assertGreaterEqual(qs["ttft_ms"]["max_ms"], 2000.0, (engine, qs["ttft_ms"]))
             self.assertLess(qs["goodput"]["good"], 10, (engine, qs["goodput"]))
-            self.assertGreaterEqual(qs["itl_ms"]["min_ms"], 20.0, engine)
+            self.assertGreaterEqual(qs["itl_ms"]["p50_ms"], 15.0, (engine, qs["itl_ms"]))
 
     def test_the_stall_through_curls_engine(self):
         # the acceptance case of test_http.py's test_open_loop_shows_a_stall_that_a_closed_loop
