@@ -123,6 +123,11 @@ rpx_http_stream *rpx__load_stream(const rpx_http_load *l)
     return l->stream;
 }
 
+int rpx__http_load_remote(const rpx_http_load *l, char *buf, size_t size)
+{
+    return l->sock ? rpx__http_sock_remote(l->sock, buf, size) : -1;
+}
+
 const char *rpx__http_load_engine(const rpx_http_load *l)
 {
     return l->sock ? "sockets" : "curl";

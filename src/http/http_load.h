@@ -76,6 +76,9 @@ int rpx__http_load_run(rpx_http_load *l, CURL *tmpl, const rpx_run_config *cfg,
 void rpx__http_load_set_stream(rpx_http_load *l, rpx_http_stream *s);
 rpx_http_stream *rpx__load_stream(const rpx_http_load *l);
 
+/* The sockets engine's server address (rpx__http_sock_remote); -1 with curl's. */
+int rpx__http_load_remote(const rpx_http_load *l, char *buf, size_t size);
+
 /* "sockets" or "curl": the engine prepare chose. */
 const char *rpx__http_load_engine(const rpx_http_load *l);
 /* The http.load section (new reference). */
@@ -113,7 +116,9 @@ void rpx__http_sock_destroy(rpx_http_sock *k);
 int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeout_s,
                        double connect_timeout_s, const rpx_run_config *cfg, rpx_run_result *res,
                        rpx_error *err);
-/* Connections opened, and the server's address as "host:port". */
+/* Connections opened; the address the last connect reached as "ip:port" ("[ip]:port"
+ * for IPv6): 0, or -1 when none did. */
 long rpx__http_sock_connections(const rpx_http_sock *k);
+int rpx__http_sock_remote(const rpx_http_sock *k, char *buf, size_t size);
 
 #endif

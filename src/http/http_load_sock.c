@@ -28,8 +28,9 @@
 
 #include "http/http_load.h"
 
-#define SCAN_NS 50000000LL        /* timeouts are looked for every 50 ms */
+#define SCAN_NS 50000000LL        /* timeouts are looked for every 50 ms at most */
 #define READ_SIZE 65536
+#define READS_PER_EVENT 4
 
 struct rpx_http_sock {
     char *req;                    /* the request's bytes */
@@ -41,6 +42,7 @@ struct rpx_http_sock {
     struct addrinfo *addrs;       /* resolved once, before the schedule */
     struct addrinfo *good;        /* the address the last connect reached */
     int gai_rc;
+    int close;                    /* the request says "Connection: close": never reused */
     long connections;
 };
 
@@ -52,6 +54,8 @@ typedef struct conn {
     int reused;                   /* the request went out on a connection that served before */
     int retried;                  /* the request was re-sent once on a new connection */
     int want_out;                 /* EPOLLOUT registered */
+    int write_failed;             /* the connection refused the rest of the request */
+    unsigned gen;                 /* counts the requests begun (and re-sent) on it */
     int complete, keep_alive;
     size_t off;                   /* request bytes written */
     long long intended, sent, first, end, connect_start, connect_ns, body_bytes;
@@ -64,6 +68,8 @@ typedef struct conn {
     char hname[16], ctype[128];   /* its name (what fits), its value */
     size_t hname_len, ctype_len;
     struct addrinfo *ai;          /* the address a connect is trying */
+    struct addrinfo *ai_start;    /* where this request's connects began */
+    int wrapped;                  /* they went round to the list's start */
     http_parser parser;
     struct conn *next_free;
 } conn;
@@ -78,7 +84,7 @@ typedef struct loop {
     conn *free_list;
     int stop;                     /* too many failures */
     char *buf;
-    long long now;
+    long long req_ns, conn_ns;    /* --request-timeout, --connect-timeout */
 } loop;
 
 /* --- the request, as curl sends it ------------------------------------------ */
@@ -238,6 +244,10 @@ int rpx__http_sock_create(const char *url, const char *display_url, const char *
     }
     sprintf(target, "%s%s%s", path, query ? "?" : "", query ? query : "");
     k->head = strcmp(method, "HEAD") == 0;
+    {
+        const char *conn_h = user_header(headers, "Connection");
+        k->close = conn_h && conn_h[10] == ':' && strcasestr(conn_h + 11, "close") != NULL;
+    }
     if (build_request(k, method, target, host_header, headers, body, body_len, send_body) != 0) {
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory for the request");
         goto done;
@@ -275,19 +285,37 @@ long rpx__http_sock_connections(const rpx_http_sock *k)
     return k ? k->connections : 0;
 }
 
+int rpx__http_sock_remote(const rpx_http_sock *k, char *buf, size_t size)
+{
+    char host[NI_MAXHOST], serv[NI_MAXSERV];
+    if (!k || !k->good ||
+        getnameinfo(k->good->ai_addr, k->good->ai_addrlen, host, sizeof host, serv, sizeof serv,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+        return -1;
+    snprintf(buf, size, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, serv);
+    return 0;
+}
+
 /* --- the parser's callbacks --------------------------------------------------- */
 
-static int on_headers_complete(http_parser *p)
+/* 1: the answer has no body whatever its headers say (RFC 9112 6.3: HEAD, 1xx, 204, 304);
+ * http-parser 2.9 would otherwise wait for a Content-Length or chunks that never come. */
+static int headers_done(http_parser *p, int head)
 {
     conn *c = p->data;
-    c->status = (long)p->status_code;
+    unsigned code = p->status_code;
+    c->status = (long)code;
     if (c->cap && c->ctype_len) {
         char line[160];
         int n = snprintf(line, sizeof line, "content-type: %.*s", (int)c->ctype_len, c->ctype);
         rpx__capture_header(c->stream, c->cap, line, (size_t)n);
     }
-    return 0;
+    return head || (code >= 100 && code < 200) || code == 204 || code == 304;
 }
+
+static int on_headers_complete(http_parser *p) { return headers_done(p, 0); }
+/* An answer to HEAD has no body whatever its Content-Length. */
+static int on_headers_complete_head(http_parser *p) { return headers_done(p, 1); }
 
 static int on_body(http_parser *p, const char *at, size_t len)
 {
@@ -340,19 +368,35 @@ static int on_message_complete(http_parser *p)
     /* an interim answer (100 Continue): the final one follows on the same connection */
     if (p->status_code >= 100 && p->status_code < 200 && p->status_code != 101) return 0;
     c->complete = 1;
-    c->keep_alive = http_should_keep_alive(p);
+    /* not reused after a protocol switch, or an answer framed both ways (RFC 9112 6.3) */
+    c->keep_alive = http_should_keep_alive(p) && !p->upgrade && p->status_code != 101 &&
+                    !((p->flags & F_CHUNKED) && (p->flags & F_CONTENTLENGTH));
     http_parser_pause(p, 1); /* execute returns here: what follows is not this answer */
     return 0;
 }
 
-/* An answer to HEAD has no body whatever its Content-Length: 1 tells the parser. */
-static int on_headers_complete_head(http_parser *p)
+static http_parser_settings settings, settings_head;
+
+static int watch(loop *L, conn *c, int op, unsigned events)
 {
-    on_headers_complete(p);
-    return 1;
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = events;
+    ev.data.ptr = c;
+    return epoll_ctl(L->ep, op, c->fd, &ev);
 }
 
-static http_parser_settings settings, settings_head;
+/* The address after c->ai: the list from the last good address on, then its start up to
+ * that one; NULL when every address was tried. */
+static void next_address(loop *L, conn *c)
+{
+    c->ai = c->ai ? c->ai->ai_next : NULL;
+    if (!c->ai && !c->wrapped && c->ai_start != L->k->addrs) {
+        c->wrapped = 1;
+        c->ai = L->k->addrs;
+    }
+    if (c->wrapped && c->ai == c->ai_start) c->ai = NULL;
+}
 
 /* --- connections and requests ---------------------------------------------------- */
 
@@ -368,15 +412,16 @@ static void conn_close(conn *c)
 static void finish(loop *L, conn *c, const char *key, const char *text)
 {
     rpx_http_load_req r;
+    const size_t head_len = L->k->req_len - (size_t)L->k->body_len;
     memset(&r, 0, sizeof r);
     r.error_key = key;
     r.error_text = text;
     r.status = key ? 0 : c->status;
     r.sent_ns = c->sent;
     r.first_ns = c->first;
-    r.end_ns = c->end ? c->end : L->now;
+    r.end_ns = c->end ? c->end : rpx__load_now_ns();
     r.connect_ns = c->connect_ns;
-    r.bytes_sent = c->off >= L->k->req_len ? L->k->body_len : 0;
+    r.bytes_sent = c->off > head_len ? (long long)(c->off - head_len) : 0;
     r.bytes_received = c->body_bytes;
     r.ok = !key && c->status >= 200 && c->status <= 299;
     r.capture = c->cap;
@@ -384,54 +429,58 @@ static void finish(loop *L, conn *c, const char *key, const char *text)
         r.http_version = c->parser.http_minor == 0 ? CURL_HTTP_VERSION_1_0
                                                    : CURL_HTTP_VERSION_1_1;
     c->busy = 0;
-    if (key || !c->keep_alive) conn_close(c);
-    else c->served++;
+    /* reused only after a whole request went out and a whole answer came back, on a
+     * connection both sides keep (an early answer, e.g. a 413 before the body's end, leaves
+     * the rest of the body on the wire) */
+    if (key || !c->keep_alive || c->off < L->k->req_len || L->k->close) {
+        conn_close(c);
+    } else {
+        c->served++;
+        if (c->want_out) { /* cannot be: the request was written; never a spinning EPOLLOUT */
+            c->want_out = 0;
+            watch(L, c, EPOLL_CTL_MOD, EPOLLIN);
+        }
+    }
     c->next_free = L->free_list;
     L->free_list = c;
     L->in_flight--;
     if (rpx__load_finished(L->l, c->intended, L->cfg, L->res, &r)) L->stop = 1;
 }
 
-static int watch(loop *L, conn *c, int op, unsigned events)
-{
-    struct epoll_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.events = events;
-    ev.data.ptr = c;
-    return epoll_ctl(L->ep, op, c->fd, &ev);
-}
-
 static void send_more(loop *L, conn *c);
 
-/* A connect to c->ai, or the next address; the request fails when none is left. */
+/* A connect to c->ai, or the next address (from the last good one round to it again); the
+ * request fails when none is left. */
 static void connect_next(loop *L, conn *c)
 {
     int e = ECONNREFUSED;
-    for (; c->ai; c->ai = c->ai->ai_next) {
+    while (c->ai) {
         int one = 1, rc;
         c->fd = socket(c->ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (c->fd < 0) continue;
-        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        rc = connect(c->fd, c->ai->ai_addr, c->ai->ai_addrlen);
-        if (rc != 0 && errno != EINPROGRESS) {
+        if (c->fd >= 0) {
+            setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            rc = connect(c->fd, c->ai->ai_addr, c->ai->ai_addrlen);
+            if (rc == 0 || errno == EINPROGRESS) {
+                c->connecting = 1;
+                c->want_out = 1;
+                c->connect_start = rpx__load_now_ns();
+                if (watch(L, c, EPOLL_CTL_ADD, EPOLLIN | EPOLLOUT) == 0) return;
+            }
             e = errno;
             conn_close(c);
-            continue;
+        } else {
+            e = errno;
         }
-        c->connecting = 1;
-        c->want_out = 1;
-        if (watch(L, c, EPOLL_CTL_ADD, EPOLLIN | EPOLLOUT) != 0) {
-            conn_close(c);
-            continue;
-        }
-        return;
+        next_address(L, c);
     }
+    c->end = rpx__load_now_ns();
     finish(L, c, e == ECONNREFUSED ? "connection_refused" : "couldnt_connect", strerror(e));
 }
 
 /* The request goes out on c: on its open connection, or a new one. */
 static void begin(loop *L, conn *c)
 {
+    c->gen++;
     c->off = 0;
     c->first = c->end = 0;
     c->status = 0;
@@ -441,6 +490,7 @@ static void begin(loop *L, conn *c)
     c->connect_ns = -1;
     http_parser_init(&c->parser, HTTP_RESPONSE);
     c->parser.data = c;
+    c->parser.allow_chunked_length = 1; /* as curl: read, then the connection is not reused */
     if (c->cap) rpx__capture_begin(c->stream, c->cap, c->intended);
     if (c->fd >= 0) {
         c->reused = c->served > 0;
@@ -452,8 +502,8 @@ static void begin(loop *L, conn *c)
         finish(L, c, "couldnt_resolve_host", gai_strerror(L->k->gai_rc));
         return;
     }
-    c->connect_start = rpx__load_now_ns();
-    c->ai = L->k->good ? L->k->good : L->k->addrs;
+    c->ai = c->ai_start = L->k->good ? L->k->good : L->k->addrs;
+    c->wrapped = 0;
     connect_next(L, c);
 }
 
@@ -468,9 +518,24 @@ static int retry(loop *L, conn *c)
     return 1;
 }
 
+static void on_readable(loop *L, conn *c);
+
+/* The connection refused more bytes: an answer already waiting (a 413 before a reset)
+ * is read first; else the request is sent again (a dropped kept-alive connection) or fails. */
+static void send_failed(loop *L, conn *c, int e)
+{
+    const unsigned gen = c->gen;
+    c->write_failed = 1;
+    on_readable(L, c);
+    if (c->busy && c->gen == gen && !retry(L, c)) {
+        c->end = rpx__load_now_ns();
+        finish(L, c, "send_error", strerror(e));
+    }
+}
+
 static void send_more(loop *L, conn *c)
 {
-    while (c->off < L->k->req_len) {
+    while (c->off < L->k->req_len && !c->write_failed) {
         ssize_t n = send(c->fd, L->k->req + c->off, L->k->req_len - c->off, MSG_NOSIGNAL);
         if (n > 0) {
             c->off += (size_t)n;
@@ -484,10 +549,10 @@ static void send_more(loop *L, conn *c)
             }
             return;
         }
-        if (!retry(L, c)) finish(L, c, "send_error", strerror(errno));
+        send_failed(L, c, n < 0 ? errno : EPIPE);
         return;
     }
-    if (c->want_out) {
+    if (c->want_out && c->fd >= 0) {
         c->want_out = 0;
         watch(L, c, EPOLL_CTL_MOD, EPOLLIN);
     }
@@ -500,7 +565,7 @@ static void on_connected(loop *L, conn *c)
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0) e = errno;
     if (e != 0) {
         conn_close(c);
-        if (c->ai) c->ai = c->ai->ai_next;
+        next_address(L, c);
         if (c->ai) {
             connect_next(L, c);
         } else {
@@ -514,12 +579,16 @@ static void on_connected(loop *L, conn *c)
     c->connect_ns = rpx__load_now_ns() - c->connect_start;
     L->k->good = c->ai;
     L->k->connections++;
+    c->write_failed = 0;
     send_more(L, c);
 }
 
+/* Reads what is there (at most READS_PER_EVENT reads: the loop's other connections and the
+ * schedule wait meanwhile; epoll is level-triggered, so the rest comes on the next pass). */
 static void on_readable(loop *L, conn *c)
 {
-    for (;;) {
+    int reads;
+    for (reads = 0; reads < READS_PER_EVENT; reads++) {
         ssize_t n = recv(c->fd, L->buf, READ_SIZE, 0);
         long long t;
         size_t used;
@@ -536,13 +605,13 @@ static void on_readable(loop *L, conn *c)
             /* a response that ends with the connection (no length) completes here */
             c->t_read = t;
             if (n == 0 && c->first) http_parser_execute(&c->parser, &settings, NULL, 0);
+            c->end = t;
             if (c->complete) {
-                c->end = t;
                 c->keep_alive = 0;
                 finish(L, c, NULL, NULL);
             } else {
-                c->end = t;
-                finish(L, c, c->first ? "recv_error" : "empty_reply",
+                /* as curl: a reset is a receive error, a close before any byte no reply */
+                finish(L, c, e || c->first ? "recv_error" : "empty_reply",
                        e ? strerror(e)
                          : c->first ? "the server closed the connection before the response's end"
                                     : "the server closed the connection without a response");
@@ -556,7 +625,10 @@ static void on_readable(loop *L, conn *c)
         if (c->complete) {
             c->end = t;
             if (used != (size_t)n) c->keep_alive = 0; /* bytes after the answer: not reused */
-            finish(L, c, NULL, NULL);
+            if (t - c->sent > L->req_ns) /* as curl, which would have given up by then */
+                finish(L, c, "timeout", "no full answer within --request-timeout");
+            else
+                finish(L, c, NULL, NULL);
             return;
         }
         if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
@@ -570,24 +642,39 @@ static void on_readable(loop *L, conn *c)
 
 static void on_event(loop *L, conn *c, unsigned ev)
 {
+    const unsigned gen = c->gen;
     if (c->connecting) {
         if (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)) on_connected(L, c);
         return;
     }
-    if (c->busy && c->want_out && (ev & EPOLLOUT)) send_more(L, c);
-    if (c->fd >= 0 && (ev & (EPOLLIN | EPOLLERR | EPOLLHUP))) on_readable(L, c);
+    /* the answer first: an early one (a 413 before a reset) must not be lost to a send error */
+    if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP)) on_readable(L, c);
+    if (c->busy && c->gen == gen && c->fd >= 0 && !c->connecting && c->want_out &&
+        (ev & EPOLLOUT))
+        send_more(L, c);
 }
 
-static void scan_timeouts(loop *L, conn *conns, long nc, long long req_ns, long long conn_ns)
+static void scan_timeouts(loop *L, conn *conns, long nc)
 {
     long i;
-    for (i = 0; i < nc; i++) {
+    for (i = 0; i < nc && !L->stop; i++) {
         conn *c = &conns[i];
+        long long now;
         if (!c->busy) continue;
-        if (c->connecting && L->now - c->connect_start > conn_ns) {
-            finish(L, c, "timeout", "the connect took longer than --connect-timeout");
-        } else if (L->now - c->sent > req_ns) {
+        now = rpx__load_now_ns();
+        if (now - c->sent > L->req_ns) {
+            c->end = now;
             finish(L, c, "timeout", "no full answer within --request-timeout");
+        } else if (c->connecting && now - c->connect_start > L->conn_ns) {
+            /* this address does not answer: the next one, else the request fails */
+            conn_close(c);
+            next_address(L, c);
+            if (c->ai) {
+                connect_next(L, c);
+            } else {
+                c->end = now;
+                finish(L, c, "timeout", "the connect took longer than --connect-timeout");
+            }
         }
     }
 }
@@ -601,7 +688,7 @@ static int wait_events(int ep, struct epoll_event *evs, int max, long long wait_
         if (n >= 0 || errno != ENOSYS) return n;
         no_pwait2 = 1;
     }
-    /* kernels before 5.11: whole milliseconds, spinning through the last one */
+    /* kernels before 5.11 (and valgrind): whole milliseconds, spinning through the last one */
     return epoll_wait(ep, evs, max, wait_ns <= 1000000LL ? 0 : (int)(wait_ns / 1000000LL) - 1);
 }
 
@@ -611,13 +698,10 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
 {
     const long n = rpx__load_scheduled(l), nc = rpx__load_concurrency(l);
     const long long drop_ns = (long long)(rpx__load_drop_after_s(l) * 1e9);
-    const long long req_ns = (long long)(request_timeout_s * 1e9);
-    const long long conn_ns = (long long)(connect_timeout_s > 0 ? connect_timeout_s * 1e9
-                                                                 : 10e9);
     struct epoll_event evs[256];
     conn *conns = calloc((size_t)nc, sizeof *conns);
     loop L;
-    long long next_scan;
+    long long next_scan, scan_ns;
     long i;
     int rc = 0;
 
@@ -626,6 +710,12 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
     L.l = l;
     L.cfg = cfg;
     L.res = res;
+    L.req_ns = (long long)(request_timeout_s * 1e9);
+    L.conn_ns = (long long)(connect_timeout_s > 0 ? connect_timeout_s * 1e9 : 10e9);
+    /* timeouts are looked for at a tenth of the shorter one (1 to 50 ms) */
+    scan_ns = (L.req_ns < L.conn_ns ? L.req_ns : L.conn_ns) / 10;
+    if (scan_ns > SCAN_NS) scan_ns = SCAN_NS;
+    if (scan_ns < 1000000LL) scan_ns = 1000000LL;
     L.buf = malloc(READ_SIZE);
     L.ep = epoll_create1(EPOLL_CLOEXEC);
     if (conns)
@@ -655,27 +745,28 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
         conns[i].next_free = L.free_list;
         L.free_list = &conns[i];
     }
-    next_scan = rpx__load_now_ns() + SCAN_NS;
+    next_scan = rpx__load_now_ns() + scan_ns;
     while (rpx__load_done_count(l) < n && !L.stop) {
-        long long due, wait;
+        long long due, wait, now;
         int nev, j;
         if (cfg->stop && *cfg->stop) {
             res->status = RPX_RUN_INTERRUPTED;
             break;
         }
-        L.now = rpx__load_now_ns();
-        /* sends that are due: a free connection each, or they wait (and may be dropped) */
-        while (!L.stop && (due = rpx__load_due(l)) <= L.now) {
+        /* sends that are due: a free connection each, or they wait (and may be dropped);
+         * the clock read for each, as a send with a connect or a large body takes a while */
+        while (!L.stop && (due = rpx__load_due(l)) <= (now = rpx__load_now_ns())) {
             if (L.free_list) {
                 conn *c = L.free_list;
                 L.free_list = c->next_free;
                 c->busy = 1;
                 c->retried = 0;
+                c->write_failed = 0;
                 c->intended = due;
-                c->sent = L.now;
-                rpx__load_sent(l, L.now, ++L.in_flight);
+                c->sent = now;
+                rpx__load_sent(l, now, ++L.in_flight);
                 begin(&L, c);
-            } else if (L.now - due > drop_ns) {
+            } else if (now - due > drop_ns) {
                 rpx__load_dropped(l, cfg);
             } else {
                 break;
@@ -683,11 +774,11 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
         }
         if (L.stop || rpx__load_done_count(l) >= n) break;
         due = rpx__load_due(l);
-        L.now = rpx__load_now_ns();
-        if (due == LLONG_MAX) wait = SCAN_NS;
-        else if (L.free_list) wait = due - L.now;
-        else wait = due + drop_ns - L.now;
-        if (wait > SCAN_NS) wait = SCAN_NS;
+        now = rpx__load_now_ns();
+        if (due == LLONG_MAX) wait = scan_ns;
+        else if (L.free_list) wait = due - now;
+        else wait = due + drop_ns - now;
+        if (wait > scan_ns) wait = scan_ns;
         if (wait < 0) wait = 0;
         nev = wait_events(L.ep, evs, 256, wait);
         if (nev < 0 && errno != EINTR) {
@@ -695,10 +786,9 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
             break;
         }
         for (j = 0; j < nev && !L.stop; j++) on_event(&L, evs[j].data.ptr, evs[j].events);
-        L.now = rpx__load_now_ns();
-        if (L.now >= next_scan) {
-            scan_timeouts(&L, conns, nc, req_ns, conn_ns);
-            next_scan = L.now + SCAN_NS;
+        if (rpx__load_now_ns() >= next_scan) {
+            scan_timeouts(&L, conns, nc);
+            next_scan = rpx__load_now_ns() + scan_ns;
         }
     }
 out:

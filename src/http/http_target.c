@@ -325,7 +325,10 @@ static void http_after_call(void *state, int timed, int rc)
 static void record_sock(http_state *s, const rpx_http_load_req *r, int rc)
 {
     char key[32];
-    if (r->connect_ns >= 0) s->connections++;
+    if (r->connect_ns >= 0) {
+        s->connections++;
+        rpx__http_load_remote(s->load, s->remote, sizeof s->remote); /* the address it reached */
+    }
     if (r->http_version) s->http_version = r->http_version;
     s->bytes_sent += r->bytes_sent;
     s->bytes_received += r->bytes_received;

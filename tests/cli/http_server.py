@@ -33,6 +33,10 @@ Handlers (any method; a request body is always read in full):
                    eof (12 bytes, then the connection closes: no length), http10 (an
                    HTTP/1.0 answer with a length, then close), nocontent (204)
   /close?say=0|1   200, then the connection closes; say=1 announces it (Connection: close)
+  /early           413 at once, before reading the request's body (which is then read and
+                   dropped: the connection stays usable for a client that sent all of it)
+  /raw?kind=304cl  a 304 with a Content-Length (no body: RFC 9112 6.3); kind=204te a 204
+                   with Transfer-Encoding: chunked (no body either)
 Anything else is 404. `python3 http_server.py` serves until Ctrl-C."""
 import io
 import json
@@ -78,6 +82,24 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self):
         owner = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
+        if self.path.startswith("/early"):
+            with owner.lock:
+                owner.requests += 1
+                owner.seen.append({"method": self.command, "path": self.path,
+                                   "headers": dict(self.headers.items()), "body_bytes": None})
+            self._answer(413, b"too large")
+            self.wfile.flush()
+            try:
+                while length > 0:
+                    chunk = self.rfile.read(min(length, 1 << 16))
+                    if not chunk:
+                        break
+                    length -= len(chunk)
+            except OSError:
+                pass
+            if length:
+                self.close_connection = True
+            return None
         body = self.rfile.read(length) if length else b""
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query)
@@ -152,6 +174,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.end_headers()
                 self.wfile.write(b"abcdefghijkl")
                 self.close_connection = True
+            elif kind == "304cl":
+                self.wfile.write(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 12\r\n\r\n")
+            elif kind == "204te":
+                self.wfile.write(b"HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n")
             elif kind == "http10":
                 self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\nabcdefghijkl")
                 self.close_connection = True

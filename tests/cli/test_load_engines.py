@@ -97,6 +97,12 @@ class LoadEnginesTest(TempDirTest):
                 ld = r["http"]["load"]
                 self.assertEqual((ld["completed"], ld["failed"]), (20, 0), (engine, kind))
                 self.assertEqual(r["http"]["bytes_received"], 20 * nbytes, (engine, kind))
+            # 304 with a Content-Length, 204 with chunked: no body all the same (RFC 9112 6.3)
+            for kind, code in (("304cl", "304"), ("204te", "204")):
+                _, r = self.load(self.srv.url("/raw?kind=" + kind), engine, "--method", "GET",
+                                 "--request-timeout", "20", "--max-failures", "0",
+                                 check=0 if code == "204" else 6)
+                self.assertEqual(r["http"]["status_counts"], {code: 20}, (engine, kind))
             # HEAD: a Content-Length but no body; the answer ends with its headers
             _, r = self.load(self.srv.url("/sleep?ms=0"), engine, "--method", "HEAD",
                              "--request-timeout", "20")
@@ -127,6 +133,7 @@ class LoadEnginesTest(TempDirTest):
         _, r = self.load(self.srv.url("/sleep?ms=20"), "sockets", "--method", "GET",
                          "--concurrency", "4", rate="200", duration="0.5")
         self.assertEqual(r["http"]["connections_opened"], self.srv.connections)
+        self.assertEqual(r["http"]["remote_address"], "127.0.0.1:%d" % self.srv.port)
         self.assertLessEqual(self.srv.connections, 4)
         self.assertIsNotNone(r["http"]["phases_ms"]["connect"]["p50_ms"])  # new connections
         self.assertIsNone(r["http"]["phases_ms"]["name_lookup"]["p50_ms"])
@@ -134,7 +141,26 @@ class LoadEnginesTest(TempDirTest):
 
     def test_failures(self):
         port = closed_port()
+        # an answer before the body's end (413): counted, and the connection not reused with
+        # the rest of that body on the wire (that made the next request a 414 or a timeout)
+        body = self.path("big.bin")
+        with open(body, "wb") as f:
+            f.write(b"\0" * (4 << 20))
         for engine in ENGINES:
+            _, r = self.load(self.srv.url("/early"), engine, "--body", body, "--max-failures",
+                             "0", check=6, rate="20", duration="0.5")
+            self.assertEqual(r["http"]["status_counts"], {"413": 10}, engine)
+        for engine in ENGINES:
+            # a timeout shorter than the answer, enforced to the request
+            _, r = self.load(self.srv.url("/sleep?ms=300"), engine, "--method", "GET",
+                             "--request-timeout", "0.05", check=6, rate="20", duration="0.25")
+            self.assertEqual(r["http"]["status_counts"], {"timeout": 5}, engine)
+            # --max-failures stops the run at that count, timeouts included
+            p, r = self.load(self.srv.url("/hang"), engine, "--method", "GET",
+                             "--request-timeout", "0.3", "--max-failures", "3", "--concurrency",
+                             "16", check=6, rate="100", duration="0.5")
+            self.assertEqual(r["http"]["load"]["failed"], 3, engine)
+            self.assertIn("3 calls failed (--max-failures 3)", p.stderr)
             _, r = self.load("http://127.0.0.1:%d/x" % port, engine, "--method", "GET",
                              check=6, rate="50", duration="0.2")
             self.assertEqual(r["http"]["status_counts"], {"connection_refused": 10}, engine)

@@ -448,6 +448,8 @@ static void test_load_sockets(void **st)
     assert_int_equal(json_integer_value(json_object_get(sec, "bytes_sent")), 2000);
     assert_int_equal(json_integer_value(json_object_get(sec, "bytes_received")), 40);
     assert_true(json_is_null(phase(sec, "name_lookup", "p50_ms")));
+    snprintf(url, sizeof url, "127.0.0.1:%d", sv.port);
+    assert_string_equal(json_string_value(json_object_get(sec, "remote_address")), url);
     assert_true(json_real_value(phase(sec, "time_to_first_byte", "max_ms")) <=
                 json_real_value(phase(sec, "total", "max_ms")));
     free(text);
