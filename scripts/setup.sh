@@ -24,7 +24,7 @@ packages=(
   python3-setuptools python3-wheel python3-venv python3-pip python3-pytest  # the Python package: pip install --no-build-isolation ./python, its tests
   libcurl4-openssl-dev                      # the HTTP target
   libhttp-parser-dev                        # the HTTP target's open-loop engine (responses parsed as wrk does)
-  python3-h2                                # an HTTP/2 test server (tests/cli/test_http2.py)
+  python3-h2 openssl                        # an HTTP/2 test server and its TLS certificate (tests/cli/test_http2.py)
   slurm-wlm munge                           # a single-node Slurm cluster in the tests (scripts/slurm-cluster.sh)
 )
 for arg in "$@"; do
