@@ -75,34 +75,6 @@ static char *mode_of(const json_t *r)
     return NULL;
 }
 
-static void read_modes(rep *p, const json_t *r)
-{
-    const json_t *http = json_object_get(r, "http"), *st = json_object_get(http, "streaming"),
-                 *ld = json_object_get(http, "load"), *pc = json_object_get(r, "pacing");
-    size_t k;
-    for (k = 0; k < X_COUNT; k++) p->xnum[k] = NAN;
-    p->mode = mode_of(r);
-    if (json_is_object(st)) {
-        p->xnum[X_TTFT] = json_is_number(json_object_get(json_object_get(st, "ttft_ms"), "p50_ms"))
-                              ? json_number_value(json_object_get(json_object_get(st, "ttft_ms"), "p50_ms")) : NAN;
-        p->xnum[X_ITL] = json_is_number(json_object_get(json_object_get(st, "itl_ms"), "p50_ms"))
-                             ? json_number_value(json_object_get(json_object_get(st, "itl_ms"), "p50_ms")) : NAN;
-    }
-    if (json_is_object(ld)) {
-        const json_t *v;
-        p->xnum[X_LOAD_RATE] = (v = json_object_get(ld, "requested_rate_per_s")) && json_is_number(v) ? json_number_value(v) : NAN;
-        p->xnum[X_LOAD_ACHIEVED] = (v = json_object_get(ld, "achieved_rate_per_s")) && json_is_number(v) ? json_number_value(v) : NAN;
-        /* the report's latency of a load run runs from each request's intended send time */
-        v = json_object_get(json_object_get(r, "latency"), "p99_ms");
-        p->xnum[X_LOAD_P99] = json_is_number(v) ? json_number_value(v) : NAN;
-    }
-    if (json_is_object(pc)) {
-        const json_t *v;
-        p->xnum[X_PACE_RATE] = (v = json_object_get(pc, "rate_hz")) && json_is_number(v) ? json_number_value(v) : NAN;
-        p->xnum[X_PACE_ACHIEVED] = (v = json_object_get(pc, "achieved_rate_hz")) && json_is_number(v) ? json_number_value(v) : NAN;
-    }
-}
-
 enum { N_PARAMS, N_FLOPS, N_MACS, N_P50, N_P95, N_P99, N_MEAN, N_PERFRAME, N_TPUT, N_CPULIFE,
        N_CPUINF, N_CUDA, N_COUNT };
 
@@ -132,6 +104,28 @@ static char *canon(const json_t *v)
 }
 
 static double num_or_nan(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
+
+/* The streamed, load and paced numbers (xnum, NaN beforehand: read_report) and the schedule. */
+static void read_modes(rep *p, const json_t *r)
+{
+    const json_t *http = json_object_get(r, "http"), *st = json_object_get(http, "streaming"),
+                 *ld = json_object_get(http, "load"), *pc = json_object_get(r, "pacing");
+    p->mode = mode_of(r);
+    if (json_is_object(st)) {
+        p->xnum[X_TTFT] = num_or_nan(json_object_get(json_object_get(st, "ttft_ms"), "p50_ms"));
+        p->xnum[X_ITL] = num_or_nan(json_object_get(json_object_get(st, "itl_ms"), "p50_ms"));
+    }
+    if (json_is_object(ld)) {
+        p->xnum[X_LOAD_RATE] = num_or_nan(json_object_get(ld, "requested_rate_per_s"));
+        p->xnum[X_LOAD_ACHIEVED] = num_or_nan(json_object_get(ld, "achieved_rate_per_s"));
+        /* the report's latency of a load run runs from each request's intended send time */
+        p->xnum[X_LOAD_P99] = num_or_nan(json_object_get(json_object_get(r, "latency"), "p99_ms"));
+    }
+    if (json_is_object(pc)) {
+        p->xnum[X_PACE_RATE] = num_or_nan(json_object_get(pc, "rate_hz"));
+        p->xnum[X_PACE_ACHIEVED] = num_or_nan(json_object_get(pc, "achieved_rate_hz"));
+    }
+}
 
 static int close_rel(double a, double b)
 {
@@ -1016,7 +1010,7 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         sb_str(&m, " | "); md_cell(&m, p->cpu);
         sb_str(&m, " | "); md_time(&m, p->xnum[X_TTFT], -1000);
         sb_str(&m, " | "); md_time(&m, p->xnum[X_ITL], -1000);
-        fmt_num(num, sizeof num, p->xnum[X_LOAD_ACHIEVED]);
+        num[0] = '\0';
         if (isfinite(p->xnum[X_LOAD_ACHIEVED])) fmt_fixed(num, sizeof num, p->xnum[X_LOAD_ACHIEVED], 2);
         sb_str(&m, " | "); md_cell(&m, num);
         sb_str(&m, " | "); md_time(&m, p->xnum[X_LOAD_P99], -1000);
