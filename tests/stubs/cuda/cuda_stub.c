@@ -97,30 +97,31 @@ static void mig_uuid_of(int k, CUuuid *u)
     for (i = 0; i < 16; i++) u->bytes[i] = (unsigned char)(0xa0 + 0x10 * k + i);
 }
 
-static int mig_matches(const char *entry, int k)
+/* `entry` is a prefix (longer than "GPU-") of "<prefix>-<uuid u>" */
+static int entry_matches(const char *entry, const char *prefix, const CUuuid *u)
 {
     char s[64];
+    snprintf(s, sizeof s, "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             prefix, u->bytes[0], u->bytes[1], u->bytes[2], u->bytes[3], u->bytes[4],
+             u->bytes[5], u->bytes[6], u->bytes[7], u->bytes[8], u->bytes[9], u->bytes[10],
+             u->bytes[11], u->bytes[12], u->bytes[13], u->bytes[14], u->bytes[15]);
+    return strncmp(s, entry, strlen(entry)) == 0 && strlen(entry) > 4;
+}
+
+static int mig_matches(const char *entry, int k)
+{
     CUuuid u;
     mig_uuid_of(k, &u);
-    snprintf(s, sizeof s, "MIG-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             u.bytes[0], u.bytes[1], u.bytes[2], u.bytes[3], u.bytes[4], u.bytes[5], u.bytes[6],
-             u.bytes[7], u.bytes[8], u.bytes[9], u.bytes[10], u.bytes[11], u.bytes[12],
-             u.bytes[13], u.bytes[14], u.bytes[15]);
-    return strncmp(s, entry, strlen(entry)) == 0 && strlen(entry) > 4;
+    return entry_matches(entry, "MIG", &u);
 }
 
 static int mig_of[MAXD]; /* visible ordinal -> MIG instance + 1, 0 for a whole GPU */
 
 static int uuid_matches(const char *entry, int phys)
 {
-    char s[64];
     CUuuid u;
     uuid_of(phys, &u);
-    snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             u.bytes[0], u.bytes[1], u.bytes[2], u.bytes[3], u.bytes[4], u.bytes[5], u.bytes[6],
-             u.bytes[7], u.bytes[8], u.bytes[9], u.bytes[10], u.bytes[11], u.bytes[12],
-             u.bytes[13], u.bytes[14], u.bytes[15]);
-    return strncmp(s, entry, strlen(entry)) == 0 && strlen(entry) > 4;
+    return entry_matches(entry, "GPU", &u);
 }
 
 CUresult cuInit(unsigned int flags)
