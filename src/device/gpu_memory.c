@@ -168,9 +168,23 @@ json_t *rpx_gpu_mem_peaks_json(const rpx_gpu_mem *m)
     return o;
 }
 
+/* {"<ordinal>": MiB of bytes[ordinal], null where the device failed} */
+static json_t *per_device_mb(const rpx_gpu_mem *m, const int64_t *bytes)
+{
+    json_t *o = json_object();
+    int i;
+    for (i = 0; m && i < m->count; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", i);
+        json_object_set_new(o, key,
+                            m->failed[i] ? json_null() : json_real((double)bytes[i] / 1048576.0));
+    }
+    return o;
+}
+
 json_t *rpx_gpu_mem_method_json(const rpx_gpu_mem *m)
 {
-    json_t *o = json_object(), *base = json_object(), *why = json_object();
+    json_t *o = json_object(), *why = json_object();
     int i;
     json_object_set_new(o, "method", json_string("cuda_mem_get_info_sampled"));
     json_object_set_new(
@@ -187,25 +201,12 @@ json_t *rpx_gpu_mem_method_json(const rpx_gpu_mem *m)
     for (i = 0; m && i < m->count; i++) {
         char key[16];
         snprintf(key, sizeof key, "%d", i);
-        json_object_set_new(base, key,
-                            m->failed[i] ? json_null()
-                                         : json_real((double)m->baseline[i] / 1048576.0));
         if (m->failed[i]) json_object_set_new(why, key, json_string(m->reason[i]));
     }
-    json_object_set_new(o, "baseline_mb", base);
-    {
-        /* in use above the baseline when the peaks were reset (after warmup): the
-         * peak minus this is what one call added (weights and caches excluded) */
-        json_t *at = json_object();
-        for (i = 0; m && i < m->count; i++) {
-            char key[16];
-            snprintf(key, sizeof key, "%d", i);
-            json_object_set_new(at, key,
-                                m->failed[i] ? json_null()
-                                             : json_real((double)m->at_reset[i] / 1048576.0));
-        }
-        json_object_set_new(o, "at_reset_mb", at);
-    }
+    json_object_set_new(o, "baseline_mb", per_device_mb(m, m ? m->baseline : NULL));
+    /* in use above the baseline when the peaks were reset (after warmup): the
+     * peak minus this is what one call added (weights and caches excluded) */
+    json_object_set_new(o, "at_reset_mb", per_device_mb(m, m ? m->at_reset : NULL));
     json_object_set_new(o, "unavailable", why);
     return o;
 }
