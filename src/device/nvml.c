@@ -564,11 +564,10 @@ static json_t *field_uint(gpu_ctx *c, const char *field, rpx_nvmlDeviceGetUint_f
 }
 
 /* "GPU 0 (NVIDIA H100 80GB HBM3)" for warnings. */
-static void gpu_label(char *buf, size_t size, unsigned int index, const json_t *name)
+static void gpu_label(char *buf, size_t size, unsigned int index, const char *name)
 {
-    const char *s = json_string_value(name);
-    if (s)
-        snprintf(buf, size, "GPU %u (%s)", index, s);
+    if (name)
+        snprintf(buf, size, "GPU %u (%s)", index, name);
     else
         snprintf(buf, size, "GPU %u", index);
 }
@@ -670,7 +669,7 @@ json_t *rpx_nvml_gpus(rpx_nvml *nvml, json_t *warnings)
         if (!g) continue;
         if (ord[i] >= 0 && json_is_false(json_object_get(g, "persistence_mode"))) {
             char label[160];
-            gpu_label(label, sizeof label, i, json_object_get(g, "name"));
+            gpu_label(label, sizeof label, i, json_string_value(json_object_get(g, "name")));
             warn(warnings, json_sprintf("%s: persistence mode is off, so the driver may tear the "
                                         "GPU down between runs and the first CUDA call pays for "
                                         "bringing it back up; enable it with "
@@ -857,7 +856,7 @@ json_t *rpx_nvml_conditions(rpx_nvml *nvml, json_t *warnings)
         put(o, "index", json_integer((json_int_t)i));
         put(o, "visible_ordinal", json_integer(ord[i]));
         name = field_name(&c);
-        gpu_label(label, sizeof label, i, name);
+        gpu_label(label, sizeof label, i, json_string_value(name));
         put(o, "name", name);
         put(o, "uuid", field_uuid(&c, u[i]));
         procs = other_processes(&c, summary, sizeof summary, &others);
@@ -1038,9 +1037,9 @@ json_t *rpx_nvml_watch_json(const rpx_nvml_watch *w, json_t *warnings)
         }
         if (h && n->fn.name && n->fn.name(h, name, sizeof name) == NVML_SUCCESS) {
             name[sizeof name - 1] = '\0';
-            snprintf(label, sizeof label, "GPU %u (%s)", g->index, name);
+            gpu_label(label, sizeof label, g->index, name);
         } else {
-            snprintf(label, sizeof label, "GPU %u", g->index);
+            gpu_label(label, sizeof label, g->index, NULL);
         }
         for (bit = 0; bit < 64; bit++) {
             unsigned long long b = 1ULL << bit;
