@@ -330,6 +330,8 @@ typedef struct rpx__einsum {
 } rpx__einsum;
 int rpx__einsum_plan(rpx__ctx *c, rpx__node *n, rpx__einsum *plan, int rank_out_only,
                      int *rank, int64_t *dims);
+/* an Einsum label: a-z -> 0..25, A-Z -> 26..51, else -1 */
+int rpx__einsum_label(char ch);
 
 /* ops.c */
 enum {

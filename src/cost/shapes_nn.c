@@ -286,7 +286,7 @@ int rpx__infer_matmul(rpx__ctx *c, rpx__node *n)
 }
 
 /* ---- Einsum ----------------------------------------------------------- */
-static int label_of(char ch)
+int rpx__einsum_label(char ch)
 {
     if (ch >= 'a' && ch <= 'z') return ch - 'a';
     if (ch >= 'A' && ch <= 'Z') return 26 + ch - 'A';
@@ -323,9 +323,9 @@ int rpx__einsum_plan(rpx__ctx *c, rpx__node *n, rpx__einsum *plan, int rank_out_
                 p += 2;
                 continue;
             }
-            if (label_of(*p) < 0 || nl >= RPX__MAX_RANK)
+            if (rpx__einsum_label(*p) < 0 || nl >= RPX__MAX_RANK)
                 return rpx__node_fail(c, n, RPX_EFORMAT, "equation '%s' is malformed", eq);
-            labels[nl++] = label_of(*p);
+            labels[nl++] = rpx__einsum_label(*p);
         }
         erank = v->rank - nl;
         if ((has_ell < 0 && erank != 0) || erank < 0)
@@ -373,9 +373,9 @@ int rpx__einsum_plan(rpx__ctx *c, rpx__node *n, rpx__einsum *plan, int rank_out_
                 p += 2;
                 continue;
             }
-            if (label_of(*p) < 0 || size[label_of(*p)] < 0 || r >= RPX__MAX_RANK)
+            if (rpx__einsum_label(*p) < 0 || size[rpx__einsum_label(*p)] < 0 || r >= RPX__MAX_RANK)
                 return rpx__node_fail(c, n, RPX_EFORMAT, "output of '%s' uses an unknown label", eq);
-            dims[r++] = size[label_of(*p)];
+            dims[r++] = size[rpx__einsum_label(*p)];
         }
     } else {
         if (any_ell)

@@ -322,13 +322,6 @@ int rpx__cost_std(rpx__ctx *c, rpx__node *n)
 
 typedef unsigned long long ein_set; /* 52 letters; ellipsis dims as labels 52.. */
 
-static int letter(char ch)
-{
-    if (ch >= 'a' && ch <= 'z') return ch - 'a';
-    if (ch >= 'A' && ch <= 'Z') return 26 + ch - 'A';
-    return -1;
-}
-
 /* macs of the cheapest pairwise order; *order describes it */
 int rpx__einsum_order(rpx__ctx *c, rpx__node *n, double *macs, const char **order)
 {
@@ -363,9 +356,9 @@ int rpx__einsum_order(rpx__ctx *c, rpx__node *n, double *macs, const char **orde
                 p += 2;
                 continue;
             }
-            if (letter(*p) < 0 || nl >= RPX__MAX_RANK)
+            if (rpx__einsum_label(*p) < 0 || nl >= RPX__MAX_RANK)
                 return rpx__node_fail(c, n, RPX_EFORMAT, "equation '%s' is malformed", eq);
-            lab[nl++] = letter(*p);
+            lab[nl++] = rpx__einsum_label(*p);
         }
         erank = v->rank - nl;
         if (erank < 0 || (has_ell < 0 && erank) || erank > 64 - EIN_LABELS)
@@ -393,8 +386,8 @@ int rpx__einsum_order(rpx__ctx *c, rpx__node *n, double *macs, const char **orde
             if (p[0] == '.' && p[1] == '.' && p[2] == '.') {
                 for (i = 0; i < ell_rank; i++) outset |= 1ULL << (EIN_LABELS + i);
                 p += 2;
-            } else if (letter(*p) >= 0) {
-                outset |= 1ULL << letter(*p);
+            } else if (rpx__einsum_label(*p) >= 0) {
+                outset |= 1ULL << rpx__einsum_label(*p);
             }
         }
     } else { /* implicit: the labels seen once, and the ellipsis */
