@@ -343,18 +343,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     /* 0. the report's place, before anything is loaded or measured */
     if (c->output && (rc = open_output(c, x->kind, &x->output, err)) != 0) return rc;
     /* 1. inputs, loaded once, outside timing (the workers inherit them) */
-    if (!c->inputs && c->n_sample_files == 0) {
-        /* HTTP without an inputs file: one sample of no arrays, no path, no hash */
-        x->smp.n = 1;
-        x->smp.paths = calloc(1, sizeof *x->smp.paths);
-        x->smp.ids = calloc(1, sizeof *x->smp.ids);
-        x->smp.npz = calloc(1, sizeof *x->smp.npz);
-        x->smp.pristine = x->smp.work = calloc(1, sizeof *x->smp.pristine);
-        if (!x->smp.paths || !x->smp.ids || !x->smp.npz || !x->smp.pristine)
-            return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    } else if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) {
-        return rc;
-    }
+    if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) return rc;
     if (strcmp(x->kind, "http") == 0 && x->smp.n > 1)
         return rpx_error_set(err, RPX_EUSAGE,
                              "--inputs: %zu samples were given, but an HTTP target sends one "

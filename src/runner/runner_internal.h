@@ -83,8 +83,9 @@ typedef struct samples_set {
  * malloc'ed strings. */
 int rpx__samples_paths(const char *const *given, size_t n_given, char ***out, size_t *n_out,
                        rpx_error *err);
-/* Load c's samples (sample_files, else inputs): the same arrays in each,
- * the hash, the writable copies when asked. Free with rpx__samples_free
+/* Load c's samples (sample_files, else inputs; neither: one sample of no
+ * arrays, no path, no hash): the same arrays in each, the hash, the writable
+ * copies when asked. Free with rpx__samples_free
  * (also after a failure). */
 int rpx__samples_load(const rpx_runner_config *c, samples_set *s, rpx_error *err);
 void rpx__samples_free(samples_set *s);
