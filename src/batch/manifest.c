@@ -36,6 +36,14 @@ static char *own(rpx_manifest *m, char *s)
     return s;
 }
 
+/* The length of `dir` without its trailing slashes (a lone "/" keeps its). */
+static size_t dir_len(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    return n;
+}
+
 /* `rel` relative to the folder of `manifest` (absolute paths unchanged), with
  * no doubled or trailing slash where the two meet or at the end ("sub//m.json"
  * and "./frames/" give "sub/frames"): the runner appends "/NAME.npz" to a folder. */
@@ -49,8 +57,7 @@ static char *resolve(const char *manifest, const char *rel)
         while (strncmp(rel, "./", 2) == 0) rel += 2;
         while (rel[0] == '/' && rel[1]) rel++; /* after "./" only: "./" + "/x" */
     }
-    rlen = strlen(rel);
-    while (rlen > 1 && rel[rlen - 1] == '/') rlen--;
+    rlen = dir_len(rel);
     if (rel[0] == '/' || !slash) return strndup(rel, rlen);
     out = malloc(dlen + 1 + rlen + 1);
     if (!out) return NULL;
@@ -496,14 +503,6 @@ size_t rpx_manifest_job_count(const rpx_manifest *m) { return m ? m->njobs : 0; 
 const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i)
 {
     return m && i < m->njobs ? &m->jobs[i] : NULL;
-}
-
-/* The length of `dir` without its trailing slashes (a lone "/" keeps its). */
-static size_t dir_len(const char *dir)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/') n--;
-    return n;
 }
 
 char *rpx_batch_dir_clean(const char *dir)
