@@ -93,9 +93,9 @@ class TempDirTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="rpxtest-")
         self.tmp = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
+        # a cleanup, not tearDown: cleanups run last in, first out, so the servers a test
+        # starts (and stops with addCleanup) are stopped before their folder is removed
+        self.addCleanup(self._tmp.cleanup)
 
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)

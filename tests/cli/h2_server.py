@@ -128,9 +128,10 @@ class Conn(asyncio.Protocol):
         self.h2.send_headers(stream_id, [(":status", "200"), ("content-type", "text/plain"),
                                          ("content-length", str(len(body)))])
         self.h2.send_data(stream_id, body, end_stream=True)
-        self.transport.write(self.h2.data_to_send())
         del self.paths[stream_id]
+        # counted before the answer leaves: a client that has it may read the counts at once
         self.stats.add("streams")
+        self.transport.write(self.h2.data_to_send())
 
     def h1_data(self, data):
         """HTTP/1.1 keep-alive over TLS (a server that did not agree to h2)."""
@@ -153,9 +154,9 @@ class Conn(asyncio.Protocol):
         await asyncio.sleep(delay_s)
         if self.closed:
             return
+        self.stats.add("h1_requests")  # before the answer leaves, as for streams
         self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
                              b"Content-Length: 3\r\n\r\nok\n")
-        self.stats.add("h1_requests")
 
 
 async def serve(args):
