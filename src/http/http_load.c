@@ -98,7 +98,7 @@ int rpx__http_load_prepare(rpx_http_load *l, const char *url, const char *displa
     if (http2) {
         reason = "--http2 (HTTP/2 is curl's)";
     } else {
-        rc = rpx__http_sock_create(url, display_url, method, headers, body, body_len, send_body,
+        rc = rpx__http_sock_create(url, method, headers, body, body_len, send_body,
                                    &l->sock, &reason, err);
         if (rc != 0) return rc;
     }
@@ -198,7 +198,6 @@ int rpx__load_finished(rpx_http_load *l, long long intended, const rpx_run_confi
 
 long rpx__load_done_count(const rpx_http_load *l) { return l->finished; }
 long rpx__load_scheduled(const rpx_http_load *l) { return l->n; }
-double rpx__load_drop_after_s(const rpx_http_load *l) { return l->o.request_timeout_s; }
 long rpx__load_concurrency(const rpx_http_load *l) { return l->o.concurrency; }
 
 /* --- the curl engine ------------------------------------------------------- */
@@ -262,8 +261,6 @@ static int start(rpx_http_load *l, CURLM *m, slot *s, CURL *tmpl, long long inte
         curl_easy_setopt(s->easy, CURLOPT_HTTP_VERSION,
                          l->sent == 0 ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
                                       : (long)CURL_HTTP_VERSION_2_0);
-#else
-    (void)l;
 #endif
     if (curl_multi_add_handle(m, s->easy) != CURLM_OK) return -1;
     s->busy = 1;

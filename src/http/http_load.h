@@ -100,7 +100,6 @@ int rpx__load_finished(rpx_http_load *l, long long intended, const rpx_run_confi
 /* Requests sent or dropped and finished; the schedule's length. */
 long rpx__load_done_count(const rpx_http_load *l);
 long rpx__load_scheduled(const rpx_http_load *l);
-double rpx__load_drop_after_s(const rpx_http_load *l);
 long rpx__load_concurrency(const rpx_http_load *l);
 
 /* --- the sockets engine (http_load_sock.c) --------------------------------- */
@@ -108,7 +107,7 @@ long rpx__load_concurrency(const rpx_http_load *l);
 typedef struct rpx_http_sock rpx_http_sock;
 /* NULL and *reason set when plain sockets cannot send this request (https,
  * --http2, a proxy from the environment, credentials in the URL). */
-int rpx__http_sock_create(const char *url, const char *display_url, const char *method,
+int rpx__http_sock_create(const char *url, const char *method,
                           const struct curl_slist *headers, const char *body, size_t body_len,
                           int send_body, rpx_http_sock **out, const char **reason,
                           rpx_error *err);
@@ -116,9 +115,8 @@ void rpx__http_sock_destroy(rpx_http_sock *k);
 int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeout_s,
                        double connect_timeout_s, const rpx_run_config *cfg, rpx_run_result *res,
                        rpx_error *err);
-/* Connections opened; the address the last connect reached as "ip:port" ("[ip]:port"
- * for IPv6): 0, or -1 when none did. */
-long rpx__http_sock_connections(const rpx_http_sock *k);
+/* The address the last connect reached as "ip:port" ("[ip]:port" for IPv6): 0, or -1
+ * when none did. */
 int rpx__http_sock_remote(const rpx_http_sock *k, char *buf, size_t size);
 
 #endif

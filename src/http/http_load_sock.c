@@ -38,12 +38,10 @@ struct rpx_http_sock {
     long long body_len;
     int head;                     /* HEAD: answers carry no body */
     char host[256], port[8];      /* for getaddrinfo: the host without IPv6 brackets */
-    char display[300];            /* the URL as the user may see it */
     struct addrinfo *addrs;       /* resolved once, before the schedule */
     struct addrinfo *good;        /* the address the last connect reached */
     int gai_rc;
     int close;                    /* the request says "Connection: close": never reused */
-    long connections;
 };
 
 typedef struct conn {
@@ -186,7 +184,7 @@ static const char *proxy_variable(void)
     return NULL;
 }
 
-int rpx__http_sock_create(const char *url, const char *display_url, const char *method,
+int rpx__http_sock_create(const char *url, const char *method,
                           const struct curl_slist *headers, const char *body, size_t body_len,
                           int send_body, rpx_http_sock **out, const char **reason,
                           rpx_error *err)
@@ -234,7 +232,6 @@ int rpx__http_sock_create(const char *url, const char *display_url, const char *
         snprintf(k->host, sizeof k->host, "%s", host);
     }
     snprintf(k->port, sizeof k->port, "%s", port);
-    snprintf(k->display, sizeof k->display, "%s", display_url);
     /* curl leaves the port out of Host when it is the scheme's */
     if (strcmp(port, "80") == 0) snprintf(host_header, sizeof host_header, "%s", host);
     else snprintf(host_header, sizeof host_header, "%s:%s", host, port);
@@ -278,11 +275,6 @@ void rpx__http_sock_destroy(rpx_http_sock *k)
     if (k->addrs) freeaddrinfo(k->addrs);
     free(k->req);
     free(k);
-}
-
-long rpx__http_sock_connections(const rpx_http_sock *k)
-{
-    return k ? k->connections : 0;
 }
 
 int rpx__http_sock_remote(const rpx_http_sock *k, char *buf, size_t size)
@@ -578,7 +570,6 @@ static void on_connected(loop *L, conn *c)
     c->connecting = 0;
     c->connect_ns = rpx__load_now_ns() - c->connect_start;
     L->k->good = c->ai;
-    L->k->connections++;
     c->write_failed = 0;
     send_more(L, c);
 }
@@ -697,7 +688,7 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
                        rpx_error *err)
 {
     const long n = rpx__load_scheduled(l), nc = rpx__load_concurrency(l);
-    const long long drop_ns = (long long)(rpx__load_drop_after_s(l) * 1e9);
+    const long long drop_ns = (long long)(request_timeout_s * 1e9); /* as the load's */
     struct epoll_event evs[256];
     conn *conns = calloc((size_t)nc, sizeof *conns);
     loop L;

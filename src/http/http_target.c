@@ -265,6 +265,23 @@ static void count_status(http_state *s, const char *key)
     else json_object_set_new(s->status_counts, key, json_integer(1));
 }
 
+/* A timed request's status count and, when it succeeded, rpxprof's own phases on
+ * CLOCK_MONOTONIC from its send: to the first response byte (not curl's STARTTRANSFER: for
+ * a POST some versions take it when the upload begins) and to its end, on the same clock so
+ * that ttfb <= total always holds. 0: it succeeded. */
+static int record_timed(http_state *s, const char *key, int rc, long long start_ns,
+                        long long first_ns, long long end_ns)
+{
+    count_status(s, key);
+    if (rc != 0) {
+        s->failed_calls++;
+        return -1;
+    }
+    if (first_ns > start_ns) rpx_latency_add_ns(s->phase[PH_TTFB], (double)(first_ns - start_ns));
+    rpx_latency_add_ns(s->phase[PH_TOTAL], (double)(end_ns - start_ns));
+    return 0;
+}
+
 /* One finished request's counts and phases (outside any timed span): c the
  * handle it ran on, start_ns and first_ns its send and its first response byte. */
 static void record(http_state *s, CURL *c, CURLcode res, long status, long long start_ns,
@@ -292,11 +309,7 @@ static void record(http_state *s, CURL *c, CURLcode res, long status, long long 
         transport_key(res, info_long(c, CURLINFO_OS_ERRNO), key, sizeof key);
     else
         snprintf(key, sizeof key, "%ld", status);
-    count_status(s, key);
-    if (rc != 0) {
-        s->failed_calls++;
-        return;
-    }
+    if (record_timed(s, key, rc, start_ns, first_ns, end_ns) != 0) return;
     /* curl's times are cumulative from the start of the request, in µs */
     rpx_latency_add_ns(s->phase[PH_LOOKUP], 1e3 * (double)info_off(c, CURLINFO_NAMELOOKUP_TIME_T));
     rpx_latency_add_ns(s->phase[PH_CONNECT], 1e3 * (double)info_off(c, CURLINFO_CONNECT_TIME_T));
@@ -304,10 +317,6 @@ static void record(http_state *s, CURL *c, CURLcode res, long status, long long 
     if (s->is_https)
         rpx_latency_add_ns(s->phase[PH_TLS],
                            1e3 * (double)info_off(c, CURLINFO_APPCONNECT_TIME_T));
-    /* not curl's STARTTRANSFER: for a POST some versions take it when the upload begins */
-    if (first_ns > start_ns) rpx_latency_add_ns(s->phase[PH_TTFB], (double)(first_ns - start_ns));
-    /* total on the same clock as time_to_first_byte, so that ttfb <= total always holds */
-    rpx_latency_add_ns(s->phase[PH_TOTAL], (double)(end_ns - start_ns));
 }
 
 static void http_after_call(void *state, int timed, int rc)
@@ -334,17 +343,10 @@ static void record_sock(http_state *s, const rpx_http_load_req *r, int rc)
     s->bytes_received += r->bytes_received;
     if (r->error_key) snprintf(key, sizeof key, "%s", r->error_key);
     else snprintf(key, sizeof key, "%ld", r->status);
-    count_status(s, key);
-    if (rc != 0) {
-        s->failed_calls++;
-        return;
-    }
+    if (record_timed(s, key, rc, r->sent_ns, r->first_ns, r->end_ns) != 0) return;
     /* connect: only for the requests that opened a connection (as curl's, which is 0 on a
      * reused one, but without the zeros: a reused connection has no connect to time) */
     if (r->connect_ns >= 0) rpx_latency_add_ns(s->phase[PH_CONNECT], (double)r->connect_ns);
-    if (r->first_ns > r->sent_ns)
-        rpx_latency_add_ns(s->phase[PH_TTFB], (double)(r->first_ns - r->sent_ns));
-    rpx_latency_add_ns(s->phase[PH_TOTAL], (double)(r->end_ns - r->sent_ns));
 }
 
 static void load_done(void *ud, const rpx_http_load_req *r)
