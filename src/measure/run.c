@@ -102,7 +102,7 @@ static void pace(const rpx_run_config *cfg, int64_t pace_start, long i)
     } else {
         struct timespec ts = {(time_t)(due / 1000000000LL), (long)(due % 1000000000LL)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            if (cfg->stop && *cfg->stop) break; /* checked again before the call */
+            if (cfg->stop && *cfg->stop) break; /* the caller checks it again */
         now = rpx_clock_now_ns();
     }
     if (cfg->start_lag_ns) cfg->start_lag_ns[i] = now - due;
@@ -202,7 +202,6 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
         if (stop && *stop) goto interrupted;
-        if (cfg->period_ns > 0) pace(cfg, pace_start, i);
         if (many) in = &many[k];
         if (pristine) {
             int64_t r0 = rpx_clock_now_ns();
@@ -210,6 +209,10 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             if (cfg->restore_ns) cfg->restore_ns[i] = rpx_clock_now_ns() - r0;
         }
         if (++k == n_many) k = 0;
+        if (cfg->period_ns > 0) { /* after the restore: the call itself starts on its deadline */
+            pace(cfg, pace_start, i);
+            if (stop && *stop) goto interrupted;
+        }
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto timed_failed;
         t0 = rpx_clock_now_ns();
         rc = call(state, in, &merr);
