@@ -84,7 +84,7 @@ def _npz_of(arrays, folder, index):
         if not isinstance(k, str) or not k.isidentifier():
             raise RpxprofError("inputs: the name %r is not a Python identifier; the arrays "
                                "are passed as keyword arguments" % (k,), 2)
-        a = np.ascontiguousarray(v)  # C order: what rpxprof reads
+        a = np.asarray(v, order="C")  # C order: what rpxprof reads (a 0-d array stays 0-d)
         if a.dtype.hasobject:
             raise RpxprofError("inputs: array '%s': dtype %s (object) is not supported; give "
                                "numeric arrays" % (k, a.dtype), 2)
