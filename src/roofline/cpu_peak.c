@@ -160,24 +160,9 @@ static void cache_lookup(rpx_cpu_peak *o)
     json_decref(doc);
 }
 
-static int mkdirs(char *path)
-{
-    char *s;
-    for (s = path + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-            *s = '/';
-            return -1;
-        }
-        *s = '/';
-    }
-    return 0;
-}
-
 int rpx_cpu_peak_cache_store(const rpx_cpu_peak *est, const struct rpx_cpu_measured *m, rpx_error *err)
 {
-    char path[4096], tmp[4200], key[256], when[32];
+    char path[4096], key[256], when[32];
     json_t *doc, *entries, *ent, *old;
     time_t now = time(NULL);
     struct tm tm;
@@ -213,13 +198,8 @@ int rpx_cpu_peak_cache_store(const rpx_cpu_peak *est, const struct rpx_cpu_measu
     json_object_set_new(ent, "threads", json_integer(m->threads));
     json_object_set_new(ent, "measured_at", json_string(when));
     json_object_set_new(entries, key, ent);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    if (mkdirs(path) != 0 || json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_SORT_KEYS) != 0 ||
-        rename(tmp, path) != 0) {
-        rc = rpx_error_set(err, RPX_EIO, "%s: cannot write the CPU measurement cache: %s", path,
-                           strerror(errno));
-        unlink(tmp);
-    }
+    /* the output guard: folders made, written whole or not at all, and only over a cache */
+    rc = rpx_json_write_file(path, doc, err);
     json_decref(doc);
     return rc;
 }
