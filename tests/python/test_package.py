@@ -94,6 +94,19 @@ def test_list_is_distinct_samples():
     common.validate_profile(r)
 
 
+def test_scalar_and_fortran_inputs_keep_their_shape():
+    seen = []
+
+    def record(s, m):
+        seen.append((s.shape, float(s), m.shape, m.flags["C_CONTIGUOUS"], float(m[1, 0])))
+
+    m = np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    r = rpxprof.profile(record, {"s": np.float32(2.5), "m": m}, warmup=0, repeats=3)
+    assert r["status"] == "complete"
+    # a 0-d array stays 0-d (np.ascontiguousarray made it (1,)); the rest arrives in C order
+    assert seen[0] == ((), 2.5, (2, 3), True, 3.0)
+
+
 def test_writable_inputs_are_restored_before_every_call():
     r = rpxprof.profile(edits_in_place, FRAME, warmup=3, repeats=50, writable_inputs=True)
     assert r["status"] == "complete"
