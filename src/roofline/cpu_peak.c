@@ -173,6 +173,17 @@ int rpx_cpu_peak_cache_store(const rpx_cpu_peak *est, const struct rpx_cpu_measu
         return rpx_error_set(err, RPX_EINVAL, "no cache folder: set RPX_CPU_PEAK_CACHE, XDG_CACHE_HOME or HOME");
     cache_key(est, key, sizeof key);
     doc = json_load_file(path, 0, NULL);
+    if ((doc || access(path, F_OK) == 0) &&
+        !(json_is_object(doc) &&
+          json_is_string(json_object_get(doc, "schema")) &&
+          strcmp(json_string_value(json_object_get(doc, "schema")), "rpxprof.cpu-peak-cache/1") ==
+              0)) {
+        json_decref(doc);
+        return rpx_error_set(err, RPX_EINVAL,
+                             "%s: exists and is not rpxprof's CPU measurement cache; the "
+                             "measurement was not cached (set RPX_CPU_PEAK_CACHE to another file)",
+                             path);
+    }
     if (!json_is_object(doc)) {
         json_decref(doc);
         doc = json_object();

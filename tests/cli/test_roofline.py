@@ -346,6 +346,16 @@ class RooflineTest(TempDirTest):
         self.assertTrue(est["is_bound"])
         self.assertGreaterEqual(est["fp32_gflops"], meas["fp32_gflops"])
         self.assertNotIn("not a bound", doc["bounds"]["host-cpu"]["gpu"]["name"])
+        # a file there that is not the cache is left alone, and the warning says what to do
+        other = {"RPX_CPU_PEAK_CACHE": self.path("not-a-cache.json")}
+        with open(other["RPX_CPU_PEAK_CACHE"], "w") as f:
+            f.write('{"mine": 1}\n')
+        p = run("roofline", "--measure-cpu", check=0, timeout=240, env=other)
+        self.assertIn("not-a-cache.json: exists and is not rpxprof's CPU measurement cache; the "
+                      "measurement was not cached (set RPX_CPU_PEAK_CACHE to another file)",
+                      p.stderr)
+        with open(other["RPX_CPU_PEAK_CACHE"]) as f:
+            self.assertEqual(f.read(), '{"mine": 1}\n')
 
 
 if __name__ == "__main__":
