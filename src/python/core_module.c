@@ -10,6 +10,7 @@
  * Python calls, and no other Python thread runs meanwhile. */
 #include "python/py_call.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -578,17 +579,67 @@ static PyObject *core_write_report(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Every call into the library runs in the C locale on this thread (uselocale), whatever
+ * the user's script set with locale.setlocale: numbers are read from /proc and written
+ * into formulas and notes with a decimal point, and system errors read in English, as
+ * from the CLI. The profiled callable itself runs in the process's locale (stage.c). */
+typedef PyObject *(*core_fn)(PyObject *self, PyObject *args, PyObject *kw);
+
+static PyObject *in_c_locale(core_fn fn, PyObject *self, PyObject *args, PyObject *kw)
+{
+    static locale_t c; /* made once, under the GIL */
+    locale_t prev = (locale_t)0;
+    PyObject *r;
+    if (!c) c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (c) prev = uselocale(c);
+    r = fn(self, args, kw);
+    if (prev) uselocale(prev);
+    return r;
+}
+
+static PyObject *gpus_kw(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)kw;
+    return core_gpus(self, args);
+}
+
+static PyObject *write_report_kw(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)kw;
+    return core_write_report(self, args);
+}
+
+#define RPX_C_LOCALE(fn)                                                                       \
+    static PyObject *fn##_c(PyObject *self, PyObject *args, PyObject *kw)                      \
+    {                                                                                          \
+        return in_c_locale(fn, self, args, kw);                                                \
+    }
+RPX_C_LOCALE(core_profile)
+RPX_C_LOCALE(core_cost)
+RPX_C_LOCALE(core_roofline)
+RPX_C_LOCALE(core_system_card)
+
+static PyObject *core_gpus_c(PyObject *self, PyObject *noargs)
+{
+    return in_c_locale(gpus_kw, self, noargs, NULL);
+}
+
+static PyObject *core_write_report_c(PyObject *self, PyObject *args)
+{
+    return in_c_locale(write_report_kw, self, args, NULL);
+}
+
 static PyMethodDef methods[] = {
-    {"profile", (PyCFunction)(void (*)(void))core_profile, METH_VARARGS | METH_KEYWORDS,
+    {"profile", (PyCFunction)(void (*)(void))core_profile_c, METH_VARARGS | METH_KEYWORDS,
      "Run a callable through rpxprof's runner; see rpxprof.profile."},
-    {"cost", (PyCFunction)(void (*)(void))core_cost, METH_VARARGS | METH_KEYWORDS,
+    {"cost", (PyCFunction)(void (*)(void))core_cost_c, METH_VARARGS | METH_KEYWORDS,
      "The cost JSON of an ONNX model (path or bytes)."},
-    {"roofline", (PyCFunction)(void (*)(void))core_roofline, METH_VARARGS | METH_KEYWORDS,
+    {"roofline", (PyCFunction)(void (*)(void))core_roofline_c, METH_VARARGS | METH_KEYWORDS,
      "Roofline bounds JSON."},
-    {"system_card", (PyCFunction)(void (*)(void))core_system_card, METH_VARARGS | METH_KEYWORDS,
+    {"system_card", (PyCFunction)(void (*)(void))core_system_card_c, METH_VARARGS | METH_KEYWORDS,
      "The system card JSON."},
-    {"gpus", core_gpus, METH_NOARGS, "The GPU table as JSON."},
-    {"write_report", core_write_report, METH_VARARGS, "Write a report through the output guard."},
+    {"gpus", core_gpus_c, METH_NOARGS, "The GPU table as JSON."},
+    {"write_report", core_write_report_c, METH_VARARGS, "Write a report through the output guard."},
     {"_set_error_class", set_error_class, METH_O, "The package's RpxprofError."},
     {NULL, NULL, 0, NULL}};
 

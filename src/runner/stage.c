@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <linux/futex.h>
 #include <limits.h>
+#include <locale.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -141,6 +142,24 @@ dump:
     free(text);
 }
 
+/* The target runs in the process's own (global) locale, whatever locale the caller
+ * gave this thread (the Python package runs the library in the C locale, uselocale).
+ * A target may call setlocale() (a Python model's locale.setlocale(LC_ALL, "") under
+ * LC_ALL=de_DE.UTF-8): it keeps its locale for its own calls, and LC_NUMERIC is put
+ * back as soon as they are over, so every number rpxprof prints or writes after them
+ * (the summary of a --no-isolate run, notes, messages) has a decimal point. */
+static void numeric_locale_save(char *buf, size_t size)
+{
+    const char *now = setlocale(LC_NUMERIC, NULL);
+    snprintf(buf, size, "%s", now ? now : "C");
+}
+
+static void numeric_locale_restore(const char *saved)
+{
+    const char *now = setlocale(LC_NUMERIC, NULL);
+    if (!now || strcmp(now, saved) != 0) (void)setlocale(LC_NUMERIC, saved);
+}
+
 /* The stage itself, in whichever process runs it. */
 static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
 {
@@ -150,9 +169,13 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     rpx_gpu_time *gtime = NULL;
     rpx_run_result res;
     rpx_error err = {0};
+    char numeric[256];
     int rc;
 
+    locale_t own = uselocale(LC_GLOBAL_LOCALE);
+
     memset(&res, 0, sizeof res);
+    numeric_locale_save(numeric, sizeof numeric);
     sh->outcome = OUTCOME_FAILED;
     set_phase(sh, PHASE_LOAD);
     if ((rc = rpx_target_open_ex(p->model, p->target, &target, &err)) != 0) goto fail;
@@ -216,6 +239,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         }
         (void)rpx_rss_trend_open(&sh->trend, p->repeats); /* unreadable: the report says so */
         rc = rpx_measure_run(&cfg, target, in, &res, &err);
+        numeric_locale_restore(numeric);
         if (!p->pristine && p->samples) rpx__samples_guard_end();
         rpx_rss_trend_close(&sh->trend);
         rpx_gpu_mem_stop(gmem);
@@ -253,6 +277,8 @@ fail:
 done:
     set_phase(sh, PHASE_DONE);
     rpx_target_close(target);
+    numeric_locale_restore(numeric); /* a setup or a teardown that called setlocale() */
+    if (own) uselocale(own);
     rpx_gpu_time_close(gtime);
     rpx_gpu_mem_free(gmem);
     rpx_cuda_close(cuda);

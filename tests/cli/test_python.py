@@ -237,6 +237,40 @@ class PythonTargetTest(TempDirTest):
         self.assertFalse(r["isolated"])
         self.assertEqual(r["python"]["function"], "predict_depth")
 
+    def test_a_model_that_sets_a_comma_locale(self):
+        """A model that calls setlocale(LC_ALL, "") where the environment names a locale
+        with a decimal comma keeps that locale for its own calls, and rpxprof still prints
+        and writes every number with a point: in the process that ran the model
+        (--no-isolate) and in the parent of an isolated one."""
+        import locale
+        import re
+        saved = locale.setlocale(locale.LC_NUMERIC)
+        try:
+            locale.setlocale(locale.LC_NUMERIC, "de_DE.UTF-8")
+            comma = locale.localeconv()["decimal_point"] == ","
+        except locale.Error:
+            comma = False
+        finally:
+            locale.setlocale(locale.LC_NUMERIC, saved)
+        if not comma:
+            self.skipTest("no de_DE.UTF-8 locale with a decimal comma (scripts/setup.sh generates it)")
+        with open(self.path("comma_model.py"), "w") as f:
+            f.write("import locale\n"
+                    "locale.setlocale(locale.LC_ALL, '')\n"
+                    "def f(rgb):\n"
+                    "    if locale.localeconv()['decimal_point'] != ',':\n"
+                    "        raise RuntimeError('the model lost its own locale')\n")
+        for iso in ((), ("--no-isolate",)):
+            with self.subTest(isolation=iso):
+                p, r, text = run_report(self, "--model", "comma_model:f", "--inputs", self.frame,
+                                        "--warmup", 2, "--repeats", 30, *iso, cwd=self.tmp,
+                                        env={"PYTHONPATH": self.tmp, "LC_ALL": "de_DE.UTF-8"})
+                self.assertEqual(r["status"], "complete")
+                self.assertRegex(p.stderr, r"p50 +\d+\.\d+ ms")  # the summary; stdout names the report
+                for where, t in (("stdout", p.stdout), ("stderr", p.stderr),
+                                 ("notes", "\n".join(r["notes"])), ("report", text)):
+                    self.assertIsNone(re.search(r"\d,\d", t), f"{where}: {t}")
+
     def test_build_without_the_plugin_says_so(self):
         lone = self.path("lone", "rpxprof")
         os.makedirs(os.path.dirname(lone))

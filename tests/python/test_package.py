@@ -266,6 +266,48 @@ def test_roofline_system_card_gpus():
         assert cli["gpus"] == gl
 
 
+def test_a_comma_locale_set_by_the_script_changes_no_number(monkeypatch):
+    """A script that set a locale with a decimal comma gets the same system card (of a
+    captured machine: 'cpu MHz : 2445.402' in its /proc/cpuinfo) and roofline bounds as in
+    the C locale; its callable runs in its locale; and its locale is left as it was."""
+    import locale
+    import re
+    saved = locale.setlocale(locale.LC_ALL)
+    try:
+        locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")
+        comma = locale.localeconv()["decimal_point"] == ","
+    except locale.Error:
+        comma = False
+    finally:
+        locale.setlocale(locale.LC_ALL, saved)
+    if not comma:
+        pytest.skip("no de_DE.UTF-8 locale with a decimal comma (scripts/setup.sh generates it)")
+    monkeypatch.setenv("RPX_SYSROOT", os.path.join(SOURCE, "tests", "fixtures", "sysroots",
+                                                   "debian12-kvm-2cpu"))
+
+    def now():
+        card = rpxprof.system_card()
+        card.pop("collect_ms", None)
+        return card, rpxprof.roofline(4e9, 1e8)
+
+    seen = []
+
+    def fn(rgb):
+        seen.append(locale.localeconv()["decimal_point"])
+
+    in_c = now()
+    assert in_c[0]["cpu"]["current_mhz"] == 2445.402
+    try:
+        locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")
+        assert now() == in_c
+        r = rpxprof.profile(fn, FRAME, warmup=1, repeats=20)
+        assert locale.localeconv()["decimal_point"] == ","  # the script's locale, as it was
+    finally:
+        locale.setlocale(locale.LC_ALL, saved)
+    assert set(seen) == {","}  # the callable ran in the script's locale
+    assert re.search(r"\d,\d", json.dumps(r)) is None
+
+
 def test_the_extension_does_not_link_libpython():
     path = rpxprof._core.__file__
     out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
