@@ -244,6 +244,13 @@ typedef struct rpx_cpu_peak {
                                        * of this machine; 0: an estimate that is not a bound */
     char bound_note[256];             /* why it is or is not a bound */
     double cached_fp32_gflops, cached_fp64_gflops; /* the cached measurement, NaN none */
+    /* issue 26: the cached measurement is used whole and labelled as measured */
+    double cached_triad_gbps;         /* its STREAM-triad bandwidth, NaN none */
+    int cached_threads;               /* threads it ran on, -1 unknown */
+    char cached_at[32];               /* when ("2026-12-04T05:00:00Z"), "" undated */
+    char cache_file[256];             /* the cache it came from, "" none */
+    int peak_is_measured;             /* 1: fp32_gflops is the cached measurement (above the
+                                       * estimate of `formula`); 0: the estimate */
 } rpx_cpu_peak;
 
 /* Estimate from /proc/cpuinfo and /sys/devices/system/cpu/cpu* /cpufreq
@@ -258,9 +265,11 @@ int rpx_cpu_peak_estimate(rpx_cpu_peak *out, rpx_error *err);
 int rpx_cpu_peak_from_card(const json_t *cpu, rpx_cpu_peak *out, rpx_error *err);
 /* The per-machine cache of CPU measurements (keyed by model, cores and ISA):
  * RPX_CPU_PEAK_CACHE, else $XDG_CACHE_HOME/rpxprof/cpu-peak.json, else
- * ~/.cache/rpxprof/cpu-peak.json. rpx_cpu_peak_estimate reads it when no
- * cpufreq maximum is known; rpx_cpu_peak_cache_store records a measurement
- * (keeping the higher peak of an earlier one). 0 or a negative RPX_E* code. */
+ * ~/.cache/rpxprof/cpu-peak.json. rpx_cpu_peak_estimate reads it (the peak
+ * becomes the higher of estimate and measurement, a bound even without a
+ * cpufreq maximum; the triad bandwidth, threads, date and file are kept);
+ * rpx_cpu_peak_cache_store records a measurement (keeping the higher peak of
+ * an earlier one). 0 or a negative RPX_E* code. */
 const char *rpx_cpu_peak_cache_path(char *buf, size_t size);
 struct rpx_cpu_measured;
 int rpx_cpu_peak_cache_store(const rpx_cpu_peak *estimate, const struct rpx_cpu_measured *measured,
@@ -288,13 +297,15 @@ void rpx_cpu_measure_options_init(rpx_cpu_measure_options *o);
 /* Runs for a second or two. Returns 0, RPX_ENOMEM, or RPX_EIO (threads). */
 int rpx_cpu_measure(const rpx_cpu_measure_options *o, rpx_cpu_measured *out, rpx_error *err);
 
-/* A target spec for the host CPU: key "host-cpu", fp32/fp64 vector peaks from
- * `measured` when given (else the estimate), bandwidth from the measured triad
- * (else NaN: the bound is then compute-only). Strings point into `storage`,
- * which must outlive `out`. */
+/* A target spec for the host CPU: key "host-cpu", fp32/fp64 vector peaks the
+ * higher of `estimate` (which may hold a cached measurement) and `measured`;
+ * bandwidth from the triad measured now, else the cached one, else NaN (the
+ * bound is then compute-only). `source` says for the peak and the bandwidth
+ * which it is: measured (how, where, when) or the estimate's formula. Strings
+ * point into `storage`, which must outlive `out`. */
 typedef struct rpx_cpu_target_storage {
     char name[200];
-    char source[512];
+    char source[1024];
     char notes[512];
 } rpx_cpu_target_storage;
 

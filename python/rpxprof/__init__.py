@@ -23,7 +23,7 @@ except ImportError as _e:  # pragma: no cover - a build without the extension
         "`python3 -m pip install --no-build-isolation ./python`" % _e) from _e
 
 __all__ = ["profile", "cost", "roofline", "system_card", "gpus", "Report", "RpxprofError",
-           "Interrupted", "__version__"]
+           "RpxprofTypeError", "Interrupted", "__version__"]
 __version__ = _core.version
 
 
@@ -37,6 +37,15 @@ class RpxprofError(Exception):
         super().__init__(message)
         self.code = code
         self.report = report
+
+
+class RpxprofTypeError(RpxprofError, TypeError):
+    """An argument of the wrong type (`fn` not callable, a list of arrays where samples are
+    dicts, `warmup="2"`): an RpxprofError with code 2, as the CLI's usage errors, and also a
+    TypeError, so code written to catch Python's TypeError keeps working."""
+
+    def __init__(self, message, code=2, report=None):
+        super().__init__(message, code, report)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -75,30 +84,94 @@ class Report(dict):
         return path
 
 
-def _npz_of(arrays, folder, index):
+# What rpxprof's NPY reader loads (src/io/npy.c): numpy kind -> item sizes.
+_NPZ_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8)}
+_NPZ_KINDS = "bool, int8-64, uint8-64, float16/32/64"
+
+
+def _dtype_refusal(dtype):
+    """(what the dtype is, how to fix it) for a dtype rpxprof does not pass, else None."""
+    if dtype.kind in _NPZ_SIZES and dtype.itemsize in _NPZ_SIZES[dtype.kind] \
+            and dtype.fields is None and not dtype.subdtype:
+        return None
+    if dtype.fields is not None:
+        return "structured", "give one array per field (arr['name'])"
+    table = {
+        "O": ("object", "give numeric arrays"),
+        "U": ("unicode string", "encode the text as numbers, e.g. "
+                                "np.frombuffer(s.encode(), np.uint8), and decode it in fn"),
+        "S": ("bytes string", "give the bytes as numbers, e.g. np.frombuffer(b, np.uint8)"),
+        "M": ("datetime", "convert it first, e.g. arr.astype('int64')"),
+        "m": ("timedelta", "convert it first, e.g. arr.astype('int64')"),
+        "c": ("complex", "give the real and imaginary parts as two float arrays "
+                         "(arr.real, arr.imag)"),
+        "f": ("long double", "convert it to float64 first (arr.astype(np.float64))"),
+        "V": ("void (raw bytes)", "give numeric arrays"),
+    }
+    return table.get(dtype.kind, ("not numeric", "give numeric arrays"))
+
+
+def _npz_of(arrays, folder, index, where="inputs"):
+    """Write one sample (a dict name -> array) to a private NPZ file, refusing up front what
+    rpxprof's reader would refuse there (so the message names `where` and the key, never
+    the temporary file)."""
     import numpy as np
     if not arrays:
-        raise RpxprofError("inputs: the dict of arrays is empty; give at least one array", 2)
+        raise RpxprofError("%s: the dict of arrays is empty; give at least one array" % where, 2)
     fixed = {}
     for k, v in arrays.items():
         if not isinstance(k, str) or not k.isidentifier():
-            raise RpxprofError("inputs: the name %r is not a Python identifier; the arrays "
-                               "are passed as keyword arguments" % (k,), 2)
+            raise RpxprofError("%s: the name %r is not a Python identifier; the arrays "
+                               "are passed as keyword arguments" % (where, k), 2)
         a = np.asarray(v, order="C")  # C order: what rpxprof reads (a 0-d array stays 0-d)
-        if a.dtype.hasobject:
-            raise RpxprofError("inputs: array '%s': dtype %s (object) is not supported; give "
-                               "numeric arrays" % (k, a.dtype), 2)
+        bad = _dtype_refusal(a.dtype)
+        if bad:
+            raise RpxprofError("%s['%s']: dtype %s (%s) is not supported: rpxprof passes "
+                               "numeric arrays (%s); %s" % (where, k, a.dtype, bad[0],
+                                                           _NPZ_KINDS, bad[1]), 2)
         fixed[k] = a
     path = _os.path.join(folder, "sample%06d.npz" % index)
     np.savez(path, **fixed)
     return path
 
 
-def _as_path(x, what):
+def _as_path(x, what, expected="a dict name -> numpy array, or an NPZ path"):
     if isinstance(x, (str, bytes, _os.PathLike)):
         p = _os.fsdecode(_os.fspath(x))
         return p
-    raise TypeError("%s: a dict of numpy arrays or an NPZ path, not %s" % (what, type(x).__name__))
+    hint = ""
+    if type(x).__name__ == "ndarray" and what.startswith("inputs"):
+        hint = ("; the arrays are passed by name as keyword arguments, so give "
+                "{'rgb': arr} (a list holds one such dict per sample)")
+    raise RpxprofTypeError("%s: %s, not %s%s" % (what, expected, type(x).__name__, hint))
+
+
+def _check_fn(fn):
+    """Refuse what cannot be timed: a non-callable, and a function whose call only creates a
+    generator or coroutine (each sample would time the creation and none of the body)."""
+    import functools
+    import inspect
+    if not callable(fn):
+        raise RpxprofTypeError("fn: a callable (a function, a method or an object with "
+                               "__call__), not %s" % type(fn).__name__)
+    target = fn
+    if not (inspect.isroutine(fn) or isinstance(fn, functools.partial) or inspect.isclass(fn)):
+        target = getattr(type(fn), "__call__", fn)
+    label = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) \
+        or getattr(getattr(fn, "func", None), "__name__", None) or "fn"
+    for test, what, made, fix in (
+            (inspect.isgeneratorfunction, "a generator function", "a generator",
+             "list(%s(**a))"),
+            (inspect.isasyncgenfunction, "an async generator function",
+             "an async generator", "asyncio.run(consume(%s(**a))) with an async def "
+             "consume(g) that runs `async for _ in g`"),
+            (inspect.iscoroutinefunction, "a coroutine function (async def)", "a coroutine",
+             "asyncio.run(%s(**a))")):
+        if test(target):
+            raise RpxprofError(
+                "fn: %s is %s: calling it only creates %s and runs none of its body, so "
+                "every sample would time that creation (about 0.2 us); time a function that "
+                "runs it, e.g. lambda **a: %s" % (label, what, made, fix % label), 2)
 
 
 def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
@@ -118,10 +191,11 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     gpus: GPU keys (list or comma-separated str) for the roofline bounds. meta: a dict of
     str for the report's metadata. timeout/call_timeout: seconds (need processes=N).
     name: what the report calls the callable (default module:qualname).
-    Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails, and
+    Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
+    of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
+    an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
     Interrupted (a KeyboardInterrupt, .report) on Ctrl-C."""
-    if not callable(fn):
-        raise TypeError("fn must be callable")
+    _check_fn(fn)
     module = getattr(fn, "__module__", None)
     qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) \
         or type(fn).__name__
@@ -141,7 +215,7 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             % ("timeout" if timeout else "call_timeout"), 2)
     for label, v in (("warmup", warmup), ("repeats", repeats)):
         if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError("%s must be an int" % label)
+            raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
     tmp = _tempfile.mkdtemp(prefix="rpxprof-")
     try:
         has_dict = False
@@ -154,7 +228,7 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             for i, x in enumerate(items):
                 if isinstance(x, dict):
                     has_dict = True
-                    samples.append(_npz_of(x, tmp, i))
+                    samples.append(_npz_of(x, tmp, i, "inputs[%d]" % i))
                 else:
                     samples.append(_as_path(x, "inputs[%d]" % i))
         elif isinstance(inputs, dict):
@@ -168,13 +242,13 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             with open(cost_path, "wb") as f:
                 f.write(bytes(cost))
         elif cost is not None:
-            cost_path = _as_path(cost, "cost")
+            cost_path = _as_path(cost, "cost", "an ONNX model: a path, or its bytes")
         if gpus is not None and not isinstance(gpus, str):
             gpus = ",".join(gpus)
         meta_text = None
         if meta is not None:
             if not isinstance(meta, dict):
-                raise TypeError("meta must be a dict of str")
+                raise RpxprofTypeError("meta: a dict of str, not %s" % type(meta).__name__)
             meta_text = _json.dumps({str(k): str(v) for k, v in meta.items()})
         text, status, code, warnings, error = _core.profile(
             fn, name, module=module, qualname=qualname, inputs=single, samples=samples,
@@ -204,7 +278,7 @@ def cost(model, *, bind_inputs=None, bind_dims=None, precision=None, per_op=Fals
     if isinstance(model, (bytearray, memoryview)):
         model = bytes(model)
     elif not isinstance(model, bytes):
-        model = _as_path(model, "model")
+        model = _as_path(model, "model", "an ONNX model: a path, or its bytes")
     return _json.loads(_core.cost(model, bind_inputs=_list(bind_inputs),
                                   bind_dims=_list(bind_dims), precision=precision,
                                   per_op=bool(per_op)))

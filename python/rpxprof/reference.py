@@ -89,13 +89,26 @@ class GPUSpec:
     precision: str = "fp32"
 
 
+def _reference_gpus() -> Dict[str, GPUSpec]:
+    """The reference's table, read from librpxprof's built-in ref-* entries (one source: the
+    table `rpxprof gpus`, `rpxprof roofline` and a run's bounds use; no RPX_GPU_SPECS file
+    changes it), keyed by the reference's names."""
+    import json
+
+    from . import _core
+    out: Dict[str, GPUSpec] = {}
+    for g in json.loads(_core.builtin_gpus()):
+        if g["key"].startswith("ref-"):
+            out[g["name"]] = GPUSpec(g["name"], float(g["peak_tflops"]["fp32"]["vector"]),
+                                     float(g["memory_bandwidth_gbps"]), float(g["memory_gb"]))
+    return out
+
+
 # Reference GPUs covering datacenter, workstation, and edge-robot scenarios (the reference's
-# table, FP32 only; `rpxprof gpus` has the full table with every precision and its sources).
-REFERENCE_GPUS: Dict[str, GPUSpec] = {
-    "A100-80GB": GPUSpec("A100-80GB", 19.5, 2039.0, 80.0),
-    "RTX 4090": GPUSpec("RTX 4090", 82.6, 1008.0, 24.0),
-    "Jetson Orin 64GB": GPUSpec("Jetson Orin 64GB", 5.3, 204.8, 64.0, precision="fp32"),
-}
+# table, FP32 only; `rpxprof gpus` has the full table with every precision and its sources):
+# A100-80GB 19.5 TFLOP/s, 2039 GB/s, 80 GB; RTX 4090 82.6, 1008, 24; Jetson Orin 64GB 5.3,
+# 204.8, 64.
+REFERENCE_GPUS: Dict[str, GPUSpec] = _reference_gpus()
 
 
 @dataclass(frozen=True)

@@ -196,7 +196,20 @@ static void print_cpu(const json_t *cpu)
            jstr_or(e, "isa", "?"), (long long)json_integer_value(json_object_get(e, "cores")),
            jstr_or(e, "max_mhz_source", "no clock"));
     printf("  estimate: %s\n", jstr_or(e, "formula", "n/a (clock unknown)"));
-    if (jstr(e, "bound_note")) printf("  peak: %s\n", jstr(e, "bound_note"));
+    const char *note = jstr(e, "bound_note"), *from = jstr_or(e, "peak_source", "");
+    if (note) printf("  peak: %s\n", note);
+    if (jnum(e, "cached_fp32_gflops") > 0) { /* issue 26: what the cached measurement gives */
+        int peak = strcmp(from, "cached measurement") == 0;
+        int bw = jnum(e, "cached_triad_gbps") > 0;
+        fmt_num(a, sizeof a, jnum(e, "cached_fp32_gflops"), "GFLOP/s");
+        fmt_num(c, sizeof c, jnum(e, "cached_triad_gbps"), "GB/s");
+        printf("  cached measurement (%s, %s): fp32 %s, triad %s; used for %s\n",
+               jstr_or(e, "cache_file", "?"), jstr_or(e, "cached_at", "undated"), a, c,
+               peak && bw ? "the peak and the memory bandwidth"
+               : peak     ? "the peak"
+               : bw       ? "the memory bandwidth (the estimate's peak is higher)"
+                          : "nothing (the estimate's peak is higher)");
+    }
     if (json_is_object(m)) {
         fmt_num(a, sizeof a, jnum(m, "fp32_gflops"), "GFLOP/s");
         fmt_num(b, sizeof b, jnum(m, "fp64_gflops"), "GFLOP/s");

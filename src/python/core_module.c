@@ -561,6 +561,22 @@ static PyObject *core_gpus(PyObject *self, PyObject *noargs)
     return json_text(arr);
 }
 
+/* builtin_gpus(): the built-in table only (no RPX_GPU_SPECS file can change it):
+ * rpxprof.reference builds REFERENCE_GPUS from its ref-* entries (issue 26). */
+static PyObject *core_builtin_gpus(PyObject *self, PyObject *noargs)
+{
+    json_t *arr = json_array();
+    size_t i;
+    (void)self;
+    (void)noargs;
+    for (i = 0; arr && i < rpx_gpu_builtin_count(); i++)
+        if (json_array_append_new(arr, rpx_gpu_spec_json(rpx_gpu_builtin_at(i))) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    return json_text(arr);
+}
+
 /* write_report(path, text, force): through the library's output guard. */
 static PyObject *core_write_report(PyObject *self, PyObject *args)
 {
@@ -603,6 +619,12 @@ static PyObject *gpus_kw(PyObject *self, PyObject *args, PyObject *kw)
     return core_gpus(self, args);
 }
 
+static PyObject *builtin_gpus_kw(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)kw;
+    return core_builtin_gpus(self, args);
+}
+
 static PyObject *write_report_kw(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)kw;
@@ -624,6 +646,11 @@ static PyObject *core_gpus_c(PyObject *self, PyObject *noargs)
     return in_c_locale(gpus_kw, self, noargs, NULL);
 }
 
+static PyObject *core_builtin_gpus_c(PyObject *self, PyObject *noargs)
+{
+    return in_c_locale(builtin_gpus_kw, self, noargs, NULL);
+}
+
 static PyObject *core_write_report_c(PyObject *self, PyObject *args)
 {
     return in_c_locale(write_report_kw, self, args, NULL);
@@ -639,6 +666,7 @@ static PyMethodDef methods[] = {
     {"system_card", (PyCFunction)(void (*)(void))core_system_card_c, METH_VARARGS | METH_KEYWORDS,
      "The system card JSON."},
     {"gpus", core_gpus_c, METH_NOARGS, "The GPU table as JSON."},
+    {"builtin_gpus", core_builtin_gpus_c, METH_NOARGS, "The built-in GPU table as JSON."},
     {"write_report", core_write_report_c, METH_VARARGS, "Write a report through the output guard."},
     {"_set_error_class", set_error_class, METH_O, "The package's RpxprofError."},
     {NULL, NULL, 0, NULL}};

@@ -106,6 +106,8 @@ static void init_peak(rpx_cpu_peak *o)
     o->max_mhz = NAN;
     o->fp32_gflops = o->fp64_gflops = NAN;
     o->cached_fp32_gflops = o->cached_fp64_gflops = NAN;
+    o->cached_triad_gbps = NAN;
+    o->cached_threads = -1;
     snprintf(o->isa, sizeof o->isa, "scalar");
 }
 
@@ -127,30 +129,46 @@ static void cache_key(const rpx_cpu_peak *p, char *buf, size_t size)
 }
 
 /* a measurement of this machine from the cache: the peak is then the higher of
- * estimate and measurement, and a bound; without one, the estimate is not */
-static void cache_lookup(rpx_cpu_peak *o)
+ * estimate and measurement, and a bound; its triad bandwidth is this machine's
+ * too (issue 26). Without a cpufreq maximum and without a measurement, the
+ * estimate is not a bound. */
+static void cache_lookup(rpx_cpu_peak *o, int have_max_clock)
 {
     char path[4096], key[256];
     json_t *doc = NULL, *ent;
-    double f32, f64;
-    o->cached_fp32_gflops = o->cached_fp64_gflops = NAN;
+    double f32, f64, triad;
+    o->cached_fp32_gflops = o->cached_fp64_gflops = o->cached_triad_gbps = NAN;
+    o->cached_threads = -1;
+    o->cached_at[0] = o->cache_file[0] = '\0';
+    o->peak_is_measured = 0;
     cache_key(o, key, sizeof key);
     if (rpx_cpu_peak_cache_path(path, sizeof path)) doc = json_load_file(path, 0, NULL);
     ent = json_object_get(json_object_get(doc, "entries"), key);
     f32 = json_number_value(json_object_get(ent, "fp32_gflops"));
     f64 = json_number_value(json_object_get(ent, "fp64_gflops"));
+    triad = json_number_value(json_object_get(ent, "triad_gbps"));
     if (json_is_object(ent) && f32 > 0) {
         const char *when = json_string_value(json_object_get(ent, "measured_at"));
+        json_t *threads = json_object_get(ent, "threads");
         o->cached_fp32_gflops = f32;
         o->cached_fp64_gflops = f64 > 0 ? f64 : NAN;
-        if (isnan(o->fp32_gflops) || f32 > o->fp32_gflops) o->fp32_gflops = f32;
+        o->cached_triad_gbps = triad > 0 ? triad : NAN;
+        o->cached_threads = json_is_integer(threads) ? (int)json_integer_value(threads) : -1;
+        snprintf(o->cached_at, sizeof o->cached_at, "%s", when ? when : "");
+        snprintf(o->cache_file, sizeof o->cache_file, "%.255s", path);
+        if (isnan(o->fp32_gflops) || f32 > o->fp32_gflops) {
+            o->fp32_gflops = f32;
+            o->peak_is_measured = 1;
+        }
         if (f64 > 0 && (isnan(o->fp64_gflops) || f64 > o->fp64_gflops)) o->fp64_gflops = f64;
-        o->is_bound = 1;
-        snprintf(o->bound_note, sizeof o->bound_note,
-                 "a bound: no cpufreq maximum, so the higher of the estimate and this machine's "
-                 "measurement cached in %.120s (%s) is used",
-                 path, when ? when : "undated");
-    } else {
+        if (!have_max_clock) {
+            o->is_bound = 1;
+            snprintf(o->bound_note, sizeof o->bound_note,
+                     "a bound: no cpufreq maximum, so the higher of the estimate and this "
+                     "machine's measurement cached in %.120s (%s) is used",
+                     path, when ? when : "undated");
+        }
+    } else if (!have_max_clock) {
         o->is_bound = 0;
         snprintf(o->bound_note, sizeof o->bound_note,
                  "an estimate, not a bound: no maximum boost clock is known (%s) and no "
@@ -333,8 +351,9 @@ int rpx_cpu_peak_estimate(rpx_cpu_peak *out, rpx_error *err)
         out->is_bound = 1;
         snprintf(out->bound_note, sizeof out->bound_note,
                  "a bound: the maximum boost clock (cpufreq cpuinfo_max_freq)");
+        cache_lookup(out, 1); /* this machine's measured bandwidth (and a higher peak) */
     } else {
-        cache_lookup(out);
+        cache_lookup(out, 0);
     }
     return 0;
 }
@@ -896,11 +915,22 @@ static double max_known(double a, double b)
     return a > b ? a : b;
 }
 
+/* "2 threads, " or "" */
+static void threads_words(int threads, char *buf, size_t size)
+{
+    if (threads > 0)
+        snprintf(buf, size, " on %d thread%s", threads, threads == 1 ? "" : "s");
+    else
+        buf[0] = '\0';
+}
+
 void rpx_cpu_target_spec(const rpx_cpu_peak *est, const rpx_cpu_measured *meas,
                          rpx_gpu_spec *out, rpx_cpu_target_storage *st)
 {
-    int p, u;
-    double f32 = NAN, f64 = NAN;
+    int p, u, now_peak = 0;
+    double f32 = NAN, f64 = NAN, bw = NAN;
+    char peak_words[400], bw_words[400], th[32];
+    int cached_bw = est && est->cached_triad_gbps > 0;
     memset(out, 0, sizeof *out);
     for (p = 0; p < RPX_PREC_COUNT; p++)
         for (u = 0; u < RPX_UNIT_COUNT; u++) out->peak_tflops[p][u] = NAN;
@@ -910,8 +940,45 @@ void rpx_cpu_target_spec(const rpx_cpu_peak *est, const rpx_cpu_measured *meas,
     }
     if (meas) {
         /* the higher of estimate and measurement, so the bound stays a lower bound */
+        now_peak = meas->fp32_gflops > 0 && (isnan(f32) || meas->fp32_gflops >= f32);
         f32 = max_known(f32, meas->fp32_gflops);
         f64 = max_known(f64, meas->fp64_gflops);
+    }
+    /* where the peak came from: measured now, the cached measurement, or the estimate */
+    if (now_peak) {
+        threads_words(meas->threads, th, sizeof th);
+        snprintf(peak_words, sizeof peak_words,
+                 "peak: measured now by rpxprof's FMA kernel (%s)%s: %g GFLOP/s fp32",
+                 meas->isa[0] ? meas->isa : "?", th, f32);
+    } else if (est && est->peak_is_measured) {
+        threads_words(est->cached_threads, th, sizeof th);
+        snprintf(peak_words, sizeof peak_words,
+                 "peak: measured by rpxprof's FMA kernel (rpxprof roofline --measure-cpu)%s, "
+                 "cached in %.160s (%s): %g GFLOP/s fp32, above the estimate",
+                 th, est->cache_file, est->cached_at[0] ? est->cached_at : "undated", f32);
+    } else if (est && est->formula[0]) {
+        snprintf(peak_words, sizeof peak_words, "peak: estimate: %s", est->formula);
+    } else {
+        snprintf(peak_words, sizeof peak_words, "peak: unknown");
+    }
+    /* the bandwidth: measured now, else the cached measurement, else unknown */
+    if (meas && meas->triad_gbps > 0) {
+        bw = meas->triad_gbps;
+        threads_words(meas->threads, th, sizeof th);
+        snprintf(bw_words, sizeof bw_words,
+                 "memory bandwidth: measured now by rpxprof's STREAM-triad-like kernel%s: %g GB/s",
+                 th, bw);
+    } else if (cached_bw) {
+        bw = est->cached_triad_gbps;
+        threads_words(est->cached_threads, th, sizeof th);
+        snprintf(bw_words, sizeof bw_words,
+                 "memory bandwidth: measured by rpxprof's STREAM-triad-like kernel (rpxprof "
+                 "roofline --measure-cpu)%s, cached in %.160s (%s): %g GB/s",
+                 th, est->cache_file, est->cached_at[0] ? est->cached_at : "undated", bw);
+    } else {
+        snprintf(bw_words, sizeof bw_words,
+                 "memory bandwidth: unknown (no measurement; run 'rpxprof roofline "
+                 "--measure-cpu' once on this machine)");
     }
     out->key = "host-cpu";
     snprintf(st->name, sizeof st->name, "Host CPU: %.150s (%d cores)%s",
@@ -921,26 +988,22 @@ void rpx_cpu_target_spec(const rpx_cpu_peak *est, const rpx_cpu_measured *meas,
     out->vendor = est && est->vendor[0] ? est->vendor : NULL;
     out->architecture = est ? est->isa : NULL;
     out->memory_gb = NAN;
-    out->memory_bandwidth_gbps = meas ? meas->triad_gbps : NAN;
+    out->memory_bandwidth_gbps = bw;
     out->peak_tflops[RPX_PREC_FP32][RPX_UNIT_VECTOR] = f32 / 1000.0;
     out->peak_tflops[RPX_PREC_FP64][RPX_UNIT_VECTOR] = f64 / 1000.0;
     out->sm_count = est ? est->cores : -1;
     out->boost_clock_mhz = est ? est->max_mhz : NAN;
     out->l2_mb = NAN;
     out->tdp_w = NAN;
-    snprintf(st->source, sizeof st->source, "%s%s%s",
-             est && est->formula[0] ? "estimate: " : "", est ? est->formula : "",
-             meas ? "; measured: rpxprof FMA and STREAM-triad-like kernels (the higher peak "
-                    "of estimate and measurement is used)"
-                  : "");
-    if (!st->source[0]) snprintf(st->source, sizeof st->source, "nothing known");
+    snprintf(st->source, sizeof st->source, "%s; %s", peak_words, bw_words);
     out->source = st->source;
     snprintf(st->notes, sizeof st->notes,
              "Only fp32 and fp64 are modelled for CPUs.%s%.250s%s",
              est && est->bound_note[0] && !meas ? " The peak is " : "",
              est && !meas ? est->bound_note : "",
-             meas ? "" : " Memory bandwidth unknown without --measure-cpu: the bound covers "
-                         "compute only.");
+             isnan(bw) ? " Memory bandwidth unknown without a measurement (rpxprof roofline "
+                         "--measure-cpu): the bound covers compute only."
+                       : "");
     out->notes = st->notes;
     out->match = NULL;
 }
@@ -971,6 +1034,11 @@ json_t *rpx_cpu_peak_json(const rpx_cpu_peak *e, const rpx_cpu_measured *m)
     SET(je, "is_bound", json_boolean(e->is_bound));
     SET(je, "bound_note", e->bound_note[0] ? json_string(e->bound_note) : json_null());
     SET(je, "cached_fp32_gflops", rpx_json_real_or_null(e->cached_fp32_gflops));
+    SET(je, "cached_triad_gbps", rpx_json_real_or_null(e->cached_triad_gbps));
+    SET(je, "cached_at", e->cached_at[0] ? json_string(e->cached_at) : json_null());
+    SET(je, "cache_file", e->cache_file[0] ? json_string(e->cache_file) : json_null());
+    SET(je, "peak_source", json_string(e->peak_is_measured ? "cached measurement"
+                                       : isnan(e->fp32_gflops) ? "unknown" : "estimate"));
     SET(o, "estimate", je);
     if (m) {
         SET(jm, "threads", json_integer(m->threads));

@@ -255,18 +255,22 @@ static const rpx_gpu_spec builtin[] = {
      "CDNA 2 has no TF32 or FP8. Typical board power 500 W, 560 W peak. Bandwidth 3.2 TB/s "
      "as printed (3276.8 GB/s exact).",
      "mi250x"},
-    /* ---- the reference profiler's entries (fp32 only), so its bounds reproduce ---- */
-    {"ref-a100-80gb", "A100-80GB", "NVIDIA", "Ampere", NA, 2039,
+    /* ---- the reference profiler's entries (fp32 only), so its bounds reproduce ----
+     * The one source of the reference's table: rpxprof.reference.REFERENCE_GPUS is
+     * built from these three (rpxprof._core.builtin_gpus), and a test checks that each
+     * label states the numbers its entry holds (tests/unit/test_roofline.c). Name,
+     * fp32 peak, bandwidth and memory (GB) are the reference's GPUSpec fields. */
+    {"ref-a100-80gb", "A100-80GB", "NVIDIA", "Ampere", 80, 2039,
      PEAKS(NA, NA, NA, 19.5, NA, NA, NA, NA, NA, NA, NA), -1, NA, NA, NA,
      "rpx_benchmark's REFERENCE_GPUS table: 19.5 TFLOP/s fp32 and 2039 GB/s, from its "
      "worked example 4878.9 GFLOP -> 250.2 ms",
      "REFERENCE_GPUS lists fp32 only; use a100-sxm-80gb for the other precisions.", NULL},
-    {"ref-rtx4090", "RTX 4090", "NVIDIA", "Ada Lovelace", NA, 1008,
-     PEAKS(NA, NA, NA, 82.58, NA, NA, NA, NA, NA, NA, NA), -1, NA, NA, NA,
-     "rpx_benchmark's REFERENCE_GPUS table: 82.58 TFLOP/s fp32 and 1008 GB/s, from its "
+    {"ref-rtx4090", "RTX 4090", "NVIDIA", "Ada Lovelace", 24, 1008,
+     PEAKS(NA, NA, NA, 82.6, NA, NA, NA, NA, NA, NA, NA), -1, NA, NA, NA,
+     "rpx_benchmark's REFERENCE_GPUS table: 82.6 TFLOP/s fp32 and 1008 GB/s, from its "
      "worked example 4878.9 GFLOP -> 59.1 ms",
      "REFERENCE_GPUS lists fp32 only; use rtx-4090 for the other precisions.", NULL},
-    {"ref-jetson-orin-64gb", "Jetson Orin 64GB", "NVIDIA", "Ampere", NA, 204.8,
+    {"ref-jetson-orin-64gb", "Jetson Orin 64GB", "NVIDIA", "Ampere", 64, 204.8,
      PEAKS(NA, NA, NA, 5.3, NA, NA, NA, NA, NA, NA, NA), -1, NA, NA, NA,
      "rpx_benchmark's REFERENCE_GPUS table: 5.3 TFLOP/s fp32 and 204.8 GB/s, from its "
      "worked example 4878.9 GFLOP -> 920.5 ms",

@@ -99,6 +99,13 @@ class PythonTargetTest(TempDirTest):
         self.assertIn("has no function 'nope'; its functions: alloc_touch", p.stderr)
         p, _ = self.profile("rpx_pymodels:NOT_CALLABLE", check=1)
         self.assertIn("'rpx_pymodels.NOT_CALLABLE' is not callable (an object of type int)", p.stderr)
+        # a generator function's call runs none of its body: refused, not timed (issue 26)
+        for name, what, fix in (("generator", "a generator function", "list(generator(**a))"),
+                                ("coroutine", "a coroutine function (async def)",
+                                 "asyncio.run(coroutine(**a))")):
+            p, _ = self.profile("rpx_pymodels:" + name, check=1)
+            self.assertIn(f"{name} is {what}: calling it only creates", p.stderr)
+            self.assertIn(fix, p.stderr)
         p, _ = self.profile("1bad:f", check=1)
         self.assertIn("neither a shared object", p.stderr)
 

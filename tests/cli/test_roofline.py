@@ -283,6 +283,46 @@ class RooflineTest(TempDirTest):
         self.assertIn("empty.json", run("roofline", "--gpu", "h100-sxm", "--cost", empty,
                                         check=1).stderr)
 
+    def test_host_cpu_cached_measurement_is_used_and_labelled(self):
+        # issue 26: the cached measurement made the peak while the source said "estimate",
+        # and its triad bandwidth was ignored ("host-cpu has no memory bandwidth"). The
+        # test writes its own cache (never this machine's) with this machine's key.
+        cache = self.path("cache", "cpu-peak.json")
+        env = {"RPX_CPU_PEAK_CACHE": cache}
+        doc = self.roofline("--gpu", "host-cpu", "--flops", "1e9", "--bytes", "1e8", env=env)
+        est = doc["cpu"]["estimate"]
+        self.assertEqual(est["peak_source"], "estimate" if est["fp32_gflops"] else "unknown")
+        self.assertIsNone(est["cached_triad_gbps"])
+        if est["fp32_gflops"]:
+            self.assertIn("peak: estimate: ", doc["bounds"]["host-cpu"]["gpu"]["source"])
+        key = "%s|%d cores|%s" % (est["model"] or "unknown",
+                                  est["cores"] if est["cores"] is not None else -1, est["isa"])
+        peak = 10 * (est["fp32_gflops"] or 100.0)
+        os.makedirs(os.path.dirname(cache))
+        with open(cache, "w") as f:
+            json.dump({"schema": "rpxprof.cpu-peak-cache/1", "entries": {key: {
+                "fp32_gflops": peak, "fp64_gflops": peak / 2, "triad_gbps": 90.57,
+                "threads": 2, "measured_at": "2026-01-02T03:04:05Z"}}}, f)
+        doc = self.roofline("--gpu", "host-cpu", "--flops", "1e9", "--bytes", "1e8", env=env)
+        est, b = doc["cpu"]["estimate"], doc["bounds"]["host-cpu"]
+        self.assertEqual(est["peak_source"], "cached measurement")
+        self.assertEqual((est["cached_triad_gbps"], est["cached_at"], est["cache_file"]),
+                         (90.57, "2026-01-02T03:04:05Z", cache))
+        source = b["gpu"]["source"]
+        self.assertNotIn("estimate:", source)  # the estimate's label only when it is used
+        for words in ("peak: measured by rpxprof's FMA kernel", "on 2 threads",
+                      "memory bandwidth: measured by rpxprof's STREAM-triad-like kernel",
+                      "90.57 GB/s", cache, "2026-01-02T03:04:05Z"):
+            self.assertIn(words, source)
+        self.assertEqual(b["memory_bandwidth_gbps"], 90.57)
+        self.assertAlmostEqual(b["ideal"]["memory_ms"], 1e8 / 90.57e6, places=12)
+        self.assertAlmostEqual(b["ideal"]["compute_ms"], 1e9 / (peak * 1e6), places=12)
+        self.assertIsNone(b["reason"])  # not "host-cpu has no memory bandwidth"
+        self.assertNotIn("not a bound", b["gpu"]["name"])
+        text = run("roofline", "--gpu", "host-cpu", "--flops", "1e9", env=env, check=0).stdout
+        self.assertIn(f"cached measurement ({cache}, 2026-01-02T03:04:05Z)", text)
+        self.assertIn("triad 90.57 GB/s; used for the peak and the memory bandwidth", text)
+
     def test_host_cpu(self):
         # this test's own measurement cache, never the user's
         cache = {"RPX_CPU_PEAK_CACHE": self.path("cache", "cpu-peak.json")}

@@ -3,6 +3,7 @@ with dict / NPZ / list inputs, writable and read-only inputs, exceptions, forked
 (after torch ran), Ctrl-C, Report.write's guard, and the thin wrappers cost / roofline /
 system_card / gpus; the pip install into a virtualenv without network.
 Run by CTest with PYTHONPATH=<build>/python (tests/python/python.cmake)."""
+import functools
 import io
 import json
 import os
@@ -387,3 +388,74 @@ def test_cli_python_target_shares_the_call_samples_and_writable(tmp_path):
     p = run("--model", "m_rpx:edit", "--inputs", "s7.npz", "--repeats", "20")
     assert p.returncode == 1
     assert "pass --writable-inputs (writable_inputs=True in Python)" in p.stderr
+
+
+# ---- refusals up front (issue 26 §4.7) ----
+
+def gen_fn(rgb):
+    yield rgb.sum()
+
+
+async def async_fn(rgb):
+    return rgb.sum()
+
+
+class GenCallable:
+    def __call__(self, rgb):
+        yield rgb
+
+
+@pytest.mark.parametrize("bad, kind, fix", [
+    (np.array(["a", "bc"]), "unicode string", "np.uint8"),
+    (np.array([b"a", b"bc"]), "bytes string", "np.uint8"),
+    (np.array(["2024-01-01"], dtype="datetime64[D]"), "datetime", "astype('int64')"),
+    (np.array([1], dtype="timedelta64[s]"), "timedelta", "astype('int64')"),
+    (np.zeros(2, np.complex64), "complex", "two float arrays"),
+    (np.zeros(2, np.longdouble), "long double", "float64"),
+    (np.zeros(2, dtype=[("a", np.int32), ("b", np.float32)]), "structured", "one array per field"),
+])
+def test_unsupported_dtypes_are_refused_naming_the_key(bad, kind, fix):
+    # refused before anything is written: the message names the key and the dtype, never
+    # the private temporary file (which the user never saw), and exits as a usage error
+    for inputs, where in (({"rgb": FRAME["rgb"], "bad": bad}, "inputs['bad']"),
+                          ([FRAME, {"rgb": FRAME["rgb"], "bad": bad}], "inputs[1]['bad']")):
+        with pytest.raises(rpxprof.RpxprofError) as e:
+            rpxprof.profile(noop, inputs, warmup=0, repeats=1)
+        msg = str(e.value)
+        assert e.value.code == 2, msg
+        assert where in msg and str(bad.dtype) in msg and kind in msg and fix in msg, msg
+        assert "rpxprof-" not in msg and ".npz" not in msg, msg
+
+
+def test_wrong_types_raise_rpxprof_error_that_is_also_a_type_error():
+    cases = [
+        (lambda: rpxprof.profile(42, FRAME), "fn"),
+        (lambda: rpxprof.profile(noop, [FRAME["rgb"], FRAME["rgb"]]), "inputs[0]"),
+        (lambda: rpxprof.profile(noop, FRAME["rgb"]), "inputs"),
+        (lambda: rpxprof.profile(noop, 3.5), "inputs"),
+        (lambda: rpxprof.profile(noop, FRAME, warmup="2"), "warmup"),
+        (lambda: rpxprof.profile(noop, FRAME, meta=["a"]), "meta"),
+        (lambda: rpxprof.profile(noop, FRAME, cost=1.5), "cost"),
+    ]
+    for call, name in cases:
+        with pytest.raises(rpxprof.RpxprofError) as e:
+            call()
+        assert isinstance(e.value, TypeError), (name, type(e.value))  # code catching TypeError
+        assert e.value.code == 2 and name in str(e.value), (name, str(e.value))
+    # a list of arrays says what a sample is
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, [FRAME["rgb"]])
+    assert "dict" in str(e.value) and "ndarray" in str(e.value)
+
+
+@pytest.mark.parametrize("fn, what, fix", [
+    (gen_fn, "generator function", "list(gen_fn(**a))"),
+    (async_fn, "coroutine function", "asyncio.run(async_fn(**a))"),
+    (GenCallable(), "generator function", "list("),
+    (functools.partial(gen_fn), "generator function", "list(")])
+def test_generator_and_async_functions_are_refused(fn, what, fix):
+    # calling one only creates the generator (0.15 us) and runs none of its body
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(fn, FRAME, warmup=0, repeats=5)
+    msg = str(e.value)
+    assert e.value.code == 2 and what in msg and fix in msg, msg

@@ -141,6 +141,30 @@ def test_reference_gpus_table():
         REFERENCE_GPUS["RTX 4090"].peak_tflops = 1.0
 
 
+def test_reference_gpus_are_the_librarys_ref_entries():
+    # issue 26: one source. REFERENCE_GPUS is read from librpxprof's built-in ref-* entries
+    # (the table `rpxprof gpus` and the run's bounds use), never from RPX_GPU_SPECS, and
+    # every entry's label states the numbers it holds
+    import re
+    import rpxprof._core as core
+    table = [g for g in json.loads(core.builtin_gpus()) if g["key"].startswith("ref-")]
+    assert [g["name"] for g in table] == list(REFERENCE_GPUS)
+    for g in table:
+        spec = REFERENCE_GPUS[g["name"]]
+        assert spec.peak_tflops == g["peak_tflops"]["fp32"]["vector"]
+        assert spec.memory_bw_gbps == g["memory_bandwidth_gbps"]
+        assert spec.memory_gb == g["memory_gb"]
+        m = re.search(r"REFERENCE_GPUS table: ([0-9.]+) TFLOP/s fp32 and ([0-9.]+) GB/s", g["source"])
+        assert m and (float(m[1]), float(m[2])) == (spec.peak_tflops, spec.memory_bw_gbps), g["source"]
+        m = re.search(r"worked example ([0-9.]+) GFLOP -> ([0-9.]+) ms", g["source"])
+        assert m and round(float(m[1]) / spec.peak_tflops, 1) == float(m[2]), g["source"]
+    # the Python table and `rpxprof.roofline` agree on each reference GPU
+    for g in table:
+        b = rpxprof.roofline(4878.9e9, 0, gpus=[g["key"]])["bounds"][g["key"]]["ideal"]
+        ref = RooflineBound.from_model_and_gpu(4878.9, 0.0, REFERENCE_GPUS[g["name"]])
+        assert round(b["compute_ms"], 4) == ref.compute_ms
+
+
 def test_roofline_worked_numbers():
     gpu = GPUSpec("G", 10.0, 100.0, 16.0)
     b = RooflineBound.from_model_and_gpu(100.0, 0.5, gpu)

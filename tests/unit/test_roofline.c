@@ -75,11 +75,46 @@ static void test_reference_entries(void **state)
     rpx_bound b;
     (void)state;
     ref_case("ref-a100-80gb", "A100-80GB", 19.5, 2039, 250.2);
-    ref_case("ref-rtx4090", "RTX 4090", 82.58, 1008, 59.1);
+    ref_case("ref-rtx4090", "RTX 4090", 82.6, 1008, 59.1);
     ref_case("ref-jetson-orin-64gb", "Jetson Orin 64GB", 5.3, 204.8, 920.5);
     /* no rounding: 4878.9e9 / 19.5 TFLOP/s is the double nearest 250.2 */
     assert_int_equal(rpx_roofline_bound(4878.9e9, 0, 19.5, 2039, &b, NULL), 0);
     assert_true(b.compute_ms == 250.2);
+}
+
+/* issue 26: every ref-* entry's label states the numbers the entry holds (the
+ * label said 82.58 TFLOP/s beside the reference's 82.6), and its worked example */
+static void test_reference_labels_agree_with_values(void **state)
+{
+    size_t i, n = 0;
+    (void)state;
+    for (i = 0; i < rpx_gpu_builtin_count(); i++) {
+        const rpx_gpu_spec *g = rpx_gpu_builtin_at(i);
+        const char *p;
+        double tflops = 0, gbps = 0, gflop = 0, ms = 0;
+        rpx_bound b;
+        if (strncmp(g->key, "ref-", 4) != 0) continue;
+        n++;
+        p = strstr(g->source, "REFERENCE_GPUS table: ");
+        assert_non_null(p);
+        assert_int_equal(sscanf(p, "REFERENCE_GPUS table: %lf TFLOP/s fp32 and %lf GB/s",
+                                &tflops, &gbps), 2);
+        assert_true(tflops == g->peak_tflops[RPX_PREC_FP32][RPX_UNIT_VECTOR]);
+        assert_true(gbps == g->memory_bandwidth_gbps);
+        p = strstr(g->source, "worked example ");
+        assert_non_null(p);
+        assert_int_equal(sscanf(p, "worked example %lf GFLOP -> %lf ms", &gflop, &ms), 2);
+        assert_int_equal(rpx_roofline_bound(gflop * 1e9, 0, tflops, gbps, &b, NULL), 0);
+        assert_true(round1(b.compute_ms) == ms);
+        /* the reference's memory_gb, so rpxprof.reference builds GPUSpec from this table */
+        assert_false(isnan(g->memory_gb));
+        /* only fp32: every other peak is unknown */
+        for (int p2 = 0; p2 < RPX_PREC_COUNT; p2++)
+            for (int u = 0; u < RPX_UNIT_COUNT; u++)
+                if (!(p2 == RPX_PREC_FP32 && u == RPX_UNIT_VECTOR))
+                    assert_true(isnan(g->peak_tflops[p2][u]));
+    }
+    assert_int_equal(n, 3);
 }
 
 static void test_tie_is_compute(void **state)
@@ -717,6 +752,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_numbers),
         cmocka_unit_test(test_reference_entries),
+        cmocka_unit_test(test_reference_labels_agree_with_values),
         cmocka_unit_test(test_tie_is_compute),
         cmocka_unit_test(test_bound_invalid_and_partial),
         cmocka_unit_test(test_precision_selection),

@@ -188,6 +188,94 @@ static void test_estimate_without_cpufreq_is_no_bound(void **state)
     drop_root();
 }
 
+/* issue 26: the cached measurement made the peak (457.9 GFLOP/s) while the
+ * target's source still said "estimate ... 268.287", and its triad bandwidth
+ * (90.57 GB/s) was ignored. Now both are used and labelled as measured: how,
+ * where and when; the estimate's label only when the estimate is the peak. */
+static void test_cached_measurement_is_labelled_and_gives_bandwidth(void **state)
+{
+    rpx_cpu_peak p;
+    rpx_error err = {0};
+    rpx_cpu_measured m;
+    rpx_gpu_spec spec;
+    rpx_cpu_target_storage st;
+    rpx_roofline_input in;
+    json_t *r, *j;
+    char cache[600], *info = x86_cpuinfo("GenuineIntel", 6, "Intel(R) Xeon(R) Platinum 8370C",
+                                         "fpu sse sse2 avx fma avx2", 1, 2, 1, 2095.078);
+    (void)state;
+    fresh_root("cachedbw");
+    put_file("/proc/cpuinfo", info);
+    snprintf(cache, sizeof cache, "%s/cache/cpu-peak.json", root);
+    setenv("RPX_CPU_PEAK_CACHE", cache, 1);
+    assert_int_equal(rpx_cpu_peak_estimate(&p, &err), 0);
+    assert_true(fabs(p.fp32_gflops - 2 * 2.095078 * 32) < 1e-9); /* 134.085: the estimate */
+    assert_true(isnan(p.cached_triad_gbps));
+    rpx_cpu_target_spec(&p, NULL, &spec, &st);
+    assert_non_null(strstr(spec.source, "peak: estimate: 2 cores x"));
+    assert_null(strstr(spec.source, "measured"));
+    assert_true(isnan(spec.memory_bandwidth_gbps));
+    assert_non_null(strstr(spec.source, "memory bandwidth: unknown"));
+    /* --measure-cpu on this machine: cached with its triad bandwidth */
+    memset(&m, 0, sizeof m);
+    m.threads = 2;
+    m.fp32_gflops = 457.9;
+    m.fp64_gflops = 228.9;
+    m.triad_gbps = 90.57;
+    snprintf(m.isa, sizeof m.isa, "avx2+fma");
+    assert_int_equal(rpx_cpu_peak_cache_store(&p, &m, &err), 0);
+    assert_int_equal(rpx_cpu_peak_estimate(&p, &err), 0);
+    assert_true(p.fp32_gflops == 457.9);
+    assert_true(p.cached_triad_gbps == 90.57);
+    assert_int_equal(p.cached_threads, 2);
+    assert_int_equal((int)strlen(p.cached_at), 20); /* 2026-12-04T05:00:00Z */
+    rpx_cpu_target_spec(&p, NULL, &spec, &st);
+    assert_true(spec.peak_tflops[RPX_PREC_FP32][RPX_UNIT_VECTOR] == 0.4579);
+    assert_true(spec.memory_bandwidth_gbps == 90.57);
+    assert_null(strstr(spec.source, "estimate:")); /* not the estimate's label */
+    assert_non_null(strstr(spec.source, "peak: measured"));
+    assert_non_null(strstr(spec.source, "457.9 GFLOP/s fp32"));
+    assert_non_null(strstr(spec.source, "memory bandwidth: measured"));
+    assert_non_null(strstr(spec.source, "STREAM-triad"));
+    assert_non_null(strstr(spec.source, "90.57 GB/s"));
+    assert_non_null(strstr(spec.source, cache));
+    assert_non_null(strstr(spec.source, p.cached_at));
+    assert_null(strstr(spec.notes, "bandwidth unknown"));
+    rpx_roofline_input_init(&in);
+    in.flops = 1e9;
+    in.bytes = 9.057e8; /* 10 ms at 90.57 GB/s */
+    r = rpx_roofline_json(&spec, &in);
+    assert_true(fabs(json_real_value(json_object_get(json_object_get(r, "ideal"), "memory_ms")) -
+                     10.0) < 1e-9);
+    assert_true(json_is_null(json_object_get(r, "reason")));
+    json_decref(r);
+    /* the JSON says where the peak came from */
+    j = rpx_cpu_peak_json(&p, NULL);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "estimate"),
+                                                          "peak_source")),
+                        "cached measurement");
+    assert_true(json_real_value(json_object_get(json_object_get(j, "estimate"),
+                                                "cached_triad_gbps")) == 90.57);
+    json_decref(j);
+    /* a measurement made now wins over the cache, and says so */
+    m.fp32_gflops = 500;
+    m.triad_gbps = 95;
+    rpx_cpu_target_spec(&p, &m, &spec, &st);
+    assert_true(spec.memory_bandwidth_gbps == 95);
+    assert_non_null(strstr(spec.source, "peak: measured now"));
+    assert_non_null(strstr(spec.source, "memory bandwidth: measured now"));
+    /* with cpufreq's maximum clock the cached bandwidth is still this machine's */
+    put_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
+    assert_int_equal(rpx_cpu_peak_estimate(&p, &err), 0);
+    assert_true(p.cached_triad_gbps == 90.57);
+    assert_true(fabs(p.fp32_gflops - 457.9) < 1e-9); /* above 2 x 3.5 x 32 = 224 */
+    rpx_cpu_target_spec(&p, NULL, &spec, &st);
+    assert_true(spec.memory_bandwidth_gbps == 90.57);
+    unsetenv("RPX_CPU_PEAK_CACHE");
+    free(info);
+    drop_root();
+}
+
 static void test_estimate_zen4_and_arm(void **state)
 {
     rpx_cpu_peak p;
@@ -360,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_estimate_intel_avx512_cpufreq),
         cmocka_unit_test(test_estimate_kvm_no_cpufreq),
         cmocka_unit_test(test_estimate_without_cpufreq_is_no_bound),
+        cmocka_unit_test(test_cached_measurement_is_labelled_and_gives_bandwidth),
         cmocka_unit_test(test_estimate_zen4_and_arm),
         cmocka_unit_test(test_from_card),
         cmocka_unit_test(test_cpu_target_bound),

@@ -101,3 +101,13 @@ def sleeps_forever(rgb):
 
 
 NOT_CALLABLE = 42
+
+
+def generator(rgb):
+    """A generator function: calling it runs none of this body (refused, issue 26)."""
+    yield rgb.sum()
+
+
+async def coroutine(rgb):
+    """An async def: calling it only creates a coroutine (refused, issue 26)."""
+    return rgb.sum()
