@@ -98,8 +98,9 @@ int rpx_cli_plot(int argc, char **argv)
     oo.force = force;
     oo.protect = (const char *const *)(argv + optind);
     oo.n_protect = n;
-    if (rpx_output_open(output, &oo, &out, &err))
-        return rpx_cli_fail("plot", RPX_EXIT_FAILURE, "%s", err.message);
+    if ((c = rpx_output_open(output, &oo, &out, &err)) != 0)
+        return rpx_cli_fail("plot", c == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
+                            err.message);
     l = calloc(n, sizeof *l);
     rows = calloc(n, sizeof *rows);
     if (!l || !rows) {

@@ -356,8 +356,10 @@ int rpx_cli_roofline(int argc, char **argv)
          * file this command reads */
         const char *protect[2] = {o.cost, o.report};
         rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o.force, protect, 2, "--svg"};
-        if (rpx_output_open(o.svg, &oo, &svg_out, &err) != 0) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+        int orc = rpx_output_open(o.svg, &oo, &svg_out, &err);
+        if (orc != 0) {
+            rc = rpx_cli_fail(CMD, orc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
+                              err.message);
             goto out;
         }
     }

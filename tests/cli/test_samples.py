@@ -136,8 +136,8 @@ class SamplesTest(TempDirTest):
         p = run("run", "--model", f"{MODELS}:sample_id_check", "--inputs", self.path("d"),
                 "--warmup", "0", "--repeats", "2", "--processes", "1", "--output", paths[1],
                 "--force")
-        self.assertEqual(p.returncode, 1, p.stderr)
-        self.assertIn(f"{paths[1]}: is one of the files this command reads", p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(f"--output {paths[1]}: is one of the files this command reads", p.stderr)
         self.assertEqual(sha(paths[1]), before)
 
     def test_one_sample_reports_as_before(self):
