@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "common/json_keys.h"
+#include "common/user_file.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
 #include "rpxprof/json.h"
@@ -76,6 +77,7 @@ static int is_onnx(const char *path)
     FILE *f;
     int c;
     if (n > 5 && strcasecmp(path + n - 5, ".onnx") == 0) return 1;
+    if (rpx_user_file_regular(path, NULL, NULL) != 0) return 0; /* the JSON reader names it */
     f = fopen(path, "rb");
     if (!f) return 0;
     do c = fgetc(f);
