@@ -15,8 +15,9 @@
  * - A character device or a FIFO (/dev/stdout, /dev/null, a pipe) is streamed
  *   to at commit, never renamed over; a socket, a folder or any other
  *   non-regular file is refused.
- * - A path that is one of `protect` (the inputs, a manifest, a model, a report
- *   being read: compared by device and inode) is refused, even with force.
+ * - A path that is one of `protect` (the inputs, a manifest, a model's files, a
+ *   report being read: compared by device and inode, links followed) is
+ *   refused with RPX_EUSAGE (a bad command line), even with force.
  * - An existing regular file is replaced only when it is an rpxprof file of the
  *   same kind (see rpx_output_kind), or empty, or when force is set; otherwise
  *   refused with what is there and how to proceed (another path, or --force).

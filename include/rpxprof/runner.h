@@ -114,7 +114,8 @@ typedef struct rpx_runner_result {
 void rpx_runner_config_init(rpx_runner_config *c);
 /* 0 when a report was built (and written, when `output` is set): see
  * res->status. A negative code when nothing was: err says why; RPX_EUSAGE
- * when an option names something that does not exist (an unknown GPU key).
+ * when an option names something that does not exist (an unknown GPU key)
+ * or the output is one of the files the run reads.
  * res is always initialised; free it with rpx_runner_result_free. */
 int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err);
 void rpx_runner_result_free(rpx_runner_result *res);
@@ -123,6 +124,14 @@ void rpx_runner_result_free(rpx_runner_result *res);
  * several, the SHA-256 of their lower-case hex SHA-256s in order, each
  * followed by '\n'. 0, or a negative code (err names the file). */
 int rpx_runner_inputs_sha256(const char *const *files, size_t n, char hex[65], rpx_error *err);
+/* Every file a run of `c` resolves and reads: the inputs (a folder's *.npz
+ * files too), the model's files (rpx_target_files: a shared object, the demo
+ * library, a plugin, a Python module's files), --cost, --body and --gpu-spec.
+ * The report's guard never replaces one of them, even with force; batch
+ * protects every job's. 0 and a malloc'ed list of malloc'ed paths
+ * (NULL-terminated), or RPX_ENOMEM. */
+int rpx_runner_read_files(const rpx_runner_config *c, char ***files, size_t *n_files,
+                          rpx_error *err);
 /* Two runs measured together, for a comparison: their worker processes
  * alternate A B, B A, A B, ... (process i of each in turn), so that a drift of
  * the machine falls on both. Both need isolation; a target precision is not

@@ -137,6 +137,15 @@ const char *rpx_target_kind_name(const char *spec);
 /* The --model text's grammar alone (nothing is opened): 0, or RPX_EINVAL /
  * RPX_EUNSUPPORTED with the message that rpx_target_open_ex would give. */
 int rpx_target_check_spec(const char *spec, rpx_error *err);
+/* The files a run of `spec` resolves and reads, found as opening it would find
+ * them but without loading anything: a shared object's file, the packaged
+ * demo library, the plugin of a Python or HTTP target, and the files
+ * importing a Python module reads (each package's __init__.py, the module's
+ * file: asked of the Python plugin in a child process). The output guard
+ * never replaces them (rpx_output_options.protect). 0 and a malloc'ed list
+ * of malloc'ed paths (NULL-terminated, possibly empty; files that cannot be
+ * found are left out, opening the target names them); RPX_ENOMEM. */
+int rpx_target_files(const char *spec, char ***files, size_t *n_files, rpx_error *err);
 /* Run the optional setup once (outside timing). */
 int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
                      rpx_error *err);

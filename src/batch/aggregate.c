@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "common/strbuf.h"
+#include "common/user_file.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
@@ -407,11 +408,17 @@ static json_t *load_json(const char *path, json_error_t *je)
 static void read_report(agg *a, rep *p, int allow_incomplete)
 {
     json_error_t je;
-    json_t *r = load_json(p->file, &je), *v, *eff, *mem, *card, *rt;
+    json_t *r = NULL, *v, *eff, *mem, *card, *rt;
     const char *prob;
     size_t i;
+    rpx_error fe = {0};
     for (i = 0; i < N_COUNT; i++) p->num[i] = NAN;
     for (i = 0; i < X_COUNT; i++) p->xnum[i] = NAN;
+    if (rpx_user_file_regular(p->file, NULL, &fe) != 0) { /* a FIFO would block the read */
+        msg(a->errors, "%s", fe.message);
+        return;
+    }
+    r = load_json(p->file, &je);
     if (!r) {
         msg(a->errors, "%s: not valid JSON (line %d: %s); the report is truncated or corrupt, rerun the job with rpxprof batch",
             p->file, je.line, je.text);

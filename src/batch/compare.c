@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/strbuf.h"
+#include "common/user_file.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
@@ -38,6 +39,7 @@ static int load_report(const char *path, crep *c, rpx_error *err)
     const json_t *v, *bp;
     size_t i, sum = 0;
     memset(c, 0, sizeof *c);
+    if (rpx_user_file_regular(path, NULL, err) != 0) return RPX_EFORMAT; /* a FIFO would block */
     c->r = json_load_file(path, 0, &je);
     if (!c->r) {
         struct stat st;
@@ -270,8 +272,11 @@ static void names_free(names *s)
 static int is_profile(const char *path)
 {
     json_error_t je;
-    json_t *r = json_load_file(path, 0, &je);
-    const json_t *v = json_object_get(r, "schema");
+    json_t *r;
+    const json_t *v;
+    if (rpx_user_file_regular(path, NULL, NULL) != 0) return 1; /* comparing it names it */
+    r = json_load_file(path, 0, &je);
+    v = json_object_get(r, "schema");
     int ok = !r || (json_is_string(v) && !strcmp(json_string_value(v), RPX_PROFILE_SCHEMA));
     json_decref(r); /* an unreadable .json is kept: comparing it names the problem */
     return ok;

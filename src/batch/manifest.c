@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/json_keys.h"
+#include "common/user_file.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
@@ -638,9 +639,11 @@ static int str_is(const json_t *o, const char *key, const char *want)
 
 int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
 {
-    json_t *r = json_load_file(report_path, 0, NULL), *meta, *empty;
+    json_t *r, *meta, *empty;
     char hex[65];
     int ok = 0;
+    if (rpx_user_file_regular(report_path, NULL, NULL) != 0) return 0; /* a FIFO would block */
+    r = json_load_file(report_path, 0, NULL);
     if (!r) return 0;
     meta = json_object_get(r, "metadata");
     empty = json_object();

@@ -63,8 +63,9 @@ int rpx_cli_aggregate(int argc, char **argv)
     }
     o.dirs = (const char *const *)(argv + optind);
     o.ndirs = (size_t)(argc - optind);
-    if (rpx_aggregate(&o, &res, &err))
-        return rpx_cli_fail("aggregate", RPX_EXIT_FAILURE, "%s", err.message);
+    if ((c = rpx_aggregate(&o, &res, &err)) != 0)
+        return rpx_cli_fail("aggregate", c == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE,
+                            "%s", err.message);
     if (!quiet)
         printf("aggregate: %zu reports, %zu errors, %zu warnings: %s (see %s/validation.json)\n",
                res.profiles_found, res.errors, res.warnings, res.errors ? "FAIL" : "PASS", o.out_dir);

@@ -198,12 +198,53 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     return rc;
 }
 
-/* The model file of a shared-object --model (PATH:SYMBOL), malloc'ed, or NULL. */
-static char *model_file(const char *spec)
+/* What batch never replaces: the manifest and every file each job's run
+ * reads (rpx_runner_read_files: inputs, folders' files, cost model, the
+ * model's files; a model shared by several jobs is resolved once). Appended
+ * to *list (malloc'ed paths). */
+static int read_files(const rpx_manifest *m, const char *manifest, char ***list, size_t *n,
+                      rpx_error *err)
 {
-    const char *colon = strrchr(spec, ':');
-    if (!colon || !strchr(spec, '/') || strstr(spec, "://")) return NULL;
-    return strndup(spec, (size_t)(colon - spec));
+    size_t total = rpx_manifest_job_count(m), i, k, cap = 0;
+    int rc = 0;
+    *list = NULL;
+    *n = 0;
+    for (i = 0; i <= total && rc == 0; i++) {
+        const rpx_batch_job *j = i < total ? rpx_manifest_job(m, i) : NULL;
+        rpx_runner_config c;
+        char **files = NULL;
+        size_t nf = 0;
+        rpx_runner_config_init(&c);
+        if (j) {
+            c.model = j->model;
+            for (k = 0; k < i; k++)
+                if (strcmp(rpx_manifest_job(m, k)->model, j->model) == 0) c.model = NULL;
+            c.inputs = j->inputs;
+            if (j->n_inputs > 1) {
+                c.sample_files = j->inputs_list;
+                c.n_sample_files = j->n_inputs;
+            }
+            c.cost = j->cost;
+            rc = rpx_runner_read_files(&c, &files, &nf, err);
+        } else if ((files = calloc(2, sizeof *files)) == NULL || !(files[0] = strdup(manifest))) {
+            free(files);
+            return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        } else {
+            nf = 1;
+        }
+        if (rc == 0 && *n + nf + 1 > cap) {
+            char **p;
+            cap = (*n + nf + 1) * 2;
+            if (!(p = realloc(*list, cap * sizeof *p))) rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+            else *list = p;
+        }
+        for (k = 0; k < nf; k++) {
+            if (rc == 0) (*list)[(*n)++] = files[k];
+            else free(files[k]);
+        }
+        free(files);
+    }
+    return rc;
 }
 
 /* Before the first job: every report path of this shard is checked (its folder
@@ -290,29 +331,22 @@ int rpx_cli_batch(int argc, char **argv)
     total = rpx_manifest_job_count(m);
     g.force = force;
     g.manifest = argv[optind];
-    g.protect = calloc(3 * total + 1, sizeof *g.protect);
-    owned = calloc(total + 1, sizeof *owned);
-    if (!g.protect || !owned) {
-        free(g.protect);
-        free(owned);
-        free(dir_owned);
-        rpx_manifest_free(m);
-        return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "out of memory");
-    }
-    g.protect[g.n_protect++] = argv[optind];
-    for (i = 0; i < total; i++) {
-        const rpx_batch_job *j = rpx_manifest_job(m, i);
-        g.protect[g.n_protect++] = j->inputs;
-        if (j->cost) g.protect[g.n_protect++] = j->cost;
-        if ((owned[nowned] = model_file(j->model)) != NULL) g.protect[g.n_protect++] = owned[nowned++];
-    }
-    if (check_reports(m, out_dir, si, sn, &g, &err)) {
+    if (read_files(m, argv[optind], &owned, &nowned, &err) != 0) {
         for (i = 0; i < nowned; i++) free(owned[i]);
         free(owned);
-        free(g.protect);
         free(dir_owned);
         rpx_manifest_free(m);
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "%s", err.message);
+    }
+    g.protect = (const char **)owned;
+    g.n_protect = nowned;
+    if ((c = check_reports(m, out_dir, si, sn, &g, &err)) != 0) {
+        for (i = 0; i < nowned; i++) free(owned[i]);
+        free(owned);
+        free(dir_owned);
+        rpx_manifest_free(m);
+        return rpx_cli_fail("batch", c == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
+                            err.message);
     }
     signal(SIGPIPE, SIG_IGN);
     {
@@ -383,7 +417,6 @@ int rpx_cli_batch(int argc, char **argv)
     rpx_manifest_free(m);
     for (i = 0; i < nowned; i++) free(owned[i]);
     free(owned);
-    free(g.protect);
     free(dir_owned);
     if (interrupted) {
         fprintf(stderr, "rpxprof batch: interrupted; rerun with --resume to finish the remaining jobs\n");

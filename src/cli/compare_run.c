@@ -156,8 +156,9 @@ int rpx__cli_compare_run(int argc, char **argv)
         cfg[k].model = models[k];
         cfg[k].output = path[k];
     }
-    if (rpx_runner_run_pair(&cfg[0], &cfg[1], &res[0], &res[1], &err) != 0) {
+    if ((k = rpx_runner_run_pair(&cfg[0], &cfg[1], &res[0], &res[1], &err)) != 0) {
         rpx_cli_fail("compare", 0, "%s", err.message);
+        if (k == RPX_EUSAGE) rc = RPX_EXIT_USAGE;
         goto out;
     }
     for (k = 0; k < 2; k++)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/user_file.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
 #include "rpxprof/output.h"
@@ -98,8 +99,9 @@ int rpx_cli_plot(int argc, char **argv)
     oo.force = force;
     oo.protect = (const char *const *)(argv + optind);
     oo.n_protect = n;
-    if (rpx_output_open(output, &oo, &out, &err))
-        return rpx_cli_fail("plot", RPX_EXIT_FAILURE, "%s", err.message);
+    if ((c = rpx_output_open(output, &oo, &out, &err)) != 0)
+        return rpx_cli_fail("plot", c == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
+                            err.message);
     l = calloc(n, sizeof *l);
     rows = calloc(n, sizeof *rows);
     if (!l || !rows) {
@@ -113,6 +115,10 @@ int rpx_cli_plot(int argc, char **argv)
         json_error_t je;
         json_t *s;
         size_t k;
+        if (rpx_user_file_regular(path, NULL, &err) != 0) { /* a FIFO would block */
+            rc = rpx_cli_fail("plot", 1, "%s", err.message);
+            break;
+        }
         l[i].r = json_load_file(path, 0, &je);
         if (!l[i].r) { rc = rpx_cli_fail("plot", 1, "%s: line %d: %s; give a report of rpxprof run", path, je.line, je.text); break; }
         s = json_object_get(l[i].r, "latency_samples_ms");

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "common/json_keys.h"
+#include "common/user_file.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
 #include "rpxprof/json.h"
@@ -76,6 +77,7 @@ static int is_onnx(const char *path)
     FILE *f;
     int c;
     if (n > 5 && strcasecmp(path + n - 5, ".onnx") == 0) return 1;
+    if (rpx_user_file_regular(path, NULL, NULL) != 0) return 0; /* the JSON reader names it */
     f = fopen(path, "rb");
     if (!f) return 0;
     do c = fgetc(f);
@@ -369,8 +371,10 @@ int rpx_cli_roofline(int argc, char **argv)
          * file this command reads */
         const char *protect[2] = {o.cost, o.report};
         rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o.force, protect, 2, "--svg"};
-        if (rpx_output_open(o.svg, &oo, &svg_out, &err) != 0) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+        int orc = rpx_output_open(o.svg, &oo, &svg_out, &err);
+        if (orc != 0) {
+            rc = rpx_cli_fail(CMD, orc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
+                              err.message);
             goto out;
         }
     }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/json_keys.h"
+#include "common/user_file.h"
 
 #define MAX_KEY 255
 
@@ -129,7 +130,7 @@ int rpx_user_file_check(const char *path, const char *what, rpx_error *err)
     if (S_ISDIR(st.st_mode))
         return rpx_error_set(err, RPX_EIO, "%s: is a folder, not a file; give the path of %s",
                              path, what);
-    return 0;
+    return rpx_user_file_regular(path, NULL, err); /* a FIFO would block the read */
 }
 
 int rpx_json_load_user_file(const char *path, size_t flags, const char *what, json_t **out,

@@ -33,9 +33,10 @@ int rpx_json_check_keys(const json_t *o, const char *const *allowed, size_t n,
  * "null" — for "expected X, got Y" messages. */
 const char *rpx_json_type_name(const json_t *v);
 
-/* 0 when `path` names an existing file that is not a folder; otherwise RPX_EIO
- * with "PATH: the file does not exist; give the path of WHAT", "PATH: is a
- * folder, not a file; ..." or the system's reason. */
+/* 0 when `path` names an existing regular file; otherwise RPX_EIO with "PATH:
+ * the file does not exist; give the path of WHAT", "PATH: is a folder, not a
+ * file; ...", "PATH: is a FIFO (named pipe), not a regular file ..." (checked
+ * before any open, which would block) or the system's reason. */
 int rpx_user_file_check(const char *path, const char *what, rpx_error *err);
 
 /* Parse the JSON file at `path` (jansson `flags`) into *out: 0, or RPX_EIO when

@@ -276,23 +276,29 @@ static int check_replace(const char *path, const char *target, const struct stat
                          shown, fb, how);
 }
 
+/* A path the command reads (opt->protect) is never replaced, forced or not:
+ * the same file by device and inode, links followed (a symbolic or hard link
+ * to it, another spelling of its path). A usage error: two of the command's
+ * own options (or a file the model resolves to) name one file. */
 static int check_protect(const char *path, const struct stat *st, const rpx_output_options *opt,
                          rpx_error *err)
 {
     size_t i;
-    for (i = 0; opt && opt->protect && i < opt->n_protect; i++) {
+    int rc = 0;
+    for (i = 0; !rc && opt && opt->protect && i < opt->n_protect; i++) {
         struct stat ps;
         const char *p = opt->protect[i];
-        if (!p || strcmp(p, "-") == 0 || stat(p, &ps) != 0) continue;
+        if (!p || !*p || strcmp(p, "-") == 0 || stat(p, &ps) != 0) continue;
         if (ps.st_dev == st->st_dev && ps.st_ino == st->st_ino)
-            return rpx_error_set(err, RPX_EINVAL,
-                                 "%s: is %s%s this command reads; rpxprof never replaces it, "
-                                 "even with --force; choose another %s path",
-                                 path, strcmp(p, path) == 0 ? "one of the files" : p,
-                                 strcmp(p, path) == 0 ? "" : ", which",
-                                 choose(opt) ? choose(opt) : "output");
+            rc = rpx_error_set(err, RPX_EUSAGE,
+                               "%s %s: is %s%s this command reads; rpxprof never replaces it, "
+                               "even with --force; choose another %s path",
+                               choose(opt) ? choose(opt) : "output", path,
+                               strcmp(p, path) == 0 ? "one of the files" : p,
+                               strcmp(p, path) == 0 ? "" : ", which",
+                               choose(opt) ? choose(opt) : "output");
     }
-    return 0;
+    return rc;
 }
 
 static int same_as_stdout(const struct stat *st)

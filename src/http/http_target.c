@@ -20,6 +20,7 @@
 
 #include <curl/curl.h>
 
+#include "common/user_file.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
@@ -544,9 +545,13 @@ static void http_unload(rpx_target *t)
 
 static int read_body(http_state *s, const char *option, const char *path, rpx_error *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f;
+    char label[PATH_MAX + 32];
     long size;
     int failed, e;
+    snprintf(label, sizeof label, "%s %s", option, path);
+    if ((e = rpx_user_file_regular(path, label, err)) != 0) return e; /* a FIFO would block */
+    f = fopen(path, "rb");
     if (!f)
         return rpx_error_set(err, RPX_ENOTFOUND,
                              "%s %s: cannot open the request body (%s); give an existing, "

@@ -189,6 +189,69 @@ static void py_unload(rpx_target *t)
     t->state = NULL;
 }
 
+/* The files importing `module` would read (each package's __init__.py on the
+ * way, then the module's own file), found as Python finds them: sys.path as
+ * setup extends it, sys.meta_path's finders, no module's code run. Written
+ * into out as NUL-terminated paths one after another, an empty one last.
+ * For the output guard (rpx_target_files); a module not found gives none. */
+RPX_PLUGIN_EXPORT int rpx_python_plugin_files(const char *module, char *out, size_t size,
+                                              rpx_error *err);
+int rpx_python_plugin_files(const char *module, char *out, size_t size, rpx_error *err)
+{
+    static const char code[] =
+        "def _rpx_module_files(name):\n"
+        "    import sys\n"
+        "    files, path, spec = [], None, None\n"
+        "    parts = name.split('.')\n"
+        "    for i in range(len(parts)):\n"
+        "        full = '.'.join(parts[:i + 1])\n"
+        "        spec = None\n"
+        "        m = sys.modules.get(full)\n"
+        "        if m is not None: spec = getattr(m, '__spec__', None)\n"
+        "        for finder in ([] if spec is not None else sys.meta_path):\n"
+        "            f = getattr(finder, 'find_spec', None)\n"
+        "            if f is None: continue\n"
+        "            try: spec = f(full, path)\n"
+        "            except Exception: spec = None\n"
+        "            if spec is not None: break\n"
+        "        if spec is None: break\n"
+        "        if getattr(spec, 'has_location', False) and isinstance(spec.origin, str):\n"
+        "            files.append(spec.origin)\n"
+        "        path = spec.submodule_search_locations\n"
+        "        if path is None: break\n"
+        "    return '\\0'.join(files)\n";
+    py_state s;
+    PyObject *main, *g, *fn, *r;
+    const char *t;
+    Py_ssize_t n = 0;
+    int rc;
+    memset(&s, 0, sizeof s);
+    if (size < 2) return fail(err, RPX_EINVAL, "no room for the module's files");
+    out[0] = out[1] = '\0';
+    if ((rc = start_interpreter(err)) != 0 || (rc = extend_path(&s, err)) != 0) return rc;
+    main = PyImport_AddModule("__main__");
+    if (!main) return py_fail(err, RPX_EUNAVAILABLE, "cannot look for the module");
+    g = PyModule_GetDict(main);
+    if ((r = PyRun_String(code, Py_file_input, g, g)) == NULL)
+        return py_fail(err, RPX_EUNAVAILABLE, "cannot look for the module");
+    Py_DECREF(r);
+    fn = PyDict_GetItemString(g, "_rpx_module_files");
+    r = fn ? PyObject_CallFunction(fn, "s", module) : NULL;
+    if (!r || !PyUnicode_Check(r) || !(t = PyUnicode_AsUTF8AndSize(r, &n))) {
+        Py_XDECREF(r);
+        return py_fail(err, RPX_EUNAVAILABLE, "cannot look for the module");
+    }
+    if ((size_t)n + 2 > size) {
+        Py_DECREF(r);
+        return fail(err, RPX_EINVAL, "the module's file names are too long");
+    }
+    memcpy(out, t, (size_t)n);
+    out[n] = '\0';
+    out[n + 1] = '\0';
+    Py_DECREF(r);
+    return 0;
+}
+
 RPX_PLUGIN_EXPORT int rpx_python_plugin_open(rpx_target *t, const rpx_target_options *opt,
                                              rpx_error *err);
 int rpx_python_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error *err)

@@ -103,47 +103,83 @@ static void merge_cuda_peaks(json_t *into, const json_t *peaks)
     }
 }
 
-/* The report's place: never the inputs, the model or a file that is not a
- * report, unless force; checked before anything is loaded or measured. */
-static int open_output(const rpx_runner_config *c, const char *kind, rpx_output **out,
-                       rpx_error *err)
+static int push_file(char ***list, size_t *n, size_t *cap, const char *path)
 {
-    char model_file[4096] = "";
+    char *c;
+    if (!path || !*path) return 0;
+    if (*n + 2 > *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        char **p = realloc(*list, nc * sizeof *p);
+        if (!p) return -1;
+        *list = p;
+        *cap = nc;
+    }
+    if (!(c = strdup(path))) return -1;
+    (*list)[(*n)++] = c;
+    (*list)[*n] = NULL;
+    return 0;
+}
+
+int rpx_runner_read_files(const rpx_runner_config *c, char ***files, size_t *n_files,
+                          rpx_error *err)
+{
     char **expanded = NULL;       /* the files of a folder given as --inputs */
-    size_t n_expanded = 0;
-    const char **protect;
-    size_t np = 0, i;
-    int rc;
+    char **model = NULL;          /* the files the target resolves */
+    char **list = NULL;
+    size_t n_expanded = 0, n_model = 0, n = 0, cap = 0, i;
+    int rc = 0, bad = 0;
     rpx_error ignored = {0};      /* a bad --inputs is reported when the inputs are loaded */
+    *files = NULL;
+    *n_files = 0;
     if (c->n_sample_files > 0)
         (void)rpx__samples_paths(c->sample_files, c->n_sample_files, &expanded, &n_expanded,
                                  &ignored);
     else if (c->inputs)
         (void)rpx__samples_paths(&c->inputs, 1, &expanded, &n_expanded, &ignored);
-    protect = malloc((c->n_sample_files + n_expanded + 5) * sizeof *protect);
-    const char *colon = strrchr(c->model, ':');
-    rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, NULL, 0,
-                             "--output"};
-    if (!protect) {
-        for (i = 0; i < n_expanded; i++) free(expanded[i]);
-        free(expanded);
-        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if (!c->target.custom && c->model &&
+        (rc = rpx_target_files(c->model, &model, &n_model, err)) != 0)
+        goto done;
+    for (i = 0; i < n_expanded; i++) bad |= push_file(&list, &n, &cap, expanded[i]);
+    for (i = 0; i < n_model; i++) bad |= push_file(&list, &n, &cap, model[i]);
+    for (i = 0; i < c->n_sample_files; i++) bad |= push_file(&list, &n, &cap, c->sample_files[i]);
+    bad |= push_file(&list, &n, &cap, c->inputs);
+    bad |= push_file(&list, &n, &cap, c->cost);
+    bad |= push_file(&list, &n, &cap, c->target.body_path);
+    bad |= push_file(&list, &n, &cap, c->gpu_spec);
+    if (bad) {
+        for (i = 0; i < n; i++) free(list[i]);
+        free(list);
+        list = NULL;
+        n = 0;
+        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
     }
-    oo.protect = protect;
-    for (i = 0; i < n_expanded; i++) protect[np++] = expanded[i];
-    if (strcmp(kind, "shared_object") == 0 && colon && strncmp(c->model, "rpxprof-demo:", 13))
-        snprintf(model_file, sizeof model_file, "%.*s", (int)(colon - c->model), c->model);
-    for (i = 0; i < c->n_sample_files; i++) protect[np++] = c->sample_files[i];
-    if (c->inputs) protect[np++] = c->inputs;
-    if (model_file[0]) protect[np++] = model_file;
-    if (c->cost) protect[np++] = c->cost;
-    if (c->target.body_path) protect[np++] = c->target.body_path;
-    if (c->gpu_spec) protect[np++] = c->gpu_spec;
-    oo.n_protect = np;
-    rc = rpx_output_open(c->output, &oo, out, err);
-    free(protect);
+done:
     for (i = 0; i < n_expanded; i++) free(expanded[i]);
     free(expanded);
+    for (i = 0; i < n_model; i++) free(model[i]);
+    free(model);
+    *files = list;
+    *n_files = n;
+    return rc;
+}
+
+/* The report's place: never a file the run reads (rpx_runner_read_files;
+ * refused even with force) nor a file that is not a report, unless force;
+ * checked before anything is loaded or measured. */
+static int open_output(const rpx_runner_config *c, rpx_output **out, rpx_error *err)
+{
+    char **files = NULL;
+    size_t n = 0, i;
+    rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, NULL, 0,
+                             "--output"};
+    int rc = rpx_runner_read_files(c, &files, &n, err);
+    if (rc == 0) {
+        oo.protect = (const char *const *)files;
+        oo.n_protect = n;
+        rc = rpx_output_open(c->output, &oo, out, err);
+    }
+    for (i = 0; i < n; i++) free(files[i]);
+    free(files);
     return rc;
 }
 
@@ -341,7 +377,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
     if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     /* 0. the report's place, before anything is loaded or measured */
-    if (c->output && (rc = open_output(c, x->kind, &x->output, err)) != 0) return rc;
+    if (c->output && (rc = open_output(c, &x->output, err)) != 0) return rc;
     /* 1. inputs, loaded once, outside timing (the workers inherit them) */
     if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) return rc;
     if (strcmp(x->kind, "http") == 0 && x->smp.n > 1)

@@ -17,6 +17,7 @@
 
 #include <nettle/sha2.h>
 
+#include "common/user_file.h"
 #include "rpxprof/npz.h"
 #include "runner/runner_internal.h"
 
@@ -55,17 +56,58 @@ static void free_list(char **list, size_t n)
     free(list);
 }
 
-/* A folder's *.npz files (regular files), in name order. */
+/* Whether the folder entry `p` (named *.npz) is a sample: 1 when it is a
+ * regular file (or a link to one), 0 for a folder (a folder is never a
+ * sample, as docs/cli.md says), else an error naming it: a link that cannot
+ * be followed (dangling, a loop) or a FIFO, device or socket is most likely a
+ * mistake (a sample moved, not yet copied, a pipe left behind), so it is
+ * refused, never skipped in silence. */
+static int check_entry(const char *dir, const char *p, rpx_error *err)
+{
+    struct stat st, ls;
+    char target[4096];
+    ssize_t n;
+    if (stat(p, &st) == 0) {
+        if (S_ISREG(st.st_mode)) return 1;
+        if (S_ISDIR(st.st_mode)) return 0;
+        {
+            char label[4200];
+            snprintf(label, sizeof label, "--inputs %s: %s", dir, p);
+            if (rpx_user_file_regular(p, label, err) != 0) return RPX_EINVAL;
+        }
+        return rpx_error_set(err, RPX_EINVAL, "--inputs %s: %s is not a regular file", dir, p);
+    }
+    if (errno == ELOOP)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--inputs %s: %s is a symbolic link that cannot be followed (a loop "
+                             "of links); every *.npz entry of the folder is a sample: fix the link "
+                             "or remove it",
+                             dir, p);
+    if (lstat(p, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+        n = readlink(p, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--inputs %s: %s is a symbolic link to %s, which does not exist (a "
+                             "dangling link); every *.npz entry of the folder is a sample: fix "
+                             "the link or remove it",
+                             dir, p, n > 0 ? target : "?");
+    }
+    return rpx_error_set(err, RPX_EIO, "--inputs %s: %s: cannot read it (%s)", dir, p,
+                         strerror(errno));
+}
+
+/* A folder's *.npz files (regular files, or links to them), in name order;
+ * folders are skipped, any other *.npz entry is refused (check_entry). */
 static int expand_dir(const char *dir, char ***list, size_t *n, size_t *cap, rpx_error *err)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
     size_t first = *n, found = 0;
+    int rc;
     if (!d)
         return rpx_error_set(err, RPX_EIO, "--inputs %s: cannot open the folder (%s)", dir,
                              strerror(errno));
     while ((e = readdir(d)) != NULL) {
-        struct stat st;
         size_t len;
         char *p;
         if (!ends_with(e->d_name, ".npz") || strcmp(e->d_name, ".npz") == 0) continue;
@@ -75,9 +117,11 @@ static int expand_dir(const char *dir, char ***list, size_t *n, size_t *cap, rpx
             return rpx_error_set(err, RPX_ENOMEM, "out of memory");
         }
         snprintf(p, len, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", e->d_name);
-        if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if ((rc = check_entry(dir, p, err)) <= 0) {
             free(p);
-            continue;
+            if (rc == 0) continue;
+            closedir(d);
+            return rc;
         }
         if (push(list, n, cap, p) != 0) {
             closedir(d);
@@ -110,6 +154,10 @@ int rpx__samples_paths(const char *const *given, size_t n_given, char ***out, si
             rc = rpx_error_set(err, RPX_EINVAL, "--inputs: an empty path; give an NPZ file");
         } else if (stat(given[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             rc = expand_dir(given[i], &list, &n, &cap, err);
+        } else if (rpx_user_file_regular(given[i], NULL, err) != 0) { /* a FIFO would block */
+            char msg[sizeof err->message];
+            snprintf(msg, sizeof msg, "%s", err->message);
+            rc = rpx_error_set(err, RPX_EINVAL, "--inputs %s", msg);
         } else if (push(&list, &n, &cap, strdup(given[i])) != 0) {
             rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
         }

@@ -75,6 +75,62 @@ const char *rpx_demo_library_path(char *buf, size_t size)
     return rpx_companion_path(DEMO_FILE, "RPX_DEMO_LIBRARY", installed, buf, size);
 }
 
+static int add_file(char ***list, size_t *n, const char *path)
+{
+    char **p;
+    char *c;
+    if (!path || !*path) return 0;
+    if (!(c = strdup(path))) return -1;
+    if (!(p = realloc(*list, (*n + 2) * sizeof *p))) {
+        free(c);
+        return -1;
+    }
+    p[(*n)++] = c;
+    p[*n] = NULL;
+    *list = p;
+    return 0;
+}
+
+int rpx_target_files(const char *spec, char ***files, size_t *n_files, rpx_error *err)
+{
+    char buf[PATH_MAX], **list = NULL, **mod = NULL;
+    size_t n = 0, n_mod = 0, i;
+    const char *kind, *colon;
+    int bad = 0;
+    *files = NULL;
+    *n_files = 0;
+    if (!spec || !*spec) return 0;
+    kind = rpx_target_kind_name(spec);
+    colon = strrchr(spec, ':');
+    if (strcmp(kind, "http") == 0) {
+        bad = add_file(&list, &n, rpx__plugin_path("http", buf, sizeof buf));
+    } else if (strcmp(kind, "python") == 0) {
+        char *module = strndup(spec, (size_t)(colon - spec));
+        bad = !module || add_file(&list, &n, rpx__plugin_path("python", buf, sizeof buf));
+        if (!bad && rpx__python_module_files(module, &mod, &n_mod) == 0)
+            for (i = 0; i < n_mod; i++) bad |= add_file(&list, &n, mod[i]);
+        for (i = 0; i < n_mod; i++) free(mod[i]);
+        free(mod);
+        free(module);
+    } else if (colon && colon > spec) {
+        size_t plen = (size_t)(colon - spec);
+        if (plen + 1 == strlen(DEMO_PREFIX) && strncmp(spec, DEMO_PREFIX, plen) == 0)
+            bad = add_file(&list, &n, rpx_demo_library_path(buf, sizeof buf));
+        else if (plen < sizeof buf) {
+            snprintf(buf, sizeof buf, "%.*s", (int)plen, spec);
+            bad = add_file(&list, &n, buf);
+        }
+    }
+    if (bad) {
+        for (i = 0; i < n; i++) free(list[i]);
+        free(list);
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    }
+    *files = list;
+    *n_files = n;
+    return 0;
+}
+
 static void target_free(rpx_target *t)
 {
     if (!t) return;

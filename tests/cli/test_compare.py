@@ -16,7 +16,7 @@ import numpy as np
 from scipy import stats as st
 
 import stats_ref  # noqa: E402
-from common import TempDirTest, main, run
+from common import SOURCE, TempDirTest, main, run
 
 CONF = 0.95
 TEMPLATE = None
@@ -228,6 +228,26 @@ class CompareTest(TempDirTest):
             self.assertTrue(p.stderr)
         p = run("compare", "--run", check=2)  # --run measures: it needs two models
         self.assertIn("--run needs --model twice", p.stderr)
+
+    def test_errors_md_compare_run_rows_are_what_it_prints(self):
+        """Issue 26 §4 item 10: docs/errors.md said `compare --run` was "not available yet"
+        while src/cli/compare_run.c measures two models. Every message that errors.md quotes
+        for `compare --run` is what a bad `compare --run` command line prints (exit 2)."""
+        a = self.write("a.json", report(groups_of(np.random.default_rng(7), 2, 50, 1.0)))
+        npz = os.path.join(self.tmp, "in.npz")
+        np.savez(npz, x=np.zeros(4, np.float32))
+        demo = ("--model", "rpxprof-demo:demo_noop", "--model", "rpxprof-demo:demo_noop")
+        said = ""
+        for args in ((), demo, (*demo, a, a), (*demo, "--inputs", npz, "--processes", "1")):
+            p = run("compare", "--run", *args, check=2)
+            said += p.stderr
+        with open(os.path.join(SOURCE, "docs", "errors.md")) as f:
+            rows = [r for r in f if r.startswith("| `compare --run`")]
+        self.assertGreaterEqual(len(rows), 2)
+        for row in rows:
+            self.assertNotIn("not available", row)
+            for quoted in row.split(" | ")[1].split("`")[1::2]:
+                self.assertIn(quoted, said, row)
 
     def test_refused_reports(self):
         rng = np.random.default_rng(6)

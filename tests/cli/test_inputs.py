@@ -3,6 +3,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -232,6 +233,90 @@ class InputsTest(TempDirTest):
     def test_help(self):
         self.assertIn("Usage: rpxprof inputs make", run("inputs", "--help", check=0).stdout)
         self.assertIn("Usage: rpxprof inputs make", run("inputs", "make", "--help", check=0).stdout)
+
+
+class FifoTest(TempDirTest):
+    """Issue 26 §4.2: a named FIFO given where rpxprof reads a file blocked forever with no
+    message (`mkfifo ff.npz; rpxprof run --inputs ff.npz`). Every file a user names is
+    checked before a blocking open: an error naming it and saying it is not a regular file.
+    A regression hangs, and the timeout fails the test."""
+
+    NEEDLE = "is a FIFO (named pipe), not a regular file"
+
+    def setUp(self):
+        super().setUp()
+        self.good = self.path("in.npz")
+        run("inputs", "make", self.good, "x=4:float32", "--seed", "1")
+        rep = self.path("r.json")
+        run("run", "-m", "rpxprof-demo:demo_noop", "-i", self.good, "--warmup", "0",
+            "--repeats", "3", "--processes", "1", "-o", rep, "-q")
+        self.report = rep
+
+    def fifo(self, name):
+        p = self.path(name)
+        os.mkfifo(p)
+        return p
+
+    def refused(self, fifo, *args, label=None, code=1):
+        try:
+            p = run(*args, timeout=30)
+        except subprocess.TimeoutExpired:
+            self.fail(f"rpxprof {' '.join(map(str, args))}: still waiting on the FIFO after 30 s")
+        self.assertEqual(p.returncode, code, p.stdout + p.stderr)
+        self.assertIn(f"{label + ' ' if label else ''}{fifo}: {self.NEEDLE}", p.stdout + p.stderr)
+
+    def test_every_file_read_is_checked_before_a_blocking_open(self):
+        ff_npz, ff_json, ff_onnx = self.fifo("ff.npz"), self.fifo("ff.json"), self.fifo("ff.onnx")
+        demo = ("run", "-m", "rpxprof-demo:demo_noop", "--warmup", "0", "--repeats", "2",
+                "--processes", "1", "-o", self.path("out.json"))
+        self.refused(ff_npz, *demo, "-i", ff_npz, label="--inputs")
+        self.refused(ff_npz, *demo, "-i", self.good, "-i", ff_npz, label="--inputs")
+        self.refused(ff_onnx, *demo, "-i", self.good, "--cost", ff_onnx)
+        self.refused(ff_json, *demo, "-i", self.good, "--gpu-spec", ff_json)
+        self.refused(ff_npz, "run", "-m", "http://127.0.0.1:9/x", "--body", ff_npz, "-o",
+                     self.path("out.json"), label="--body")
+        self.refused(ff_npz, "inputs", "show", ff_npz)
+        self.refused(ff_onnx, "cost", ff_onnx)
+        self.refused(ff_json, "compare", ff_json, self.report)
+        self.refused(ff_json, "compare", self.report, ff_json)
+        self.refused(ff_json, "plot", ff_json, "-o", self.path("f.svg"))
+        self.refused(ff_json, "batch", ff_json, "--out-dir", self.path("o"))
+        self.refused(ff_json, "roofline", "--gpu", "h100-sxm", "--report", ff_json)
+        self.refused(ff_json, "roofline", "--gpu", "h100-sxm", "--cost", ff_json)
+        self.refused(ff_onnx, "roofline", "--gpu", "h100-sxm", "--cost", ff_onnx)
+        self.refused(ff_json, "gpus", "--gpu-spec", ff_json)
+
+    def aggregate_names(self, fifo, out, *args):
+        """aggregate records what it refuses in OUT/validation.json (status FAIL, exit 1)."""
+        try:
+            p = run("aggregate", self.path("runs"), "--out-dir", self.path(out), *args,
+                    timeout=30)
+        except subprocess.TimeoutExpired:
+            self.fail("aggregate: still waiting on the FIFO after 30 s")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        with open(self.path(out, "validation.json")) as f:
+            self.assertIn(f"{fifo}: {self.NEEDLE}", json.dumps(json.load(f)["errors"]))
+
+    def test_reports_in_folders_and_batch_inputs(self):
+        # aggregate and compare read every DIR/<task>/<model>.json: the FIFO is named
+        os.makedirs(self.path("runs", "t"))
+        shutil.copy(self.report, self.path("runs", "t", "a.json"))
+        ff = self.fifo(os.path.join("runs", "t", "b.json"))
+        self.aggregate_names(ff, "agg")
+        self.refused(ff, "compare", self.path("runs"), self.path("runs"))
+        # aggregate --expect, and a manifest's inputs (batch --resume hashes them first)
+        ff_npz = self.fifo("ff.npz")
+        self.aggregate_names(ff_npz, "agg2", "--expect", ff_npz)
+        man = self.path("m.json")
+        with open(man, "w") as f:
+            json.dump({"schema": "rpxprof.manifest/1",
+                       "defaults": {"warmup": 0, "repeats": 2, "processes": 1},
+                       "tasks": {"t": {"inputs": "ff.npz", "unit": "frame"}},
+                       "models": [{"name": "a", "model": "rpxprof-demo:demo_noop",
+                                   "tasks": ["t"], "flops": 1, "params": 1}]}, f)
+        for resume in ((), ("--resume",)):
+            self.refused(ff_npz, "batch", man, "--out-dir", self.path("bo"), *resume,
+                         label="--inputs")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,13 @@ import tempfile
 import threading
 import time
 
-from common import BIN, MODELS, TempDirTest, alive, children, main, run
+from common import BIN, BUILD, MODELS, TempDirTest, alive, children, main, run, save_matmul_onnx
 
 MARK = "<!-- rpxprof figure -->"
+
+
+PLUGINS = {k: os.path.join(BUILD, f"librpxprof-{k}.so") for k in ("python", "http", "demo")}
+DEAD_URL = "http://127.0.0.1:9/x"  # never reached: the output is refused first
 
 
 def make_manifest(d, name="m.json", models=("a", "b"), repeats=5, model=None):
@@ -30,6 +34,11 @@ def make_manifest(d, name="m.json", models=("a", "b"), repeats=5, model=None):
     with open(path, "w") as f:
         json.dump(m, f)
     return path
+
+
+def load_report(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def temps(d):
@@ -142,7 +151,10 @@ class OutputsTest(TempDirTest):
         for target in (r, self.path("link.json")):
             for force in ((), ("--force",)):
                 p = run("plot", r, "-o", target, *force)
-                self.refused(p, "this command reads; rpxprof never replaces it, even with --force")
+                # two of the command's own arguments name one file: a bad command line
+                self.refused(p, f"--output {target}: is ",
+                             "this command reads; rpxprof never replaces it, even with --force",
+                             code=2)
                 self.assertEqual(text(r), before)
         self.assertTrue(os.path.islink(self.path("link.json")))
 
@@ -300,7 +312,8 @@ class OutputsTest(TempDirTest):
         shutil.copy(self.manifest, man)
         before = text(man)
         p = run("aggregate", self.out, "--out-dir", agg, "--expect", man, "--force")
-        self.refused(p, f"{man}: is one of the files this command reads", "even with --force")
+        self.refused(p, f"--out-dir {man}: is one of the files this command reads",
+                     "even with --force", code=2)
         self.assertEqual(text(man), before)
 
     def test_aggregate_symlinked_output_followed(self):
@@ -353,7 +366,8 @@ class OutputsTest(TempDirTest):
         man = make_manifest(os.path.join(out, "t"), name="a.json")
         before = text(man)
         p = run("batch", man, "--out-dir", out, "--force")
-        self.refused(p, f"{out}/t/a.json: is one of the files this command reads", "even with --force")
+        self.refused(p, f"--out-dir {out}/t/a.json: is one of the files this command reads",
+                     "even with --force", code=2)
         self.assertEqual(text(man), before)
         # an inputs file there: the same
         d = self.path("in")
@@ -366,7 +380,7 @@ class OutputsTest(TempDirTest):
         with open(man2, "w") as f:
             json.dump(m, f)
         p = run("batch", man2, "--out-dir", out, "--force")
-        self.refused(p, f"{out}/t/f.json: is one of the files this command reads")
+        self.refused(p, f"{out}/t/f.json: is one of the files this command reads", code=2)
         with open(os.path.join(out, "t", "f.json"), "rb") as f:
             self.assertTrue(f.read().startswith(b"PK"))
 
@@ -407,6 +421,109 @@ class OutputsTest(TempDirTest):
                     os.kill(pid, signal.SIGKILL)
                 except (OSError, TypeError):
                     pass
+
+
+
+class ModelFilesTest(TempDirTest):
+    """Issue 26 §4.1: `run --output` (and batch's reports) never replace a file the
+    run resolves and reads, even with --force: the Python module as Python would
+    import it, its packages' __init__.py, the packaged demo library found through
+    RPX_DEMO_LIBRARY, a shared object, the target plugins, --cost, --body. The
+    refusal is a bad command line (exit 2) naming the option and the file."""
+
+    def setUp(self):
+        super().setUp()
+        run("inputs", "make", self.path("in.npz"), "x=4:float32", "--seed", "1")
+        self.module = self.path("noop2.py")
+        write(self.module, "def f(x):\n    return None\n")
+        write(self.path("pkg", "__init__.py"), "")
+        write(self.path("pkg", "sub.py"), "def f(x):\n    return None\n")
+        write(self.path("lib", "elsewhere.py"), "def f(x):\n    return None\n")
+
+    def need(self, kind):
+        if not os.path.exists(PLUGINS[kind]):
+            self.skipTest(f"this build has no {PLUGINS[kind]}")
+
+    def refused_twice(self, target, *args, env=None, cwd=None, option="--output"):
+        """`run ARGS -o target`, with and without --force: exit 2, target intact."""
+        with open(target, "rb") as f:
+            before = f.read()
+        for force in ((), ("--force",)):
+            p = run("run", *args, "--warmup", "0", "--repeats", "2", "--processes", "1",
+                    "-o", os.path.relpath(target, cwd) if cwd else target, *force,
+                    env=env, cwd=cwd, timeout=120)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"{option} ", p.stderr)
+            self.assertIn("this command reads; rpxprof never replaces it, even with --force",
+                          p.stderr)
+            with open(target, "rb") as f:
+                self.assertEqual(f.read(), before, f"{target} was replaced")
+        self.assertEqual(temps(self.tmp), [])
+        return p
+
+    def test_python_module_and_its_packages(self):
+        self.need("python")
+        env = {"PYTHONPATH": self.path("lib")}
+        p = self.refused_twice(self.module, "-m", "noop2:f", "-i", "in.npz", cwd=self.tmp,
+                               env=env)
+        self.assertIn(f"--output noop2.py: is {os.path.realpath(self.module)}, which", p.stderr)
+        for f in ("__init__.py", "sub.py"):
+            self.refused_twice(self.path("pkg", f), "-m", "pkg.sub:f", "-i", "in.npz",
+                               cwd=self.tmp, env=env)
+        # found on PYTHONPATH, as the plugin finds it
+        self.refused_twice(self.path("lib", "elsewhere.py"), "-m", "elsewhere:f", "-i",
+                           "in.npz", cwd=self.tmp, env=env)
+        # a file of the same name that Python would not import stays replaceable with --force
+        write(self.path("other", "noop2.py"), "x = 1\n")
+        p = run("run", "-m", "noop2:f", "-i", "in.npz", "--warmup", "0", "--repeats", "2",
+                "--processes", "1", "-o", self.path("other", "noop2.py"), "--force", "-q",
+                cwd=self.tmp, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(load_report(self.path("other", "noop2.py"))["status"], "complete")
+
+    def test_demo_library_shared_object_and_plugins(self):
+        demo = self.path("demo.so")
+        shutil.copy(PLUGINS["demo"], demo)
+        self.refused_twice(demo, "-m", "rpxprof-demo:demo_noop", "-i", self.path("in.npz"),
+                           env={"RPX_DEMO_LIBRARY": demo})
+        self.refused_twice(demo, "-m", "./demo.so:demo_noop", "-i", "in.npz", cwd=self.tmp)
+        self.refused_twice(demo, "-m", "demo.so:demo_noop", "-i", "in.npz", cwd=self.tmp)
+        self.need("http")
+        http = self.path("http.so")
+        shutil.copy(PLUGINS["http"], http)
+        self.refused_twice(http, "-m", DEAD_URL, "-i", self.path("in.npz"),
+                           env={"RPX_HTTP_PLUGIN": http})
+        body = self.path("body.bin")
+        write(body, "payload")
+        self.refused_twice(body, "-m", DEAD_URL, "--body", body)
+        self.need("python")
+        py = self.path("py.so")
+        shutil.copy(PLUGINS["python"], py)
+        self.refused_twice(py, "-m", "noop2:f", "-i", "in.npz", cwd=self.tmp,
+                           env={"RPX_PYTHON_PLUGIN": py})
+
+    def test_cost_model(self):
+        onnx = save_matmul_onnx(self.path("m.onnx"))
+        self.refused_twice(onnx, "-m", "rpxprof-demo:demo_noop", "-i", self.path("in.npz"),
+                           "--cost", onnx, "--input", "x=1x64")
+
+    def test_batch_never_replaces_a_model_file(self):
+        self.need("python")
+        out = self.path("out")
+        man = make_manifest(self.tmp, models=("a",), model="noop2:f", repeats=2)
+        with open(man) as f:
+            m = json.load(f)
+        m["tasks"]["t"]["inputs"] = "in.npz"
+        with open(man, "w") as f:
+            json.dump(m, f)
+        os.makedirs(os.path.join(out, "t"))
+        os.symlink(self.module, os.path.join(out, "t", "a.json"))
+        before = text(self.module)
+        p = run("batch", man, "--out-dir", out, "--force", cwd=self.tmp, timeout=120)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"--out-dir {out}/t/a.json: is {os.path.realpath(self.module)}, which this "
+                      "command reads", p.stderr)
+        self.assertEqual(text(self.module), before)
 
 
 if __name__ == "__main__":

@@ -136,8 +136,8 @@ class SamplesTest(TempDirTest):
         p = run("run", "--model", f"{MODELS}:sample_id_check", "--inputs", self.path("d"),
                 "--warmup", "0", "--repeats", "2", "--processes", "1", "--output", paths[1],
                 "--force")
-        self.assertEqual(p.returncode, 1, p.stderr)
-        self.assertIn(f"{paths[1]}: is one of the files this command reads", p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(f"--output {paths[1]}: is one of the files this command reads", p.stderr)
         self.assertEqual(sha(paths[1]), before)
 
     def test_one_sample_reports_as_before(self):
@@ -151,6 +151,38 @@ class SamplesTest(TempDirTest):
         self.assertIs(r["inputs_writable"], False)
         for k in ("latency_records", "latency_by_sample", "inputs_restore"):
             self.assertNotIn(k, r)
+
+    def test_a_folder_entry_that_is_not_a_file_is_refused_by_name(self):
+        """Issue 26 §4.8: a dangling link, a loop of links or a FIFO named *.npz in an inputs
+        folder was skipped in silence (distinct_samples 1, no note). A *.npz entry that is
+        not a folder is a sample: one that cannot be read is refused, named. (A folder named
+        *.npz stays skipped: test_folder_in_name_order_and_the_hash_covers_every_file.)"""
+        self.samples(1, folder="d")
+        entry = self.path("d", "s1.npz")
+        cases = [(lambda: os.symlink("gone.npz", entry), "is a symbolic link to gone.npz, "
+                  "which does not exist (a dangling link)"),
+                 (lambda: os.symlink("s1.npz", entry), "a loop of links"),
+                 (lambda: os.mkfifo(entry), "is a FIFO (named pipe), not a regular file")]
+        for make, needle in cases:
+            with self.subTest(needle=needle):
+                make()
+                out = self.path("never.json")
+                try:
+                    p = run("run", "--model", f"{MODELS}:sample_id_check", "--inputs",
+                            self.path("d"), "--warmup", "0", "--repeats", "2", "--processes",
+                            "1", "--output", out, timeout=60)
+                    self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                    self.assertIn(f"--inputs {self.path('d')}: {entry}", p.stderr)
+                    self.assertIn(needle, p.stderr)
+                    self.assertFalse(os.path.exists(out))
+                finally:
+                    os.unlink(entry)
+        # a link to a sample is a sample
+        os.symlink(self.samples(2, folder="src")[1], entry)
+        _, r, _ = run_report(self, "--model", f"{MODELS}:sample_id_check", "--inputs",
+                             self.path("d"), "--warmup", "0", "--repeats", "2", "--processes",
+                             "1", "--quiet")
+        self.assertEqual(r["distinct_samples"], 2)
 
     def test_refusals(self):
         a, b = self.samples(2)

@@ -185,10 +185,11 @@ static void test_protected_even_forced(void **st)
     opt.protect = prot;
     opt.n_protect = 2;
     opt.force = 1;
-    assert_int_equal(rpx_output_open(at("in.npz"), &opt, &o, &err), RPX_EINVAL);
+    /* a usage error (exit 2): the output option names a file the command reads */
+    assert_int_equal(rpx_output_open(at("in.npz"), &opt, &o, &err), RPX_EUSAGE);
     assert_non_null(strstr(err.message, "even with --force"));
-    assert_int_equal(rpx_output_open(at("link.npz"), &opt, &o, &err), RPX_EINVAL);
-    assert_int_equal(rpx_output_open(at("hard.npz"), &opt, &o, &err), RPX_EINVAL);
+    assert_int_equal(rpx_output_open(at("link.npz"), &opt, &o, &err), RPX_EUSAGE);
+    assert_int_equal(rpx_output_open(at("hard.npz"), &opt, &o, &err), RPX_EUSAGE);
     assert_string_equal(get(at("in.npz")), "inputs");
     assert_int_equal(temps_in(g_dir), 0);
 }

@@ -130,6 +130,38 @@ static void test_setup_failure_message(void **st)
     rpx_target_close(t);
 }
 
+/* The files a spec resolves, without loading anything (the output guard's list). */
+static void expect_files(const char *spec, const char *first, size_t n_want)
+{
+    char **files = (char **)1;
+    size_t n = 99, i;
+    rpx_error err = {0};
+    assert_int_equal(rpx_target_files(spec, &files, &n, &err), 0);
+    assert_int_equal(n, n_want);
+    if (first) assert_string_equal(files[0], first);
+    if (n) assert_null(files[n]);
+    for (i = 0; i < n; i++) free(files[i]);
+    free(files);
+}
+
+static void test_files_of_a_spec(void **st)
+{
+    (void)st;
+    expect_files("./nope/libx.so:f", "./nope/libx.so", 1);
+    expect_files("libx.so:f", "libx.so", 1);
+    setenv("RPX_DEMO_LIBRARY", "/somewhere/demo.so", 1);
+    expect_files("rpxprof-demo:demo_noop", "/somewhere/demo.so", 1);
+    unsetenv("RPX_DEMO_LIBRARY");
+    setenv("RPX_HTTP_PLUGIN", "/somewhere/http.so", 1);
+    expect_files("https://u:p@h/x", "/somewhere/http.so", 1);
+    unsetenv("RPX_HTTP_PLUGIN");
+    /* the Python plugin cannot be loaded: its own path, and no module files */
+    setenv("RPX_PYTHON_PLUGIN", "/nonexistent/py.so", 1);
+    expect_files("my_model:predict", "/nonexistent/py.so", 1);
+    unsetenv("RPX_PYTHON_PLUGIN");
+    expect_files("", NULL, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_demo_and_symbols),
         cmocka_unit_test(test_abi_mismatch),
         cmocka_unit_test(test_setup_failure_message),
+        cmocka_unit_test(test_files_of_a_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
