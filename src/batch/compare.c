@@ -121,7 +121,7 @@ static int load_report(const char *path, crep *c, rpx_error *err)
 
 const char *rpx_compare_verdict(double lo, double hi, double t)
 {
-    if (isnan(lo) || isnan(hi)) return "inconclusive";
+    if (!isfinite(lo) || !isfinite(hi)) return "inconclusive"; /* a null interval (docs/statistics.md) */
     if (hi < 1 - t) return "faster";
     if (lo > 1 + t) return "slower";
     if (lo >= 1 - t && hi <= 1 + t) return "same";
@@ -396,15 +396,32 @@ done:
 
 /* ------------------------------------------------------------- rendering */
 
-/* Decimals that show a value whose interval has half-width hw with two
- * significant digits of that half-width: never more than it reproduces. */
-static int decimals_for(double hw, double v, int fallback)
+/* Significant digits that show a value whose interval has half-width hw to
+ * the second significant digit of that half-width: never more than it
+ * reproduces, at most 6; `fallback` when the interval says nothing. */
+static int digits_for(double hw, double v, int fallback)
 {
-    int d, most = 5 - (int)floor(log10(fabs(v) > 0 ? fabs(v) : 1)); /* at most 6 significant digits */
-    if (!(hw > 0) || !isfinite(hw) || hw < 1e-9 * fabs(v)) return fallback;
-    d = 1 - (int)floor(log10(hw));
-    if (d > most) d = most;
-    return d < 0 ? 0 : d;
+    int d;
+    if (!(hw > 0) || !isfinite(hw) || !(fabs(v) > 0) || !isfinite(v) || hw < 1e-9 * fabs(v)) return fallback;
+    d = (int)floor(log10(fabs(v))) - (int)floor(log10(hw)) + 2;
+    return d < 1 ? 1 : d > 6 ? 6 : d;
+}
+
+/* How `v` is written with `sig` significant digits: fixed point with that
+ * many decimals (*dec) from 1e-4 to 1e6, else exponent form (*dec < 0), so
+ * that no number runs to hundreds of digits. */
+static int decimals_of(double v, int sig)
+{
+    int e = fabs(v) > 0 ? (int)floor(log10(fabs(v))) : 0;
+    if (e < -4 || e >= 6) return -1;
+    return sig - 1 - e < 0 ? 0 : sig - 1 - e;
+}
+
+static void put_num(rpx_strbuf *s, double v, int sig, int dec)
+{
+    if (!isfinite(v)) rpx__sb_str(s, "n/a");
+    else if (dec < 0) rpx__sb_printf(s, "%.*e", sig - 1, v);
+    else rpx__sb_printf(s, "%.*f", dec, v);
 }
 
 static double num(const json_t *o, const char *k)
@@ -423,14 +440,20 @@ static void ci_of(const json_t *o, const char *k, double *lo, double *hi)
     }
 }
 
-/* "1.030 [1.012, 1.048]" or "1.03 (no interval)". */
+/* "1.030 [1.012, 1.048]" or "1.03 (no interval)"; one form for the three. */
 static void fmt_ratio(rpx_strbuf *s, double r, double lo, double hi)
 {
-    int d;
+    int sig, dec;
     if (!isfinite(r)) { rpx__sb_str(s, "n/a"); return; }
     if (!isfinite(lo) || !isfinite(hi)) { rpx__sb_printf(s, "%.3g (no interval)", r); return; }
-    d = decimals_for((hi - lo) / 2, r, 3); /* a zero-width interval: 3 decimals */
-    rpx__sb_printf(s, "%.*f [%.*f, %.*f]", d, r, d, lo, d, hi);
+    sig = digits_for((hi - lo) / 2, r, 4); /* a zero-width interval: 4 digits (1.000) */
+    dec = decimals_of(r, sig);
+    put_num(s, r, sig, dec);
+    rpx__sb_str(s, " [");
+    put_num(s, lo, sig, dec);
+    rpx__sb_str(s, ", ");
+    put_num(s, hi, sig, dec);
+    rpx__sb_str(s, "]");
 }
 
 static void fmt_ms(rpx_strbuf *s, const json_t *st, const char *name)
@@ -443,9 +466,8 @@ static void fmt_ms(rpx_strbuf *s, const json_t *st, const char *name)
     ci_of(st, k, &lo, &hi);
     if (!isfinite(v)) { rpx__sb_str(s, "n/a"); return; }
     if (isfinite(lo) && isfinite(hi)) {
-        int d = decimals_for((hi - lo) / 2, v, -1);
-        if (d < 0) rpx__sb_printf(s, "%.4g", v);
-        else rpx__sb_printf(s, "%.*f", d, v);
+        int sig = digits_for((hi - lo) / 2, v, 4);
+        put_num(s, v, sig, decimals_of(v, sig));
     } else {
         rpx__sb_printf(s, "%.3g", v);
     }
@@ -549,9 +571,12 @@ char *rpx_compare_markdown(const json_t *res)
         fmt_p(&s, num(v, "p_value_holm"));
         rpx__sb_printf(&s, " | %s |\n", json_string_value(json_object_get(v, "verdict")));
     }
-    if (json_is_number(json_object_get(res, "geomean_p50_ratio")))
-        rpx__sb_printf(&s, "\nGeometric mean of the p50 ratios (new/base) over %lld compared rows: %.3f\n",
-                       (long long)json_integer_value(json_object_get(res, "compared")), num(res, "geomean_p50_ratio"));
+    if (json_is_number(json_object_get(res, "geomean_p50_ratio"))) {
+        rpx__sb_printf(&s, "\nGeometric mean of the p50 ratios (new/base) over %lld compared rows: ",
+                       (long long)json_integer_value(json_object_get(res, "compared")));
+        put_num(&s, num(res, "geomean_p50_ratio"), 4, decimals_of(num(res, "geomean_p50_ratio"), 4));
+        rpx__sb_str(&s, "\n");
+    }
     if (json_array_size(json_object_get(res, "only_in_base"))) {
         rpx__sb_str(&s, "\nOnly in base:");
         json_array_foreach(json_object_get(res, "only_in_base"), i, v) { rpx__sb_str(&s, " "); md_text(&s, json_string_value(v)); }

@@ -10,7 +10,9 @@ import copy
 import json
 import math
 import os
+import re
 import tempfile
+import warnings
 
 import numpy as np
 from scipy import stats as st
@@ -61,6 +63,22 @@ def report(groups, **changes):
     for k, v in changes.items():
         r[k] = v
     return r
+
+
+def finite_only(o):
+    """JSON has no Infinity: what overflows a double is null, as rpxprof writes it."""
+    if isinstance(o, dict):
+        return {k: finite_only(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [finite_only(v) for v in o]
+    return None if isinstance(o, float) and not math.isfinite(o) else o
+
+
+def huge_report(rng, k=3, n=60, centre=1.5e308):
+    """Samples near the largest double: their sum (the mean) overflows."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return finite_only(report([centre * np.exp(rng.normal(0, 0.002, n)) for _ in range(k)]))
 
 
 def groups_of(rng, k, n, centre, between_sd=0.0, within_sd=0.002):
@@ -200,6 +218,46 @@ class CompareTest(TempDirTest):
         self.assertEqual(self.compare_json(base, slower, "--threshold", "10%")["verdict"], "same")
         self.assertEqual(self.compare_json(base, slower, "--threshold", "0.1")["threshold"], 0.1)
         self.assertIn("slower", self.compare(base, slower).stdout)
+
+    def test_overflowing_samples_are_inconclusive_and_printed_short(self):
+        # A ratio beyond the largest double: null, with its reason, and so inconclusive
+        # (docs/statistics.md), never slower; --fail-on-regression does not fire.
+        rng = np.random.default_rng(12)
+        base = report(groups_of(rng, 3, 60, 0.5))
+        huge = huge_report(rng)
+        out = self.compare_json(base, huge)
+        for name in ("p50", "p95", "mean"):
+            self.assertIsNone(out[f"{name}_ratio"], name)
+            self.assertIsNone(out[f"{name}_ratio_ci"], name)
+            self.assertEqual(out[f"{name}_verdict"], "inconclusive", name)
+            self.assertIn(f"{name}_ratio_ci", out["null_reasons"])
+        self.assertIn("larger than a double holds", out["null_reasons"]["p50_ratio_ci"])
+        self.assertIn("mean of the new run", out["null_reasons"]["mean_ratio_ci"])
+        self.assertEqual(out["verdict"], "inconclusive")
+        self.assertIsNone(out["new_stats"]["mean_ms"])
+        self.compare(base, huge, "--fail-on-regression", check=0)
+        # swapped: a finite ratio near 1e-308, faster, printed to the digits it reproduces
+        out = self.compare_json(huge, base)
+        self.assertEqual(out["verdict"], "faster")
+        self.assertLess(out["p50_ratio"], 1e-307)
+        for text in (self.compare(huge, base).stdout, self.compare(base, huge).stdout):
+            self.assertIsNone(re.search(r"\d{12}", text), text)
+            self.assertNotIn("nan", text.lower())
+            self.assertNotIn("inf", text.lower())
+        text = self.compare(huge, base).stdout
+        p50 = next(line for line in text.splitlines() if line.startswith("p50 "))
+        cells = p50.split()
+        self.assertAlmostEqual(float(cells[1]) / out["base_stats"]["p50_ms"], 1, delta=1e-5)
+        self.assertAlmostEqual(float(cells[3]), out["p50_ratio"], delta=0.05 * (out["p50_ratio_ci"][1] - out["p50_ratio_ci"][0]))
+        lo, hi = out["p50_ratio_ci"]
+        # to the second digit of the interval's half-width: off by at most half a unit there
+        self.assertAlmostEqual(float(cells[4].strip("[,")), lo, delta=0.05 * (hi - lo))
+        self.assertAlmostEqual(float(cells[5].strip("]")), hi, delta=0.05 * (hi - lo))
+        # the usual case keeps its fixed-point form
+        rng = np.random.default_rng(4)
+        text = self.compare(report(groups_of(rng, 5, 200, 1.0, between_sd=0.002)),
+                            report(groups_of(rng, 5, 200, 1.05, between_sd=0.002))).stdout
+        self.assertRegex(text, r"\np50 +\d\.\d+ +\d\.\d+ +1\.\d+ \[1\.\d+, 1\.\d+\]")
 
     def test_processes_in_two_clusters_are_no_difference(self):
         # The same model twice (calibration, docs/statistics.md): its processes land at one of
