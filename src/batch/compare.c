@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "batch/report_check.h"
 #include "common/strbuf.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/compare.h"
@@ -32,11 +33,16 @@ static void crep_free(crep *c)
     memset(c, 0, sizeof *c);
 }
 
-static int load_report(const char *path, crep *c, rpx_error *err)
+/* Reads a report and checks it with the validator aggregate uses
+ * (src/batch/report_check.c): every problem it finds, in its words, joined
+ * into one message. */
+static int load_report(const char *path, crep *c, json_t *warnings_out, rpx_error *err)
 {
     json_error_t je;
-    const json_t *v, *bp;
-    size_t i, sum = 0;
+    const char *prob;
+    json_t *errors, *warnings;
+    rpx__report_checked chk;
+    int rc = 0, k;
     memset(c, 0, sizeof *c);
     c->r = json_load_file(path, 0, &je);
     if (!c->r) {
@@ -46,77 +52,41 @@ static int load_report(const char *path, crep *c, rpx_error *err)
         return rpx_error_set(err, RPX_EFORMAT, "%s: not valid JSON (line %d: %s); give a report written by rpxprof run",
                              path, je.line, je.text);
     }
-    v = json_object_get(c->r, "schema");
-    if (!json_is_string(v) || strcmp(json_string_value(v), RPX_PROFILE_SCHEMA)) {
+    if ((prob = rpx__report_shape_problem(c->r)) != NULL) {
         crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: 'schema' is not \"" RPX_PROFILE_SCHEMA "\"; give a report written by rpxprof run", path);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: does not match schemas/profile.json: %s; give a report written by rpxprof run",
+                             path, prob);
     }
-    v = json_object_get(c->r, "status");
-    if (!json_is_string(v) || strcmp(json_string_value(v), "complete")) {
-        const json_t *e = json_object_get(c->r, "error");
-        rpx_error_set(err, RPX_EINVAL, "%s: status is '%s', not complete (%s); only complete reports are compared", path,
-                      json_is_string(v) ? json_string_value(v) : "(missing)", json_is_string(e) ? json_string_value(e) : "no error given");
-        crep_free(c);
-        return RPX_EINVAL;
-    }
-    v = json_object_get(c->r, "latency_samples_ms");
-    c->n = json_array_size(v);
-    c->samples = malloc((c->n ? c->n : 1) * sizeof *c->samples);
-    if (!c->samples) { crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path); }
-    for (i = 0; json_is_array(v) && i < c->n; i++) {
-        const json_t *s = json_array_get(v, i);
-        if (!json_is_number(s) || !(json_number_value(s) >= 0) || !isfinite(json_number_value(s))) break;
-        c->samples[i] = json_number_value(s);
-    }
-    if (!json_is_array(v) || i < c->n || c->n == 0) {
-        crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: 'latency_samples_ms' is missing, empty or holds a value that is not a number >= 0; rerun the model", path);
-    }
-    v = json_object_get(c->r, "processes");
-    c->k = 1;
-    if (v) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1) {
-            crep_free(c);
-            return rpx_error_set(err, RPX_EFORMAT, "%s: 'processes' is not an integer >= 1", path);
+    errors = json_array();
+    warnings = json_array();
+    if (!errors || !warnings) { json_decref(errors); json_decref(warnings); crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "out of memory"); }
+    k = rpx__report_check(path, c->r, RPX_REPORT_RPXPROF, errors, warnings, &chk);
+    if (k < 0) {
+        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    } else if (json_array_size(errors) || !chk.counts) {
+        rpx_strbuf s = {0};
+        size_t i;
+        for (i = 0; i < json_array_size(errors); i++) {
+            if (i) rpx__sb_str(&s, "; ");
+            rpx__sb_str(&s, json_string_value(json_array_get(errors, i)));
         }
-        c->k = (size_t)json_integer_value(v);
+        rc = rpx_error_set(err, k == 0 ? RPX_EINVAL : RPX_EFORMAT, "%s", s.p ? s.p : "out of memory");
+        free(s.p);
+    } else {
+        c->samples = chk.samples;
+        c->n = chk.n;
+        c->k = (size_t)chk.processes;
+        c->off = chk.offsets;
+        c->cnt = chk.counts;
+        chk.samples = NULL;
+        chk.offsets = chk.counts = NULL;
+        json_array_extend(warnings_out, warnings);
     }
-    bp = json_object_get(c->r, "latency_by_process");
-    c->off = calloc(c->k, sizeof *c->off);
-    c->cnt = calloc(c->k, sizeof *c->cnt);
-    if (!c->off || !c->cnt) { crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path); }
-    if (!bp || json_is_null(bp)) {
-        if (c->k != 1) {
-            crep_free(c);
-            return rpx_error_set(err, RPX_EFORMAT, "%s: 'processes' is more than 1 but 'latency_by_process' is missing; the report is truncated", path);
-        }
-        c->cnt[0] = c->n;
-        return 0;
-    }
-    if (!json_is_array(bp) || json_array_size(bp) != c->k) {
-        crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: 'latency_by_process' is not an array of 'processes' (%zu) entries", path, c->k);
-    }
-    for (i = 0; i < c->k; i++) {
-        const json_t *o = json_object_get(json_array_get(bp, i), "sample_offset"),
-                     *m = json_object_get(json_array_get(bp, i), "measured_calls");
-        if (!json_is_integer(o) || !json_is_integer(m) || json_integer_value(o) < 0 || json_integer_value(m) < 0 ||
-            (size_t)json_integer_value(o) > c->n || (size_t)json_integer_value(m) > c->n - (size_t)json_integer_value(o)) {
-            crep_free(c);
-            return rpx_error_set(err, RPX_EFORMAT,
-                                 "%s: latency_by_process[%zu]: 'sample_offset' and 'measured_calls' are not integers that lie within latency_samples_ms (%zu samples)",
-                                 path, i, c->n);
-        }
-        c->off[i] = (size_t)json_integer_value(o);
-        c->cnt[i] = (size_t)json_integer_value(m);
-        sum += c->cnt[i];
-    }
-    if (sum != c->n) {
-        crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: latency_by_process counts %zu calls but latency_samples_ms has %zu; the report is truncated or altered",
-                             path, sum, c->n);
-    }
-    return 0;
+    rpx__report_check_free(&chk);
+    json_decref(errors);
+    json_decref(warnings);
+    if (rc) crep_free(c);
+    return rc;
 }
 
 const char *rpx_compare_verdict(double lo, double hi, double t)
@@ -165,10 +135,10 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
     size_t i;
     int rc;
     *out = NULL;
-    if ((rc = load_report(base_path, &b, err))) return rc;
-    if ((rc = load_report(new_path, &n, err))) { crep_free(&b); return rc; }
-    errors = json_array();
     warnings = json_array();
+    if ((rc = load_report(base_path, &b, warnings, err))) { json_decref(warnings); return rc; }
+    if ((rc = load_report(new_path, &n, warnings, err))) { crep_free(&b); json_decref(warnings); return rc; }
+    errors = json_array();
     rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
     if (json_array_size(errors)) {
         rpx_strbuf s = {0};

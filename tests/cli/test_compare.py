@@ -328,6 +328,40 @@ class CompareTest(TempDirTest):
         del old["processes"], old["latency_by_process"]
         self.assertEqual(self.compare_json(base, old)["covers"], "within-process")
 
+    def test_one_validator_with_aggregate(self):
+        # compare refuses what aggregate refuses, with the same message (src/batch/report_check.c),
+        # and the message counts the samples the file really has
+        rng = np.random.default_rng(13)
+        base = report(groups_of(rng, 3, 60, 1.0))
+
+        def altered(change):
+            r = report(groups_of(rng, 3, 60, 1.0), task="t", model_name="m")
+            change(r)
+            return r
+
+        cases = {
+            "latency_by_process counts 130 calls but latency_samples_ms has 180; the report was altered":
+                lambda r: r["latency_by_process"][2].__setitem__("measured_calls", 10),
+            "measured_calls is 5 but latency_samples_ms has 180 samples; the report is truncated":
+                lambda r: r.__setitem__("measured_calls", 5),
+            "latency.p50_ms is ": lambda r: r["latency"].__setitem__("p50_ms", r["latency"]["p50_ms"] * 1.1),
+            "latency_by_process[1]: 'sample_offset' and 'measured_calls' do not follow on":
+                lambda r: r["latency_by_process"][1].__setitem__("sample_offset", 70),
+        }
+        for i, (want, change) in enumerate(cases.items()):
+            r = altered(change)
+            f = self.write(f"agg{i}/t/m.json", r)
+            p = self.compare(base, f, check=1)
+            self.assertIn(want, p.stderr)
+            run("aggregate", self.path(f"agg{i}"), "--out-dir", self.path(f"out{i}"), "--allow-incomplete-flops",
+                "--quiet", check=1)
+            with open(self.path(f"out{i}/validation.json")) as fh:
+                errors = json.load(fh)["errors"]
+            mine = [e for e in errors if e.startswith(f + ": ")]
+            self.assertTrue(mine, errors)
+            for e in mine:  # every one of aggregate's messages about this file, word for word
+                self.assertIn(e, p.stderr)
+
     def test_two_folders_with_holm(self):
         rng = np.random.default_rng(7)
         factors = {("depth", "a"): 1.0, ("depth", "b"): 1.04, ("flow", "c"): 0.97, ("flow", "d"): 1.0}
