@@ -106,6 +106,47 @@ static json_t *pair_or_null(double lo, double hi)
     return json_pack("[ff]", lo, hi);
 }
 
+static const char *kind_what(const char *kind)
+{
+    if (!strcmp(kind, "shared_object")) return "a call into a shared object in this process";
+    if (!strcmp(kind, "python")) return "a Python call through the embedded interpreter";
+    if (!strcmp(kind, "http")) return "an HTTP request: the network, the server and the machine it runs on";
+    return "a target rpxprof does not describe";
+}
+
+/* What a reader of the ratio must know about the two sides: targets of
+ * different kinds (their samples time different work), one file given twice,
+ * or two files holding the same samples (compared with itself). */
+static json_t *side_notes(const char *bp, const crep *b, const char *np, const crep *n)
+{
+    json_t *notes = json_array();
+    const json_t *kb = json_object_get(b->r, "target_kind"), *kn = json_object_get(n->r, "target_kind");
+    struct stat sb, sn;
+    char buf[1024];
+    if (json_is_string(kb) && json_is_string(kn) && strcmp(json_string_value(kb), json_string_value(kn))) {
+        snprintf(buf, sizeof buf,
+                 "the targets are of different kinds: %s times target_kind %s (%s), %s target_kind %s (%s); their "
+                 "samples cover different work, so the ratio compares the two setups, not the models alone",
+                 bp, json_string_value(kb), kind_what(json_string_value(kb)), np, json_string_value(kn),
+                 kind_what(json_string_value(kn)));
+        json_array_append_new(notes, json_string(buf));
+    }
+    if (stat(bp, &sb) == 0 && stat(np, &sn) == 0 && sb.st_dev == sn.st_dev && sb.st_ino == sn.st_ino) {
+        snprintf(buf, sizeof buf,
+                 "base and new are the same file (%s): it is compared with itself, so the verdict says nothing "
+                 "about a change; measure the model again for a second report",
+                 bp);
+        json_array_append_new(notes, json_string(buf));
+    } else if (b->n == n->n && b->k == n->k && !memcmp(b->samples, n->samples, b->n * sizeof *b->samples)) {
+        snprintf(buf, sizeof buf,
+                 "%s and %s hold the same samples (one is a copy of the other): compared with itself, the verdict "
+                 "says nothing about a change",
+                 bp, np);
+        json_array_append_new(notes, json_string(buf));
+    }
+    return notes;
+}
+
 static const rpx_stat cmp_stats[] = {RPX_STAT_P50, RPX_STAT_P95, RPX_STAT_MEAN};
 static const char *const cmp_names[] = {"p50", "p95", "mean"};
 
@@ -200,6 +241,7 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
         json_array_append_new(warnings, json_string(w));
     }
     json_object_set_new(o, "null_reasons", reasons);
+    json_object_set_new(o, "notes", side_notes(base_path, &b, new_path, &n));
     json_object_set_new(o, "base_stats", run_stats(&b, &rb, opts->confidence));
     json_object_set_new(o, "new_stats", run_stats(&n, &rn, opts->confidence));
     json_object_set(o, "warnings", warnings);
@@ -494,7 +536,9 @@ char *rpx_compare_text(const json_t *res)
     {
         const char *k;
         const json_t *v;
+        size_t j;
         json_object_foreach((json_t *)reasons, k, v) rpx__sb_printf(&s, "%s is null: %s\n", k, json_string_value(v));
+        json_array_foreach(json_object_get(res, "notes"), j, v) rpx__sb_printf(&s, "note: %s\n", json_string_value(v));
     }
     rpx__sb_printf(&s, "\nverdict: %s (p50; %s)\n", json_string_value(json_object_get(res, "verdict")),
                    json_string_value(json_object_get(res, "p_value_method")));
@@ -546,6 +590,19 @@ char *rpx_compare_markdown(const json_t *res)
                        (long long)json_integer_value(json_object_get(res, "compared")));
         put_num(&s, num(res, "geomean_p50_ratio"), 4, decimals_of(num(res, "geomean_p50_ratio"), 4));
         rpx__sb_str(&s, "\n");
+    }
+    {
+        size_t j, shown = 0;
+        const json_t *note;
+        json_array_foreach(rows, i, v) json_array_foreach(json_object_get(v, "notes"), j, note) {
+            rpx__sb_str(&s, shown++ ? "- " : "\nNotes:\n- ");
+            md_text(&s, json_string_value(json_object_get(v, "task")));
+            rpx__sb_str(&s, "/");
+            md_text(&s, json_string_value(json_object_get(v, "model")));
+            rpx__sb_str(&s, ": ");
+            md_text(&s, json_string_value(note));
+            rpx__sb_str(&s, "\n");
+        }
     }
     if (json_array_size(json_object_get(res, "only_in_base"))) {
         rpx__sb_str(&s, "\nOnly in base:");

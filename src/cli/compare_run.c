@@ -77,7 +77,9 @@ int rpx__cli_compare_run(int argc, char **argv)
         case O_RUN: break;
         case 'm':
             if (nmodels == 2)
-                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--model is given twice: the base, then the new one");
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                                    "--model '%s': compare --run takes exactly two --model: the base, then the new one",
+                                    optarg);
             models[nmodels++] = optarg;
             break;
         case 'i': cfg[0].inputs = optarg; break;

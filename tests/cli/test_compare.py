@@ -286,6 +286,10 @@ class CompareTest(TempDirTest):
             self.assertTrue(p.stderr)
         p = run("compare", "--run", check=2)  # --run measures: it needs two models
         self.assertIn("--run needs --model twice", p.stderr)
+        p = run("compare", "--run", "-m", "rpxprof-demo:demo_noop", "-m", "rpxprof-demo:demo_noop",
+                "-m", "rpxprof-demo:demo_depth", "--inputs", a, check=2)
+        self.assertIn("takes exactly two --model", p.stderr)
+        self.assertNotIn("given twice", p.stderr)
 
     def test_refused_reports(self):
         rng = np.random.default_rng(6)
@@ -361,6 +365,37 @@ class CompareTest(TempDirTest):
             self.assertTrue(mine, errors)
             for e in mine:  # every one of aggregate's messages about this file, word for word
                 self.assertIn(e, p.stderr)
+
+    def test_notes_on_what_the_two_sides_time(self):
+        rng = np.random.default_rng(14)
+        local = report(groups_of(rng, 3, 60, 1.0))
+        self.assertEqual(local["target_kind"], "shared_object")
+        out = self.compare_json(local, report(groups_of(rng, 3, 60, 1.0)))
+        self.assertEqual(out["notes"], [])
+        # a local model against an HTTP API: the API's samples include the network
+        http = report(groups_of(rng, 3, 60, 168.0), target_kind="http",
+                      model_callable="http://127.0.0.1:9/predict",
+                      timing_scope="http_request_wall_time: the request sent and the response read")
+        out = self.compare_json(local, http)
+        self.assertEqual(out["verdict"], "slower")
+        self.assertEqual(len(out["notes"]), 1, out["notes"])
+        self.assertIn("shared_object", out["notes"][0])
+        self.assertIn("http", out["notes"][0])
+        self.assertIn("network", out["notes"][0])
+        text = self.compare(local, http).stdout
+        self.assertIn("note: " + out["notes"][0], text)
+        python = report(groups_of(rng, 3, 60, 1.0), target_kind="python", model_callable="m:f")
+        self.assertIn("python", self.compare_json(local, python)["notes"][0])
+        # the same file twice: compared with itself
+        a = self.write("same.json", local)
+        out = json.loads(run("compare", a, a, "--json", check=0).stdout)
+        self.assertEqual(out["verdict"], "same")
+        self.assertTrue(any("compared with itself" in n for n in out["notes"]), out["notes"])
+        self.assertIn("compared with itself", run("compare", a, a, check=0).stdout)
+        # a copy of it (another file, the same samples)
+        b = self.write("copy.json", local)
+        out = json.loads(run("compare", a, b, "--json", check=0).stdout)
+        self.assertTrue(any("the same samples" in n for n in out["notes"]), out["notes"])
 
     def test_two_folders_with_holm(self):
         rng = np.random.default_rng(7)
