@@ -123,7 +123,7 @@ static int open_output(const rpx_runner_config *c, const char *kind, rpx_output 
     protect = malloc((c->n_sample_files + n_expanded + 5) * sizeof *protect);
     const char *colon = strrchr(c->model, ':');
     rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, NULL, 0,
-                             "--output"};
+                             c->output_option ? c->output_option : "--output", c->no_force_option};
     if (!protect) {
         for (i = 0; i < n_expanded; i++) free(expanded[i]);
         free(expanded);

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats as st
 
 import stats_ref  # noqa: E402
-from common import TempDirTest, main, run
+from common import MODELS, TempDirTest, main, run
 
 CONF = 0.95
 TEMPLATE = None
@@ -437,6 +437,67 @@ class CompareTest(TempDirTest):
         p = run("compare", self.path("base"), self.path("new"), check=1)
         self.assertIn("| flow | d | n/a | n/a | not comparable:", p.stdout)
         self.assertIn("unit differs", p.stderr)
+
+
+class CompareRunMessagesTest(TempDirTest):
+    """Every message of compare --run names only options compare --run has (it has no --output
+    and no --force: the runner's messages about the reports' place name --out-dir)."""
+
+    def setUp(self):
+        super().setUp()
+        self.npz = self.path("x.npz")
+        run("inputs", "make", self.npz, "rgb=4x4x3:uint8=1", check=0)
+        self.options = set(re.findall(r"--[a-z][a-z0-9-]*", run("compare", "--run", "--help", check=0).stdout))
+        self.assertIn("--out-dir", self.options)
+
+    def compare_run(self, *args, model="rpxprof-demo:demo_noop", inputs=None, check=None):
+        return run("compare", "--run", "-m", model, "-m", model, "--inputs", inputs or self.npz,
+                   "--repeats", "12", "--processes", "2", "--warmup", "1", *args, check=check)
+
+    def assert_own_options(self, p):
+        named = set(re.findall(r"--[a-z][a-z0-9-]*", p.stderr))
+        self.assertLessEqual(named, self.options, p.stderr)
+
+    def test_the_reports_place(self):
+        od = self.path("od")
+        os.makedirs(od)
+        with open(os.path.join(od, "base.json"), "w") as f:
+            f.write("hello\n")
+        p = self.compare_run("--out-dir", od, check=1)
+        self.assertIn("exists and is not a file rpxprof wrote", p.stderr)
+        self.assertIn("choose another --out-dir path or move it out of the way", p.stderr)
+        self.assert_own_options(p)
+        with open(os.path.join(od, "base.json"), "rb") as f:
+            self.assertEqual(f.read(), b"hello\n")  # left alone
+        # reports of rpxprof there are replaced; a read-only one is not
+        os.remove(os.path.join(od, "base.json"))
+        self.compare_run("--out-dir", od, check=0)
+        os.chmod(os.path.join(od, "new.json"), 0o444)
+        p = self.compare_run("--out-dir", od, check=1)
+        self.assertIn("is read-only", p.stderr)
+        self.assert_own_options(p)
+        # a folder where a report goes
+        od2 = self.path("od2")
+        os.makedirs(os.path.join(od2, "new.json"))
+        p = self.compare_run("--out-dir", od2, check=1)
+        self.assertIn("new.json: is a folder, not a report", p.stderr)
+        self.assert_own_options(p)
+        # the inputs where a report goes: never replaced
+        od3 = self.path("od3")
+        os.makedirs(od3)
+        with open(self.npz, "rb") as f, open(os.path.join(od3, "base.json"), "wb") as g:
+            g.write(f.read())
+        p = self.compare_run("--out-dir", od3, inputs=os.path.join(od3, "base.json"), check=1)
+        self.assertIn("this command reads", p.stderr)
+        self.assert_own_options(p)
+
+    def test_a_model_that_writes_its_inputs(self):
+        x = self.path("x_pattern.npz")
+        np.savez(x, x=((np.arange(256) * 7 + 3) % 256).astype(np.uint8))  # pristine_edit's pattern
+        p = self.compare_run(model=f"{MODELS}:pristine_edit", inputs=x, check=1)
+        self.assertIn("--writable-inputs", p.stderr)
+        self.assert_own_options(p)
+        self.compare_run("--writable-inputs", model=f"{MODELS}:pristine_edit", inputs=x, check=0)
 
 
 if __name__ == "__main__":
