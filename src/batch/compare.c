@@ -236,7 +236,7 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
         char w[512];
         snprintf(w, sizeof w,
                  "%s ran in one process: the intervals are within-process and do not cover the variation from one run to the next "
-                 "(often a few %%); measure both with --processes K (K >= 2)",
+                 "(often a few %%); measure both with rpxprof run --processes K (K >= 2), or use rpxprof compare --run",
                  b.k == 1 && n.k == 1 ? "each report" : (b.k == 1 ? base_path : new_path));
         json_array_append_new(warnings, json_string(w));
     }
