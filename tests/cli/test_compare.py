@@ -396,6 +396,13 @@ class CompareTest(TempDirTest):
         b = self.write("copy.json", local)
         out = json.loads(run("compare", a, b, "--json", check=0).stdout)
         self.assertTrue(any("the same samples" in n for n in out["notes"]), out["notes"])
+        # two folders: each row's notes, and under the Markdown table
+        self.write("fb/api/m.json", local)
+        self.write("fn/api/m.json", http)
+        out = json.loads(run("compare", self.path("fb"), self.path("fn"), "--json", check=0).stdout)
+        self.assertIn("network", out["rows"][0]["notes"][0])
+        md = run("compare", self.path("fb"), self.path("fn"), check=0).stdout
+        self.assertIn("\nNotes:\n- api/m: the targets are of different kinds", md)
 
     def test_two_folders_with_holm(self):
         rng = np.random.default_rng(7)
