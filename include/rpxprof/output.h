@@ -58,6 +58,7 @@ typedef struct rpx_output_options {
     const char *const *protect;   /* paths never replaced (NULL entries are skipped) */
     size_t n_protect;
     const char *option;           /* the option that named the path, for messages ("--output") */
+    int no_force;                 /* the command has no --force: messages never suggest one */
 } rpx_output_options;
 
 typedef struct rpx_output rpx_output;

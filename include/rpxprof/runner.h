@@ -51,6 +51,8 @@ typedef struct rpx_runner_config {
     const char *output;           /* report path, "-" stdout; NULL: no file, the caller takes
                                      the report */
     int force;                    /* replace an existing file that is not a report */
+    const char *output_option;    /* what the command calls `output` in messages; NULL: "--output" */
+    int no_force_option;          /* the command has no --force: messages never suggest one */
     const char *device, *precision, *unit;
     long warmup, repeats;         /* warmup per process; repeats: timed calls in total */
     int processes;                /* worker processes; 0: the default for the target kind

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "batch/report_check.h"
 #include "common/strbuf.h"
 #include "common/user_file.h"
 #include "rpxprof/batch.h"
@@ -33,11 +34,16 @@ static void crep_free(crep *c)
     memset(c, 0, sizeof *c);
 }
 
-static int load_report(const char *path, crep *c, rpx_error *err)
+/* Reads a report and checks it with the validator aggregate uses
+ * (src/batch/report_check.c): every problem it finds, in its words, joined
+ * into one message. */
+static int load_report(const char *path, crep *c, json_t *warnings_out, rpx_error *err)
 {
     json_error_t je;
-    const json_t *v, *bp;
-    size_t i, sum = 0;
+    const char *prob;
+    json_t *errors, *warnings;
+    rpx__report_checked chk;
+    int rc = 0, k;
     memset(c, 0, sizeof *c);
     if (rpx_user_file_regular(path, NULL, err) != 0) return RPX_EFORMAT; /* a FIFO would block */
     c->r = json_load_file(path, 0, &je);
@@ -48,82 +54,46 @@ static int load_report(const char *path, crep *c, rpx_error *err)
         return rpx_error_set(err, RPX_EFORMAT, "%s: not valid JSON (line %d: %s); give a report written by rpxprof run",
                              path, je.line, je.text);
     }
-    v = json_object_get(c->r, "schema");
-    if (!json_is_string(v) || strcmp(json_string_value(v), RPX_PROFILE_SCHEMA)) {
+    if ((prob = rpx__report_shape_problem(c->r)) != NULL) {
         crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: 'schema' is not \"" RPX_PROFILE_SCHEMA "\"; give a report written by rpxprof run", path);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: does not match schemas/profile.json: %s; give a report written by rpxprof run",
+                             path, prob);
     }
-    v = json_object_get(c->r, "status");
-    if (!json_is_string(v) || strcmp(json_string_value(v), "complete")) {
-        const json_t *e = json_object_get(c->r, "error");
-        rpx_error_set(err, RPX_EINVAL, "%s: status is '%s', not complete (%s); only complete reports are compared", path,
-                      json_is_string(v) ? json_string_value(v) : "(missing)", json_is_string(e) ? json_string_value(e) : "no error given");
-        crep_free(c);
-        return RPX_EINVAL;
-    }
-    v = json_object_get(c->r, "latency_samples_ms");
-    c->n = json_array_size(v);
-    c->samples = malloc((c->n ? c->n : 1) * sizeof *c->samples);
-    if (!c->samples) { crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path); }
-    for (i = 0; json_is_array(v) && i < c->n; i++) {
-        const json_t *s = json_array_get(v, i);
-        if (!json_is_number(s) || !(json_number_value(s) >= 0) || !isfinite(json_number_value(s))) break;
-        c->samples[i] = json_number_value(s);
-    }
-    if (!json_is_array(v) || i < c->n || c->n == 0) {
-        crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: 'latency_samples_ms' is missing, empty or holds a value that is not a number >= 0; rerun the model", path);
-    }
-    v = json_object_get(c->r, "processes");
-    c->k = 1;
-    if (v) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1) {
-            crep_free(c);
-            return rpx_error_set(err, RPX_EFORMAT, "%s: 'processes' is not an integer >= 1", path);
+    errors = json_array();
+    warnings = json_array();
+    if (!errors || !warnings) { json_decref(errors); json_decref(warnings); crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "out of memory"); }
+    k = rpx__report_check(path, c->r, RPX_REPORT_RPXPROF, errors, warnings, &chk);
+    if (k < 0) {
+        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    } else if (json_array_size(errors) || !chk.counts) {
+        rpx_strbuf s = {0};
+        size_t i;
+        for (i = 0; i < json_array_size(errors); i++) {
+            if (i) rpx__sb_str(&s, "; ");
+            rpx__sb_str(&s, json_string_value(json_array_get(errors, i)));
         }
-        c->k = (size_t)json_integer_value(v);
+        rc = rpx_error_set(err, k == 0 ? RPX_EINVAL : RPX_EFORMAT, "%s", s.p ? s.p : "out of memory");
+        free(s.p);
+    } else {
+        c->samples = chk.samples;
+        c->n = chk.n;
+        c->k = (size_t)chk.processes;
+        c->off = chk.offsets;
+        c->cnt = chk.counts;
+        chk.samples = NULL;
+        chk.offsets = chk.counts = NULL;
+        json_array_extend(warnings_out, warnings);
     }
-    bp = json_object_get(c->r, "latency_by_process");
-    c->off = calloc(c->k, sizeof *c->off);
-    c->cnt = calloc(c->k, sizeof *c->cnt);
-    if (!c->off || !c->cnt) { crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", path); }
-    if (!bp || json_is_null(bp)) {
-        if (c->k != 1) {
-            crep_free(c);
-            return rpx_error_set(err, RPX_EFORMAT, "%s: 'processes' is more than 1 but 'latency_by_process' is missing; the report is truncated", path);
-        }
-        c->cnt[0] = c->n;
-        return 0;
-    }
-    if (!json_is_array(bp) || json_array_size(bp) != c->k) {
-        crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: 'latency_by_process' is not an array of 'processes' (%zu) entries", path, c->k);
-    }
-    for (i = 0; i < c->k; i++) {
-        const json_t *o = json_object_get(json_array_get(bp, i), "sample_offset"),
-                     *m = json_object_get(json_array_get(bp, i), "measured_calls");
-        if (!json_is_integer(o) || !json_is_integer(m) || json_integer_value(o) < 0 || json_integer_value(m) < 0 ||
-            (size_t)json_integer_value(o) > c->n || (size_t)json_integer_value(m) > c->n - (size_t)json_integer_value(o)) {
-            crep_free(c);
-            return rpx_error_set(err, RPX_EFORMAT,
-                                 "%s: latency_by_process[%zu]: 'sample_offset' and 'measured_calls' are not integers that lie within latency_samples_ms (%zu samples)",
-                                 path, i, c->n);
-        }
-        c->off[i] = (size_t)json_integer_value(o);
-        c->cnt[i] = (size_t)json_integer_value(m);
-        sum += c->cnt[i];
-    }
-    if (sum != c->n) {
-        crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: latency_by_process counts %zu calls but latency_samples_ms has %zu; the report is truncated or altered",
-                             path, sum, c->n);
-    }
-    return 0;
+    rpx__report_check_free(&chk);
+    json_decref(errors);
+    json_decref(warnings);
+    if (rc) crep_free(c);
+    return rc;
 }
 
 const char *rpx_compare_verdict(double lo, double hi, double t)
 {
-    if (isnan(lo) || isnan(hi)) return "inconclusive";
+    if (!isfinite(lo) || !isfinite(hi)) return "inconclusive"; /* a null interval (docs/statistics.md) */
     if (hi < 1 - t) return "faster";
     if (lo > 1 + t) return "slower";
     if (lo >= 1 - t && hi <= 1 + t) return "same";
@@ -136,6 +106,47 @@ static json_t *pair_or_null(double lo, double hi)
 {
     if (!isfinite(lo) || !isfinite(hi)) return json_null();
     return json_pack("[ff]", lo, hi);
+}
+
+static const char *kind_what(const char *kind)
+{
+    if (!strcmp(kind, "shared_object")) return "a call into a shared object in this process";
+    if (!strcmp(kind, "python")) return "a Python call through the embedded interpreter";
+    if (!strcmp(kind, "http")) return "an HTTP request: the network, the server and the machine it runs on";
+    return "a target rpxprof does not describe";
+}
+
+/* What a reader of the ratio must know about the two sides: targets of
+ * different kinds (their samples time different work), one file given twice,
+ * or two files holding the same samples (compared with itself). */
+static json_t *side_notes(const char *bp, const crep *b, const char *np, const crep *n)
+{
+    json_t *notes = json_array();
+    const json_t *kb = json_object_get(b->r, "target_kind"), *kn = json_object_get(n->r, "target_kind");
+    struct stat sb, sn;
+    char buf[1024];
+    if (json_is_string(kb) && json_is_string(kn) && strcmp(json_string_value(kb), json_string_value(kn))) {
+        snprintf(buf, sizeof buf,
+                 "the targets are of different kinds: %s times target_kind %s (%s), %s target_kind %s (%s); their "
+                 "samples cover different work, so the ratio compares the two setups, not the models alone",
+                 bp, json_string_value(kb), kind_what(json_string_value(kb)), np, json_string_value(kn),
+                 kind_what(json_string_value(kn)));
+        json_array_append_new(notes, json_string(buf));
+    }
+    if (stat(bp, &sb) == 0 && stat(np, &sn) == 0 && sb.st_dev == sn.st_dev && sb.st_ino == sn.st_ino) {
+        snprintf(buf, sizeof buf,
+                 "base and new are the same file (%s): it is compared with itself, so the verdict says nothing "
+                 "about a change; measure the model again for a second report",
+                 bp);
+        json_array_append_new(notes, json_string(buf));
+    } else if (b->n == n->n && b->k == n->k && !memcmp(b->samples, n->samples, b->n * sizeof *b->samples)) {
+        snprintf(buf, sizeof buf,
+                 "%s and %s hold the same samples (one is a copy of the other): compared with itself, the verdict "
+                 "says nothing about a change",
+                 bp, np);
+        json_array_append_new(notes, json_string(buf));
+    }
+    return notes;
 }
 
 static const rpx_stat cmp_stats[] = {RPX_STAT_P50, RPX_STAT_P95, RPX_STAT_MEAN};
@@ -167,10 +178,10 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
     size_t i;
     int rc;
     *out = NULL;
-    if ((rc = load_report(base_path, &b, err))) return rc;
-    if ((rc = load_report(new_path, &n, err))) { crep_free(&b); return rc; }
-    errors = json_array();
     warnings = json_array();
+    if ((rc = load_report(base_path, &b, warnings, err))) { json_decref(warnings); return rc; }
+    if ((rc = load_report(new_path, &n, warnings, err))) { crep_free(&b); json_decref(warnings); return rc; }
+    errors = json_array();
     rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
     if (json_array_size(errors)) {
         rpx_strbuf s = {0};
@@ -227,11 +238,12 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
         char w[512];
         snprintf(w, sizeof w,
                  "%s ran in one process: the intervals are within-process and do not cover the variation from one run to the next "
-                 "(often a few %%); measure both with --processes K (K >= 2)",
+                 "(often a few %%); measure both with rpxprof run --processes K (K >= 2), or use rpxprof compare --run",
                  b.k == 1 && n.k == 1 ? "each report" : (b.k == 1 ? base_path : new_path));
         json_array_append_new(warnings, json_string(w));
     }
     json_object_set_new(o, "null_reasons", reasons);
+    json_object_set_new(o, "notes", side_notes(base_path, &b, new_path, &n));
     json_object_set_new(o, "base_stats", run_stats(&b, &rb, opts->confidence));
     json_object_set_new(o, "new_stats", run_stats(&n, &rn, opts->confidence));
     json_object_set(o, "warnings", warnings);
@@ -401,15 +413,32 @@ done:
 
 /* ------------------------------------------------------------- rendering */
 
-/* Decimals that show a value whose interval has half-width hw with two
- * significant digits of that half-width: never more than it reproduces. */
-static int decimals_for(double hw, double v, int fallback)
+/* Significant digits that show a value whose interval has half-width hw to
+ * the second significant digit of that half-width: never more than it
+ * reproduces, at most 6; `fallback` when the interval says nothing. */
+static int digits_for(double hw, double v, int fallback)
 {
-    int d, most = 5 - (int)floor(log10(fabs(v) > 0 ? fabs(v) : 1)); /* at most 6 significant digits */
-    if (!(hw > 0) || !isfinite(hw) || hw < 1e-9 * fabs(v)) return fallback;
-    d = 1 - (int)floor(log10(hw));
-    if (d > most) d = most;
-    return d < 0 ? 0 : d;
+    int d;
+    if (!(hw > 0) || !isfinite(hw) || !(fabs(v) > 0) || !isfinite(v) || hw < 1e-9 * fabs(v)) return fallback;
+    d = (int)floor(log10(fabs(v))) - (int)floor(log10(hw)) + 2;
+    return d < 1 ? 1 : d > 6 ? 6 : d;
+}
+
+/* How `v` is written with `sig` significant digits: fixed point with that
+ * many decimals (*dec) from 1e-4 to 1e6, else exponent form (*dec < 0), so
+ * that no number runs to hundreds of digits. */
+static int decimals_of(double v, int sig)
+{
+    int e = fabs(v) > 0 ? (int)floor(log10(fabs(v))) : 0;
+    if (e < -4 || e >= 6) return -1;
+    return sig - 1 - e < 0 ? 0 : sig - 1 - e;
+}
+
+static void put_num(rpx_strbuf *s, double v, int sig, int dec)
+{
+    if (!isfinite(v)) rpx__sb_str(s, "n/a");
+    else if (dec < 0) rpx__sb_printf(s, "%.*e", sig - 1, v);
+    else rpx__sb_printf(s, "%.*f", dec, v);
 }
 
 static double num(const json_t *o, const char *k)
@@ -428,14 +457,20 @@ static void ci_of(const json_t *o, const char *k, double *lo, double *hi)
     }
 }
 
-/* "1.030 [1.012, 1.048]" or "1.03 (no interval)". */
+/* "1.030 [1.012, 1.048]" or "1.03 (no interval)"; one form for the three. */
 static void fmt_ratio(rpx_strbuf *s, double r, double lo, double hi)
 {
-    int d;
+    int sig, dec;
     if (!isfinite(r)) { rpx__sb_str(s, "n/a"); return; }
     if (!isfinite(lo) || !isfinite(hi)) { rpx__sb_printf(s, "%.3g (no interval)", r); return; }
-    d = decimals_for((hi - lo) / 2, r, 3); /* a zero-width interval: 3 decimals */
-    rpx__sb_printf(s, "%.*f [%.*f, %.*f]", d, r, d, lo, d, hi);
+    sig = digits_for((hi - lo) / 2, r, 4); /* a zero-width interval: 4 digits (1.000) */
+    dec = decimals_of(r, sig);
+    put_num(s, r, sig, dec);
+    rpx__sb_str(s, " [");
+    put_num(s, lo, sig, dec);
+    rpx__sb_str(s, ", ");
+    put_num(s, hi, sig, dec);
+    rpx__sb_str(s, "]");
 }
 
 static void fmt_ms(rpx_strbuf *s, const json_t *st, const char *name)
@@ -448,9 +483,8 @@ static void fmt_ms(rpx_strbuf *s, const json_t *st, const char *name)
     ci_of(st, k, &lo, &hi);
     if (!isfinite(v)) { rpx__sb_str(s, "n/a"); return; }
     if (isfinite(lo) && isfinite(hi)) {
-        int d = decimals_for((hi - lo) / 2, v, -1);
-        if (d < 0) rpx__sb_printf(s, "%.4g", v);
-        else rpx__sb_printf(s, "%.*f", d, v);
+        int sig = digits_for((hi - lo) / 2, v, 4);
+        put_num(s, v, sig, decimals_of(v, sig));
     } else {
         rpx__sb_printf(s, "%.3g", v);
     }
@@ -507,7 +541,9 @@ char *rpx_compare_text(const json_t *res)
     {
         const char *k;
         const json_t *v;
+        size_t j;
         json_object_foreach((json_t *)reasons, k, v) rpx__sb_printf(&s, "%s is null: %s\n", k, json_string_value(v));
+        json_array_foreach(json_object_get(res, "notes"), j, v) rpx__sb_printf(&s, "note: %s\n", json_string_value(v));
     }
     rpx__sb_printf(&s, "\nverdict: %s (p50; %s)\n", json_string_value(json_object_get(res, "verdict")),
                    json_string_value(json_object_get(res, "p_value_method")));
@@ -554,9 +590,25 @@ char *rpx_compare_markdown(const json_t *res)
         fmt_p(&s, num(v, "p_value_holm"));
         rpx__sb_printf(&s, " | %s |\n", json_string_value(json_object_get(v, "verdict")));
     }
-    if (json_is_number(json_object_get(res, "geomean_p50_ratio")))
-        rpx__sb_printf(&s, "\nGeometric mean of the p50 ratios (new/base) over %lld compared rows: %.3f\n",
-                       (long long)json_integer_value(json_object_get(res, "compared")), num(res, "geomean_p50_ratio"));
+    if (json_is_number(json_object_get(res, "geomean_p50_ratio"))) {
+        rpx__sb_printf(&s, "\nGeometric mean of the p50 ratios (new/base) over %lld compared rows: ",
+                       (long long)json_integer_value(json_object_get(res, "compared")));
+        put_num(&s, num(res, "geomean_p50_ratio"), 4, decimals_of(num(res, "geomean_p50_ratio"), 4));
+        rpx__sb_str(&s, "\n");
+    }
+    {
+        size_t j, shown = 0;
+        const json_t *note;
+        json_array_foreach(rows, i, v) json_array_foreach(json_object_get(v, "notes"), j, note) {
+            rpx__sb_str(&s, shown++ ? "- " : "\nNotes:\n- ");
+            md_text(&s, json_string_value(json_object_get(v, "task")));
+            rpx__sb_str(&s, "/");
+            md_text(&s, json_string_value(json_object_get(v, "model")));
+            rpx__sb_str(&s, ": ");
+            md_text(&s, json_string_value(note));
+            rpx__sb_str(&s, "\n");
+        }
+    }
     if (json_array_size(json_object_get(res, "only_in_base"))) {
         rpx__sb_str(&s, "\nOnly in base:");
         json_array_foreach(json_object_get(res, "only_in_base"), i, v) { rpx__sb_str(&s, " "); md_text(&s, json_string_value(v)); }

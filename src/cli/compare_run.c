@@ -31,8 +31,10 @@ static const char usage[] =
     "      --repeats N        timed calls per target (default 1000)\n"
     "      --warmup N         untimed calls per process (default 10)\n"
     "      --device DEV, --precision STR, --unit STR   as rpxprof run\n"
-    "      --timeout S, --call-timeout S               as rpxprof run\n"
+    "      --timeout S, --call-timeout S, --grace S    as rpxprof run\n"
+    "      --writable-inputs  let the models edit their inputs in place (as rpxprof run)\n"
     "      --out-dir DIR      keep the two reports as DIR/base.json and DIR/new.json\n"
+    "                         (reports of rpxprof there are replaced, nothing else)\n"
     "  -t, --threshold T      what counts as a change: 1% (default) or 0.01\n"
     "  -j, --json             print JSON instead of a table\n"
     "      --fail-on-regression  exit 3 when B is slower\n"
@@ -43,14 +45,15 @@ static const char usage[] =
 int rpx__cli_compare_run(int argc, char **argv)
 {
     enum { O_RUN = 256, O_PROCESSES, O_REPEATS, O_WARMUP, O_DEVICE, O_PRECISION, O_UNIT,
-           O_TIMEOUT, O_CALL_TIMEOUT, O_OUT_DIR, O_GATE };
+           O_TIMEOUT, O_CALL_TIMEOUT, O_OUT_DIR, O_GATE, O_GRACE, O_WRITABLE };
     static const struct option opts[] = {
         {"run", no_argument, NULL, O_RUN},         {"model", required_argument, NULL, 'm'},
         {"inputs", required_argument, NULL, 'i'},  {"processes", required_argument, NULL, O_PROCESSES},
         {"repeats", required_argument, NULL, O_REPEATS}, {"warmup", required_argument, NULL, O_WARMUP},
         {"device", required_argument, NULL, O_DEVICE}, {"precision", required_argument, NULL, O_PRECISION},
         {"unit", required_argument, NULL, O_UNIT},  {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"call-timeout", required_argument, NULL, O_CALL_TIMEOUT},
+        {"call-timeout", required_argument, NULL, O_CALL_TIMEOUT}, {"grace", required_argument, NULL, O_GRACE},
+        {"writable-inputs", no_argument, NULL, O_WRITABLE},
         {"out-dir", required_argument, NULL, O_OUT_DIR},
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"fail-on-regression", no_argument, NULL, O_GATE}, {"help", no_argument, NULL, 'h'},
@@ -69,6 +72,9 @@ int rpx__cli_compare_run(int argc, char **argv)
 
     rpx_runner_config_init(&cfg[0]);
     cfg[0].processes = 10;
+    /* the runner's messages about the reports' place name compare's option, never a --force */
+    cfg[0].output_option = "--out-dir";
+    cfg[0].no_force_option = 1;
     memset(res, 0, sizeof res);
     opterr = 0;
     optind = 1;
@@ -77,7 +83,9 @@ int rpx__cli_compare_run(int argc, char **argv)
         case O_RUN: break;
         case 'm':
             if (nmodels == 2)
-                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--model is given twice: the base, then the new one");
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                                    "--model '%s': compare --run takes exactly two --model: the base, then the new one",
+                                    optarg);
             models[nmodels++] = optarg;
             break;
         case 'i': cfg[0].inputs = optarg; break;
@@ -104,12 +112,15 @@ int rpx__cli_compare_run(int argc, char **argv)
         case O_UNIT: cfg[0].unit = optarg; break;
         case O_TIMEOUT:
         case O_CALL_TIMEOUT:
+        case O_GRACE:
             if (rpx_cli_parse_number(optarg, &d) || !(d > 0))
                 return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s '%s': give a number of seconds above 0",
-                                    c == O_TIMEOUT ? "--timeout" : "--call-timeout", optarg);
+                                    c == O_TIMEOUT ? "--timeout" : c == O_GRACE ? "--grace" : "--call-timeout", optarg);
             if (c == O_TIMEOUT) cfg[0].timeout_s = d;
+            else if (c == O_GRACE) cfg[0].grace_s = d;
             else cfg[0].call_timeout_s = d;
             break;
+        case O_WRITABLE: cfg[0].writable_inputs = 1; break;
         case O_OUT_DIR: out_dir = optarg; break;
         case 't':
             if (rpx_cli_parse_threshold(optarg, &co.threshold))
@@ -142,6 +153,15 @@ int rpx__cli_compare_run(int argc, char **argv)
     if (out_dir) {
         if (snprintf(dir, sizeof dir, "%s", out_dir) >= (int)sizeof dir)
             return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--out-dir: path too long");
+        for (k = 0; k < 2; k++) {
+            struct stat st;
+            snprintf(path[k], sizeof path[k], "%s/%s.json", dir, k ? "new" : "base");
+            if (stat(path[k], &st) == 0 && !S_ISREG(st.st_mode))
+                return rpx_cli_fail("compare", RPX_EXIT_FAILURE,
+                                    "%s: is a %s, not a report; compare --run keeps its reports as "
+                                    "DIR/base.json and DIR/new.json: give another --out-dir or move it out of the way",
+                                    path[k], S_ISDIR(st.st_mode) ? "folder" : "special file");
+        }
     } else {
         const char *tmp = getenv("TMPDIR");
         snprintf(dir, sizeof dir, "%s/rpxprof-compare-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -156,13 +176,18 @@ int rpx__cli_compare_run(int argc, char **argv)
         cfg[k].model = models[k];
         cfg[k].output = path[k];
     }
-    if ((k = rpx_runner_run_pair(&cfg[0], &cfg[1], &res[0], &res[1], &err)) != 0) {
+    /* a target whose first process fails stops the pair before the other one
+     * starts: its failure, not the other's "interrupted before any process", is
+     * what the user needs */
+    if ((k = rpx_runner_run_pair(&cfg[0], &cfg[1], &res[0], &res[1], &err)) != 0 &&
+        !(res[0].report && res[0].status != RPX_RUNNER_COMPLETE) &&
+        !(res[1].report && res[1].status != RPX_RUNNER_COMPLETE)) {
         rpx_cli_fail("compare", 0, "%s", err.message);
         if (k == RPX_EUSAGE) rc = RPX_EXIT_USAGE;
         goto out;
     }
     for (k = 0; k < 2; k++)
-        if (res[k].status != RPX_RUNNER_COMPLETE) {
+        if (res[k].report && res[k].status != RPX_RUNNER_COMPLETE) {
             int sig = res[k].stop_signal;
             rpx_cli_fail("compare", 0, "%s: %s (%s)", models[k],
                          res[k].status == RPX_RUNNER_INTERRUPTED ? "interrupted" : "did not complete",

@@ -211,6 +211,17 @@ static const char *choose(const rpx_output_options *opt)
     return opt && opt->option ? opt->option : NULL;
 }
 
+/* What would replace an existing file: --force, where the command has one. */
+static const char *force_hint(const rpx_output_options *opt)
+{
+    return opt && opt->no_force ? " or move it out of the way" : " or pass --force to replace it";
+}
+
+static const char *even_force(const rpx_output_options *opt)
+{
+    return opt && opt->no_force ? "" : ", even with --force";
+}
+
 /* 0 when the existing regular file at `target` may be replaced. */
 static int check_replace(const char *path, const char *target, const struct stat *st,
                          const rpx_output_options *opt, rpx_error *err)
@@ -230,9 +241,8 @@ static int check_replace(const char *path, const char *target, const struct stat
     else snprintf(how, sizeof how, "choose another path");
     if ((st->st_mode & 0222) == 0)
         return rpx_error_set(err, RPX_EINVAL,
-                             "%s: exists and is read-only (mode %04o); %s or pass --force to "
-                             "replace it",
-                             shown, (unsigned)(st->st_mode & 07777), how);
+                             "%s: exists and is read-only (mode %04o); %s%s",
+                             shown, (unsigned)(st->st_mode & 07777), how, force_hint(opt));
     if (st->st_size == 0) return 0; /* nothing there to lose */
     fd = open(target, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0) n = read_head(fd, head, sizeof head);
@@ -246,9 +256,8 @@ static int check_replace(const char *path, const char *target, const struct stat
                 close(fd);
                 return rpx_error_set(err, RPX_EINVAL,
                                      "%s: exists and is a different kind of rpxprof file "
-                                     "(schema \"%s\", not \"%s\"); %s or pass --force to "
-                                     "replace it",
-                                     shown, schema, want ? want : "rpxprof.*", how);
+                                     "(schema \"%s\", not \"%s\"); %s%s",
+                                     shown, schema, want ? want : "rpxprof.*", how, force_hint(opt));
             }
         }
         break;
@@ -271,9 +280,8 @@ static int check_replace(const char *path, const char *target, const struct stat
         snprintf(fb, sizeof fb, "first bytes: %s", q);
     }
     return rpx_error_set(err, RPX_EINVAL,
-                         "%s: exists and is not a file rpxprof wrote (%s); %s or pass --force "
-                         "to replace it",
-                         shown, fb, how);
+                         "%s: exists and is not a file rpxprof wrote (%s); %s%s",
+                         shown, fb, how, force_hint(opt));
 }
 
 /* A path the command reads (opt->protect) is never replaced, forced or not:
@@ -291,11 +299,11 @@ static int check_protect(const char *path, const struct stat *st, const rpx_outp
         if (!p || !*p || strcmp(p, "-") == 0 || stat(p, &ps) != 0) continue;
         if (ps.st_dev == st->st_dev && ps.st_ino == st->st_ino)
             rc = rpx_error_set(err, RPX_EUSAGE,
-                               "%s %s: is %s%s this command reads; rpxprof never replaces it, "
-                               "even with --force; choose another %s path",
+                               "%s %s: is %s%s this command reads; rpxprof never replaces it%s; "
+                               "choose another %s path",
                                choose(opt) ? choose(opt) : "output", path,
                                strcmp(p, path) == 0 ? "one of the files" : p,
-                               strcmp(p, path) == 0 ? "" : ", which",
+                               strcmp(p, path) == 0 ? "" : ", which", even_force(opt),
                                choose(opt) ? choose(opt) : "output");
     }
     return rc;
@@ -418,10 +426,11 @@ int rpx_output_open(const char *path, const rpx_output_options *opt, rpx_output 
         }
         if (!S_ISREG(st.st_mode)) {
             rc = rpx_error_set(err, RPX_EINVAL,
-                               "%s: is a %s, not a regular file; rpxprof never replaces it, even "
-                               "with --force; choose another path",
+                               "%s: is a %s, not a regular file; rpxprof never replaces it%s; "
+                               "choose another path",
                                path, S_ISSOCK(st.st_mode) ? "socket"
-                                     : S_ISBLK(st.st_mode) ? "block device" : "special file");
+                                     : S_ISBLK(st.st_mode) ? "block device" : "special file",
+                               even_force(opt));
             goto fail;
         }
         if (same_as_stdout(&st)) { /* `-o /dev/stdout > file`: write through fd 1 */

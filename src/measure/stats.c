@@ -552,12 +552,23 @@ int rpx_stats_ratio_ci(const rpx_stats_runs *base, const rpx_stats_runs *new_run
     }
     pb = stat_sorted(sb, nb, stat);
     pn = stat_sorted(sn, nn, stat);
+    if (!isfinite(pb) || !isfinite(pn)) { /* a mean whose samples overflow the sum */
+        snprintf(out->reason, sizeof out->reason, "the %s of the %s run is larger than a double holds",
+                 stat_name[stat], isfinite(pb) ? "new" : "base");
+        goto done;
+    }
     if (!(pb > 0) || !(pn > 0)) {
         snprintf(out->reason, sizeof out->reason, "the %s of the %s run is not positive", stat_name[stat],
                  pb > 0 ? "new" : "base");
         goto done;
     }
     out->ratio = pn / pb;
+    if (!isfinite(out->ratio)) {
+        out->ratio = NAN;
+        snprintf(out->reason, sizeof out->reason, "the ratio of the %ss (new/base) is larger than a double holds",
+                 stat_name[stat]);
+        goto done;
+    }
     if (out->between) {
         double *vb = malloc(base->k * sizeof *vb), *vn = malloc(new_runs->k * sizeof *vn), seb, sen, se, df, t;
         size_t mb, mn;
@@ -615,7 +626,11 @@ int rpx_stats_ratio_ci(const rpx_stats_runs *base, const rpx_stats_runs *new_run
         }
         out->p_value = rpx_stats_mann_whitney(sb, nb, sn, nn, &out->p_exact);
     }
+    if (isfinite(out->ratio) && (!isfinite(out->lo) || !isfinite(out->hi)) && !out->reason[0] && !rc)
+        snprintf(out->reason, sizeof out->reason, "an end of the %s ratio's interval is larger than a double holds",
+                 stat_name[stat]);
 done:
+    if (!isfinite(out->lo) || !isfinite(out->hi)) out->lo = out->hi = NAN; /* null, never half an interval */
     free(sb);
     free(sn);
     return rc;

@@ -171,7 +171,7 @@ static int open_output(const rpx_runner_config *c, rpx_output **out, rpx_error *
     char **files = NULL;
     size_t n = 0, i;
     rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, NULL, 0,
-                             "--output"};
+                             c->output_option ? c->output_option : "--output", c->no_force_option};
     int rc = rpx_runner_read_files(c, &files, &n, err);
     if (rc == 0) {
         oo.protect = (const char *const *)files;
@@ -251,12 +251,20 @@ static void add_process_keys(const rpx_runner_config *c, const workers *w, json_
         json_object_set_new(s, "max_time_s", json_real(c->max_time_s));
         json_object_set_new(report, "stopping", s);
         if (!w->converged && notes) {
-            char buf[256];
-            snprintf(buf, sizeof buf,
-                     "--target-precision %g%%: not reached (the p50's interval reaches +-%.2g%% "
-                     "from it after %d processes and %.0f s); the numbers stand, with that "
-                     "interval",
-                     c->target_precision * 100, w->achieved * 100, w->n, w->seconds);
+            char buf[768], why[340] = "";
+            if (w->stopped[0]) snprintf(why, sizeof why, "; stopped: %s", w->stopped);
+            if (isfinite(w->achieved))
+                snprintf(buf, sizeof buf,
+                         "--target-precision %g%%: not reached (the p50's interval reaches +-%.2g%% "
+                         "from it after %d processes and %.0f s%s); the numbers stand, with that "
+                         "interval",
+                         c->target_precision * 100, w->achieved * 100, w->n, w->seconds, why);
+            else
+                snprintf(buf, sizeof buf,
+                         "--target-precision %g%%: not reached (after %d processes and %.0f s the "
+                         "p50's interval cannot be stated: %s); the numbers stand, without it",
+                         c->target_precision * 100, w->n, w->seconds,
+                         w->why_none[0] ? w->why_none : "fewer than 2 processes completed");
             rpx__warn_note(notes, warnings, buf);
         }
     } else {
@@ -372,6 +380,22 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     if (x->processes > c->repeats) {
         x->processes_asked = x->processes;
         x->processes = (int)c->repeats;
+    }
+    /* the stopping rule adds processes of repeats/processes calls: when that is
+     * fewer than the p50's between-process interval needs in every process, no
+     * number of processes ever states it (docs/statistics.md) */
+    if (c->target_precision > 0) {
+        long slice = rpx__workers_slice(c->repeats, x->processes, x->processes);
+        long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
+        int k = x->processes_asked ? x->processes_asked : x->processes;
+        if (slice < need)
+            return rpx_error_set(err, RPX_EUSAGE,
+                                 "--target-precision %g%%: cannot be reached: --repeats %ld over %d "
+                                 "processes is %ld call%s in each, and the p50's interval between "
+                                 "processes needs at least %ld calls in every process; give "
+                                 "--repeats %ld or more (or fewer --processes)",
+                                 c->target_precision * 100, c->repeats, x->processes, slice,
+                                 slice == 1 ? "" : "s", need, need * k);
     }
     c->target.inputs_path = c->inputs ? c->inputs : c->n_sample_files ? c->sample_files[0] : NULL;
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */

@@ -108,6 +108,8 @@ typedef struct workers {
     /* the stopping rule, when a target precision was given */
     int converged;
     double achieved;              /* the p50 interval's half width / p50, NaN if none */
+    char why_none[256];           /* why the p50 interval is null when achieved is NaN */
+    char stopped[320];            /* why the stopping rule stopped before converging, or "" */
     double seconds;
     int64_t start_ns;
 } workers;

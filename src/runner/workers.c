@@ -60,7 +60,7 @@ static int cmp_double(const void *a, const void *b)
 /* How far the p50's 95 % interval reaches from the pooled p50 the report
  * shows, on its wider side, relative to it ("within +-P of it"); NaN when the
  * interval cannot be stated yet. */
-static double p50_precision(const workers *w)
+static double p50_precision(workers *w)
 {
     size_t offsets[RPX_RUNNER_MAX_PROCESSES], counts[RPX_RUNNER_MAX_PROCESSES];
     double *ms = rpx__workers_samples_ms(w, offsets, counts);
@@ -76,6 +76,10 @@ static double p50_precision(const workers *w)
         qsort(ms, w->measured, sizeof *ms, cmp_double);
         med = rpx_percentile_sorted(ms, w->measured, 50); /* the report's p50 */
         if (med > 0) r = fmax(hi - med, med - lo) / med;
+        else snprintf(w->why_none, sizeof w->why_none, "the p50 is not positive");
+    } else {
+        const json_t *why = json_object_get(json_object_get(ci, "null_reasons"), "p50_ms");
+        snprintf(w->why_none, sizeof w->why_none, "%s", json_is_string(why) ? json_string_value(why) : "no reason given");
     }
     json_decref(ci);
     free(ms);
@@ -142,11 +146,21 @@ int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_
             /* the stopping rule: more processes while the interval is too wide */
             if (!(c->target_precision > 0)) break;
             if (w->achieved == w->achieved && w->achieved <= c->target_precision) break;
-            if (w->seconds + w->seconds / w->n > c->max_time_s) break; /* the next would overrun */
+            if (w->n >= 2 && w->achieved != w->achieved) { /* more processes cannot state it */
+                snprintf(w->stopped, sizeof w->stopped, "the p50's interval cannot be stated: %s", w->why_none);
+                break;
+            }
+            if (w->seconds + w->seconds / w->n > c->max_time_s) { /* the next would overrun */
+                snprintf(w->stopped, sizeof w->stopped, "another process would pass --max-time (%g s)", c->max_time_s);
+                break;
+            }
         }
         rc = rpx__workers_step(c, p, in, rpx__workers_slice(c->repeats, processes, i), w, err);
         if (rc < 0) return rc;
     }
+    if (c->target_precision > 0 && !w->stopped[0] && w->outcome == OUTCOME_COMPLETE &&
+        w->n >= RPX_RUNNER_MAX_PROCESSES)
+        snprintf(w->stopped, sizeof w->stopped, "the most processes rpxprof runs (%d)", RPX_RUNNER_MAX_PROCESSES);
     if (c->target_precision > 0)
         w->converged = w->achieved == w->achieved && w->achieved <= c->target_precision;
     return 0;

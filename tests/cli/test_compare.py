@@ -10,13 +10,15 @@ import copy
 import json
 import math
 import os
+import re
 import tempfile
+import warnings
 
 import numpy as np
 from scipy import stats as st
 
 import stats_ref  # noqa: E402
-from common import SOURCE, TempDirTest, main, run
+from common import MODELS, SOURCE, TempDirTest, main, run
 
 CONF = 0.95
 TEMPLATE = None
@@ -61,6 +63,22 @@ def report(groups, **changes):
     for k, v in changes.items():
         r[k] = v
     return r
+
+
+def finite_only(o):
+    """JSON has no Infinity: what overflows a double is null, as rpxprof writes it."""
+    if isinstance(o, dict):
+        return {k: finite_only(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [finite_only(v) for v in o]
+    return None if isinstance(o, float) and not math.isfinite(o) else o
+
+
+def huge_report(rng, k=3, n=60, centre=1.5e308):
+    """Samples near the largest double: their sum (the mean) overflows."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return finite_only(report([centre * np.exp(rng.normal(0, 0.002, n)) for _ in range(k)]))
 
 
 def groups_of(rng, k, n, centre, between_sd=0.0, within_sd=0.002):
@@ -201,6 +219,46 @@ class CompareTest(TempDirTest):
         self.assertEqual(self.compare_json(base, slower, "--threshold", "0.1")["threshold"], 0.1)
         self.assertIn("slower", self.compare(base, slower).stdout)
 
+    def test_overflowing_samples_are_inconclusive_and_printed_short(self):
+        # A ratio beyond the largest double: null, with its reason, and so inconclusive
+        # (docs/statistics.md), never slower; --fail-on-regression does not fire.
+        rng = np.random.default_rng(12)
+        base = report(groups_of(rng, 3, 60, 0.5))
+        huge = huge_report(rng)
+        out = self.compare_json(base, huge)
+        for name in ("p50", "p95", "mean"):
+            self.assertIsNone(out[f"{name}_ratio"], name)
+            self.assertIsNone(out[f"{name}_ratio_ci"], name)
+            self.assertEqual(out[f"{name}_verdict"], "inconclusive", name)
+            self.assertIn(f"{name}_ratio_ci", out["null_reasons"])
+        self.assertIn("larger than a double holds", out["null_reasons"]["p50_ratio_ci"])
+        self.assertIn("mean of the new run", out["null_reasons"]["mean_ratio_ci"])
+        self.assertEqual(out["verdict"], "inconclusive")
+        self.assertIsNone(out["new_stats"]["mean_ms"])
+        self.compare(base, huge, "--fail-on-regression", check=0)
+        # swapped: a finite ratio near 1e-308, faster, printed to the digits it reproduces
+        out = self.compare_json(huge, base)
+        self.assertEqual(out["verdict"], "faster")
+        self.assertLess(out["p50_ratio"], 1e-307)
+        for text in (self.compare(huge, base).stdout, self.compare(base, huge).stdout):
+            self.assertIsNone(re.search(r"\d{12}", text), text)
+            self.assertNotIn("nan", text.lower())
+            self.assertNotIn("inf", text.lower())
+        text = self.compare(huge, base).stdout
+        p50 = next(line for line in text.splitlines() if line.startswith("p50 "))
+        cells = p50.split()
+        self.assertAlmostEqual(float(cells[1]) / out["base_stats"]["p50_ms"], 1, delta=1e-5)
+        self.assertAlmostEqual(float(cells[3]), out["p50_ratio"], delta=0.05 * (out["p50_ratio_ci"][1] - out["p50_ratio_ci"][0]))
+        lo, hi = out["p50_ratio_ci"]
+        # to the second digit of the interval's half-width: off by at most half a unit there
+        self.assertAlmostEqual(float(cells[4].strip("[,")), lo, delta=0.05 * (hi - lo))
+        self.assertAlmostEqual(float(cells[5].strip("]")), hi, delta=0.05 * (hi - lo))
+        # the usual case keeps its fixed-point form
+        rng = np.random.default_rng(4)
+        text = self.compare(report(groups_of(rng, 5, 200, 1.0, between_sd=0.002)),
+                            report(groups_of(rng, 5, 200, 1.05, between_sd=0.002))).stdout
+        self.assertRegex(text, r"\np50 +\d\.\d+ +\d\.\d+ +1\.\d+ \[1\.\d+, 1\.\d+\]")
+
     def test_processes_in_two_clusters_are_no_difference(self):
         # The same model twice (calibration, docs/statistics.md): its processes land at one of
         # two speeds, 1.0 or 1.8, six and four in the base, four and six in the new. The pooled
@@ -228,6 +286,10 @@ class CompareTest(TempDirTest):
             self.assertTrue(p.stderr)
         p = run("compare", "--run", check=2)  # --run measures: it needs two models
         self.assertIn("--run needs --model twice", p.stderr)
+        p = run("compare", "--run", "-m", "rpxprof-demo:demo_noop", "-m", "rpxprof-demo:demo_noop",
+                "-m", "rpxprof-demo:demo_depth", "--inputs", a, check=2)
+        self.assertIn("takes exactly two --model", p.stderr)
+        self.assertNotIn("given twice", p.stderr)
 
     def test_errors_md_compare_run_rows_are_what_it_prints(self):
         """Issue 26 §4 item 10: docs/errors.md said `compare --run` was "not available yet"
@@ -290,6 +352,78 @@ class CompareTest(TempDirTest):
         del old["processes"], old["latency_by_process"]
         self.assertEqual(self.compare_json(base, old)["covers"], "within-process")
 
+    def test_one_validator_with_aggregate(self):
+        # compare refuses what aggregate refuses, with the same message (src/batch/report_check.c),
+        # and the message counts the samples the file really has
+        rng = np.random.default_rng(13)
+        base = report(groups_of(rng, 3, 60, 1.0))
+
+        def altered(change):
+            r = report(groups_of(rng, 3, 60, 1.0), task="t", model_name="m")
+            change(r)
+            return r
+
+        cases = {
+            "latency_by_process counts 130 calls but latency_samples_ms has 180; the report was altered":
+                lambda r: r["latency_by_process"][2].__setitem__("measured_calls", 10),
+            "measured_calls is 5 but latency_samples_ms has 180 samples; the report is truncated":
+                lambda r: r.__setitem__("measured_calls", 5),
+            "latency.p50_ms is ": lambda r: r["latency"].__setitem__("p50_ms", r["latency"]["p50_ms"] * 1.1),
+            "latency_by_process[1]: 'sample_offset' and 'measured_calls' do not follow on":
+                lambda r: r["latency_by_process"][1].__setitem__("sample_offset", 70),
+        }
+        for i, (want, change) in enumerate(cases.items()):
+            r = altered(change)
+            f = self.write(f"agg{i}/t/m.json", r)
+            p = self.compare(base, f, check=1)
+            self.assertIn(want, p.stderr)
+            run("aggregate", self.path(f"agg{i}"), "--out-dir", self.path(f"out{i}"), "--allow-incomplete-flops",
+                "--quiet", check=1)
+            with open(self.path(f"out{i}/validation.json")) as fh:
+                errors = json.load(fh)["errors"]
+            mine = [e for e in errors if e.startswith(f + ": ")]
+            self.assertTrue(mine, errors)
+            for e in mine:  # every one of aggregate's messages about this file, word for word
+                self.assertIn(e, p.stderr)
+
+    def test_notes_on_what_the_two_sides_time(self):
+        rng = np.random.default_rng(14)
+        local = report(groups_of(rng, 3, 60, 1.0))
+        self.assertEqual(local["target_kind"], "shared_object")
+        out = self.compare_json(local, report(groups_of(rng, 3, 60, 1.0)))
+        self.assertEqual(out["notes"], [])
+        # a local model against an HTTP API: the API's samples include the network
+        http = report(groups_of(rng, 3, 60, 168.0), target_kind="http",
+                      model_callable="http://127.0.0.1:9/predict",
+                      timing_scope="http_request_wall_time: the request sent and the response read")
+        out = self.compare_json(local, http)
+        self.assertEqual(out["verdict"], "slower")
+        self.assertEqual(len(out["notes"]), 1, out["notes"])
+        self.assertIn("shared_object", out["notes"][0])
+        self.assertIn("http", out["notes"][0])
+        self.assertIn("network", out["notes"][0])
+        text = self.compare(local, http).stdout
+        self.assertIn("note: " + out["notes"][0], text)
+        python = report(groups_of(rng, 3, 60, 1.0), target_kind="python", model_callable="m:f")
+        self.assertIn("python", self.compare_json(local, python)["notes"][0])
+        # the same file twice: compared with itself
+        a = self.write("same.json", local)
+        out = json.loads(run("compare", a, a, "--json", check=0).stdout)
+        self.assertEqual(out["verdict"], "same")
+        self.assertTrue(any("compared with itself" in n for n in out["notes"]), out["notes"])
+        self.assertIn("compared with itself", run("compare", a, a, check=0).stdout)
+        # a copy of it (another file, the same samples)
+        b = self.write("copy.json", local)
+        out = json.loads(run("compare", a, b, "--json", check=0).stdout)
+        self.assertTrue(any("the same samples" in n for n in out["notes"]), out["notes"])
+        # two folders: each row's notes, and under the Markdown table
+        self.write("fb/api/m.json", local)
+        self.write("fn/api/m.json", http)
+        out = json.loads(run("compare", self.path("fb"), self.path("fn"), "--json", check=0).stdout)
+        self.assertIn("network", out["rows"][0]["notes"][0])
+        md = run("compare", self.path("fb"), self.path("fn"), check=0).stdout
+        self.assertIn("\nNotes:\n- api/m: the targets are of different kinds", md)
+
     def test_two_folders_with_holm(self):
         rng = np.random.default_rng(7)
         factors = {("depth", "a"): 1.0, ("depth", "b"): 1.04, ("flow", "c"): 0.97, ("flow", "d"): 1.0}
@@ -330,6 +464,67 @@ class CompareTest(TempDirTest):
         p = run("compare", self.path("base"), self.path("new"), check=1)
         self.assertIn("| flow | d | n/a | n/a | not comparable:", p.stdout)
         self.assertIn("unit differs", p.stderr)
+
+
+class CompareRunMessagesTest(TempDirTest):
+    """Every message of compare --run names only options compare --run has (it has no --output
+    and no --force: the runner's messages about the reports' place name --out-dir)."""
+
+    def setUp(self):
+        super().setUp()
+        self.npz = self.path("x.npz")
+        run("inputs", "make", self.npz, "rgb=4x4x3:uint8=1", check=0)
+        self.options = set(re.findall(r"--[a-z][a-z0-9-]*", run("compare", "--run", "--help", check=0).stdout))
+        self.assertIn("--out-dir", self.options)
+
+    def compare_run(self, *args, model="rpxprof-demo:demo_noop", inputs=None, check=None):
+        return run("compare", "--run", "-m", model, "-m", model, "--inputs", inputs or self.npz,
+                   "--repeats", "12", "--processes", "2", "--warmup", "1", *args, check=check)
+
+    def assert_own_options(self, p):
+        named = set(re.findall(r"--[a-z][a-z0-9-]*", p.stderr))
+        self.assertLessEqual(named, self.options, p.stderr)
+
+    def test_the_reports_place(self):
+        od = self.path("od")
+        os.makedirs(od)
+        with open(os.path.join(od, "base.json"), "w") as f:
+            f.write("hello\n")
+        p = self.compare_run("--out-dir", od, check=1)
+        self.assertIn("exists and is not a file rpxprof wrote", p.stderr)
+        self.assertIn("choose another --out-dir path or move it out of the way", p.stderr)
+        self.assert_own_options(p)
+        with open(os.path.join(od, "base.json"), "rb") as f:
+            self.assertEqual(f.read(), b"hello\n")  # left alone
+        # reports of rpxprof there are replaced; a read-only one is not
+        os.remove(os.path.join(od, "base.json"))
+        self.compare_run("--out-dir", od, check=0)
+        os.chmod(os.path.join(od, "new.json"), 0o444)
+        p = self.compare_run("--out-dir", od, check=1)
+        self.assertIn("is read-only", p.stderr)
+        self.assert_own_options(p)
+        # a folder where a report goes
+        od2 = self.path("od2")
+        os.makedirs(os.path.join(od2, "new.json"))
+        p = self.compare_run("--out-dir", od2, check=1)
+        self.assertIn("new.json: is a folder, not a report", p.stderr)
+        self.assert_own_options(p)
+        # the inputs where a report goes: never replaced
+        od3 = self.path("od3")
+        os.makedirs(od3)
+        with open(self.npz, "rb") as f, open(os.path.join(od3, "base.json"), "wb") as g:
+            g.write(f.read())
+        p = self.compare_run("--out-dir", od3, inputs=os.path.join(od3, "base.json"), check=1)
+        self.assertIn("this command reads", p.stderr)
+        self.assert_own_options(p)
+
+    def test_a_model_that_writes_its_inputs(self):
+        x = self.path("x_pattern.npz")
+        np.savez(x, x=((np.arange(256) * 7 + 3) % 256).astype(np.uint8))  # pristine_edit's pattern
+        p = self.compare_run(model=f"{MODELS}:pristine_edit", inputs=x, check=1)
+        self.assertIn("--writable-inputs", p.stderr)
+        self.assert_own_options(p)
+        self.compare_run("--writable-inputs", model=f"{MODELS}:pristine_edit", inputs=x, check=0)
 
 
 if __name__ == "__main__":

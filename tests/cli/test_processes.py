@@ -138,6 +138,29 @@ class ProcessesTest(TempDirTest):
         self.assertEqual(r["measured_calls"], st["calls"])
         self.assertTrue([n for n in r["notes"] if "not reached" in n])
 
+    def test_a_target_precision_that_cannot_converge_is_refused_up_front(self):
+        # 3 calls over 3 processes (5 asked): 1 call each, and a between-process p50 interval
+        # needs 6 in every process, so no number of processes would ever state it
+        for args, needed in ((["--repeats", "3"], "--repeats 30"),
+                             (["--repeats", "10", "--processes", "2"], "--repeats 12")):
+            p = run("run", "--model", f"{MODELS}:busywait", "--inputs", self.inputs, "--output",
+                    self.path("x.json"), "--target-precision", "1e-9", *args, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("cannot be reached", p.stderr)
+            self.assertIn("at least 6 calls in every process", p.stderr)
+            self.assertIn(needed, p.stderr)
+            self.assertNotIn("nan", p.stderr.lower())
+            self.assertFalse(os.path.exists(self.path("x.json")))
+        # 6 calls a process can: it runs, and its note never says nan
+        _, r = self.profile("busywait", "--repeats", "12", "--processes", "2", "--target-precision",
+                            "1e-9", "--max-time", "1", env={"RPX_TEST_BUSY_NS": "20000"})
+        self.assertFalse(r["stopping"]["converged"])
+        note = [n for n in r["notes"] if "not reached" in n]
+        self.assertTrue(note, r["notes"])
+        self.assertNotIn("nan", " ".join(r["notes"]).lower())
+        # and it says why it stopped: the time limit, or the most processes rpxprof runs
+        self.assertRegex(note[0], r"stopped: (another process would pass --max-time \(1 s\)|the most processes)")
+
     def test_achieved_precision_is_measured_from_the_p50(self):
         _, r = self.profile("busywait", "--repeats", "300", "--target-precision", "50%",
                             env={"RPX_TEST_BUSY_NS": "20000"})

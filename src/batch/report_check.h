@@ -1,0 +1,44 @@
+/* report_check.h — the one validator of a run report (src/batch/report_check.c):
+ * what `rpxprof aggregate` and `rpxprof compare` check in each report, with
+ * the same messages. Internal to the library. */
+#ifndef RPX_BATCH_REPORT_CHECK_H
+#define RPX_BATCH_REPORT_CHECK_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "rpxprof/pipeline.h"
+
+/* What the checks read from one report; every pointer malloc'ed (free with
+ * rpx__report_check_free). */
+typedef struct rpx__report_checked {
+    long measured;                /* measured_calls */
+    double *samples;              /* latency_samples_ms, NULL when out of memory */
+    size_t n;
+    long processes;               /* 1 for a report older than `processes` */
+    size_t *offsets, *counts;     /* each process's samples (processes entries);
+                                     NULL when latency_by_process does not hold up */
+    char *covers;                 /* latency_ci.covers, NULL when the report has none */
+    double confidence;
+    double ci[4][2];              /* p50, p95, p99, mean: [lo, hi], NaN when null */
+    char *ci_reason[4];           /* why an interval is null, or NULL */
+} rpx__report_checked;
+
+/* The first type problem of the keys a report of rpxprof must have
+ * (schemas/profile.json), or NULL. Only status is asked of a report that is
+ * not complete. */
+const char *rpx__report_shape_problem(const json_t *r);
+
+/* The checks of a report whose shape holds (or a reference report normalised
+ * by rpx_pipeline_normalize, `kind` saying which): status complete,
+ * measured_calls against latency_samples_ms, latency's percentiles against the
+ * samples (at the reference's 1 us rounding for its reports), processes,
+ * latency_by_process and latency_ci against the samples, latency.p50_ms finite
+ * and positive. Each problem is appended to `errors` (and `warnings`) as
+ * "FILE: ...". Returns 1 when the report is complete (checked, errors or
+ * not), 0 when it is not (one error says so), -1 out of memory. */
+int rpx__report_check(const char *file, const json_t *r, rpx_report_kind kind, json_t *errors,
+                      json_t *warnings, rpx__report_checked *out);
+void rpx__report_check_free(rpx__report_checked *c);
+
+#endif
