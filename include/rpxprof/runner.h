@@ -25,6 +25,8 @@
 #include "rpxprof/error.h"
 #include "rpxprof/target.h"
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -111,23 +113,23 @@ typedef struct rpx_runner_result {
     char error[1024];             /* why the run did not complete ("" when it did) */
 } rpx_runner_result;
 
-void rpx_runner_config_init(rpx_runner_config *c);
+RPX_API void rpx_runner_config_init(rpx_runner_config *c);
 /* 0 when a report was built (and written, when `output` is set): see
  * res->status. A negative code when nothing was: err says why; RPX_EUSAGE
  * when an option names something that does not exist (an unknown GPU key).
  * res is always initialised; free it with rpx_runner_result_free. */
-int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err);
-void rpx_runner_result_free(rpx_runner_result *res);
+RPX_API int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err);
+RPX_API void rpx_runner_result_free(rpx_runner_result *res);
 /* The report's inputs_sha256 for these --inputs (files, or folders standing
  * for their *.npz in name order): one file, the SHA-256 of its bytes;
  * several, the SHA-256 of their lower-case hex SHA-256s in order, each
  * followed by '\n'. 0, or a negative code (err names the file). */
-int rpx_runner_inputs_sha256(const char *const *files, size_t n, char hex[65], rpx_error *err);
+RPX_API int rpx_runner_inputs_sha256(const char *const *files, size_t n, char hex[65], rpx_error *err);
 /* Two runs measured together, for a comparison: their worker processes
  * alternate A B, B A, A B, ... (process i of each in turn), so that a drift of
  * the machine falls on both. Both need isolation; a target precision is not
  * used. Results as rpx_runner_run's, one each. */
-int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
+RPX_API int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
                         rpx_runner_result *res_a, rpx_runner_result *res_b, rpx_error *err);
 
 #ifdef __cplusplus

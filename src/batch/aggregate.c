@@ -15,11 +15,14 @@
 #include <sys/stat.h>
 
 #include "common/strbuf.h"
-#include "rpxprof/batch.h"
+#include "common/json.h"
+#include "rpxprof/manifest.h"
+#include "rpxprof/aggregate.h"
+#include "rpxprof/plot.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
-#include "rpxprof/output.h"
-#include "rpxprof/pipeline.h"
+#include "common/output.h"
+#include "batch/pipeline.h"
 #include "rpxprof/report.h"
 #include "rpxprof/stats.h"
 

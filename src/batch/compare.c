@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/strbuf.h"
-#include "rpxprof/batch.h"
+#include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"

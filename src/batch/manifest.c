@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/json_keys.h"
-#include "rpxprof/batch.h"
+#include "rpxprof/manifest.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
 #include "rpxprof/runner.h"

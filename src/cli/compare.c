@@ -13,7 +13,7 @@
 #include "cli/cli.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 
 static const char usage[] =
     "Usage: rpxprof compare BASE.json NEW.json [--threshold T] [--json] [--fail-on-regression]\n"

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "common/json_keys.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 #include "rpxprof/roofline.h"
 
 #define GPUS_SCHEMA "rpxprof.gpus/1"

@@ -12,8 +12,8 @@
 #include "cli/cli.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
-#include "rpxprof/output.h"
-#include "rpxprof/json.h"
+#include "common/output.h"
+#include "common/json.h"
 
 static const char usage[] =
     "Usage: rpxprof inputs make OUT.npz NAME=SHAPE:DTYPE[=FILL]... [--seed N] [--compress]\n"

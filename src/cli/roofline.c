@@ -13,9 +13,11 @@
 
 #include "cli/cli.h"
 #include "common/json_keys.h"
+#include "common/output.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
+#include "report/svg.h"
 #include "rpxprof/roofline.h"
 
 #define ROOFLINE_SCHEMA "rpxprof.roofline/1"

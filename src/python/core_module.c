@@ -18,9 +18,9 @@
 #include "cli/cli.h" /* the exit codes a refusal carries (.code) */
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
-#include "rpxprof/nvml.h"
-#include "rpxprof/output.h"
+#include "common/json.h"
+#include "device/nvml.h"
+#include "common/output.h"
 #include "rpxprof/roofline.h"
 #include "rpxprof/runner.h"
 #include "rpxprof/system.h"
