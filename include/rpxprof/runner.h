@@ -91,6 +91,22 @@ typedef struct rpx_runner_config {
     json_t *back_to_back_latency;
 } rpx_runner_config;
 
+/* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry
+ * as .code too: one table for both, and rpx_runner_exit_code below maps a
+ * run's status to them. */
+enum {
+    RPX_EXIT_OK = 0,
+    RPX_EXIT_FAILURE = 1,         /* the run, the inputs or the model failed */
+    RPX_EXIT_USAGE = 2,           /* bad command line */
+    RPX_EXIT_CRASHED = 3,         /* the model's process died from a signal: report written */
+    RPX_EXIT_REGRESSION = 3,      /* compare --fail-on-regression: the verdict is slower */
+    RPX_EXIT_TIMED_OUT = 4,       /* --timeout / --call-timeout: report written */
+    RPX_EXIT_KILLED = 5,          /* SIGKILL from elsewhere (OOM killer): report written */
+    RPX_EXIT_CALLS_FAILED = 6,    /* every call failed, or --max-failures: report written */
+    RPX_EXIT_INTERRUPTED = 130,   /* SIGINT: report written with status interrupted */
+    RPX_EXIT_TERMINATED = 143     /* SIGTERM: report written with status interrupted */
+};
+
 typedef enum rpx_runner_status {
     RPX_RUNNER_COMPLETE = 0,
     RPX_RUNNER_INTERRUPTED,       /* SIGINT/SIGTERM (see stop_signal) */
@@ -124,6 +140,10 @@ RPX_API void rpx_runner_result_free(rpx_runner_result *res);
  * for their *.npz in name order): one file, the SHA-256 of its bytes;
  * several, the SHA-256 of their lower-case hex SHA-256s in order, each
  * followed by '\n'. 0, or a negative code (err names the file). */
+/* The exit code of a run that built a report (docs/cli.md): 0 complete, 130
+ * or 143 interrupted by SIGINT or SIGTERM, 3 crashed, 4 timed out, 5 killed,
+ * 6 calls failed. */
+RPX_API int rpx_runner_exit_code(const rpx_runner_result *res);
 RPX_API int rpx_runner_inputs_sha256(const char *const *files, size_t n, char hex[65], rpx_error *err);
 /* Two runs measured together, for a comparison: their worker processes
  * alternate A B, B A, A B, ... (process i of each in turn), so that a drift of
