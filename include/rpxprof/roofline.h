@@ -120,6 +120,16 @@ RPX_API size_t rpx_gpu_table_candidates(const rpx_gpu_table *t, const char *what
  * match wins, then the most specific `match` pattern. */
 RPX_API const rpx_gpu_spec *rpx_gpu_table_match_name(const rpx_gpu_table *t, const char *device_name);
 RPX_API void rpx_gpu_table_free(rpx_gpu_table *t);
+/* $RPX_GPU_SPECS (rpx_gpu_table_load_env), then each of `files` in order
+ * (rpx_gpu_table_load_file): what `gpus --gpu-spec` and `roofline --gpu-spec`
+ * load. 0, or the first error (err names the file). */
+RPX_API int rpx_gpu_table_load_all(rpx_gpu_table *t, const char *const *files, size_t n,
+                                   rpx_error *err);
+/* " did you mean 'KEY'?" for a misspelt GPU key (with_host: host-cpu is one
+ * too), listing up to four keys the text begins, else the nearest key; "" when
+ * none is near. Written into buf, which is returned. */
+RPX_API const char *rpx_gpu_table_suggest(const rpx_gpu_table *t, const char *key, int with_host,
+                                          char *buf, size_t size);
 
 /* Does `device_name` satisfy the pattern? Returns the number of required
  * tokens of the best matching alternative (its specificity), 0 if none. */
