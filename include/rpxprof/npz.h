@@ -78,6 +78,25 @@ RPX_API int rpx_npz_writer_add(rpx_npz_writer *w, const char *name, rpx_dtype dt
 RPX_API int rpx_npz_writer_close(rpx_npz_writer *w, rpx_error *err);
 RPX_API void rpx_npz_writer_discard(rpx_npz_writer *w);
 
+/* Making inputs without numpy (`rpxprof inputs make`): arrays from text specs
+ * NAME=SHAPE:DTYPE[=FILL] (SHAPE: dimensions joined by 'x' or the sign U+00D7,
+ * or 'scalar'; FILL a number, default 0, or 'random': integers uniform over the
+ * dtype's range, bool 0/1, floats uniform in [0, 1), from one generator seeded
+ * by `seed`, so the same specs and seed give the same bytes).
+ * Lifecycle: rpx_npz_maker_create → rpx_npz_maker_add... → rpx_npz_maker_write
+ * → rpx_npz_maker_free. */
+typedef struct rpx_npz_maker rpx_npz_maker;
+RPX_API int rpx_npz_maker_create(uint64_t seed, rpx_npz_maker **out);
+/* Parse one spec and make its data. RPX_EINVAL with a message quoting the spec
+ * (a bad shape, an unknown dtype, a fill that is not a number or does not fit
+ * the dtype, a name given twice), RPX_ENOMEM when the data cannot be held. */
+RPX_API int rpx_npz_maker_add(rpx_npz_maker *m, const char *spec, rpx_error *err);
+/* Write the arrays, in the order added, as an NPZ at `path` (np.savez, or
+ * np.savez_compressed with `compress`). */
+RPX_API int rpx_npz_maker_write(const rpx_npz_maker *m, const char *path, int compress,
+                                rpx_error *err);
+RPX_API void rpx_npz_maker_free(rpx_npz_maker *m);
+
 /* Lower-case hex SHA-256 of a file's bytes into hex[65]. */
 RPX_API int rpx_file_sha256(const char *path, char hex[65], rpx_error *err);
 
