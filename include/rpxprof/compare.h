@@ -10,6 +10,8 @@
 
 #include "rpxprof/model.h"
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,7 +24,7 @@ typedef struct rpx_compare_opts {
 /* Verdict of an interval [lo, hi] of a ratio: "faster" when hi < 1 - t,
  * "slower" when lo > 1 + t, "same" when 1 - t <= lo and hi <= 1 + t,
  * "inconclusive" otherwise (and when lo or hi is NaN). */
-const char *rpx_compare_verdict(double lo, double hi, double threshold);
+RPX_API const char *rpx_compare_verdict(double lo, double hi, double threshold);
 
 /* Two reports. *out: {"base", "new", "verdict", "threshold", "confidence",
  * "covers", "p50_ratio", "p50_ratio_ci", "p50_verdict", "p_value",
@@ -30,7 +32,7 @@ const char *rpx_compare_verdict(double lo, double hi, double threshold);
  * "null_reasons", "warnings"}. Returns RPX_EFORMAT for an unreadable report
  * and RPX_EINVAL for reports that cannot be compared (not complete, not the
  * same work): err names the file and the difference. */
-int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts,
+RPX_API int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts,
                         json_t **out, rpx_error *err);
 
 /* Two folders of reports, row by row over (task, model) = (sub-folder, file
@@ -41,13 +43,13 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
  * "only_in_new": [...], "geomean_p50_ratio", "compared", "refused"}.
  * p-values are Holm-corrected over the compared rows. RPX_EIO when a folder
  * cannot be read. */
-int rpx_compare_dirs(const char *base_dir, const char *new_dir, const rpx_compare_opts *opts, json_t **out,
+RPX_API int rpx_compare_dirs(const char *base_dir, const char *new_dir, const rpx_compare_opts *opts, json_t **out,
                      rpx_error *err);
 
 /* A table for people of a rpx_compare_reports result (NULL: out of memory). */
-char *rpx_compare_text(const json_t *result);
+RPX_API char *rpx_compare_text(const json_t *result);
 /* A Markdown table of a rpx_compare_dirs result, ready for a PR. */
-char *rpx_compare_markdown(const json_t *result);
+RPX_API char *rpx_compare_markdown(const json_t *result);
 
 #ifdef __cplusplus
 }

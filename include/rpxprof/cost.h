@@ -18,6 +18,8 @@
 
 #include "rpxprof/model.h"
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,14 +50,14 @@ typedef struct rpx_efficiency {
 } rpx_efficiency;
 
 /* All unknown; model_type "local". */
-void rpx_efficiency_init(rpx_efficiency *e);
+RPX_API void rpx_efficiency_init(rpx_efficiency *e);
 /* The reference's derivations for declared values: macs = flops / 2 when only
  * flops are known; traffic = 3 × param_bytes (marked heuristic) when nothing
  * better is known; intensities when both sides exist. An "api" model keeps
  * every value unknown (what a remote endpoint runs is not known here). */
-void rpx_efficiency_derive(rpx_efficiency *e);
+RPX_API void rpx_efficiency_derive(rpx_efficiency *e);
 /* The `efficiency` object of reports (null for unknowns). */
-json_t *rpx_efficiency_json(const rpx_efficiency *e);
+RPX_API json_t *rpx_efficiency_json(const rpx_efficiency *e);
 
 /* One costed node, for per-op listings and the unfused roofline bound. The
  * numbers are NaN when supported == 0. */
@@ -81,28 +83,28 @@ typedef struct rpx_cost_options {
     const char *const *dims;         size_t n_dims;
 } rpx_cost_options;
 
-void rpx_cost_options_init(rpx_cost_options *o);
+RPX_API void rpx_cost_options_init(rpx_cost_options *o);
 /* Analyse PATH. Errors (RPX_EIO, RPX_EFORMAT for a malformed file or graph,
  * RPX_EINVAL for options, e.g. an unbound dynamic dimension) name the file,
  * the node or tensor, and the fix. *out is NULL on error. */
-int rpx_cost_analyze_onnx(const char *path, const rpx_cost_options *opt, rpx_cost **out,
+RPX_API int rpx_cost_analyze_onnx(const char *path, const rpx_cost_options *opt, rpx_cost **out,
                           rpx_error *err);
 /* The same on a serialized ModelProto in memory (`name` labels messages). */
-int rpx_cost_analyze_onnx_buffer(const void *data, size_t len, const char *name,
+RPX_API int rpx_cost_analyze_onnx_buffer(const void *data, size_t len, const char *name,
                                  const rpx_cost_options *opt, rpx_cost **out, rpx_error *err);
-void rpx_cost_free(rpx_cost *cost);
-const rpx_efficiency *rpx_cost_efficiency(const rpx_cost *cost);
-size_t rpx_cost_node_count(const rpx_cost *cost);
-const rpx_cost_node *rpx_cost_node_at(const rpx_cost *cost, size_t index);
+RPX_API void rpx_cost_free(rpx_cost *cost);
+RPX_API const rpx_efficiency *rpx_cost_efficiency(const rpx_cost *cost);
+RPX_API size_t rpx_cost_node_count(const rpx_cost *cost);
+RPX_API const rpx_cost_node *rpx_cost_node_at(const rpx_cost *cost, size_t index);
 /* Notes the analysis made (value_info disagreeing with inference, shapes
  * taken from value_info, opsets outside 7..21). */
-size_t rpx_cost_warning_count(const rpx_cost *cost);
-const char *rpx_cost_warning_at(const rpx_cost *cost, size_t index);
+RPX_API size_t rpx_cost_warning_count(const rpx_cost *cost);
+RPX_API const char *rpx_cost_warning_at(const rpx_cost *cost, size_t index);
 /* The object `rpxprof cost --json` prints and `run --cost` attaches: the
  * rpx_efficiency_json fields plus the model, the parameter breakdown, the
  * table by operator type, the unsupported operators and, with per_op, every
  * node (schemas/cost.json). */
-json_t *rpx_cost_json(const rpx_cost *cost, int per_op);
+RPX_API json_t *rpx_cost_json(const rpx_cost *cost, int per_op);
 
 #ifdef __cplusplus
 }

@@ -2,11 +2,18 @@
  *
  * Every library function returns 0 on success or a negative RPX_E* code; the
  * human-readable detail goes into an rpx_error the caller owns. Messages name
- * the file, the field and what would fix the problem. */
+ * the file, the field and what would fix the problem.
+ *
+ * rpx_error itself stays in model.h: a model author fills it and includes
+ * only model.h, linking nothing of rpxprof's, so the ABI header must be
+ * complete on its own. This header builds on it (codes, rpx_error_set), and
+ * never the other way round. */
 #ifndef RPXPROF_ERROR_H
 #define RPXPROF_ERROR_H
 
 #include "rpxprof/model.h" /* rpx_error */
+
+#include "rpxprof/api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,17 +40,17 @@ enum {
 };
 
 /* Short description of an error code ("malformed file"); never NULL. */
-const char *rpx_strerror(int code);
+RPX_API const char *rpx_strerror(int code);
 /* Name of an error code ("RPX_EFORMAT"); never NULL. */
-const char *rpx_err_name(int code);
+RPX_API const char *rpx_err_name(int code);
 
 /* Format into err (may be NULL) and return code. printf-style. */
-int rpx_error_set(rpx_error *err, int code, const char *fmt, ...)
+RPX_API int rpx_error_set(rpx_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prefix the current message with "prefix: " (e.g. a file name). */
-void rpx_error_prefix(rpx_error *err, const char *fmt, ...)
+RPX_API void rpx_error_prefix(rpx_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void rpx_error_clear(rpx_error *err);
+RPX_API void rpx_error_clear(rpx_error *err);
 
 #ifdef __cplusplus
 }

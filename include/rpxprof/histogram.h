@@ -21,20 +21,22 @@
 
 #include "rpxprof/latency.h"
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct rpx_histogram rpx_histogram;
 
-int rpx_histogram_create(rpx_histogram **out);
-void rpx_histogram_destroy(rpx_histogram *h);
-void rpx_histogram_add(rpx_histogram *h, int64_t ns);
-size_t rpx_histogram_count(const rpx_histogram *h);
+RPX_API int rpx_histogram_create(rpx_histogram **out);
+RPX_API void rpx_histogram_destroy(rpx_histogram *h);
+RPX_API void rpx_histogram_add(rpx_histogram *h, int64_t ns);
+RPX_API size_t rpx_histogram_count(const rpx_histogram *h);
 /* q in [0, 100]; NaN when empty. */
-double rpx_histogram_percentile_ns(const rpx_histogram *h, double q);
+RPX_API double rpx_histogram_percentile_ns(const rpx_histogram *h, double q);
 /* The latency statistics (ms) of everything added; available 0 when empty. */
-int rpx_histogram_stats(const rpx_histogram *h, rpx_latency_stats *out);
+RPX_API int rpx_histogram_stats(const rpx_histogram *h, rpx_latency_stats *out);
 
 #ifdef __cplusplus
 }

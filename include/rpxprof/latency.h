@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,31 +33,31 @@ typedef struct rpx_latency_stats {
     double std_ms;                /* NaN when n < 2 */
 } rpx_latency_stats;
 
-int rpx_latency_create(long warmup, rpx_latency **out);
-void rpx_latency_destroy(rpx_latency *lat);
+RPX_API int rpx_latency_create(long warmup, rpx_latency **out);
+RPX_API void rpx_latency_destroy(rpx_latency *lat);
 /* Pre-size storage so that adding n samples does not allocate. */
-int rpx_latency_reserve(rpx_latency *lat, size_t n);
+RPX_API int rpx_latency_reserve(rpx_latency *lat, size_t n);
 /* ns must be finite and >= 0 (RPX_EINVAL otherwise). */
-int rpx_latency_add_ns(rpx_latency *lat, double ns);
+RPX_API int rpx_latency_add_ns(rpx_latency *lat, double ns);
 /* seconds * 1e9 rounded to a whole nanosecond, so decimal inputs land on exact
  * values (0.067 s -> 67000000 ns, not 67000000.00000001). */
-int rpx_latency_add_seconds(rpx_latency *lat, double seconds);
+RPX_API int rpx_latency_add_seconds(rpx_latency *lat, double seconds);
 /* One per-item sample: total_ns / batch_size (batch_size >= 1, RPX_EINVAL for
  * 0); the _seconds form rounds the total to a whole nanosecond first. */
-int rpx_latency_add_batch_ns(rpx_latency *lat, double total_ns, size_t batch_size);
-int rpx_latency_add_batch_seconds(rpx_latency *lat, double total_seconds, size_t batch_size);
+RPX_API int rpx_latency_add_batch_ns(rpx_latency *lat, double total_ns, size_t batch_size);
+RPX_API int rpx_latency_add_batch_seconds(rpx_latency *lat, double total_seconds, size_t batch_size);
 
 /* Every sample added, warmup included, in order. */
-size_t rpx_latency_count(const rpx_latency *lat);
-const double *rpx_latency_samples_ns(const rpx_latency *lat);
+RPX_API size_t rpx_latency_count(const rpx_latency *lat);
+RPX_API const double *rpx_latency_samples_ns(const rpx_latency *lat);
 /* Index of the first sample used by the statistics. */
-size_t rpx_latency_first_used(const rpx_latency *lat);
+RPX_API size_t rpx_latency_first_used(const rpx_latency *lat);
 
-int rpx_latency_stats_get(const rpx_latency *lat, rpx_latency_stats *out);
+RPX_API int rpx_latency_stats_get(const rpx_latency *lat, rpx_latency_stats *out);
 
 /* numpy.percentile(x, q) with the default 'linear' method, q in [0, 100],
  * on n >= 1 values sorted ascending. */
-double rpx_percentile_sorted(const double *sorted, size_t n, double q);
+RPX_API double rpx_percentile_sorted(const double *sorted, size_t n, double q);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 
 #include "rpxprof/model.h"
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,23 +30,23 @@ typedef struct rpx_memory_peaks {
 } rpx_memory_peaks;
 
 /* Current resident set and its high-water mark of this process, in bytes. */
-int rpx_memory_read_self(int64_t *rss_bytes, int64_t *hwm_bytes, rpx_error *err);
+RPX_API int rpx_memory_read_self(int64_t *rss_bytes, int64_t *hwm_bytes, rpx_error *err);
 /* Parse VmRSS / VmHWM ("kB" units) from the text of a /proc/PID/status file.
  * Only keys at the start of a line count. Either output may be NULL; each
  * requested one must be present: RPX_ENOTFOUND when missing, RPX_EFORMAT when
  * a VmRSS/VmHWM line is not "<number> kB". */
-int rpx_memory_parse_status(const char *text, int64_t *rss_bytes, int64_t *hwm_bytes);
+RPX_API int rpx_memory_parse_status(const char *text, int64_t *rss_bytes, int64_t *hwm_bytes);
 /* The same, reading an open status file from its current offset to its end in
  * fixed-size chunks (no allocation; lines of any length). RPX_EIO with errno
  * set when read() fails. */
-int rpx_memory_parse_status_fd(int fd, int64_t *rss_bytes, int64_t *hwm_bytes);
+RPX_API int rpx_memory_parse_status_fd(int fd, int64_t *rss_bytes, int64_t *hwm_bytes);
 
-void rpx_memory_peaks_init(rpx_memory_peaks *p);
+RPX_API void rpx_memory_peaks_init(rpx_memory_peaks *p);
 /* Record the lifetime peak so far, then reset the high-water mark (and check
  * that the kernel did reset it). Neither begin nor end allocates. */
-void rpx_memory_begin_inference(rpx_memory_peaks *p);
+RPX_API void rpx_memory_begin_inference(rpx_memory_peaks *p);
 /* Read the high-water mark: inference peak and final lifetime peak. */
-void rpx_memory_end_inference(rpx_memory_peaks *p);
+RPX_API void rpx_memory_end_inference(rpx_memory_peaks *p);
 
 #ifdef __cplusplus
 }

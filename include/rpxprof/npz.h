@@ -16,14 +16,16 @@
 
 #include "rpxprof/model.h"
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* numpy's name of a dtype ("uint8", "float32", "bool"); "unknown" otherwise. */
-const char *rpx_dtype_name(rpx_dtype dtype);
+RPX_API const char *rpx_dtype_name(rpx_dtype dtype);
 /* Parse numpy's name ("uint8", "float16", "bool", ...). 0 or RPX_EINVAL. */
-int rpx_dtype_from_name(const char *name, rpx_dtype *out);
+RPX_API int rpx_dtype_from_name(const char *name, rpx_dtype *out);
 
 /* A parsed NPY header. */
 typedef struct rpx_npy_header {
@@ -44,7 +46,7 @@ typedef struct rpx_npy_header {
  * Checks the magic, version, header length, dict syntax, dtype (numeric only:
  * object, structured, string, complex, datetime are refused), and that the
  * shape's byte size does not overflow. 0 or a negative RPX_E* code. */
-int rpx_npy_parse_header(const void *buf, size_t len, const char *what,
+RPX_API int rpx_npy_parse_header(const void *buf, size_t len, const char *what,
                          rpx_npy_header *out, rpx_error *err);
 
 /* Per-array facts about how it was stored (for `rpxprof inputs show`). */
@@ -61,23 +63,42 @@ typedef struct rpx_npz rpx_npz;
  * message: a non-zip file, truncated or corrupt members, duplicate names,
  * members that are not .npy, non-numeric dtypes, shapes that overflow or
  * disagree with the member size, sizes beyond what the file could hold. */
-int rpx_npz_load(const char *path, rpx_npz **out, rpx_error *err);
-void rpx_npz_free(rpx_npz *npz);
+RPX_API int rpx_npz_load(const char *path, rpx_npz **out, rpx_error *err);
+RPX_API void rpx_npz_free(rpx_npz *npz);
 /* The arrays, as handed to a model. Valid until rpx_npz_free. */
-const rpx_inputs *rpx_npz_inputs(const rpx_npz *npz);
-const rpx_npz_array_info *rpx_npz_array_info_at(const rpx_npz *npz, size_t index);
+RPX_API const rpx_inputs *rpx_npz_inputs(const rpx_npz *npz);
+RPX_API const rpx_npz_array_info *rpx_npz_array_info_at(const rpx_npz *npz, size_t index);
 
 /* Writer. Arrays are given in C order and native byte order; `data` must stay
  * valid until close or discard. The file appears atomically at close. */
 typedef struct rpx_npz_writer rpx_npz_writer;
-int rpx_npz_writer_open(const char *path, int compress, rpx_npz_writer **out, rpx_error *err);
-int rpx_npz_writer_add(rpx_npz_writer *w, const char *name, rpx_dtype dtype, int ndim,
+RPX_API int rpx_npz_writer_open(const char *path, int compress, rpx_npz_writer **out, rpx_error *err);
+RPX_API int rpx_npz_writer_add(rpx_npz_writer *w, const char *name, rpx_dtype dtype, int ndim,
                        const int64_t *shape, const void *data, rpx_error *err);
-int rpx_npz_writer_close(rpx_npz_writer *w, rpx_error *err);
-void rpx_npz_writer_discard(rpx_npz_writer *w);
+RPX_API int rpx_npz_writer_close(rpx_npz_writer *w, rpx_error *err);
+RPX_API void rpx_npz_writer_discard(rpx_npz_writer *w);
+
+/* Making inputs without numpy (`rpxprof inputs make`): arrays from text specs
+ * NAME=SHAPE:DTYPE[=FILL] (SHAPE: dimensions joined by 'x' or the sign U+00D7,
+ * or 'scalar'; FILL a number, default 0, or 'random': integers uniform over the
+ * dtype's range, bool 0/1, floats uniform in [0, 1), from one generator seeded
+ * by `seed`, so the same specs and seed give the same bytes).
+ * Lifecycle: rpx_npz_maker_create → rpx_npz_maker_add... → rpx_npz_maker_write
+ * → rpx_npz_maker_free. */
+typedef struct rpx_npz_maker rpx_npz_maker;
+RPX_API int rpx_npz_maker_create(uint64_t seed, rpx_npz_maker **out);
+/* Parse one spec and make its data. RPX_EINVAL with a message quoting the spec
+ * (a bad shape, an unknown dtype, a fill that is not a number or does not fit
+ * the dtype, a name given twice), RPX_ENOMEM when the data cannot be held. */
+RPX_API int rpx_npz_maker_add(rpx_npz_maker *m, const char *spec, rpx_error *err);
+/* Write the arrays, in the order added, as an NPZ at `path` (np.savez, or
+ * np.savez_compressed with `compress`). */
+RPX_API int rpx_npz_maker_write(const rpx_npz_maker *m, const char *path, int compress,
+                                rpx_error *err);
+RPX_API void rpx_npz_maker_free(rpx_npz_maker *m);
 
 /* Lower-case hex SHA-256 of a file's bytes into hex[65]. */
-int rpx_file_sha256(const char *path, char hex[65], rpx_error *err);
+RPX_API int rpx_file_sha256(const char *path, char hex[65], rpx_error *err);
 
 #ifdef __cplusplus
 }

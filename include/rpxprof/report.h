@@ -1,6 +1,6 @@
 /* rpxprof/report.h — the profile report: its schema name, the latency
  * statistics object and the builder. Reports are jansson trees (json_t),
- * written with the helpers of rpxprof/json.h (included here).
+ * which jansson's json_dumps or json_dump_file writes.
  *
  * The profile builder turns the measured pieces into an
  * "rpxprof.profile/1" report; any C runner with its own loop can use it. */
@@ -12,10 +12,11 @@
 #include <stdint.h>
 
 #include "rpxprof/clock.h"
-#include "rpxprof/json.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
+
+#include "rpxprof/api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,10 +26,10 @@ extern "C" {
 
 /* {p50_ms, p95_ms, p99_ms, mean_ms, min_ms, max_ms, std_ms} of a latency
  * store, every one null when it holds no sample. NULL only out of memory. */
-json_t *rpx_latency_json(const rpx_latency *lat);
+RPX_API json_t *rpx_latency_json(const rpx_latency *lat);
 /* The same object from statistics already computed (a histogram's); every
  * value null when st->available is 0. */
-json_t *rpx_latency_stats_json(const rpx_latency_stats *st);
+RPX_API json_t *rpx_latency_stats_json(const rpx_latency_stats *st);
 
 /* Everything a profile report is made of. Strings may be NULL (→ null). */
 typedef struct rpx_profile_desc {
@@ -71,7 +72,7 @@ typedef struct rpx_profile_desc {
 } rpx_profile_desc;
 
 /* Build the report object. NULL only when out of memory. */
-json_t *rpx_profile_report(const rpx_profile_desc *desc);
+RPX_API json_t *rpx_profile_report(const rpx_profile_desc *desc);
 
 #ifdef __cplusplus
 }

@@ -24,11 +24,12 @@
 
 #include <jansson.h>
 
-#include "rpxprof/output.h"
 #include <stddef.h>
 
 #include "rpxprof/cost.h"
 #include "rpxprof/model.h"
+
+#include "rpxprof/api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,13 +52,13 @@ typedef enum rpx_precision {
 enum { RPX_UNIT_TENSOR = 0, RPX_UNIT_VECTOR = 1, RPX_UNIT_COUNT = 2 };
 
 /* "fp64" "fp32" "tf32" "fp16" "bf16" "fp8" "int8"; NULL if out of range. */
-const char *rpx_precision_name(rpx_precision p);
+RPX_API const char *rpx_precision_name(rpx_precision p);
 /* Accepts the names above and the aliases float64/double, float32/float,
  * float16/half, bfloat16, float8/fp8_e4m3/fp8_e5m2, i8 (case-insensitive).
  * Returns 0, or RPX_EINVAL with a message listing the accepted names. */
-int rpx_precision_parse(const char *s, rpx_precision *out, rpx_error *err);
+RPX_API int rpx_precision_parse(const char *s, rpx_precision *out, rpx_error *err);
 /* "tensor" or "vector". */
-const char *rpx_unit_name(int unit);
+RPX_API const char *rpx_unit_name(int unit);
 
 /* ---- the GPU spec table -------------------------------------------------- */
 
@@ -87,45 +88,55 @@ typedef struct rpx_gpu_spec {
 } rpx_gpu_spec;
 
 /* The built-in table (const data, see src/roofline/gpus.c). */
-size_t rpx_gpu_builtin_count(void);
-const rpx_gpu_spec *rpx_gpu_builtin_at(size_t index);
+RPX_API size_t rpx_gpu_builtin_count(void);
+RPX_API const rpx_gpu_spec *rpx_gpu_builtin_at(size_t index);
 
 typedef struct rpx_gpu_table rpx_gpu_table;
 
 /* A table holding the built-in entries. RPX_ENOMEM only. */
-int rpx_gpu_table_create(rpx_gpu_table **out);
+RPX_API int rpx_gpu_table_create(rpx_gpu_table **out);
 /* Add or override (same key: the user's entry replaces the built-in one as a
  * whole) entries from a JSON file {"gpus": [{...}, ...]}. On error nothing of
  * the file is kept and the message names the file, the entry and the field. */
-int rpx_gpu_table_load_file(rpx_gpu_table *t, const char *path, rpx_error *err);
+RPX_API int rpx_gpu_table_load_file(rpx_gpu_table *t, const char *path, rpx_error *err);
 /* The same from an in-memory JSON object; `origin` names it in messages and
  * in the entries' default source. */
-int rpx_gpu_table_load_json(rpx_gpu_table *t, const json_t *root, const char *origin,
+RPX_API int rpx_gpu_table_load_json(rpx_gpu_table *t, const json_t *root, const char *origin,
                             rpx_error *err);
 /* Load every file named in $RPX_GPU_SPECS (':'-separated); 0 when unset. */
-int rpx_gpu_table_load_env(rpx_gpu_table *t, rpx_error *err);
-size_t rpx_gpu_table_count(const rpx_gpu_table *t);
-const rpx_gpu_spec *rpx_gpu_table_at(const rpx_gpu_table *t, size_t index);
+RPX_API int rpx_gpu_table_load_env(rpx_gpu_table *t, rpx_error *err);
+RPX_API size_t rpx_gpu_table_count(const rpx_gpu_table *t);
+RPX_API const rpx_gpu_spec *rpx_gpu_table_at(const rpx_gpu_table *t, size_t index);
 /* By key (case-insensitive); else by name as users write it ("A100-80GB",
  * "rtx 4090"): an exact case-insensitive name, else the one entry whose name or
  * key equals or contains the text with case, spaces and punctuation ignored.
  * NULL when none or several match (rpx_gpu_table_candidates lists them). */
-const rpx_gpu_spec *rpx_gpu_table_find(const rpx_gpu_table *t, const char *key);
+RPX_API const rpx_gpu_spec *rpx_gpu_table_find(const rpx_gpu_table *t, const char *key);
 /* The entries a name could mean, as "key (name), key (name)" into buf when
  * there are several; returns their count. */
-size_t rpx_gpu_table_candidates(const rpx_gpu_table *t, const char *what, char *buf, size_t len);
+RPX_API size_t rpx_gpu_table_candidates(const rpx_gpu_table *t, const char *what, char *buf, size_t len);
 /* The entry for a detected device name ("NVIDIA H100 80GB HBM3" → h100-sxm),
  * or NULL. User entries are tried first; an exact (case-insensitive) name
  * match wins, then the most specific `match` pattern. */
-const rpx_gpu_spec *rpx_gpu_table_match_name(const rpx_gpu_table *t, const char *device_name);
-void rpx_gpu_table_free(rpx_gpu_table *t);
+RPX_API const rpx_gpu_spec *rpx_gpu_table_match_name(const rpx_gpu_table *t, const char *device_name);
+RPX_API void rpx_gpu_table_free(rpx_gpu_table *t);
+/* $RPX_GPU_SPECS (rpx_gpu_table_load_env), then each of `files` in order
+ * (rpx_gpu_table_load_file): what `gpus --gpu-spec` and `roofline --gpu-spec`
+ * load. 0, or the first error (err names the file). */
+RPX_API int rpx_gpu_table_load_all(rpx_gpu_table *t, const char *const *files, size_t n,
+                                   rpx_error *err);
+/* " did you mean 'KEY'?" for a misspelt GPU key (with_host: host-cpu is one
+ * too), listing up to four keys the text begins, else the nearest key; "" when
+ * none is near. Written into buf, which is returned. */
+RPX_API const char *rpx_gpu_table_suggest(const rpx_gpu_table *t, const char *key, int with_host,
+                                          char *buf, size_t size);
 
 /* Does `device_name` satisfy the pattern? Returns the number of required
  * tokens of the best matching alternative (its specificity), 0 if none. */
-int rpx_gpu_pattern_match(const char *pattern, const char *device_name);
+RPX_API int rpx_gpu_pattern_match(const char *pattern, const char *device_name);
 
 /* One entry as JSON (the form of schemas/gpus.json; null for unknowns). */
-json_t *rpx_gpu_spec_json(const rpx_gpu_spec *g);
+RPX_API json_t *rpx_gpu_spec_json(const rpx_gpu_spec *g);
 
 /* ---- peak selection ------------------------------------------------------ */
 
@@ -145,7 +156,7 @@ typedef struct rpx_peak {
  * precision tf32 is fp32 data with `tf32` set. Returns 0, or RPX_ENOTFOUND
  * with out->tflops NaN and out->reason set ("a100-sxm-80gb has no fp8 peak:
  * ..."). */
-int rpx_gpu_peak(const rpx_gpu_spec *g, rpx_precision precision, int dense, int tf32,
+RPX_API int rpx_gpu_peak(const rpx_gpu_spec *g, rpx_precision precision, int dense, int tf32,
                  rpx_peak *out);
 
 /* ---- the bound ----------------------------------------------------------- */
@@ -164,7 +175,7 @@ typedef struct rpx_bound {
 /* The roofline bound of one kernel or model. NaN inputs make the parts that
  * depend on them NaN. A tie is compute-bound (as the reference). Returns 0, or
  * RPX_EINVAL for negative numbers or non-positive peak/bandwidth. */
-int rpx_roofline_bound(double flops, double bytes, double peak_tflops, double bandwidth_gbps,
+RPX_API int rpx_roofline_bound(double flops, double bytes, double peak_tflops, double bandwidth_gbps,
                        rpx_bound *out, rpx_error *err);
 
 /* Unfused bound: the sum over nodes of max(node flops / its peak, node bytes
@@ -178,7 +189,7 @@ typedef struct rpx_unfused_bound {
     size_t nodes_compute_bound, nodes_memory_bound;
 } rpx_unfused_bound;
 
-int rpx_roofline_unfused(const rpx_cost_node *nodes, size_t n, const rpx_peak *dense_peak,
+RPX_API int rpx_roofline_unfused(const rpx_cost_node *nodes, size_t n, const rpx_peak *dense_peak,
                          const rpx_peak *other_peak, double bandwidth_gbps,
                          rpx_unfused_bound *out, rpx_error *err);
 
@@ -193,18 +204,18 @@ typedef struct rpx_roofline_input {
     double measured_p50_ms;           /* NaN when nothing was measured */
 } rpx_roofline_input;
 
-void rpx_roofline_input_init(rpx_roofline_input *in); /* NaNs, fp32, no nodes */
+RPX_API void rpx_roofline_input_init(rpx_roofline_input *in); /* NaNs, fp32, no nodes */
 
 /* The roofline object of one target (schemas/roofline.json "bounds" items):
  * gpu, precision, the peaks used, bandwidth, the ideal bound, the unfused bound
  * (null without nodes), the achieved fraction (bound / measured p50) when a
  * measured latency exists. A missing peak is not an error: the bound is null
  * and "reason" says why. NULL only out of memory. */
-json_t *rpx_roofline_json(const rpx_gpu_spec *gpu, const rpx_roofline_input *in);
+RPX_API json_t *rpx_roofline_json(const rpx_gpu_spec *gpu, const rpx_roofline_input *in);
 /* {KEY: rpx_roofline_json(...), ...} for several targets (the report's
  * `roofline` object); a JSON null when in->flops is unknown (no bound on any
  * target). NULL only out of memory. */
-json_t *rpx_roofline_json_multi(const rpx_gpu_spec *const *gpus, size_t n,
+RPX_API json_t *rpx_roofline_json_multi(const rpx_gpu_spec *const *gpus, size_t n,
                                 const rpx_roofline_input *in);
 
 /* Fill `in` from a cost object (`rpxprof cost --json [--per-op]`), an
@@ -212,17 +223,17 @@ json_t *rpx_roofline_json_multi(const rpx_gpu_spec *const *gpus, size_t n,
  * per-op nodes under "cost" when present). Nodes are allocated into *nodes
  * (free with rpx_roofline_nodes_free); their strings point into `root`,
  * which must outlive them. Returns 0, or RPX_EFORMAT naming `origin`. */
-int rpx_roofline_input_from_json(const json_t *root, const char *origin,
+RPX_API int rpx_roofline_input_from_json(const json_t *root, const char *origin,
                                  rpx_roofline_input *in, rpx_cost_node **nodes,
                                  rpx_error *err);
-void rpx_roofline_nodes_free(rpx_cost_node *nodes);
+RPX_API void rpx_roofline_nodes_free(rpx_cost_node *nodes);
 
 /* ---- the real-time budget ------------------------------------------------ */
 
 /* β = p50 / (1000 / f) for each rate f (NULL/0: 5, 10, 30 Hz); real-time when
  * β ≤ 1; throughput (units/s from p50); with frames_per_unit > 0 (clips), the
  * per-frame latency and frames/s. NULL only out of memory. */
-json_t *rpx_realtime_budget_json(double p50_ms, const double *hz, size_t n_hz,
+RPX_API json_t *rpx_realtime_budget_json(double p50_ms, const double *hz, size_t n_hz,
                                  long frames_per_unit);
 
 /* ---- the host CPU as a target -------------------------------------------- */
@@ -258,11 +269,11 @@ typedef struct rpx_cpu_peak {
  * peak = cores × max clock × FLOPs per cycle per core of the vector ISA
  * (docs/roofline.md). Returns 0 (unknown parts NaN), or RPX_EIO when
  * /proc/cpuinfo cannot be read. */
-int rpx_cpu_peak_estimate(rpx_cpu_peak *out, rpx_error *err);
+RPX_API int rpx_cpu_peak_estimate(rpx_cpu_peak *out, rpx_error *err);
 /* The same from the system card's `cpu` object (model/model_name/name,
  * cores/physical_cores, logical_cpus/threads, max_mhz/max_frequency_mhz/
  * max_frequency_ghz, flags as array or string, vendor/vendor_id). */
-int rpx_cpu_peak_from_card(const json_t *cpu, rpx_cpu_peak *out, rpx_error *err);
+RPX_API int rpx_cpu_peak_from_card(const json_t *cpu, rpx_cpu_peak *out, rpx_error *err);
 /* The per-machine cache of CPU measurements (keyed by model, cores and ISA):
  * RPX_CPU_PEAK_CACHE, else $XDG_CACHE_HOME/rpxprof/cpu-peak.json, else
  * ~/.cache/rpxprof/cpu-peak.json. rpx_cpu_peak_estimate reads it (the peak
@@ -270,12 +281,12 @@ int rpx_cpu_peak_from_card(const json_t *cpu, rpx_cpu_peak *out, rpx_error *err)
  * cpufreq maximum; the triad bandwidth, threads, date and file are kept);
  * rpx_cpu_peak_cache_store records a measurement (keeping the higher peak of
  * an earlier one). 0 or a negative RPX_E* code. */
-const char *rpx_cpu_peak_cache_path(char *buf, size_t size);
+RPX_API const char *rpx_cpu_peak_cache_path(char *buf, size_t size);
 struct rpx_cpu_measured;
-int rpx_cpu_peak_cache_store(const rpx_cpu_peak *estimate, const struct rpx_cpu_measured *measured,
+RPX_API int rpx_cpu_peak_cache_store(const rpx_cpu_peak *estimate, const struct rpx_cpu_measured *measured,
                              rpx_error *err);
 /* FLOPs per cycle per core for an ISA (vendor and family refine AVX-512). */
-void rpx_cpu_flops_per_cycle(const char *isa, const char *vendor, int family, int *fp32,
+RPX_API void rpx_cpu_flops_per_cycle(const char *isa, const char *vendor, int family, int *fp32,
                              int *fp64);
 
 typedef struct rpx_cpu_measure_options {
@@ -293,9 +304,9 @@ typedef struct rpx_cpu_measured {
     double seconds;                   /* wall time spent measuring */
 } rpx_cpu_measured;
 
-void rpx_cpu_measure_options_init(rpx_cpu_measure_options *o);
+RPX_API void rpx_cpu_measure_options_init(rpx_cpu_measure_options *o);
 /* Runs for a second or two. Returns 0, RPX_ENOMEM, or RPX_EIO (threads). */
-int rpx_cpu_measure(const rpx_cpu_measure_options *o, rpx_cpu_measured *out, rpx_error *err);
+RPX_API int rpx_cpu_measure(const rpx_cpu_measure_options *o, rpx_cpu_measured *out, rpx_error *err);
 
 /* A target spec for the host CPU: key "host-cpu", fp32/fp64 vector peaks the
  * higher of `estimate` (which may hold a cached measurement) and `measured`;
@@ -309,10 +320,10 @@ typedef struct rpx_cpu_target_storage {
     char notes[512];
 } rpx_cpu_target_storage;
 
-void rpx_cpu_target_spec(const rpx_cpu_peak *estimate, const rpx_cpu_measured *measured,
+RPX_API void rpx_cpu_target_spec(const rpx_cpu_peak *estimate, const rpx_cpu_measured *measured,
                          rpx_gpu_spec *out, rpx_cpu_target_storage *storage);
 /* {estimate: {...}, measured: {...}|null, ratio_fp32: measured/estimate}. */
-json_t *rpx_cpu_peak_json(const rpx_cpu_peak *estimate, const rpx_cpu_measured *measured);
+RPX_API json_t *rpx_cpu_peak_json(const rpx_cpu_peak *estimate, const rpx_cpu_measured *measured);
 
 /* ---- the roofline picture ------------------------------------------------ */
 
@@ -325,15 +336,12 @@ typedef struct rpx_roofline_point {
 /* SVG text of the roof (min(peak, bandwidth × intensity), log-log) and the
  * labelled points; NULL out of memory or when the peak or bandwidth is not a
  * positive number. free() the result. */
-char *rpx_roofline_svg(const char *title, double peak_tflops, double bandwidth_gbps,
+RPX_API char *rpx_roofline_svg(const char *title, double peak_tflops, double bandwidth_gbps,
                        const rpx_roofline_point *points, size_t n_points);
 /* Build the points from a roofline object (rpx_roofline_json) and write the
  * picture atomically. Returns 0, RPX_EINVAL (no peak/bandwidth) or an I/O
  * error. */
-int rpx_roofline_svg_write(const char *path, const json_t *roofline, rpx_error *err);
-/* The same into an output opened before the work (rpxprof/output.h); frees
- * `o` either way. */
-int rpx_roofline_svg_commit(rpx_output *o, const json_t *roofline, rpx_error *err);
+RPX_API int rpx_roofline_svg_write(const char *path, const json_t *roofline, rpx_error *err);
 
 #ifdef __cplusplus
 }

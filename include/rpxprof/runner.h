@@ -25,6 +25,8 @@
 #include "rpxprof/error.h"
 #include "rpxprof/target.h"
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -91,6 +93,22 @@ typedef struct rpx_runner_config {
     json_t *back_to_back_latency;
 } rpx_runner_config;
 
+/* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry
+ * as .code too: one table for both, and rpx_runner_exit_code below maps a
+ * run's status to them. */
+enum {
+    RPX_EXIT_OK = 0,
+    RPX_EXIT_FAILURE = 1,         /* the run, the inputs or the model failed */
+    RPX_EXIT_USAGE = 2,           /* bad command line */
+    RPX_EXIT_CRASHED = 3,         /* the model's process died from a signal: report written */
+    RPX_EXIT_REGRESSION = 3,      /* compare --fail-on-regression: the verdict is slower */
+    RPX_EXIT_TIMED_OUT = 4,       /* --timeout / --call-timeout: report written */
+    RPX_EXIT_KILLED = 5,          /* SIGKILL from elsewhere (OOM killer): report written */
+    RPX_EXIT_CALLS_FAILED = 6,    /* every call failed, or --max-failures: report written */
+    RPX_EXIT_INTERRUPTED = 130,   /* SIGINT: report written with status interrupted */
+    RPX_EXIT_TERMINATED = 143     /* SIGTERM: report written with status interrupted */
+};
+
 typedef enum rpx_runner_status {
     RPX_RUNNER_COMPLETE = 0,
     RPX_RUNNER_INTERRUPTED,       /* SIGINT/SIGTERM (see stop_signal) */
@@ -113,32 +131,36 @@ typedef struct rpx_runner_result {
     char error[1024];             /* why the run did not complete ("" when it did) */
 } rpx_runner_result;
 
-void rpx_runner_config_init(rpx_runner_config *c);
+RPX_API void rpx_runner_config_init(rpx_runner_config *c);
 /* 0 when a report was built (and written, when `output` is set): see
  * res->status. A negative code when nothing was: err says why; RPX_EUSAGE
  * when an option names something that does not exist (an unknown GPU key)
  * or the output is one of the files the run reads.
  * res is always initialised; free it with rpx_runner_result_free. */
-int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err);
-void rpx_runner_result_free(rpx_runner_result *res);
+RPX_API int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err);
+RPX_API void rpx_runner_result_free(rpx_runner_result *res);
 /* The report's inputs_sha256 for these --inputs (files, or folders standing
  * for their *.npz in name order): one file, the SHA-256 of its bytes;
  * several, the SHA-256 of their lower-case hex SHA-256s in order, each
  * followed by '\n'. 0, or a negative code (err names the file). */
-int rpx_runner_inputs_sha256(const char *const *files, size_t n, char hex[65], rpx_error *err);
+RPX_API int rpx_runner_inputs_sha256(const char *const *files, size_t n, char hex[65], rpx_error *err);
 /* Every file a run of `c` resolves and reads: the inputs (a folder's *.npz
  * files too), the model's files (rpx_target_files: a shared object, the demo
  * library, a plugin, a Python module's files), --cost, --body and --gpu-spec.
  * The report's guard never replaces one of them, even with force; batch
  * protects every job's. 0 and a malloc'ed list of malloc'ed paths
  * (NULL-terminated), or RPX_ENOMEM. */
-int rpx_runner_read_files(const rpx_runner_config *c, char ***files, size_t *n_files,
-                          rpx_error *err);
+RPX_API int rpx_runner_read_files(const rpx_runner_config *c, char ***files, size_t *n_files,
+                                  rpx_error *err);
+/* The exit code of a run that built a report (docs/cli.md): 0 complete, 130
+ * or 143 interrupted by SIGINT or SIGTERM, 3 crashed, 4 timed out, 5 killed,
+ * 6 calls failed. */
+RPX_API int rpx_runner_exit_code(const rpx_runner_result *res);
 /* Two runs measured together, for a comparison: their worker processes
  * alternate A B, B A, A B, ... (process i of each in turn), so that a drift of
  * the machine falls on both. Both need isolation; a target precision is not
  * used. Results as rpx_runner_run's, one each. */
-int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
+RPX_API int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
                         rpx_runner_result *res_a, rpx_runner_result *res_b, rpx_error *err);
 
 #ifdef __cplusplus

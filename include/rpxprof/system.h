@@ -21,19 +21,23 @@
 #include <stddef.h>
 
 #include "rpxprof/model.h"
-#include "rpxprof/nvml.h"
+
+#include "rpxprof/api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* NVML, loaded at run time (internal: src/device/nvml.h) */
+typedef struct rpx_nvml rpx_nvml;
+
 #define RPX_SYSTEM_CARD_SCHEMA "rpxprof.system_card/1"
 
 /* Read a small text file (≤ size-1 bytes kept, NUL-terminated) from the
  * system root. Returns the bytes read, or -errno. */
-long rpx_sys_read(const char *path, char *buf, size_t size);
+RPX_API long rpx_sys_read(const char *path, char *buf, size_t size);
 /* The system root in force ("" for the real root). */
-const char *rpx_sys_root(void);
+RPX_API const char *rpx_sys_root(void);
 
 typedef struct rpx_card_options {
     const char *device;           /* "cpu" | "cuda"; NULL is "cpu" */
@@ -54,14 +58,14 @@ typedef struct rpx_card_options {
  * a run: precision, batch size and resolution are null). Returns NULL only
  * when out of memory (err says so). Takes a few milliseconds without GPUs;
  * the card records its own cost in `collect_ms`. */
-json_t *rpx_system_card(const rpx_card_options *opt, rpx_error *err);
+RPX_API json_t *rpx_system_card(const rpx_card_options *opt, rpx_error *err);
 
 /* The machine's conditions now: load average, runnable and blocked tasks,
  * CPU pressure and steal counters, and — when `nvml` is not NULL — the
  * visible GPUs' other processes and clock-throttle reasons
  * (rpx_nvml_conditions). Its own "warnings" array holds GPU sentences.
  * NULL only when out of memory. */
-json_t *rpx_system_conditions(rpx_nvml *nvml_or_null);
+RPX_API json_t *rpx_system_conditions(rpx_nvml *nvml_or_null);
 
 /* Store the conditions taken at the start and the end of a run in
  * card.conditions (either may be NULL: null with a reason). The card takes
@@ -69,7 +73,7 @@ json_t *rpx_system_conditions(rpx_nvml *nvml_or_null);
  * to card.warnings: a load average above the CPUs this process may use, CPU
  * time stolen by the hypervisor during the run, and the GPU sentences of
  * each side. */
-void rpx_system_card_set_conditions(json_t *card, json_t *start, json_t *end);
+RPX_API void rpx_system_card_set_conditions(json_t *card, json_t *start, json_t *end);
 
 #ifdef __cplusplus
 }

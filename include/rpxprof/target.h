@@ -22,6 +22,8 @@
 
 #include "rpxprof/model.h"
 
+#include "rpxprof/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -128,15 +130,15 @@ typedef struct rpx_target {
 
 /* Parse `spec` (PATH:SYMBOL, rpxprof-demo:SYMBOL, module:function, http(s)://...)
  * and load it. Errors name the target and the fix. `opt` may be NULL. */
-int rpx_target_open(const char *spec, rpx_target **out, rpx_error *err);
-int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_target **out,
+RPX_API int rpx_target_open(const char *spec, rpx_target **out, rpx_error *err);
+RPX_API int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_target **out,
                        rpx_error *err);
 /* The kind `spec` names by the grammar above ("shared_object", "python",
  * "http"), without loading anything. */
-const char *rpx_target_kind_name(const char *spec);
+RPX_API const char *rpx_target_kind_name(const char *spec);
 /* The --model text's grammar alone (nothing is opened): 0, or RPX_EINVAL /
  * RPX_EUNSUPPORTED with the message that rpx_target_open_ex would give. */
-int rpx_target_check_spec(const char *spec, rpx_error *err);
+RPX_API int rpx_target_check_spec(const char *spec, rpx_error *err);
 /* The files a run of `spec` resolves and reads, found as opening it would find
  * them but without loading anything: a shared object's file, the packaged
  * demo library, the plugin of a Python or HTTP target, and the files
@@ -145,35 +147,35 @@ int rpx_target_check_spec(const char *spec, rpx_error *err);
  * never replaces them (rpx_output_options.protect). 0 and a malloc'ed list
  * of malloc'ed paths (NULL-terminated, possibly empty; files that cannot be
  * found are left out, opening the target names them); RPX_ENOMEM. */
-int rpx_target_files(const char *spec, char ***files, size_t *n_files, rpx_error *err);
+RPX_API int rpx_target_files(const char *spec, char ***files, size_t *n_files, rpx_error *err);
 /* Run the optional setup once (outside timing). */
-int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
+RPX_API int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
                      rpx_error *err);
 /* Hand the target every distinct sample (see samples_fn); 0 when it has no
  * such hook. Call after rpx_target_setup. */
-int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int writable,
+RPX_API int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int writable,
                        rpx_error *err);
 /* The kind's report section (a new reference), or NULL when it has none. */
-json_t *rpx_target_section(rpx_target *t);
+RPX_API json_t *rpx_target_section(rpx_target *t);
 /* Run teardown (if setup ran) and unload. NULL is fine. */
-void rpx_target_close(rpx_target *t);
+RPX_API void rpx_target_close(rpx_target *t);
 
 /* `spec` with the user:password of a URL and the values of query parameters
  * that look like secrets (key, token, secret, password, signature, ...)
  * replaced by "REDACTED". Other specs are copied. malloc'ed; NULL out of memory. */
-char *rpx_target_redact_spec(const char *spec);
+RPX_API char *rpx_target_redact_spec(const char *spec);
 /* 1 when an HTTP header with this name carries a secret (Authorization,
  * Proxy-Authorization, Cookie, API keys, tokens): its value is never reported. */
-int rpx_http_header_is_secret(const char *name);
+RPX_API int rpx_http_header_is_secret(const char *name);
 
 /* Path of the packaged demo library (librpxprof-demo.so), found next to the
  * running rpxprof, in ../lib/rpxprof, or where it was installed; the
  * environment variable RPX_DEMO_LIBRARY overrides. NULL if not found. */
-const char *rpx_demo_library_path(char *buf, size_t size);
+RPX_API const char *rpx_demo_library_path(char *buf, size_t size);
 /* The same search for another file that ships with rpxprof (the Python
  * plugin librpxprof-python.so): `env` overrides, then next to the library or
  * the executable, then ../lib/rpxprof, then `installed`. NULL if not found. */
-const char *rpx_companion_path(const char *file, const char *env, const char *installed,
+RPX_API const char *rpx_companion_path(const char *file, const char *env, const char *installed,
                                char *buf, size_t size);
 
 #ifdef __cplusplus

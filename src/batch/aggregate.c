@@ -16,11 +16,14 @@
 
 #include "common/strbuf.h"
 #include "common/user_file.h"
-#include "rpxprof/batch.h"
+#include "common/json.h"
+#include "rpxprof/manifest.h"
+#include "rpxprof/aggregate.h"
+#include "rpxprof/plot.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
-#include "rpxprof/output.h"
-#include "rpxprof/pipeline.h"
+#include "common/output.h"
+#include "batch/pipeline.h"
 #include "rpxprof/report.h"
 #include "rpxprof/stats.h"
 

@@ -12,7 +12,7 @@
 #include "batch/report_check.h"
 #include "common/strbuf.h"
 #include "common/user_file.h"
-#include "rpxprof/batch.h"
+#include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"

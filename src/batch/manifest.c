@@ -9,7 +9,7 @@
 
 #include "common/json_keys.h"
 #include "common/user_file.h"
-#include "rpxprof/batch.h"
+#include "rpxprof/manifest.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
 #include "rpxprof/runner.h"

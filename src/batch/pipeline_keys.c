@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
-#include "rpxprof/pipeline.h"
+#include "common/json.h"
+#include "batch/pipeline.h"
 
 static double num(const json_t *v) { return json_is_number(v) ? json_number_value(v) : (double)NAN; }
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpxprof/pipeline.h"
+#include "batch/pipeline.h"
 #include "rpxprof/report.h"
 
 static void msg(json_t *arr, const char *f, ...) __attribute__((format(printf, 2, 3)));

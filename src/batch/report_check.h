@@ -7,7 +7,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "rpxprof/pipeline.h"
+#include "batch/pipeline.h"
 
 /* What the checks read from one report; every pointer malloc'ed (free with
  * rpx__report_check_free). */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
-#include "rpxprof/batch.h"
+#include "rpxprof/aggregate.h"
 #include "rpxprof/error.h"
 
 static const char usage[] =

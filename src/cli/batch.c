@@ -18,10 +18,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "rpxprof/batch.h"
+#include "common/json.h"
+#include "rpxprof/manifest.h"
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
-#include "rpxprof/pipeline.h"
+#include "common/output.h"
+#include "batch/pipeline.h"
 #include "rpxprof/report.h"
 #include "rpxprof/runner.h"
 #include "rpxprof/target.h"

@@ -13,7 +13,7 @@
 #include "cli/cli.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 
 static const char usage[] =
     "Usage: rpxprof compare BASE.json NEW.json [--threshold T] [--json] [--fail-on-regression]\n"
@@ -35,24 +35,6 @@ static const char usage[] =
     "Exit status: 0 compared, 1 a report unreadable or not comparable (not complete,\n"
     "or not the same work: inputs, unit, device, precision, CPU or GPU model),\n"
     "2 bad command line, 3 slower with --fail-on-regression.\n";
-
-/* "1%", "0.5 %" or "0.01" into a fraction in (0, 1). 0 or -1. */
-int rpx_cli_parse_threshold(const char *s, double *out)
-{
-    char *end;
-    double v;
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v)) return -1;
-    while (*end == ' ') end++;
-    if (*end == '%') {
-        v /= 100;
-        end++;
-    }
-    if (*end || !(v > 0) || !(v < 1)) return -1;
-    *out = v;
-    return 0;
-}
 
 static int is_dir(const char *p)
 {

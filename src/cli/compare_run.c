@@ -16,7 +16,7 @@
 #include "cli/cli.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 #include "rpxprof/runner.h"
 
 static const char usage[] =

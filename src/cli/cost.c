@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 
 static const char usage[] =
     "Usage: rpxprof cost MODEL.onnx [--input NAME=DIMS]... [--dim NAME=N]...\n"

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "common/json_keys.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 #include "rpxprof/roofline.h"
 
 #define GPUS_SCHEMA "rpxprof.gpus/1"
@@ -34,58 +34,6 @@ static const char usage[] =
     "Table columns are the peaks dense linear algebra runs at: tensor cores where the\n"
     "GPU has them, fp32 on the non-tensor units (tf32 is its own column); n/a: the GPU\n"
     "lacks the precision or no datasheet publishes it (see --sources).\n";
-
-/* Load $RPX_GPU_SPECS then every --gpu-spec file. Shared with `roofline`. */
-int rpx_cli_load_specs(rpx_gpu_table *t, const char *const *files, size_t n, const char *cmd);
-
-int rpx_cli_load_specs(rpx_gpu_table *t, const char *const *files, size_t n, const char *cmd)
-{
-    rpx_error err = {0};
-    size_t i;
-    if (rpx_gpu_table_load_env(t, &err) != 0)
-        return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
-    for (i = 0; i < n; i++)
-        if (rpx_gpu_table_load_file(t, files[i], &err) != 0)
-            return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
-    return 0;
-}
-
-/* " did you mean 'KEY'?" for a misspelt GPU key (with_host: host-cpu is one),
- * or "". Shared with `roofline`. */
-const char *rpx_cli_gpu_suggest(const rpx_gpu_table *t, const char *key, int with_host,
-                                char *buf, size_t size);
-
-const char *rpx_cli_gpu_suggest(const rpx_gpu_table *t, const char *key, int with_host,
-                                char *buf, size_t size)
-{
-    size_t i, n = rpx_gpu_table_count(t);
-    const char **keys = calloc(n + 1, sizeof *keys);
-    const char *near;
-    buf[0] = '\0';
-    if (!keys) return buf;
-    size_t np = 0, len = 0, kl = strlen(key);
-    for (i = 0; i < n; i++) keys[i] = rpx_gpu_table_at(t, i)->key;
-    keys[n] = "host-cpu";
-    if (with_host) n++;
-    /* a key the text begins (a100-sxm: a100-sxm-40gb, a100-sxm-80gb) */
-    for (i = 0; kl && i < n; i++)
-        if (strncasecmp(keys[i], key, kl) == 0) np++;
-    if (np >= 1 && np <= 4) {
-        size_t k = 0;
-        len = (size_t)snprintf(buf, size, " did you mean");
-        for (i = 0; i < n && len < size; i++) {
-            if (strncasecmp(keys[i], key, kl) != 0) continue;
-            len += (size_t)snprintf(buf + len, size - len, "%s'%s'",
-                                    k == 0 ? " " : k + 1 == np ? " or " : ", ", keys[i]);
-            k++;
-        }
-        if (len < size) snprintf(buf + len, size - len, "?");
-    } else if ((near = rpx_json_nearest_key(key, keys, n)) != NULL) {
-        snprintf(buf, size, " did you mean '%s'?", near);
-    }
-    free(keys);
-    return buf;
-}
 
 static void cell(char *out, size_t size, double v)
 {
@@ -137,6 +85,7 @@ int rpx_cli_gpus(int argc, char **argv)
     const char *match = NULL;
     int json = 0, sources = 0, c, rc = RPX_EXIT_OK;
     rpx_gpu_table *t = NULL;
+    rpx_error err = {0};
     specs = calloc((size_t)argc + 1, sizeof *specs);
     if (!specs) return rpx_cli_fail("gpus", RPX_EXIT_FAILURE, "out of memory");
     optind = 1;
@@ -166,7 +115,10 @@ int rpx_cli_gpus(int argc, char **argv)
         free(specs);
         return rpx_cli_fail("gpus", RPX_EXIT_FAILURE, "out of memory");
     }
-    if ((rc = rpx_cli_load_specs(t, specs, n_specs, "gpus")) != 0) goto out;
+    if (rpx_gpu_table_load_all(t, specs, n_specs, &err) != 0) {
+        rc = rpx_cli_fail("gpus", RPX_EXIT_FAILURE, "%s", err.message);
+        goto out;
+    }
     list = calloc(rpx_gpu_table_count(t) + (size_t)argc + 1, sizeof *list);
     if (!list) {
         rc = rpx_cli_fail("gpus", RPX_EXIT_FAILURE, "out of memory");
@@ -189,7 +141,7 @@ int rpx_cli_gpus(int argc, char **argv)
                 char hint[128];
                 rc = rpx_cli_fail("gpus", RPX_EXIT_USAGE,
                                   "no GPU with key '%s';%s 'rpxprof gpus' lists the keys",
-                                  argv[i], rpx_cli_gpu_suggest(t, argv[i], 0, hint, sizeof hint));
+                                  argv[i], rpx_gpu_table_suggest(t, argv[i], 0, hint, sizeof hint));
                 goto out;
             }
             list[n++] = g;
@@ -199,7 +151,6 @@ int rpx_cli_gpus(int argc, char **argv)
     }
     if (json) {
         json_t *root = json_object(), *arr = json_array();
-        rpx_error err = {0};
         int ok = root && arr;
         for (i = 0; ok && i < n; i++) {
             json_t *e = rpx_gpu_spec_json(list[i]);

@@ -44,51 +44,6 @@ static const char usage[] =
     "  130  interrupted by SIGINT (report written, status interrupted)\n"
     "  143  stopped by SIGTERM (report written, status interrupted)\n";
 
-int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "rpxprof%s%s: error: ", cmd ? " " : "", cmd ? cmd : "");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return code;
-}
-
-int rpx_cli_bad_option(const char *cmd, int c, char **argv)
-{
-    const char *opt = optind > 0 ? argv[optind - 1] : "?";
-    if (c == ':')
-        return rpx_cli_fail(cmd, RPX_EXIT_USAGE, "%s needs a value (see 'rpxprof %s --help')", opt,
-                            cmd);
-    return rpx_cli_fail(cmd, RPX_EXIT_USAGE, "unknown option '%s' (see 'rpxprof %s --help')", opt,
-                        cmd);
-}
-
-int rpx_cli_parse_long(const char *s, long *out)
-{
-    char *end;
-    long v;
-    if (!s || !*s) return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
-
-int rpx_cli_parse_number(const char *s, double *out)
-{
-    char *end;
-    double v;
-    if (!s || !*s) return -1;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < 0) return -1;
-    *out = v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;

@@ -7,10 +7,10 @@
 
 #include "cli/cli.h"
 #include "common/user_file.h"
-#include "rpxprof/batch.h"
+#include "rpxprof/plot.h"
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
-#include "rpxprof/json.h"
+#include "common/output.h"
+#include "common/json.h"
 
 static const char usage[] =
     "Usage: rpxprof plot REPORT.json... -o FIG.svg [--timeline] [--force]\n"

@@ -14,17 +14,16 @@
 #include "cli/cli.h"
 #include "common/json_keys.h"
 #include "common/user_file.h"
+#include "common/output.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
+#include "report/svg.h"
 #include "rpxprof/roofline.h"
 
 #define ROOFLINE_SCHEMA "rpxprof.roofline/1"
 #define CMD "roofline"
 
-int rpx_cli_load_specs(rpx_gpu_table *t, const char *const *files, size_t n, const char *cmd);
-const char *rpx_cli_gpu_suggest(const rpx_gpu_table *t, const char *key, int with_host,
-                                char *buf, size_t size);
 
 static const char usage[] =
     "Usage: rpxprof roofline --gpu KEY[,KEY]... (--flops N --bytes N | --cost FILE |\n"
@@ -365,7 +364,10 @@ int rpx_cli_roofline(int argc, char **argv)
         rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
         goto out;
     }
-    if ((rc = rpx_cli_load_specs(t, o.specs, o.n_specs, CMD)) != 0) goto out;
+    if (rpx_gpu_table_load_all(t, o.specs, o.n_specs, &err) != 0) {
+        rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+        goto out;
+    }
     if (o.svg) {
         /* the figure's place, before anything is costed or measured; never a
          * file this command reads */
@@ -470,7 +472,7 @@ int rpx_cli_roofline(int argc, char **argv)
                 rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
                                   "--gpu: no target with key '%s';%s 'rpxprof gpus' lists them "
                                   "(host-cpu is this CPU)",
-                                  tok, rpx_cli_gpu_suggest(t, tok, 1, hint, sizeof hint));
+                                  tok, rpx_gpu_table_suggest(t, tok, 1, hint, sizeof hint));
                 free(list);
                 goto out;
             }

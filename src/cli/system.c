@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "rpxprof/nvml.h"
-#include "rpxprof/json.h"
+#include "device/nvml.h"
+#include "common/json.h"
 #include "rpxprof/system.h"
 
 static const char usage[] =

@@ -6,8 +6,8 @@
 #include <stddef.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
-#include "rpxprof/json.h"
+#include "common/output.h"
+#include "common/json.h"
 
 void rpx__output_sniff(const void *data, size_t len, rpx_output_options *opt, char *schema,
                        size_t size);

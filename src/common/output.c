@@ -1,5 +1,5 @@
 /* output.c — owns the one guard every output file goes through
- * (include/rpxprof/output.h): what may be replaced (never an input, a device,
+ * (src/common/output.h): what may be replaced (never an input, a device,
  * a FIFO or a file rpxprof did not write, unless forced), the temporary file
  * made beside the target before any work, and the rename (or the write to a
  * stream) at the end. */
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
+#include "common/output.h"
 
 struct rpx_output {
     char *path;    /* as given */

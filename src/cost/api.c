@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cost/cost_internal.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 
 void rpx_cost_options_init(rpx_cost_options *o)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "rpxprof/cost.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 
 void rpx_efficiency_init(rpx_efficiency *e)
 {

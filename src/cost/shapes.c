@@ -179,6 +179,7 @@ int rpx__broadcast(rpx__ctx *c, rpx__node *n, int ra, const int64_t *a, int rb,
 
 int rpx__norm_axis(rpx__ctx *c, rpx__node *n, int64_t axis, int rank, int *out)
 {
+    *out = 0; /* set on failure too: inlined into callers, gcc cannot see the error path returns */
     if (axis < -(int64_t)rank || axis >= rank)
         return rpx__node_fail(c, n, RPX_EFORMAT, "axis %lld is out of range for rank %d",
                               (long long)axis, rank);

@@ -6,7 +6,7 @@
  * CUDA_SUCCESS = 0, CUdevice an int, CUcontext an opaque pointer, CUuuid 16
  * bytes; attribute ids MULTIPROCESSOR_COUNT = 16, COMPUTE_CAPABILITY_MAJOR =
  * 75, COMPUTE_CAPABILITY_MINOR = 76). No CUDA header is needed to build. */
-#include "rpxprof/cuda.h"
+#include "device/cuda.h"
 
 #include <dlfcn.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* gpu_memory.c — owns the sampled per-device CUDA memory peaks. */
-#include "rpxprof/gpu_memory.h"
+#include "device/gpu_memory.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -6,7 +6,7 @@
  * KERNEL = 3 and CONCURRENT_KERNEL = 10; every activity record starts with
  * its 32-bit kind; kernel records (CUpti_ActivityKernel4 and later, packed)
  * hold the 64-bit start and end timestamps in ns at byte offsets 16 and 24. */
-#include "rpxprof/gpu_time.h"
+#include "device/gpu_time.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -1,4 +1,4 @@
-/* nvml.c — owns the NVML backend (include/rpxprof/nvml.h): loading
+/* nvml.c — owns the NVML backend (src/device/nvml.h): loading
  * libnvidia-ml.so.1 with dlopen into a table of function pointers (newest
  * symbol version first, optional symbols NULL-checked), the per-GPU `gpus`
  * objects with a reason for every null, the mapping of CUDA_VISIBLE_DEVICES
@@ -19,7 +19,7 @@
 #include "device/nvml_abi.h"
 #include "rpxprof/clock.h"
 #include "rpxprof/error.h"
-#include "rpxprof/nvml.h"
+#include "device/nvml.h"
 
 #define RPX__NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define RPX__REASON_SIZE 256

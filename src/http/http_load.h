@@ -13,7 +13,7 @@
 
 #include "http/http_stream.h"
 #include "rpxprof/error.h"
-#include "rpxprof/run.h"
+#include "measure/run.h"
 
 enum { RPX_LOAD_ENGINE_AUTO, RPX_LOAD_ENGINE_CURL, RPX_LOAD_ENGINE_SOCKETS };
 

@@ -29,7 +29,7 @@
 #include "http/http_load.h"
 #include "http/http_stream.h"
 #include "rpxprof/memory.h"
-#include "rpxprof/run.h"
+#include "measure/run.h"
 
 enum { PH_LOOKUP, PH_CONNECT, PH_TLS, PH_TTFB, PH_TOTAL, N_PHASES };
 static const char *const phase_names[N_PHASES] = {"name_lookup", "connect", "tls",

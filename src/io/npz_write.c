@@ -9,7 +9,7 @@
  * The same arrays make the same bytes: every member carries the same time
  * (1980-01-01 00:00, the first a zip can hold) and the same attributes, and
  * no extra fields; the archive comment is RPX_OUTPUT_NPZ_COMMENT, by which
- * rpxprof knows its own files (rpxprof/output.h). */
+ * rpxprof knows its own files (src/common/output.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 
 #include "io/npy_internal.h"
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
+#include "common/output.h"
 
 /* MS-DOS date and time of every member: 1980-01-01 00:00:00. */
 #define RPX__NPZ_DOSDATE ((0u << 9) | (1u << 5) | 1u)

@@ -1,6 +1,6 @@
 /* rss_trend.c — owns the resident-set readings across the timed calls and the
- * leak verdict (include/rpxprof/rss_trend.h). */
-#include "rpxprof/rss_trend.h"
+ * leak verdict (src/measure/rss_trend.h). */
+#include "measure/rss_trend.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* run.c — owns the timing loop and its progress line. */
-#include "rpxprof/run.h"
+#include "measure/run.h"
 
 #include <errno.h>
 #include <pthread.h>

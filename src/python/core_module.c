@@ -16,14 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h" /* the exit codes a refusal carries (.code) */
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
-#include "rpxprof/nvml.h"
-#include "rpxprof/output.h"
+#include "common/json.h"
+#include "device/nvml.h"
+#include "common/output.h"
 #include "rpxprof/roofline.h"
-#include "rpxprof/runner.h"
+#include "rpxprof/runner.h" /* RPX_EXIT_*: the exit codes a refusal carries (.code) */
 #include "rpxprof/system.h"
 #include "rpxprof/target.h"
 
@@ -175,20 +174,6 @@ static void core_after_fork_child(void *arg)
     PyOS_AfterFork_Child();
 }
 
-static int exit_code_of(const rpx_runner_result *r)
-{
-    switch (r->status) {
-    case RPX_RUNNER_COMPLETE: return RPX_EXIT_OK;
-    case RPX_RUNNER_INTERRUPTED:
-        return r->stop_signal == 15 ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED;
-    case RPX_RUNNER_CRASHED: return RPX_EXIT_CRASHED;
-    case RPX_RUNNER_TIMED_OUT: return RPX_EXIT_TIMED_OUT;
-    case RPX_RUNNER_KILLED: return RPX_EXIT_KILLED;
-    case RPX_RUNNER_CALLS_FAILED: return RPX_EXIT_CALLS_FAILED;
-    }
-    return RPX_EXIT_FAILURE;
-}
-
 static const char *status_text(rpx_runner_status st)
 {
     switch (st) {
@@ -335,7 +320,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
             }
             Py_DECREF(s);
         }
-        out = Py_BuildValue("(Osi(O)s)", report, status_text(res.status), exit_code_of(&res),
+        out = Py_BuildValue("(Osi(O)s)", report, status_text(res.status), rpx_runner_exit_code(&res),
                             warnings, res.error);
     }
 done:

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpxprof/batch.h"
+#include "rpxprof/plot.h"
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
+#include "common/output.h"
 #include "common/strbuf.h"
 #include "rpxprof/latency.h"
 

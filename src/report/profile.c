@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "common/json_set.h"
+#include "common/json.h"
 #include "rpxprof/npz.h"
 #include "rpxprof/report.h"
 

@@ -12,9 +12,10 @@
 
 #include "common/strbuf.h"
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
-#include "rpxprof/json.h"
+#include "common/output.h"
+#include "common/json.h"
 #include "rpxprof/roofline.h"
+#include "report/svg.h"
 
 typedef rpx_strbuf sbuf;
 #define sb_printf rpx__sb_printf

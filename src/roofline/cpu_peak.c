@@ -30,7 +30,7 @@
 
 #include "common/json_set.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 #include "rpxprof/roofline.h"
 #include "rpxprof/system.h"
 

@@ -6,7 +6,7 @@
  * process never calls NVML: nothing is added to its timed spans. */
 #include <jansson.h>
 
-#include "rpxprof/nvml.h"
+#include "device/nvml.h"
 #include "runner/runner_internal.h"
 
 /* NVML is read at most this often (a read of the four values costs about a

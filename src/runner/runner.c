@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "rpxprof/clock.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/npz.h"
-#include "rpxprof/nvml.h"
-#include "rpxprof/output.h"
+#include "device/nvml.h"
+#include "common/output.h"
 #include "rpxprof/report.h"
 #include "rpxprof/stats.h"
 #include "rpxprof/system.h"

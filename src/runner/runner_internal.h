@@ -12,7 +12,7 @@
 #include "rpxprof/model.h"
 #include "rpxprof/npz.h"
 #include "rpxprof/roofline.h"
-#include "rpxprof/rss_trend.h"
+#include "measure/rss_trend.h"
 #include "rpxprof/runner.h"
 #include "runner/stage.h"
 

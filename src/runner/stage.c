@@ -25,11 +25,11 @@
 
 #include <jansson.h>
 
-#include "rpxprof/cuda.h"
+#include "device/cuda.h"
 #include "rpxprof/error.h"
-#include "rpxprof/gpu_memory.h"
-#include "rpxprof/gpu_time.h"
-#include "rpxprof/run.h"
+#include "device/gpu_memory.h"
+#include "device/gpu_time.h"
+#include "measure/run.h"
 #include "rpxprof/target.h"
 #include "runner/runner_internal.h"
 

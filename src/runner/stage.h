@@ -13,7 +13,7 @@
 #include "rpxprof/clock.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
-#include "rpxprof/rss_trend.h"
+#include "measure/rss_trend.h"
 #include "rpxprof/runner.h"
 #include "rpxprof/target.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "device/nvml.h"
 #include "rpxprof/error.h"
 #include "system/system_internal.h"
 

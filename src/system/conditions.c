@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/nvml.h"
 #include "system/system_internal.h"
 
 static void loadavg(json_t *c)

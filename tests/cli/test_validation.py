@@ -240,7 +240,7 @@ class RooflineCostTest(TempDirTest):
 
 class ExitCodesTest(TempDirTest):
     def test_help_lists_every_exit_code(self):
-        with open(os.path.join(SOURCE, "src", "cli", "cli.h")) as f:
+        with open(os.path.join(SOURCE, "include", "rpxprof", "runner.h")) as f:
             codes = {int(v) for v in re.findall(r"RPX_EXIT_\w+\s*=\s*(\d+)", f.read())}
         self.assertTrue({0, 1, 2, 3, 4, 5, 6, 130, 143} <= codes, codes)
         text = run("--help", check=0).stdout

@@ -15,7 +15,7 @@
 
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

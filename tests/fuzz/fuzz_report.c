@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rpxprof/batch.h"
+#include "rpxprof/aggregate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

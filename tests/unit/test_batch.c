@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rpxprof/batch.h"
+#include "rpxprof/manifest.h"
+#include "rpxprof/plot.h"
 #include "rpxprof/error.h"
 
 static char dir[] = "/tmp/rpxbatch-unit-XXXXXX";

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "rpxprof/json.h"
+#include "common/json.h"
+#include "device/nvml.h"
 #include "rpxprof/system.h"
 #include "system/system_internal.h"
 

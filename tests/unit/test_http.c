@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
-#include "rpxprof/run.h"
+#include "common/json.h"
+#include "measure/run.h"
 #include "rpxprof/target.h"
 
 /* --- a one-connection-at-a-time HTTP/1.1 server ------------------------------ */

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "common/json.h"
+#include "common/output.h"
 #include "rpxprof/error.h"
 #include "rpxprof/report.h"
 

@@ -21,7 +21,7 @@
 
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
-#include "rpxprof/output.h"
+#include "common/output.h"
 
 #ifndef RPX_NPZ_CHECKER
 #error "RPX_NPZ_CHECKER must name tests/fixtures/check_npz_written.py"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/nvml.h"
+#include "device/nvml.h"
 
 static char full_library[1024];
 static char minimal_library[1024];

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
-#include "rpxprof/json.h"
+#include "common/output.h"
+#include "common/json.h"
 
 static char g_dir[64];
 

@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 #include "rpxprof/roofline.h"
 
 static const rpx_gpu_spec *builtin(const char *key)

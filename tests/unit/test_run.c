@@ -10,7 +10,7 @@
 
 #include "rpxprof/clock.h"
 #include "rpxprof/error.h"
-#include "rpxprof/run.h"
+#include "measure/run.h"
 
 typedef struct fake {
     long calls, syncs, fail_at, stop_at;

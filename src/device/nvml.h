@@ -1,4 +1,4 @@
-/* rpxprof/nvml.h — NVIDIA GPUs as NVML sees them, loaded at run time.
+/* src/device/nvml.h — NVIDIA GPUs as NVML sees them, loaded at run time.
  *
  * libnvidia-ml.so.1 is opened with dlopen (RPX_NVML_LIBRARY names another
  * file, for tests and unusual installs); no NVML header or library is needed

@@ -1,4 +1,4 @@
-/* rpxprof/run.h — the timing loop.
+/* src/measure/run.h — the timing loop.
  *
  * warmup calls (untimed, each synchronized) → memory peaks reset → for each
  * repeat: sync · t0 · call · sync · t1 · record. Time is integer nanoseconds

@@ -1,4 +1,4 @@
-/* rpxprof/gpu_memory.h — per-device peaks of CUDA memory during a run.
+/* src/device/gpu_memory.h — per-device peaks of CUDA memory during a run.
  *
  * Method "cuda_mem_get_info_sampled": a background thread reads each visible
  * device's used memory (cuMemGetInfo: total − free) every `interval_us`. The
@@ -22,7 +22,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "rpxprof/cuda.h"
+#include "device/cuda.h"
 
 #ifdef __cplusplus
 extern "C" {

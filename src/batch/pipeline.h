@@ -1,4 +1,4 @@
-/* rpxprof/pipeline.h — the RPX depth-efficiency pipeline's formats, both ways
+/* src/batch/pipeline.h — the RPX depth-efficiency pipeline's formats, both ways
  * (docs/batch.md#the-reference-pipelines-format):
  *
  * - rpx_pipeline_keys_add: the per-model keys of the pipeline's

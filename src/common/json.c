@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/output.h"
 #include "rpxprof/error.h"
-#include "rpxprof/json.h"
+#include "common/json.h"
 
 typedef rpx_strbuf buf;
 #define put rpx__sb_add

@@ -1,4 +1,4 @@
-/* rpxprof/output.h — output files that never cost the user a file.
+/* src/common/output.h — output files that never cost the user a file.
  *
  * Every file rpxprof writes goes through one guard, opened before any work is
  * done (before the first timed call) and committed at the end:
@@ -84,6 +84,11 @@ void rpx_output_discard(rpx_output *o);
 int rpx_output_is_stdout(const rpx_output *o);
 /* The path as given, for messages. */
 const char *rpx_output_path(const rpx_output *o);
+
+/* Write `len` bytes to `path` atomically, creating parent folders, through the
+ * same guard: the data replaces only a file of its own kind (a JSON report of
+ * the same schema, an SVG with RPX_OUTPUT_SVG_MARK). */
+int rpx_write_file_atomic(const char *path, const void *data, size_t len, rpx_error *err);
 
 #ifdef __cplusplus
 }

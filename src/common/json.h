@@ -1,7 +1,7 @@
-/* rpxprof/json.h — the JSON helpers every writer shares: numbers that are
+/* src/common/json.h — the JSON helpers every writer shares: numbers that are
  * null when not measured, rpxprof's serialisation (shortest round-trip reals,
  * locale-independent, arrays of scalars on one line) and writing a file
- * through the output guard (rpxprof/output.h). Knows nothing of reports. */
+ * through the output guard (src/common/output.h). Knows nothing of reports. */
 #ifndef RPXPROF_JSON_H
 #define RPXPROF_JSON_H
 
@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "rpxprof/error.h"
-#include "rpxprof/output.h"
+#include "common/output.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,14 +25,10 @@ json_t *rpx_json_mib_or_null(int64_t bytes);
  * Returns a malloc'ed NUL-terminated string, or NULL out of memory. */
 char *rpx_json_dumps(const json_t *value);
 /* Write `value` + "\n" to `path` atomically ("-" is stdout). Parent folders
- * are created. Goes through the output guard (rpxprof/output.h) in one call:
+ * are created. Goes through the output guard (src/common/output.h) in one call:
  * it replaces only a report of the same "schema" (or a new or empty file),
  * never an input, a folder or another file; devices and FIFOs are streamed to. */
 int rpx_json_write_file(const char *path, const json_t *value, rpx_error *err);
-/* Write `len` bytes to `path` atomically, creating parent folders, through the
- * same guard: the data replaces only a file of its own kind (a JSON report of
- * the same schema, an SVG with RPX_OUTPUT_SVG_MARK). */
-int rpx_write_file_atomic(const char *path, const void *data, size_t len, rpx_error *err);
 /* Serialise `value` + "\n" and commit it to an output opened with
  * rpx_output_open (measure first, then write); frees `o` either way. */
 int rpx_json_write_output(rpx_output *o, const json_t *value, rpx_error *err);

@@ -1,4 +1,4 @@
-/* rpxprof/rss_trend.h — the resident set across the timed calls: is the model
+/* src/measure/rss_trend.h — the resident set across the timed calls: is the model
  * leaking?
  *
  * The process reads its own resident set (/proc/self/statm, one pread on a

@@ -1,4 +1,4 @@
-/* rpxprof/cuda.h — the CUDA driver, loaded at run time.
+/* src/device/cuda.h — the CUDA driver, loaded at run time.
  *
  * libcuda.so.1 is opened with dlopen (RPX_CUDA_LIBRARY names another file,
  * for tests); nothing CUDA is needed to build. rpx_cuda_open initialises the

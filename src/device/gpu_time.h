@@ -1,4 +1,4 @@
-/* rpxprof/gpu_time.h — per-call GPU busy time from CUPTI activity records.
+/* src/device/gpu_time.h — per-call GPU busy time from CUPTI activity records.
  *
  * CUPTI (libcupti, loaded with dlopen after the model's setup: RPX_CUPTI_LIBRARY
  * (one path or several, ':'-separated), else a CUPTI already loaded in the

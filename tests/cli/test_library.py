@@ -1,0 +1,59 @@
+"""The library as a user gets it (issue 26 §5): librpxprof.so exports the public
+API and none of the rpx__ internals, and what `cmake --install` puts under
+include/rpxprof is the public API only, each header compiling on its own."""
+import os
+import shutil
+import subprocess
+
+from common import BUILD, TempDirTest, main
+
+# Internal headers that once were installed: they must stay under src/.
+INTERNAL = ["cuda.h", "nvml.h", "run.h", "output.h", "json.h", "gpu_memory.h",
+            "gpu_time.h", "rss_trend.h", "pipeline.h", "batch.h"]
+
+
+def nm_dynamic(lib):
+    p = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 0:
+        raise AssertionError(f"nm -D {lib}: {p.stderr}")
+    return p.stdout.splitlines()
+
+
+class LibraryTest(TempDirTest):
+    def test_no_internal_symbol_is_exported(self):
+        lines = nm_dynamic(os.path.join(BUILD, "librpxprof.so"))
+        internal = [l for l in lines if " rpx__" in l]
+        self.assertEqual(internal, [], "librpxprof.so exports internals")
+        names = {l.split()[-1] for l in lines}
+        # the test cannot pass on an empty library: the public API is there
+        for public in ("rpx_runner_run", "rpx_latency_create", "rpx_npz_load", "rpx_strerror",
+                       "rpx_cost_analyze_onnx", "rpx_system_card", "rpx_compare_reports"):
+            self.assertIn(public, names)
+        # and an internal with an rpx_ name from an internal header is not
+        self.assertNotIn("rpx_cuda_open", names)
+
+    def test_every_installed_header_compiles_alone(self):
+        prefix = self.path("prefix")
+        p = subprocess.run([shutil.which("cmake") or "cmake", "--install", BUILD, "--prefix",
+                            prefix], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        inc = os.path.join(prefix, "include")
+        headers = sorted(os.listdir(os.path.join(inc, "rpxprof")))
+        self.assertIn("model.h", headers)
+        self.assertIn("runner.h", headers)
+        for h in INTERNAL:
+            self.assertNotIn(h, headers, f"{h} is internal and must not be installed")
+        cc = os.environ.get("CC", "cc")
+        for h in headers:
+            src = self.path(f"only_{h}.c")
+            with open(src, "w") as f:
+                f.write(f"#include <rpxprof/{h}>\n")
+            p = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Wstrict-prototypes",
+                                "-Werror", "-fsyntax-only", "-I", inc, src],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, f"rpxprof/{h} alone: {p.stderr}")
+
+
+if __name__ == "__main__":
+    main()
