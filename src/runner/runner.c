@@ -39,6 +39,23 @@ void rpx_runner_config_init(rpx_runner_config *c)
     c->inputs_label = NULL;
 }
 
+/* the target's kind: a caller-made target's own name, else the --model grammar's */
+static const char *config_kind(const rpx_runner_config *c)
+{
+    return c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
+                                                           : rpx_target_kind_name(c->model);
+}
+
+int rpx_runner_processes(const rpx_runner_config *c, int *asked)
+{
+    int p = c->processes > 0 ? c->processes
+          : (!c->isolate || c->gpu_time || strcmp(config_kind(c), "http") == 0)
+                ? 1
+                : RPX_RUNNER_DEFAULT_PROCESSES;
+    if (asked) *asked = p;
+    return c->repeats >= 1 && p > c->repeats ? (int)c->repeats : p;
+}
+
 void rpx_runner_result_free(rpx_runner_result *res)
 {
     if (!res) return;
@@ -315,8 +332,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     rpx__workers_init(&x->w);
     /* a caller-made target's spec only names it */
     if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
-    x->kind = c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
-                                                              : rpx_target_kind_name(c->model);
+    x->kind = config_kind(c);
     /* an HTTP request's body may come from --body (or be none): no inputs file then */
     if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
@@ -324,18 +340,15 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         c->warmup > RPX_MAX_WARMUP)
         return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c->repeats,
                              c->warmup);
-    x->processes = c->processes > 0 ? c->processes
-                 : (!c->isolate || c->gpu_time || strcmp(x->kind, "http") == 0)
-                       ? 1
-                       : RPX_RUNNER_DEFAULT_PROCESSES;
-    if (x->processes > RPX_RUNNER_MAX_PROCESSES)
-        return rpx_error_set(err, RPX_EINVAL, "processes %d: at most %d", x->processes,
-                             RPX_RUNNER_MAX_PROCESSES);
-    if (!c->isolate && x->processes > 1)
-        return rpx_error_set(err, RPX_EINVAL, "worker processes need isolation");
-    if (x->processes > c->repeats) {
-        x->processes_asked = x->processes;
-        x->processes = (int)c->repeats;
+    {
+        int asked;
+        x->processes = rpx_runner_processes(c, &asked);
+        if (asked > RPX_RUNNER_MAX_PROCESSES)
+            return rpx_error_set(err, RPX_EINVAL, "processes %d: at most %d", asked,
+                                 RPX_RUNNER_MAX_PROCESSES);
+        if (!c->isolate && asked > 1)
+            return rpx_error_set(err, RPX_EINVAL, "worker processes need isolation");
+        if (asked > x->processes) x->processes_asked = asked;
     }
     c->target.inputs_path = c->inputs ? c->inputs : c->n_sample_files ? c->sample_files[0] : NULL;
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
