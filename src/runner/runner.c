@@ -11,6 +11,7 @@
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/npz.h"
+#include "rpxprof/options.h"
 #include "rpxprof/nvml.h"
 #include "rpxprof/output.h"
 #include "rpxprof/report.h"
@@ -21,22 +22,10 @@
 
 void rpx_runner_config_init(rpx_runner_config *c)
 {
+    /* one sample (`inputs`), read-only, the path as inputs_file; the options'
+     * defaults are those of their table (options.c) */
     memset(c, 0, sizeof *c);
-    c->device = "cpu";
-    c->precision = "unspecified";
-    c->unit = "request";
-    c->warmup = 10;
-    c->repeats = 1000;
-    c->flops = c->params = (double)NAN;
-    c->isolate = 1;
-    c->grace_s = 2;
-    c->max_failures = 100;
-    c->max_time_s = 60;
-    /* one sample (`inputs`), read-only, the path as inputs_file */
-    c->sample_files = NULL;
-    c->n_sample_files = 0;
-    c->writable_inputs = 0;
-    c->inputs_label = NULL;
+    rpx__run_options_defaults(c);
 }
 
 /* the target's kind: a caller-made target's own name, else the --model grammar's */
@@ -336,18 +325,11 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     /* an HTTP request's body may come from --body (or be none): no inputs file then */
     if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
-    if (c->repeats < 1 || c->repeats > RPX_MAX_REPEATS || c->warmup < 0 ||
-        c->warmup > RPX_MAX_WARMUP)
-        return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c->repeats,
-                             c->warmup);
+    /* ranges and combinations, as `rpxprof run`, manifests and Python check them */
+    if ((rc = rpx_runner_config_check(c, RPX_SPELL_KEY, err)) != 0) return rc;
     {
         int asked;
-        x->processes = rpx_runner_processes(c, &asked);
-        if (asked > RPX_RUNNER_MAX_PROCESSES)
-            return rpx_error_set(err, RPX_EINVAL, "processes %d: at most %d", asked,
-                                 RPX_RUNNER_MAX_PROCESSES);
-        if (!c->isolate && asked > 1)
-            return rpx_error_set(err, RPX_EINVAL, "worker processes need isolation");
+        x->processes = rpx_runner_processes(c, &asked); /* in range: checked above */
         if (asked > x->processes) x->processes_asked = asked;
     }
     c->target.inputs_path = c->inputs ? c->inputs : c->n_sample_files ? c->sample_files[0] : NULL;
