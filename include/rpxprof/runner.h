@@ -132,6 +132,12 @@ typedef struct rpx_runner_result {
 } rpx_runner_result;
 
 RPX_API void rpx_runner_config_init(rpx_runner_config *c);
+/* The worker processes a run of `c` uses: c->processes when above 0, else
+ * the default for its kind (RPX_RUNNER_DEFAULT_PROCESSES; 1 for an HTTP
+ * target, gpu_time and no isolation), never more than c->repeats (one call
+ * each at least). *asked (may be NULL): the number before that cap. The
+ * runner's one rule: batch's same-work check calls it to predict the run. */
+RPX_API int rpx_runner_processes(const rpx_runner_config *c, int *asked);
 /* 0 when a report was built (and written, when `output` is set): see
  * res->status. A negative code when nothing was: err says why; RPX_EUSAGE
  * when an option names something that does not exist (an unknown GPU key)

@@ -3,6 +3,7 @@
  * already answers a job (--resume). */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,19 @@ static long get_count(const json_t *o, const char *key, long dflt, long min, con
     return (long)json_integer_value(v);
 }
 
+/* A boolean field: absent or null, dflt. */
+static int get_bool(const json_t *o, const char *key, int dflt, const char *path,
+                    const char *where, rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, key);
+    char field[256];
+    if (!v || json_is_null(v)) return dflt;
+    if (json_is_boolean(v)) return json_is_true(v);
+    snprintf(field, sizeof field, "%s.%s", where, key);
+    *rc = wrong_type(err, path, field, "true or false", v);
+    return dflt;
+}
+
 static int check_device(const char *d, const char *path, const char *where, rpx_error *err)
 {
     char field[256];
@@ -243,17 +257,18 @@ static int valid_name(const char *s)
 #define RPX_MANIFEST_MAX_PROCESSES 100 /* RPX_RUNNER_MAX_PROCESSES */
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
 static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
-                                           "precision", "gpus"};
+                                           "precision", "gpus", "gpu_time"};
 static const char *const task_keys[] = {"inputs", "unit", "meta"};
 static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
                                          "params", "device",    "precision", "warmup",
-                                         "repeats", "processes"};
+                                         "repeats", "processes", "gpu_time"};
 
 static int parse(rpx_manifest *m, const char *path, rpx_error *err)
 {
     json_t *root = m->root, *defaults, *tasks, *models, *v;
     const char *dev, *prec, *key, *gpus = NULL;
     long warmup, repeats, processes;
+    int gpu_time;
     size_t mi, ti, nm;
     int rc = 0;
 
@@ -283,6 +298,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     if (!rc && processes > RPX_MANIFEST_MAX_PROCESSES)
         rc = bad(err, path, "defaults.processes", "must be an integer from 1 to 100 (the worker "
                  "processes of one run)");
+    gpu_time = get_bool(defaults, "gpu_time", 0, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
     if (rc) return rc;
@@ -455,6 +471,18 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
                 rc = bad(err, path, field, "must be an integer from 1 to 100 (the worker processes "
                          "of one run)");
             }
+            j.gpu_time = get_bool(mo, "gpu_time", gpu_time, path, mw, err, &rc);
+            if (!rc && j.gpu_time && strcmp(j.device, "cuda") != 0) {
+                char field[300];
+                snprintf(field, sizeof field, "%s.gpu_time", mw);
+                rc = bad(err, path, field, "needs device \"cuda\" (it traces GPU kernels)");
+            }
+            if (!rc && j.gpu_time && j.processes > 1) {
+                char field[300];
+                snprintf(field, sizeof field, "%s.gpu_time", mw);
+                rc = bad(err, path, field, "traces the kernels of one process; give processes 1 "
+                         "(or leave it out)");
+            }
             if (rc) return rc;
             if (!j.model || !j.inputs || (json_object_get(mo, "cost") && !j.cost)) return RPX_ENOMEM;
             if ((rc = add_job(m, &j))) return rc;
@@ -522,13 +550,42 @@ char *rpx_batch_report_path(const char *out_dir, const rpx_batch_job *job)
     return p;
 }
 
-/* The worker processes the runner will use for a job (its rule, runner.c). */
+void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
+{
+    char *end;
+    rpx_runner_config_init(c);
+    c->model = j->model;
+    c->inputs = j->inputs;
+    if (j->n_inputs > 1) { /* distinct samples (the first is c->inputs) */
+        c->sample_files = j->inputs_list;
+        c->n_sample_files = j->n_inputs;
+    }
+    c->unit = j->unit;
+    c->device = j->device;
+    c->precision = j->precision;
+    c->warmup = j->warmup;
+    c->repeats = j->repeats;
+    c->processes = j->processes > RPX_RUNNER_MAX_PROCESSES ? RPX_RUNNER_MAX_PROCESSES
+                                                           : (int)j->processes;
+    c->gpu_time = j->gpu_time;
+    c->meta = (json_t *)j->meta;
+    c->cost = j->cost;
+    c->gpus = j->gpus;
+    /* the manifest checked them: a positive number, or a numeric string */
+    if (j->flops && (c->flops = strtod(j->flops, &end), *end || !isfinite(c->flops) ||
+                     c->flops < 0 || end == j->flops))
+        c->flops = (double)NAN;
+    if (j->params && (c->params = strtod(j->params, &end), *end || !isfinite(c->params) ||
+                      c->params < 0 || end == j->params))
+        c->params = (double)NAN;
+}
+
+/* The worker processes the runner will use for a job: the runner's own rule. */
 static long job_processes(const rpx_batch_job *j)
 {
-    long p = j->processes > 0 ? j->processes
-             : strcmp(rpx_target_kind_name(j->model), "http") == 0 ? 1
-                                                                  : RPX_RUNNER_DEFAULT_PROCESSES;
-    return p > j->repeats ? j->repeats : p;
+    rpx_runner_config c;
+    rpx_batch_job_config(j, &c);
+    return rpx_runner_processes(&c, NULL);
 }
 
 int rpx_manifest_check_same_work(const rpx_manifest *m, const char *path, rpx_error *err)
@@ -656,6 +713,7 @@ int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
         json_integer_value(json_object_get(r, "measured_calls")) == job->repeats &&
         (job->processes == 0 ||
          json_integer_value(json_object_get(r, "processes")) == job->processes) &&
+        json_is_object(json_object_get(r, "gpu_time")) == !!job->gpu_time &&
         json_is_integer(json_object_get(r, "warmup_calls")) && meta &&
         json_equal(meta, job->meta ? (json_t *)job->meta : empty) &&
         rpx_runner_inputs_sha256(job->inputs_list ? job->inputs_list : &job->inputs,

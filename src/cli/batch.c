@@ -157,25 +157,7 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     int rc;
     *wrote = *stop = 0;
     last[0] = '\0';
-    rpx_runner_config_init(&c);
-    c.model = j->model;
-    c.inputs = j->inputs;
-    if (j->n_inputs > 1) { /* distinct samples (the first is c.inputs) */
-        c.sample_files = j->inputs_list;
-        c.n_sample_files = j->n_inputs;
-    }
-    c.unit = j->unit;
-    c.device = j->device;
-    c.precision = j->precision;
-    c.warmup = j->warmup;
-    c.repeats = j->repeats;
-    c.processes = j->processes > RPX_RUNNER_MAX_PROCESSES ? RPX_RUNNER_MAX_PROCESSES
-                                                          : (int)j->processes;
-    c.meta = (json_t *)j->meta;
-    c.cost = j->cost;
-    c.gpus = j->gpus;
-    if (j->flops && rpx_cli_parse_number(j->flops, &c.flops) != 0) c.flops = (double)NAN;
-    if (j->params && rpx_cli_parse_number(j->params, &c.params) != 0) c.params = (double)NAN;
+    rpx_batch_job_config(j, &c);
     rc = rpx_runner_run(&c, &res, &err);
     if (rc != 0) {
         snprintf(last, lastsz, "%s", err.message);

@@ -200,13 +200,11 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
                             "call_timeout", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
-    const char *device = "cpu", *precision = "unspecified", *unit = "request";
-    const char *meta = NULL, *cost = NULL, *gpus = NULL;
+    const char *meta = NULL;
     const char **sample_files = NULL;
     size_t n_samples = 0;
     int writable = 0, processes = 0, rc;
-    long warmup = 10, repeats = 1000;
-    double flops = NAN, params = NAN, timeout = 0, call_timeout = 0;
+    double timeout = 0, call_timeout = 0;
     rpx_runner_config c;
     rpx_runner_result res;
     rpx_target_custom custom;
@@ -214,37 +212,20 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     rpx_error err = {0};
     json_t *meta_json = NULL;
     (void)self;
+    rpx_runner_config_init(&c);   /* the options' defaults, from their table */
     if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzdd", names, &fn, &model,
                                      &module, &qualname, &inputs, &samples_obj, &label,
-                                     &writable, &warmup, &repeats, &device, &precision, &unit,
-                                     &processes, &meta, &cost, &flops, &params, &gpus, &timeout,
-                                     &call_timeout))
+                                     &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
+                                     &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
+                                     &c.gpus, &timeout, &call_timeout))
         return NULL;
     if (!PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_TypeError, "fn must be callable");
         return NULL;
     }
-    {   /* what `rpxprof run` checks while parsing its options (the runner trusts them) */
-        char msg[300];
-        msg[0] = '\0';
-        if (strcmp(device, "cpu") != 0 && strcmp(device, "cuda") != 0)
-            snprintf(msg, sizeof msg, "device='%.100s': expected cpu or cuda", device);
-        else if (warmup < 0 || warmup > RPX_RUNNER_MAX_WARMUP)
-            snprintf(msg, sizeof msg, "warmup=%ld: give a whole number from 0 to %ld", warmup,
-                     RPX_RUNNER_MAX_WARMUP);
-        else if (repeats < 1 || repeats > RPX_RUNNER_MAX_REPEATS)
-            snprintf(msg, sizeof msg,
-                     "repeats=%ld: give a whole number from 1 to %ld (every timed call keeps its "
-                     "sample in memory and in the report)",
-                     repeats, RPX_RUNNER_MAX_REPEATS);
-        else if (processes < 0 || processes > RPX_RUNNER_MAX_PROCESSES)
-            snprintf(msg, sizeof msg, "processes=%d: give 1 to %d, or None", processes,
-                     RPX_RUNNER_MAX_PROCESSES);
-        else if (!precision[0] || !unit[0])
-            snprintf(msg, sizeof msg, "%s is empty: give a value (or leave the default)",
-                     precision[0] ? "unit" : "precision");
-        if (msg[0]) return raise_error(msg, RPX_EXIT_USAGE);
-    }
+    /* ranges (warmup, repeats, processes, device, ...) and combinations: the
+     * runner checks them as `rpxprof run` and manifests do, naming the
+     * keywords (rpx_runner_config_check), and refuses with RPX_EUSAGE */
     if (str_list(samples_obj, "samples", &sample_files, &n_samples) != 0) return NULL;
     if (meta) {
         json_error_t je;
@@ -275,7 +256,6 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     custom.after_fork_parent = core_after_fork_parent;
     custom.after_fork_child = core_after_fork_child;
 
-    rpx_runner_config_init(&c);
     c.model = model;
     c.inputs = inputs;
     c.sample_files = sample_files;
@@ -283,18 +263,9 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     c.writable_inputs = writable;
     c.inputs_label = label;
     c.output = NULL;
-    c.device = device;
-    c.precision = precision;
-    c.unit = unit;
-    c.warmup = warmup;
-    c.repeats = repeats;
-    c.processes = processes > 0 ? processes : 1;
-    c.isolate = processes > 0;
+    c.processes = processes != 0 ? processes : 1; /* out of range: refused, named */
+    c.isolate = processes != 0;
     c.meta = meta_json;
-    c.cost = cost;
-    c.flops = flops;
-    c.params = params;
-    c.gpus = gpus;
     c.timeout_s = timeout;
     c.call_timeout_s = call_timeout;
     c.target.custom = &custom;

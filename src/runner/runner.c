@@ -14,6 +14,7 @@
 #include "rpxprof/npz.h"
 #include "device/nvml.h"
 #include "common/output.h"
+#include "rpxprof/options.h"
 #include "rpxprof/report.h"
 #include "rpxprof/stats.h"
 #include "rpxprof/system.h"
@@ -22,22 +23,27 @@
 
 void rpx_runner_config_init(rpx_runner_config *c)
 {
+    /* one sample (`inputs`), read-only, the path as inputs_file; the options'
+     * defaults are those of their table (options.c) */
     memset(c, 0, sizeof *c);
-    c->device = "cpu";
-    c->precision = "unspecified";
-    c->unit = "request";
-    c->warmup = 10;
-    c->repeats = 1000;
-    c->flops = c->params = (double)NAN;
-    c->isolate = 1;
-    c->grace_s = 2;
-    c->max_failures = 100;
-    c->max_time_s = 60;
-    /* one sample (`inputs`), read-only, the path as inputs_file */
-    c->sample_files = NULL;
-    c->n_sample_files = 0;
-    c->writable_inputs = 0;
-    c->inputs_label = NULL;
+    rpx__run_options_defaults(c);
+}
+
+/* the target's kind: a caller-made target's own name, else the --model grammar's */
+static const char *config_kind(const rpx_runner_config *c)
+{
+    return c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
+                                                           : rpx_target_kind_name(c->model);
+}
+
+int rpx_runner_processes(const rpx_runner_config *c, int *asked)
+{
+    int p = c->processes > 0 ? c->processes
+          : (!c->isolate || c->gpu_time || strcmp(config_kind(c), "http") == 0)
+                ? 1
+                : RPX_RUNNER_DEFAULT_PROCESSES;
+    if (asked) *asked = p;
+    return c->repeats >= 1 && p > c->repeats ? (int)c->repeats : p;
 }
 
 void rpx_runner_result_free(rpx_runner_result *res)
@@ -360,27 +366,16 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     rpx__workers_init(&x->w);
     /* a caller-made target's spec only names it */
     if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
-    x->kind = c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
-                                                              : rpx_target_kind_name(c->model);
+    x->kind = config_kind(c);
     /* an HTTP request's body may come from --body (or be none): no inputs file then */
     if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
-    if (c->repeats < 1 || c->repeats > RPX_MAX_REPEATS || c->warmup < 0 ||
-        c->warmup > RPX_MAX_WARMUP)
-        return rpx_error_set(err, RPX_EINVAL, "repeats %ld / warmup %ld out of range", c->repeats,
-                             c->warmup);
-    x->processes = c->processes > 0 ? c->processes
-                 : (!c->isolate || c->gpu_time || strcmp(x->kind, "http") == 0)
-                       ? 1
-                       : RPX_RUNNER_DEFAULT_PROCESSES;
-    if (x->processes > RPX_RUNNER_MAX_PROCESSES)
-        return rpx_error_set(err, RPX_EINVAL, "processes %d: at most %d", x->processes,
-                             RPX_RUNNER_MAX_PROCESSES);
-    if (!c->isolate && x->processes > 1)
-        return rpx_error_set(err, RPX_EINVAL, "worker processes need isolation");
-    if (x->processes > c->repeats) {
-        x->processes_asked = x->processes;
-        x->processes = (int)c->repeats;
+    /* ranges and combinations, as `rpxprof run`, manifests and Python check them */
+    if ((rc = rpx_runner_config_check(c, RPX_SPELL_KEY, err)) != 0) return rc;
+    {
+        int asked;
+        x->processes = rpx_runner_processes(c, &asked); /* in range: checked above */
+        if (asked > x->processes) x->processes_asked = asked;
     }
     /* the stopping rule adds processes of repeats/processes calls: when that is
      * fewer than the p50's between-process interval needs in every process, no

@@ -16,6 +16,10 @@
 #include "rpxprof/runner.h"
 #include "runner/stage.h"
 
+/* ---- options.c ---- */
+/* Every option's default from the table, into a zeroed config. */
+void rpx__run_options_defaults(rpx_runner_config *c);
+
 /* ---- layers.c ---- */
 typedef struct layers {
     rpx_cost *cost;

@@ -100,15 +100,12 @@ typedef struct run_shared {
     int input_fault[2];
 } run_shared;
 
-/* The most timed and warmup calls one run takes: every timed call keeps a
- * sample in memory and in the report. */
-#define RPX_MAX_REPEATS RPX_RUNNER_MAX_REPEATS
-#define RPX_MAX_WARMUP RPX_RUNNER_MAX_WARMUP
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */
 
-/* A zeroed block for one process's `repeats` samples (1..RPX_MAX_REPEATS) and
- * its first warmup durations, in memory shared with children; NULL when a
- * count is out of range or the memory cannot be mapped. */
+/* A zeroed block for one process's `repeats` samples (1 to the table's
+ * RPX_RUNNER_MAX_REPEATS, checked by the runner) and its first warmup
+ * durations, in memory shared with children; NULL when the memory cannot be
+ * mapped. */
 run_shared *rpx__run_shared_create(long repeats, long warmup);
 void rpx__run_shared_free(run_shared *sh);
 

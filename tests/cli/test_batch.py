@@ -341,6 +341,101 @@ class BatchTest(TempDirTest):
         self.assertEqual(p.returncode, 1)
         self.assertIn("processes is 3 for model 'a' but 1 for model 'b'", p.stderr)  # 5 capped at repeats 3
 
+    def predicted_processes(self, model, repeats, env):
+        """The worker processes batch's same-work check predicts for `model` (a models[]
+        entry, named "k"): beside a model "ref" of 7 explicit processes in one task, batch
+        either refuses, naming k's number, or accepts (k's number is then ref's, 7 capped at
+        the repeats)."""
+        m = {"schema": "rpxprof.manifest/1",
+             "defaults": {"warmup": 0, "repeats": repeats, "precision": "fp32"},
+             "tasks": {"t": {"inputs": "frame.npz", "unit": "frame"}},
+             "models": [dict(model, name="k", tasks=["t"]),
+                        {"name": "ref", "model": "rpxprof-demo:demo_noop", "tasks": ["t"],
+                         "processes": 7}]}
+        path = self.path("pre.json")
+        save(path, m)
+        # --shard 1/2: the check covers the whole manifest, and only ref's job would run
+        p = run("batch", path, "--out-dir", self.path("pre-out"), "-q", "--shard", "1/2", env=env)
+        needle = "processes is "
+        if p.returncode == 1 and needle in p.stderr:
+            self.assertIn("for model 'k' but %d for model 'ref'" % min(7, repeats), p.stderr)
+            return int(p.stderr.split(needle)[1].split()[0])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return min(7, repeats)
+
+    def used_processes(self, model, repeats, env):
+        """The worker processes the runner then uses for `model` alone in a batch."""
+        m = {"schema": "rpxprof.manifest/1",
+             "defaults": {"warmup": 0, "repeats": repeats, "precision": "fp32"},
+             "tasks": {"t": {"inputs": "frame.npz", "unit": "frame"}},
+             "models": [dict(model, name="k", tasks=["t"])]}
+        path = self.path("alone.json")
+        save(path, m)
+        out = self.path("alone-out")
+        shutil.rmtree(out, ignore_errors=True)
+        p = run("batch", path, "--out-dir", out, "-q", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return load(os.path.join(out, "t", "k.json"))["processes"]
+
+    def test_the_pre_check_predicts_the_processes_the_runner_uses(self):
+        """One rule (rpx_runner_processes) for the runner and batch's same-work check: for
+        every kind of job the manifest can express, the number the check compares is the
+        number the runner then uses."""
+        from http_server import HttpTestServer
+        make_inputs(self.tmp)
+        pymodels = os.path.join(SOURCE, "tests", "models", "python")
+        env = {"PYTHONPATH": pymodels, "RPX_TEST_BUSY_NS": "1000"}
+        with HttpTestServer() as srv:
+            kinds = [("demo shared object", {"model": "rpxprof-demo:demo_noop"}, 7, 5),
+                     ("shared object", {"model": os.path.abspath(MODELS) + ":busywait"}, 7, 5),
+                     ("http", {"model": srv.url("/depth")}, 7, 1),
+                     ("explicit processes", {"model": "rpxprof-demo:demo_noop", "processes": 3}, 7, 3),
+                     ("explicit processes, http", {"model": srv.url("/depth"), "processes": 2}, 7, 2),
+                     ("fewer repeats than processes", {"model": "rpxprof-demo:demo_noop"}, 2, 2)]
+            if os.path.exists(os.path.join(os.environ.get("RPX_BUILD", "build"),
+                                           "librpxprof-python.so")):
+                kinds.append(("python", {"model": "rpx_pymodels:noop"}, 7, 5))
+            for what, model, repeats, want in kinds:
+                with self.subTest(what):
+                    predicted = self.predicted_processes(model, repeats, env)
+                    self.assertEqual(predicted, want)
+                    self.assertEqual(self.used_processes(model, repeats, env), predicted)
+        # --gpu-time traces one process's kernels: the runner uses 1 (it needs a GPU to run)
+        for where in ("model", "defaults"):
+            with self.subTest("gpu_time in " + where):
+                model = {"model": "rpxprof-demo:demo_noop", "device": "cuda"}
+                if where == "model":
+                    model["gpu_time"] = True
+                m = {"schema": "rpxprof.manifest/1",
+                     "defaults": {"warmup": 0, "repeats": 7, "device": "cuda"},
+                     "tasks": {"t": {"inputs": "frame.npz", "unit": "frame"}},
+                     "models": [dict(model, name="k", tasks=["t"]),
+                                {"name": "ref", "model": "rpxprof-demo:demo_noop", "tasks": ["t"]}]}
+                if where == "defaults":
+                    m["defaults"]["gpu_time"] = True
+                    m["models"][1]["gpu_time"] = False
+                save(self.path("g.json"), m)
+                p = run("batch", self.path("g.json"), "--out-dir", self.path("g-out"))
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("task 't': processes is 1 for model 'k' but 5 for model 'ref'",
+                              p.stderr)
+                self.assertFalse(os.path.exists(self.path("g-out")))
+        # and the manifest refuses what --gpu-time refuses on the command line
+        for change, needle in (({"device": "cpu"}, "models[0].gpu_time: needs device \"cuda\""),
+                               ({"processes": 2}, "models[0].gpu_time: traces the kernels of one "
+                                                  "process"),
+                               ({"gpu_time": "yes"}, "models[0].gpu_time: has the wrong type: "
+                                                     "expected true or false, got a string")):
+            with self.subTest(str(change)):
+                m = {"schema": "rpxprof.manifest/1", "defaults": {"device": "cuda"},
+                     "tasks": {"t": {"inputs": "frame.npz", "unit": "frame"}},
+                     "models": [dict({"name": "k", "model": "rpxprof-demo:demo_noop",
+                                      "tasks": ["t"], "gpu_time": True}, **change)]}
+                save(self.path("g.json"), m)
+                p = run("batch", self.path("g.json"), "--out-dir", self.path("g-out"))
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn(needle, p.stderr)
+
     def test_trailing_slashes_never_doubled(self):
         m = self.small_manifest(self.tmp, x=lambda m: m["tasks"]["pose"].__setitem__("inputs", "./pairs//"))
         os.makedirs(self.path("pairs"))

@@ -7,3 +7,6 @@ rpx_unit_test(test_run ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_run.c)
 rpx_unit_test(test_target ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_target.c)
 set_tests_properties(unit.test_target PROPERTIES ENVIRONMENT
   "RPX_TEST_MODELS=${CMAKE_BINARY_DIR}/test-models;RPX_DEMO_LIBRARY=${CMAKE_BINARY_DIR}/librpxprof-demo.so")
+# A run's options described once (src/runner/options.c); docs/cli.md names each.
+rpx_unit_test(test_options ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_options.c)
+target_compile_definitions(test_options PRIVATE RPX_SOURCE_DIR="${CMAKE_SOURCE_DIR}")

@@ -13,6 +13,7 @@
 #include "rpxprof/manifest.h"
 #include "rpxprof/plot.h"
 #include "rpxprof/error.h"
+#include "rpxprof/runner.h"
 
 static char dir[] = "/tmp/rpxbatch-unit-XXXXXX";
 
@@ -222,11 +223,63 @@ static void test_report_path_slashes(void **st)
     }
 }
 
+/* The runner's one rule for its worker processes, which batch's same-work
+ * check also calls: every kind, gpu_time, no isolation, explicit, capped. */
+static void test_runner_processes(void **st)
+{
+    static const struct {
+        const char *model;
+        int isolate, gpu_time, processes;
+        long repeats;
+        int want, asked;
+    } cases[] = {
+        {"rpxprof-demo:demo_noop", 1, 0, 0, 1000, RPX_RUNNER_DEFAULT_PROCESSES,
+         RPX_RUNNER_DEFAULT_PROCESSES},
+        {"./libm.so:predict", 1, 0, 0, 1000, RPX_RUNNER_DEFAULT_PROCESSES,
+         RPX_RUNNER_DEFAULT_PROCESSES},
+        {"mod:fn", 1, 0, 0, 1000, RPX_RUNNER_DEFAULT_PROCESSES, RPX_RUNNER_DEFAULT_PROCESSES},
+        {"http://127.0.0.1:9/x", 1, 0, 0, 1000, 1, 1},
+        {"rpxprof-demo:demo_noop", 1, 1, 0, 1000, 1, 1},   /* gpu_time */
+        {"mod:fn", 0, 0, 0, 1000, 1, 1},                   /* no isolation */
+        {"rpxprof-demo:demo_noop", 1, 0, 3, 1000, 3, 3},   /* explicit */
+        {"http://127.0.0.1:9/x", 1, 0, 4, 1000, 4, 4},
+        {"rpxprof-demo:demo_noop", 1, 0, 0, 2, 2, RPX_RUNNER_DEFAULT_PROCESSES}, /* capped */
+        {"rpxprof-demo:demo_noop", 1, 0, 9, 4, 4, 9},
+    };
+    size_t i;
+    (void)st;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rpx_runner_config c;
+        int asked = -1;
+        rpx_runner_config_init(&c);
+        c.model = cases[i].model;
+        c.isolate = cases[i].isolate;
+        c.gpu_time = cases[i].gpu_time;
+        c.processes = cases[i].processes;
+        c.repeats = cases[i].repeats;
+        assert_int_equal(rpx_runner_processes(&c, &asked), cases[i].want);
+        assert_int_equal(asked, cases[i].asked);
+    }
+    {   /* a caller-made target (the Python package): its own kind name counts */
+        rpx_runner_config c;
+        rpx_target_custom custom;
+        memset(&custom, 0, sizeof custom);
+        rpx_runner_config_init(&c);
+        c.model = "mod:fn";
+        c.target.custom = &custom;
+        custom.kind_name = "http";
+        assert_int_equal(rpx_runner_processes(&c, NULL), 1);
+        custom.kind_name = "python";
+        assert_int_equal(rpx_runner_processes(&c, NULL), RPX_RUNNER_DEFAULT_PROCESSES);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jobs_order_paths_defaults),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_runner_processes),
         cmocka_unit_test(test_plot_svg),
         cmocka_unit_test(test_slurm_shard),
         cmocka_unit_test(test_report_path_slashes),

@@ -1,0 +1,413 @@
+/* options.c — owns a run's options as data (include/rpxprof/options.h): the
+ * table (name, kind, range, default, help, field), setting one from text or
+ * a number with its range checked, and the one check of a whole
+ * rpx_runner_config (ranges and combinations) that `rpxprof run`, the batch
+ * manifest, the Python extension and the runner itself call. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpxprof/options.h"
+#include "rpxprof/target.h"
+#include "runner/runner_internal.h"
+
+#define F(field) offsetof(rpx_runner_config, field)
+
+static const char *const devices[] = {"cpu", "cuda", NULL};
+static const char *const streams[] = {"sse", "lines", "chunked", NULL};
+static const char *const arrivals[] = {"constant", "poisson", NULL};
+static const char *const engines[] = {"auto", "curl", "sockets", NULL};
+
+/* In `rpxprof run --help` order. Options that are not one field of the
+ * config (--model, --inputs, --output, --meta, --input, --dim, --header,
+ * --budget-hz, --compare-back-to-back, --quiet) stay with the CLI.
+ * TODO(dead): --drain S and allowing warmup failures belong here once their
+ * fields exist in rpx_runner_config. */
+static const rpx_run_option table[] = {
+    {"writable-inputs", "writable_inputs", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL,
+     0, NULL, NULL, NULL, "the model may edit its input arrays in place (restored before every call)",
+     F(writable_inputs)},
+    {"force", "force", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL, NULL,
+     "replace an existing file that is not a report", F(force)},
+    {"device", "device", RPX_OPT_ENUM, RPX_OPT_ENUM_TEXT | RPX_OPT_TEXT_DEFAULT, 0, 0, 0, devices,
+     "DEV", 0, "cpu", NULL, NULL, "cpu or cuda", F(device)},
+    {"precision", "precision", RPX_OPT_STRING, RPX_OPT_TEXT_DEFAULT, 0, 0, 0, NULL, "STR", 0,
+     "unspecified", "e.g. fp32, fp16, bf16, int8", NULL, "recorded as given", F(precision)},
+    {"unit", "unit", RPX_OPT_STRING, RPX_OPT_TEXT_DEFAULT, 0, 0, 0, NULL, "STR", 0, "request",
+     "e.g. frame, clip, pair, request", NULL, "what one call processes", F(unit)},
+    {"warmup", "warmup", RPX_OPT_INT, 0, 0, RPX_RUNNER_MAX_WARMUP, 0, NULL, "N", 10, "10", NULL,
+     NULL, "untimed calls first (in every worker process)", F(warmup)},
+    {"repeats", "repeats", RPX_OPT_INT, 0, 1, RPX_RUNNER_MAX_REPEATS, 0, NULL, "N", 1000, "1000",
+     NULL,
+     "every timed call keeps its sample in memory and in the report; split a longer "
+     "measurement into several runs",
+     "timed calls, one sample each", F(repeats)},
+    {"rate", "rate", RPX_OPT_DOUBLE, 0, 0, 1e9, 1, NULL, "HZ", 0, NULL, NULL, "calls per second",
+     "paced calls: one timed call per 1/HZ s (HTTP: open-loop load)", F(rate_hz)},
+    {"gpu-time", "gpu_time", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
+     NULL, "cuda: per-call GPU busy time from CUPTI kernel records", F(gpu_time)},
+    {"cost", "cost", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "MODEL.onnx", 0, NULL, "an ONNX file",
+     NULL, "cost the model's graph", F(cost)},
+    {"flops", "flops", RPX_OPT_DOUBLE, 0, 0, HUGE_VAL, 0, NULL, "N", NAN, NULL,
+     "a number such as 4878.9e9", NULL, "declare FLOPs per call", F(flops)},
+    {"params", "params", RPX_OPT_DOUBLE, 0, 0, HUGE_VAL, 0, NULL, "N", NAN, NULL,
+     "a number such as 4878.9e9", NULL, "declare the parameter count", F(params)},
+    {"gpu", "gpus", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "KEY[,KEY]", 0, NULL,
+     "GPU keys (rpxprof gpus)", NULL, "roofline targets", F(gpus)},
+    {"gpu-spec", "gpu_spec", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "FILE", 0, NULL, "a JSON file",
+     NULL, "add or override GPU specs", F(gpu_spec)},
+    {"tf32", "tf32", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL, NULL,
+     "fp32 dense ops run on TF32 tensor cores", F(tf32)},
+    {"body", "body", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "FILE", 0, NULL, "a file",
+     NULL, "send FILE instead of the NPZ file's bytes", F(target.body_path)},
+    {"method", "method", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "M", 0, "POST",
+     "an HTTP method", NULL, "HTTP method", F(target.method)},
+    {"connect-timeout", "connect_timeout", RPX_OPT_DURATION, RPX_OPT_HTTP, 0, 1e9, 1, NULL, "S",
+     0, "10", NULL, NULL, "seconds to connect", F(target.connect_timeout_s)},
+    {"request-timeout", "request_timeout", RPX_OPT_DURATION, RPX_OPT_HTTP, 0, 1e9, 1, NULL, "S",
+     0, "60", NULL, NULL, "seconds for a whole request", F(target.total_timeout_s)},
+    {"max-failures", "max_failures", RPX_OPT_INT, RPX_OPT_HTTP, 0, 9.2e18, 0, NULL, "N", 100,
+     "100", "a whole number, 0 (no limit) or more", NULL, "stop after N failed calls",
+     F(max_failures)},
+    {"insecure", "insecure", RPX_OPT_FLAG, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL,
+     0, NULL, NULL, NULL, "do not verify the server's TLS certificate", F(target.insecure)},
+    {"http2", "http2", RPX_OPT_FLAG, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0,
+     NULL, NULL, NULL, "HTTP/2", F(target.http2)},
+    {"stream", "stream", RPX_OPT_ENUM, RPX_OPT_HTTP | RPX_OPT_ENUM_TEXT, 0, 0, 0, streams, "MODE",
+     0, NULL, NULL, NULL, "read every response as a stream of events", F(target.stream)},
+    {"tokens-field", "tokens_field", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "PATH", 0,
+     "usage.completion_tokens", "a dotted path", NULL, "a response's output tokens",
+     F(target.tokens_field)},
+    {"keep-events", "keep_events", RPX_OPT_INT, RPX_OPT_HTTP | RPX_OPT_ZERO_IS_NONE, 0, 1e8, 0,
+     NULL, "N", 0, "1000", "a whole number from 0 (none) to 100000000", NULL,
+     "raw event timestamps kept", F(target.keep_events)},
+    {"slo", "slo", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "LIST", 0, NULL,
+     "e.g. ttft=500ms,tpot=50ms,e2e=2s", NULL, "goodput: the share of requests meeting every SLO",
+     F(target.slo)},
+    {"duration", "duration", RPX_OPT_DURATION, RPX_OPT_HTTP, 0, 1e9, 1, NULL, "S", 0, NULL,
+     "a number above 0", "seconds", "seconds of schedule (R x S requests)",
+     F(target.load_duration_s)},
+    {"arrivals", "arrivals", RPX_OPT_ENUM, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 0, 0, arrivals, "A",
+     0, "constant", NULL, NULL, "constant or poisson (seeded by --seed N)", F(target.load_poisson)},
+    {"concurrency", "concurrency", RPX_OPT_INT, RPX_OPT_HTTP, 1, 100000, 0, NULL, "C", 0, "64",
+     NULL, NULL, "requests in flight at most", F(target.load_concurrency)},
+    {"seed", "seed", RPX_OPT_INT, RPX_OPT_HTTP | RPX_OPT_ULL, 0, 9.2e18, 0, NULL, "N", 0, "1", NULL,
+     NULL, "the seed of Poisson arrivals", F(target.load_seed)},
+    {"load-engine", "load_engine", RPX_OPT_ENUM, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 0, 0,
+     engines, "E", 0, "auto", "expected auto, sockets or curl", NULL,
+     "auto, sockets or curl", F(target.load_engine)},
+    {"processes", "processes", RPX_OPT_INT, RPX_OPT_INT_FIELD, 1, RPX_RUNNER_MAX_PROCESSES, 0, NULL,
+     "K", 0, "5; 1 for HTTP, --gpu-time and --no-isolate", NULL, NULL,
+     "spread the timed calls over K fresh worker processes", F(processes)},
+    {"target-precision", "target_precision", RPX_OPT_FRACTION, 0, 0, 0.5, 1, NULL, "P", 0, NULL,
+     "the half width of the p50's 95% interval wanted, relative to it: 1% or 0.01 (above 0, at "
+     "most 50%)",
+     NULL, "add processes until the p50's 95% interval is within +-P of it", F(target_precision)},
+    {"max-time", "max_time", RPX_OPT_DURATION, 0, 0, 1e7, 1, NULL, "S", 60, "60", NULL, NULL,
+     "... or S seconds have passed", F(max_time_s)},
+    {"timeout", "timeout", RPX_OPT_DURATION, 0, 0, 1e9, 1, NULL, "S", 0, NULL, NULL, NULL,
+     "kill the run after S seconds", F(timeout_s)},
+    {"call-timeout", "call_timeout", RPX_OPT_DURATION, 0, 0, 1e9, 1, NULL, "S", 0, NULL, NULL,
+     NULL, "kill it when one call takes more than S seconds", F(call_timeout_s)},
+    {"setup-timeout", "setup_timeout", RPX_OPT_DURATION, 0, 0, 1e9, 1, NULL, "S", 0, NULL, NULL,
+     NULL, "kill it when loading and setup take more than S seconds", F(setup_timeout_s)},
+    {"grace", "grace", RPX_OPT_DURATION, 0, 0, 1e9, 0, NULL, "S", 2, "2", NULL, NULL,
+     "after SIGINT/SIGTERM, wait S seconds for the call in progress", F(grace_s)},
+    {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0, NULL,
+     NULL, 1, NULL, NULL, NULL, "run the model in this process (for debuggers)", F(isolate)},
+};
+
+#define N_TABLE (sizeof table / sizeof table[0])
+
+const rpx_run_option *rpx_run_options(size_t *n)
+{
+    if (n) *n = N_TABLE;
+    return table;
+}
+
+const rpx_run_option *rpx_run_option_find(const char *name)
+{
+    size_t i;
+    if (!name) return NULL;
+    for (i = 0; i < N_TABLE; i++)
+        if (strcmp(table[i].name, name) == 0 || strcmp(table[i].key, name) == 0) return &table[i];
+    return NULL;
+}
+
+const char *rpx_run_option_spelled(const rpx_run_option *o, rpx_option_spelling sp, char *buf,
+                                   size_t size)
+{
+    if (sp == RPX_SPELL_KEY) snprintf(buf, size, "%s", o->key);
+    else snprintf(buf, size, "--%s", o->name);
+    return buf;
+}
+
+void rpx_run_option_range_text(const rpx_run_option *o, char *buf, size_t size)
+{
+    const char *what = o->kind == RPX_OPT_INT ? "a whole number"
+                     : o->kind == RPX_OPT_DURATION ? "a number of seconds"
+                                                   : "a number";
+    size_t k;
+    int n = 0;
+    if (o->range) {
+        n = snprintf(buf, size, "%s", o->range);
+    } else if (o->kind == RPX_OPT_ENUM) {
+        n = snprintf(buf, size, "expected");
+        for (k = 0; o->choices[k] && n >= 0 && (size_t)n < size; k++)
+            n += snprintf(buf + n, size - (size_t)n, "%s%s", k == 0 ? " " : o->choices[k + 1] ? ", " : " or ",
+                          o->choices[k]);
+    } else if (o->kind == RPX_OPT_INT && o->max < 1e15) {
+        n = snprintf(buf, size, "%s from %.0f to %.0f", what, o->min_excluded ? o->min + 1 : o->min,
+                     o->max);
+    } else if (o->min_excluded) {
+        n = snprintf(buf, size, "%s above %g", what, o->min);
+    } else {
+        n = snprintf(buf, size, "%s (%g or more)", what, o->min);
+    }
+    if (o->why && n >= 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, " (%s)", o->why);
+}
+
+/* "LABEL 'TEXT': give RANGE" (an enum: "LABEL 'TEXT': expected A or B") */
+static int bad_value(const rpx_run_option *o, const char *label, const char *text, rpx_error *err)
+{
+    char range[400];
+    rpx_run_option_range_text(o, range, sizeof range);
+    if (o->kind == RPX_OPT_STRING)
+        return rpx_error_set(err, RPX_EUSAGE, "%s is empty; give %s", label, range);
+    return rpx_error_set(err, RPX_EUSAGE, "%s '%s': %s%s", label, text,
+                         o->kind == RPX_OPT_ENUM ? "" : "give ", range);
+}
+
+static void *field(rpx_runner_config *c, const rpx_run_option *o)
+{
+    return (char *)c + o->offset;
+}
+
+static int in_range(const rpx_run_option *o, double v)
+{
+    if (!isfinite(v) || v > o->max) return 0;
+    if (o->min_excluded ? !(v > o->min) : !(v >= o->min)) return 0;
+    return o->kind != RPX_OPT_INT || v == floor(v);
+}
+
+/* Store v (checked) into the field. */
+static void store(rpx_runner_config *c, const rpx_run_option *o, double v)
+{
+    void *f = field(c, o);
+    switch (o->kind) {
+    case RPX_OPT_INT:
+        if (o->flags & RPX_OPT_ZERO_IS_NONE && v == 0) v = -1;
+        if (o->flags & RPX_OPT_ULL) *(unsigned long long *)f = (unsigned long long)v;
+        else if (o->flags & RPX_OPT_INT_FIELD) *(int *)f = (int)v;
+        else *(long *)f = (long)v;
+        break;
+    case RPX_OPT_FLAG:
+    case RPX_OPT_ENUM: *(int *)f = (int)v; break;
+    default: *(double *)f = v; break;
+    }
+}
+
+int rpx_run_option_set_number(rpx_runner_config *c, const rpx_run_option *o, double v,
+                              const char *label, rpx_error *err)
+{
+    char text[64];
+    if (o->kind == RPX_OPT_FLAG) {
+        store(c, o, (o->flags & RPX_OPT_INVERT) ? !(v != 0) : v != 0);
+        return 0;
+    }
+    if (o->kind == RPX_OPT_STRING || o->kind == RPX_OPT_ENUM)
+        return rpx_error_set(err, RPX_EINVAL, "%s: not a number option", label);
+    snprintf(text, sizeof text, "%.17g", v);
+    if (!in_range(o, v)) return bad_value(o, label, text, err);
+    store(c, o, v);
+    return 0;
+}
+
+int rpx_run_option_set_text(rpx_runner_config *c, const rpx_run_option *o, const char *text,
+                            const char *label, rpx_error *err)
+{
+    char *end, buf[64];
+    double v;
+    size_t k, n;
+    switch (o->kind) {
+    case RPX_OPT_FLAG: return rpx_run_option_set_number(c, o, 1, label, err);
+    case RPX_OPT_STRING:
+        if (!text || !*text) return bad_value(o, label, "", err);
+        *(const char **)field(c, o) = text;
+        return 0;
+    case RPX_OPT_ENUM:
+        for (k = 0; text && o->choices[k]; k++)
+            if (strcmp(o->choices[k], text) == 0) {
+                if (o->flags & RPX_OPT_ENUM_TEXT) *(const char **)field(c, o) = o->choices[k];
+                else store(c, o, (double)k);
+                return 0;
+            }
+        return bad_value(o, label, text ? text : "", err);
+    case RPX_OPT_INT: {
+        long l;
+        if (!text || !*text) return bad_value(o, label, "", err);
+        errno = 0;
+        l = strtol(text, &end, 10);
+        if (errno || *end || !in_range(o, (double)l)) return bad_value(o, label, text, err);
+        store(c, o, (double)l);
+        return 0;
+    }
+    default:
+        if (!text || !*text) return bad_value(o, label, "", err);
+        n = strlen(text);
+        /* a share may be given in percent: 1% */
+        if (o->kind == RPX_OPT_FRACTION && n > 1 && text[n - 1] == '%') {
+            if (n >= sizeof buf) return bad_value(o, label, text, err);
+            snprintf(buf, sizeof buf, "%.*s", (int)(n - 1), text);
+            errno = 0;
+            v = strtod(buf, &end) / 100;
+        } else {
+            errno = 0;
+            v = strtod(text, &end);
+        }
+        if (errno || *end || !in_range(o, v)) return bad_value(o, label, text, err);
+        store(c, o, v);
+        return 0;
+    }
+}
+
+double rpx_run_option_get(const rpx_runner_config *c, const rpx_run_option *o)
+{
+    const void *f = (const char *)c + o->offset;
+    switch (o->kind) {
+    case RPX_OPT_INT:
+        if (o->flags & RPX_OPT_ULL) return (double)*(const unsigned long long *)f;
+        if (o->flags & RPX_OPT_INT_FIELD) return *(const int *)f;
+        return (double)*(const long *)f;
+    case RPX_OPT_FLAG: {
+        int v = *(const int *)f;
+        return (o->flags & RPX_OPT_INVERT) ? !v : v != 0;
+    }
+    case RPX_OPT_ENUM:
+        if (o->flags & RPX_OPT_ENUM_TEXT) {
+            const char *s = *(const char *const *)f;
+            size_t k;
+            for (k = 0; s && o->choices[k]; k++)
+                if (strcmp(o->choices[k], s) == 0) return (double)k;
+            return s ? -1 : 0;
+        }
+        return *(const int *)f;
+    case RPX_OPT_STRING: return *(const char *const *)f ? 1 : 0;
+    default: return *(const double *)f;
+    }
+}
+
+/* Defaults (rpx_runner_config_init calls it on a zeroed config). */
+void rpx__run_options_defaults(rpx_runner_config *c)
+{
+    size_t i;
+    for (i = 0; i < N_TABLE; i++) {
+        const rpx_run_option *o = &table[i];
+        if (o->kind == RPX_OPT_STRING || (o->flags & RPX_OPT_ENUM_TEXT)) {
+            if (o->flags & RPX_OPT_TEXT_DEFAULT) *(const char **)field(c, o) = o->default_text;
+        } else if (o->kind == RPX_OPT_FLAG) {
+            *(int *)field(c, o) = (int)o->dflt; /* the field's own value (isolate: 1) */
+        } else if (o->kind == RPX_OPT_INT && o->flags & RPX_OPT_ZERO_IS_NONE) {
+            *(long *)field(c, o) = (long)o->dflt; /* 0: the default, not "none" */
+        } else {
+            store(c, o, o->dflt);
+        }
+    }
+}
+
+/* One option's value in c, when it is not its default ("not given"). */
+static int check_one(const rpx_runner_config *c, const rpx_run_option *o, rpx_option_spelling sp,
+                     rpx_error *err)
+{
+    char name[64], text[64];
+    const char *label = rpx_run_option_spelled(o, sp, name, sizeof name);
+    const void *f = (const char *)c + o->offset;
+    double v;
+    if (o->kind == RPX_OPT_FLAG) return 0;
+    if (o->kind == RPX_OPT_STRING) {
+        const char *s = *(const char *const *)f;
+        return s && !*s ? bad_value(o, label, "", err) : 0;
+    }
+    if (o->kind == RPX_OPT_ENUM) {
+        if (o->flags & RPX_OPT_ENUM_TEXT) {
+            const char *s = *(const char *const *)f;
+            return s && rpx_run_option_get(c, o) < 0 ? bad_value(o, label, s, err) : 0;
+        }
+        v = rpx_run_option_get(c, o);
+        if (v < 0 || v != floor(v)) goto bad;
+        for (size_t k = 0; o->choices[k]; k++)
+            if (k == (size_t)v) return 0;
+        goto bad;
+    }
+    v = rpx_run_option_get(c, o);
+    if (v == o->dflt || (isnan(v) && isnan(o->dflt))) return 0; /* not given */
+    if (o->flags & RPX_OPT_ZERO_IS_NONE && v == -1) return 0;
+    if (in_range(o, v)) return 0;
+bad:
+    snprintf(text, sizeof text, "%.17g", v);
+    return bad_value(o, label, text, err);
+}
+
+/* --name or name */
+static const char *sp_(const char *name, rpx_option_spelling sp, char *buf, size_t size)
+{
+    const rpx_run_option *o = rpx_run_option_find(name);
+    if (o) return rpx_run_option_spelled(o, sp, buf, size);
+    snprintf(buf, size, sp == RPX_SPELL_KEY ? "%s" : "--%s", name);
+    return buf;
+}
+
+int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
+{
+    char a[80], b[40], d[40], e[40];
+    size_t i;
+    int rc, http;
+    const char *kind;
+    for (i = 0; i < N_TABLE; i++)
+        if ((rc = check_one(c, &table[i], sp, err)) != 0) return rc;
+    kind = c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
+         : c->model ? rpx_target_kind_name(c->model) : "";
+    http = strcmp(kind, "http") == 0;
+    if (!c->isolate && (c->timeout_s > 0 || c->call_timeout_s > 0 || c->setup_timeout_s > 0))
+        return rpx_error_set(err, RPX_EUSAGE, "%s, %s and %s need isolation; drop %s",
+                             sp_("timeout", sp, a, sizeof a), sp_("call-timeout", sp, b, sizeof b),
+                             sp_("setup-timeout", sp, d, sizeof d),
+                             sp_("no-isolate", sp, e, sizeof e));
+    if (c->processes > 1 && !c->isolate)
+        return rpx_error_set(err, RPX_EUSAGE, "%s %d needs isolation (each worker is a child "
+                             "process); drop %s or give %s 1",
+                             sp_("processes", sp, a, sizeof a), c->processes,
+                             sp_("no-isolate", sp, b, sizeof b), a);
+    if (c->processes > 1 && c->gpu_time)
+        return rpx_error_set(err, RPX_EUSAGE, "%s traces the kernels of one process; give %s 1",
+                             sp_("gpu-time", sp, a, sizeof a), sp_("processes", sp, b, sizeof b));
+    if (c->target_precision > 0 && !c->isolate)
+        return rpx_error_set(err, RPX_EUSAGE, "%s adds worker processes; drop %s",
+                             sp_("target-precision", sp, a, sizeof a),
+                             sp_("no-isolate", sp, b, sizeof b));
+    if (c->gpu_time && (!c->device || strcmp(c->device, "cuda") != 0))
+        return rpx_error_set(err, RPX_EUSAGE, "%s needs %s cuda (it traces GPU kernels)",
+                             sp_("gpu-time", sp, a, sizeof a), sp_("device", sp, b, sizeof b));
+    if (http) {
+        const char *local = c->cost ? "cost" : c->flops == c->flops ? "flops"
+                          : c->params == c->params ? "params" : c->gpus ? "gpu"
+                          : c->gpu_time ? "gpu-time" : NULL;
+        if (local) sp_(local, sp, a, sizeof a);
+        else if (c->device && strcmp(c->device, "cuda") == 0)
+            snprintf(a, sizeof a, "%s cuda", sp_("device", sp, b, sizeof b)), local = a;
+        if (local)
+            return rpx_error_set(err, RPX_EUSAGE,
+                                 "%s describes the model or the device it runs on, and an HTTP "
+                                 "API's model runs remotely (remote API: not measured here); "
+                                 "drop %s",
+                                 a, a);
+    }
+    if (c->cost && (c->flops == c->flops || c->params == c->params))
+        return rpx_error_set(err, RPX_EUSAGE, "%s and %s/%s both describe the model's cost; give "
+                             "one or the other",
+                             sp_("cost", sp, a, sizeof a), sp_("flops", sp, b, sizeof b),
+                             sp == RPX_SPELL_KEY ? "params" : "--params");
+    return 0;
+}

@@ -1,0 +1,174 @@
+/* Unit tests for src/runner/options.c: a run's options described once (the
+ * table), set from text or numbers with one range check and one message in
+ * the caller's spelling, and rpx_runner_config_check. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rpxprof/options.h"
+#include "rpxprof/runner.h"
+#include "test_files.h"
+
+/* Every name and key once; help, a field inside the config; the defaults
+ * pass the check; key = name with '_' for '-' (--gpu's key is gpus: the
+ * field's and the manifest's name). */
+static void test_table(void **st)
+{
+    size_t n, i, j;
+    const rpx_run_option *t = rpx_run_options(&n);
+    rpx_runner_config c;
+    rpx_error err = {0};
+    (void)st;
+    assert_true(n > 30);
+    for (i = 0; i < n; i++) {
+        char key[64];
+        size_t k;
+        assert_non_null(t[i].help);
+        assert_true(t[i].help[0] != '\0');
+        assert_true(t[i].offset < sizeof(rpx_runner_config));
+        assert_ptr_equal(rpx_run_option_find(t[i].name), &t[i]);
+        assert_ptr_equal(rpx_run_option_find(t[i].key), &t[i]);
+        snprintf(key, sizeof key, "%s", t[i].name);
+        for (k = 0; key[k]; k++)
+            if (key[k] == '-') key[k] = '_';
+        if (strcmp(t[i].name, "gpu") != 0) assert_string_equal(key, t[i].key);
+        if (t[i].kind == RPX_OPT_ENUM) assert_non_null(t[i].choices);
+        for (j = 0; j < i; j++) {
+            assert_string_not_equal(t[i].name, t[j].name);
+            assert_string_not_equal(t[i].key, t[j].key);
+        }
+    }
+    rpx_runner_config_init(&c);
+    c.model = "rpxprof-demo:demo_noop";
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_CLI, &err), 0);
+    assert_int_equal(c.repeats, 1000);
+    assert_int_equal(c.warmup, 10);
+    assert_int_equal(c.isolate, 1);
+    assert_true(isnan(c.flops));
+    assert_string_equal(c.device, "cpu");
+    assert_string_equal(c.unit, "request");
+    assert_int_equal(c.max_failures, 100);
+}
+
+/* One range, one message: the caller's spelling, the same words after it. */
+static void test_set_and_messages(void **st)
+{
+    const char *why = "give a whole number from 1 to 10000000 (every timed call keeps its sample "
+                      "in memory and in the report; split a longer measurement into several runs)";
+    char want[400];
+    rpx_runner_config c;
+    rpx_error err = {0};
+    (void)st;
+    rpx_runner_config_init(&c);
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("repeats"), "0", "--repeats",
+                                             &err), RPX_EUSAGE);
+    snprintf(want, sizeof want, "--repeats '0': %s", why);
+    assert_string_equal(err.message, want);
+    assert_int_equal(rpx_run_option_set_number(&c, rpx_run_option_find("repeats"), 2e7, "repeats",
+                                               &err), RPX_EUSAGE);
+    snprintf(want, sizeof want, "repeats '20000000': %s", why);
+    assert_string_equal(err.message, want);
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("repeats"), "2.5", "--repeats",
+                                             &err), RPX_EUSAGE);
+    assert_int_equal(c.repeats, 1000); /* untouched by a refusal */
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("repeats"), "12", "--repeats",
+                                             &err), 0);
+    assert_int_equal(c.repeats, 12);
+    /* the kinds */
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("target-precision"), "1%",
+                                             "--target-precision", &err), 0);
+    assert_true(fabs(c.target_precision - 0.01) < 1e-15);
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("keep-events"), "0",
+                                             "--keep-events", &err), 0);
+    assert_int_equal(c.target.keep_events, -1); /* 0: none */
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("no-isolate"), NULL,
+                                             "--no-isolate", &err), 0);
+    assert_int_equal(c.isolate, 0);
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("load-engine"), "sockets",
+                                             "--load-engine", &err), 0);
+    assert_int_equal(c.target.load_engine, 2);
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("device"), "tpu", "--device",
+                                             &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "--device 'tpu': expected cpu or cuda");
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("precision"), "",
+                                             "--precision", &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "--precision is empty; give e.g. fp32, fp16, bf16, int8");
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("grace"), "0", "--grace",
+                                             &err), 0);
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("timeout"), "0", "--timeout",
+                                             &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "--timeout '0': give a number of seconds above 0");
+}
+
+/* rpx_runner_config_check: a config filled by hand (the Python extension,
+ * a manifest) is refused with the key's spelling; the command line's. */
+static void test_check(void **st)
+{
+    rpx_runner_config c;
+    rpx_error err = {0};
+    (void)st;
+    rpx_runner_config_init(&c);
+    c.model = "rpxprof-demo:demo_noop";
+    c.repeats = 0;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_true(strncmp(err.message, "repeats '0': give a whole number from 1 to 10000000", 50) == 0);
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_CLI, &err), RPX_EUSAGE);
+    assert_true(strncmp(err.message, "--repeats '0': give", 19) == 0);
+    c.repeats = 5;
+    c.processes = 101;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "processes '101': give a whole number from 1 to 100");
+    c.processes = 0;
+    c.gpu_time = 1;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "gpu_time needs device cuda (it traces GPU kernels)");
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_CLI, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "--gpu-time needs --device cuda (it traces GPU kernels)");
+    c.device = "cuda";
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), 0);
+    c.processes = 2;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "gpu_time traces the kernels of one process; give processes 1");
+    c.processes = 0;
+    c.gpu_time = 0;
+    c.device = "tpu";
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "device 'tpu': expected cpu or cuda");
+    c.device = "cpu";
+    c.model = "http://127.0.0.1:9/x";
+    c.flops = 5;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_true(strncmp(err.message, "flops describes the model", 25) == 0);
+}
+
+/* Every option of the table is documented in docs/cli.md as --NAME. */
+static void test_documented(void **st)
+{
+    size_t n, i, len;
+    const rpx_run_option *t = rpx_run_options(&n);
+    char *doc = (char *)rpx_test_slurp(RPX_SOURCE_DIR "/docs/cli.md", &len);
+    (void)st;
+    doc[len] = '\0';
+    for (i = 0; i < n; i++) {
+        char opt[80];
+        snprintf(opt, sizeof opt, "`--%s", t[i].name);
+        if (!strstr(doc, opt)) fail_msg("docs/cli.md does not document %s`", opt);
+    }
+    free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_set_and_messages),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_documented),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
