@@ -13,6 +13,11 @@ SOURCE = os.environ.get("RPX_SOURCE", ".")
 SANITIZED = os.environ.get("RPX_SANITIZED") == "1"
 MODELS = os.path.join(BUILD, "test-models", "librpxtest_models.so")
 
+# The test models' switches (RPX_TEST_BUSY_NS, ...) are the tests' to set, never the
+# caller's (rpxprof's own are unset by CTest: tests/CMakeLists.txt, RPX_TEST_ENV_UNSET).
+for _k in [k for k in os.environ if k.startswith("RPX_TEST_")]:
+    del os.environ[_k]
+
 
 def run(*args, env=None, check=None, timeout=300, cwd=None):
     """Run rpxprof; returns CompletedProcess with text output."""
