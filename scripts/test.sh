@@ -63,7 +63,7 @@ setup() {
 build_and_test() {
   cmake -S . -B build -DRPX_WERROR=ON >/dev/null
   cmake --build build -j"$jobs" >/dev/null
-  touch "$state/build-ok"  # the valgrind stage runs on this build
+  touch "$state/build-ok"  # the hostile-environment and valgrind stages run on this build
   ctest --test-dir build --output-on-failure -j"$jobs"
 }
 
