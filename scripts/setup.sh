@@ -26,6 +26,7 @@ packages=(
   libhttp-parser-dev                        # the HTTP target's open-loop engine (responses parsed as wrk does)
   python3-h2 openssl                        # an HTTP/2 test server and its TLS certificate (tests/cli/test_http2.py)
   slurm-wlm munge                           # a single-node Slurm cluster in the tests (scripts/slurm-cluster.sh)
+  locales tzdata                            # the hostile-environment stage of scripts/test.sh: LC_ALL=de_DE.UTF-8, TZ=Pacific/Kiritimati
 )
 for arg in "$@"; do
   case "$arg" in
@@ -41,14 +42,32 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# a locale whose decimal separator is a comma (the hostile-environment stage of
+# scripts/test.sh, tests/unit/test_json.c's locale test): Debian's locale-gen
+has_locale() { locale -a 2>/dev/null | grep -qix 'de_DE\.utf-\?8'; }
+[ ${#missing[@]} -eq 0 ] && has_locale && exit 0
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  command -v sudo >/dev/null || {
+    echo "setup: need root (or sudo) to install: ${missing[*]:-}${missing[*]:+, }the de_DE.UTF-8 locale" >&2
+    exit 1
+  }
   sudo="sudo"
 fi
-echo "setup: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >/dev/null
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >/dev/null
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! has_locale; then
+  echo "setup: generating the de_DE.UTF-8 locale (/etc/locale.gen, locale-gen)" >&2
+  if grep -q '^# *de_DE\.UTF-8 UTF-8' /etc/locale.gen; then
+    $sudo sed -i 's/^# *\(de_DE\.UTF-8 UTF-8\)/\1/' /etc/locale.gen
+  elif ! grep -q '^de_DE\.UTF-8 UTF-8' /etc/locale.gen; then
+    echo 'de_DE.UTF-8 UTF-8' | $sudo tee -a /etc/locale.gen >/dev/null
+  fi
+  $sudo locale-gen >/dev/null
+  has_locale || { echo "setup: locale-gen did not make de_DE.UTF-8 (locale -a does not list it)" >&2; exit 1; }
+fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up, build and run the whole test suite: the warnings-as-errors build,
-# the ASan+UBSan build, and a bounded fuzzing run. Use --quick for the first
-# only.
+# a subset of its tests again under a hostile environment, the ASan+UBSan
+# build, and a bounded fuzzing run. Use --quick for the first two only.
 #
 # Every stage runs even when an earlier one failed (a stage that needs an
 # earlier stage's build is skipped when that build failed, and says so); the
@@ -63,8 +63,14 @@ setup() {
 build_and_test() {
   cmake -S . -B build -DRPX_WERROR=ON >/dev/null
   cmake --build build -j"$jobs" >/dev/null
-  touch "$state/build-ok"  # the valgrind stage runs on this build
+  touch "$state/build-ok"  # the hostile-environment and valgrind stages run on this build
   ctest --test-dir build --output-on-failure -j"$jobs"
+}
+
+hostile_env() {
+  # locale with a decimal comma, TZ at UTC+14, a TMPDIR with a space, a read-only
+  # HOME, OpenBLAS/OpenMP settings, an unrelated PYTHONPATH: scripts/test-hostile-env.sh
+  scripts/test-hostile-env.sh build
 }
 
 release_build() {
@@ -136,6 +142,11 @@ if ! setup; then
 fi
 
 stage "build (-Werror) and test" build_and_test
+if [ -e "$state/build-ok" ]; then
+  stage "hostile environment: run, inputs, Python, compare, aggregate and unit tests on that build" hostile_env
+else
+  skip "hostile environment" "it runs the first stage's build, which failed"
+fi
 if [ $quick -eq 1 ]; then summary; fi
 stage "Release build (-O3, -Werror): compiles clean" release_build
 stage "ASan+UBSan build and test" asan_build_and_test

@@ -13,6 +13,15 @@ SOURCE = os.environ.get("RPX_SOURCE", ".")
 SANITIZED = os.environ.get("RPX_SANITIZED") == "1"
 MODELS = os.path.join(BUILD, "test-models", "librpxtest_models.so")
 
+# Every other RPX_* switch (rpxprof's own, the test models' RPX_TEST_*, the stubs'
+# RPX_STUB_*, the examples' RPX_OPENCV_*, ...) is the tests' to set, never the caller's
+# (CTest unsets rpxprof's own too: tests/CMakeLists.txt, RPX_TEST_ENV_UNSET). The paths
+# of the machine's CUDA, NVML and CUPTI libraries describe the machine, and stay.
+_HARNESS = {"RPX_BIN", "RPX_BUILD", "RPX_SOURCE", "RPX_FIXTURES", "RPX_SANITIZED", "RPX_PYTHON",
+            "RPX_CUDA_LIBRARY", "RPX_NVML_LIBRARY", "RPX_CUPTI_LIBRARY"}
+for _k in [k for k in os.environ if k.startswith("RPX_") and k not in _HARNESS]:
+    del os.environ[_k]
+
 
 def run(*args, env=None, check=None, timeout=300, cwd=None):
     """Run rpxprof; returns CompletedProcess with text output."""

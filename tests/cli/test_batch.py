@@ -700,7 +700,11 @@ class BatchTest(TempDirTest):
                             "--disable-background-networking", "--disable-component-update", "--disable-sync",
                             "--no-first-run", f"--user-data-dir={prof}", f"--screenshot={png}",
                             "--window-size=1200,800", "file://" + os.path.abspath(svg)],
-                           capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+                           capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+                           # its crash reports and dconf cache go under HOME and XDG_*: this
+                           # test's folder, never the caller's (which may be read-only)
+                           env=dict(os.environ, HOME=prof, XDG_CONFIG_HOME=os.path.join(prof, "config"),
+                                    XDG_CACHE_HOME=os.path.join(prof, "cache")))
         finally:
             shutil.rmtree(prof, ignore_errors=True)
         self.assertTrue(os.path.exists(png), "chromium wrote no screenshot")

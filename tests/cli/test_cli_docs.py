@@ -122,6 +122,32 @@ class CliDocsTest(TempDirTest):
         self.assertIn("ref-a100-80gb", report)
         self.assertEqual(re.findall(r'[^"]*\bthe reference\b[^"]*', report, re.I), [])
 
+    def test_every_environment_variable_read_is_documented(self):
+        """docs/environment.md names every variable that src/ reads with getenv(), names
+        as an RPX_* override (the plugins' and the demo library's), or that the Python
+        plugin's code reads from os.environ; recorded-only names (the system card's
+        allowlist) are system.md's."""
+        names = set()
+        for top in ("src", "python"):
+            for folder, _, files in os.walk(os.path.join(SOURCE, top)):
+                for f in files:
+                    if not f.endswith((".c", ".h", ".py")):
+                        continue
+                    with open(os.path.join(folder, f)) as fh:
+                        text = fh.read()
+                    names |= set(re.findall(r'\b(?:secure_)?getenv\("([A-Za-z_][A-Za-z0-9_]*)"\)', text))
+                    names |= set(re.findall(r"os\.environ(?:\.get\(|\[)\s*['\"]([A-Za-z_][A-Za-z0-9_]*)", text))
+                    if f != "env.c":  # the card's allowlist: recorded, not acted on
+                        names |= {n for n in re.findall(r'"(RPX_[A-Z0-9_]+)"', text)
+                                  if not re.fullmatch(r"RPX_E[A-Z]*|RPX_OK", n)}
+        self.assertTrue({"RPX_GPU_SPECS", "RPX_DEMO_LIBRARY", "VIRTUAL_ENV", "TMPDIR"} <= names, names)
+        with open(os.path.join(SOURCE, "docs", "environment.md")) as f:
+            doc = f.read()
+        documented = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)", doc))
+        self.assertEqual(sorted(names - documented), [])
+        with open(os.path.join(SOURCE, "README.md")) as f:
+            self.assertTrue("docs/environment.md" in f.read(), "README.md does not link docs/environment.md")
+
 
 if __name__ == "__main__":
     main()

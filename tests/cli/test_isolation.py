@@ -89,6 +89,7 @@ class IsolationTest(TempDirTest):
     def test_out_of_memory_kill(self):
         """A real OOM kill: the run goes into a cgroup (v1 memory controller) limited to
         256 MiB, and the hog model keeps 16 MiB per call until the kernel kills it."""
+        import shlex
         import subprocess
         from common import BIN
         base = "/sys/fs/cgroup/memory"
@@ -101,8 +102,10 @@ class IsolationTest(TempDirTest):
             with open(os.path.join(group, "memory.limit_in_bytes"), "w") as f:
                 f.write(str(256 << 20))
             out = self.path("hog.json")
-            script = (f'echo $$ > {group}/cgroup.procs && exec "$0" run --model {MODELS}:hog '
-                      f'--inputs {self.inputs} --warmup 0 --repeats 1000 --quiet --output {out}')
+            q = shlex.quote  # a TMPDIR or a build folder may have a space in its name
+            script = (f'echo $$ > {q(group + "/cgroup.procs")} && exec "$0" run --model '
+                      f'{q(MODELS + ":hog")} --inputs {q(self.inputs)} --warmup 0 --repeats 1000 '
+                      f'--quiet --output {q(out)}')
             p = subprocess.run(["sh", "-c", script, BIN], capture_output=True, text=True,
                                timeout=120)
         finally:

@@ -28,7 +28,7 @@ if(TARGET rpxprof_core)
                  ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${t}.py)
       endif()
       set_tests_properties(python.${t} PROPERTIES ENVIRONMENT "${rpx_pyenv}"
-        TIMEOUT 1200 SKIP_RETURN_CODE 77)
+        ENVIRONMENT_MODIFICATION "${RPX_TEST_ENV_MOD}" TIMEOUT 1200 SKIP_RETURN_CODE 77)
     endif()
   endforeach()
 else()

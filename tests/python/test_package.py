@@ -332,8 +332,13 @@ def test_pip_install_into_a_virtualenv_without_network(tmp_path):
         b = src / rel
         b.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(a, b)
+    # pip, and whatever the build runs, write caches and settings under HOME or XDG_*:
+    # this test's own folder, never the caller's (which may be read-only) nor its pip settings
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "LD_PRELOAD", "ASAN_OPTIONS", "LSAN_OPTIONS")}
+           if k not in ("PYTHONPATH", "LD_PRELOAD", "ASAN_OPTIONS", "LSAN_OPTIONS")
+           and not k.startswith(("XDG_", "PIP_"))}
+    env["HOME"] = str(tmp_path / "home")
+    os.mkdir(env["HOME"])
     env["PIP_NO_INDEX"] = "1"  # no network: everything comes from Debian
     venv = tmp_path / "v"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)],
@@ -345,10 +350,11 @@ def test_pip_install_into_a_virtualenv_without_network(tmp_path):
     p = subprocess.run([str(venv / "bin" / "python"), "-c", textwrap.dedent("""
         import numpy as np, rpxprof
         r = rpxprof.profile(lambda rgb: None, {"rgb": np.zeros(4)}, warmup=1, repeats=20)
-        print(rpxprof.__file__, r["status"])
+        print(rpxprof.__file__)
+        print(r["status"])
     """)], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
-    where, status = p.stdout.split()
+    where, status = p.stdout.splitlines()  # a TMPDIR may have spaces in its name
     assert where.startswith(str(venv)) and status == "complete"
 
 
