@@ -40,21 +40,30 @@ typedef struct rpx_efficiency {
     double traffic_bytes_unfused;   /* every node reads its inputs, writes its outputs */
     double intensity_ideal;         /* flops / traffic_bytes_ideal */
     double intensity_unfused;
-    int traffic_is_heuristic;       /* traffic is the 3 × parameter-bytes floor */
+    int traffic_is_heuristic;       /* always 0 since issue 26 (the 3 × parameter-bytes
+                                     * floor is no longer derived); kept for readers */
     int macs_derived;               /* macs = flops / 2 (only flops were known) */
     int partial;                    /* unsupported nodes: totals cover part of the graph */
     double coverage;                /* fraction of nodes costed, NaN if unknown */
     /* issue 18: with partial set, macs/flops are lower bounds (the costed nodes' sum);
      * a total to which no costed node contributed (macs: no dense node) is NaN */
     double dense_coverage;          /* fraction of the dense nodes costed, NaN without any */
+    /* issue 26: which formula made traffic_bytes_ideal: RPX_TRAFFIC_GRAPH, or NULL
+     * when it is unknown. rpxprof's reports use this one formula; the reference's
+     * 3 × parameter bytes is rpxprof.reference's derive_tier1 only. */
+    const char *traffic_formula;
 } rpx_efficiency;
+
+#define RPX_TRAFFIC_GRAPH "graph: weights once + the graph's inputs and outputs"
 
 /* All unknown; model_type "local". */
 RPX_API void rpx_efficiency_init(rpx_efficiency *e);
-/* The reference's derivations for declared values: macs = flops / 2 when only
- * flops are known; traffic = 3 × param_bytes (marked heuristic) when nothing
- * better is known; intensities when both sides exist. An "api" model keeps
- * every value unknown (what a remote endpoint runs is not known here). */
+/* The derivations for declared values: macs = flops / 2 when only flops are
+ * known (the reference's); intensities when both sides exist. Traffic is the
+ * graph's or unknown: declared parameters alone give none (issue 26: one
+ * formula in rpxprof's reports, not the reference's 3 × param_bytes). An
+ * "api" model keeps every value unknown (what a remote endpoint runs is not
+ * known here). */
 RPX_API void rpx_efficiency_derive(rpx_efficiency *e);
 /* The `efficiency` object of reports (null for unknowns). */
 RPX_API json_t *rpx_efficiency_json(const rpx_efficiency *e);

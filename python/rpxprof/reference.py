@@ -284,6 +284,13 @@ class SystemCard:
 # --------------------------------------------------------------------------------------------
 # Tier 1: EfficiencyMetadata
 
+# Which formula made memory_traffic_gb (EfficiencyMetadata.traffic_formula; rpxprof's reports
+# say the same in efficiency.traffic_formula). The reference's derive_tier1 keeps its formula;
+# profile_model and estimate_memory_traffic_gb use the graph's, as every rpxprof report does.
+TRAFFIC_REFERENCE = "reference: 3 x parameter bytes"
+TRAFFIC_GRAPH = "graph: weights once + the graph's inputs and outputs"
+TRAFFIC_GIVEN = "given: memory_traffic_gb was set by the caller"
+
 @dataclass
 class EfficiencyMetadata:
     """Model cost (Tier 1), roofline bounds (Tier 2) and measurements (Tier 3)."""
@@ -314,6 +321,7 @@ class EfficiencyMetadata:
     params_note = None             # why graph_params differs from the module's count
     flops_note = None              # why flops_g is None (or how it was counted)
     traffic_note = None            # where memory_traffic_gb came from
+    traffic_formula = None         # which formula made memory_traffic_gb (TRAFFIC_*)
     memory_traffic_unfused_gb = None  # every node reading its inputs and writing its outputs
     graph_cost = None              # the whole `rpxprof cost --json` object of the export
 
@@ -324,6 +332,9 @@ class EfficiencyMetadata:
         if self.memory_traffic_gb is None and self.params_m is not None:
             param_bytes = self.params_m * 1e6 * 4
             self.memory_traffic_gb = round(param_bytes * 3 / 1e9, 4)
+            self.traffic_formula = TRAFFIC_REFERENCE
+        elif self.memory_traffic_gb is not None and self.traffic_formula is None:
+            self.traffic_formula = TRAFFIC_GIVEN
         if (self.arithmetic_intensity is None and self.flops_g is not None
                 and self.memory_traffic_gb is not None and self.memory_traffic_gb > 0):
             self.arithmetic_intensity = round((self.flops_g * 1e9) / (self.memory_traffic_gb * 1e9), 2)
@@ -693,6 +704,17 @@ def _param_bytes_traffic(model: Any) -> Optional[float]:
     return round((params_bytes + 2 * params_bytes) / 1e9, 4)
 
 
+def _traffic_and_formula(model: Any, input_shape: Sequence[int], device: str
+                         ) -> Tuple[Optional[float], Optional[str]]:
+    """(GB, TRAFFIC_GRAPH or TRAFFIC_REFERENCE), or (None, None)."""
+    cost, _ = graph_cost(model, input_shape, device)
+    traffic = _traffic_from_cost(cost)
+    if traffic is not None:
+        return traffic, TRAFFIC_GRAPH
+    traffic = _param_bytes_traffic(model)
+    return traffic, TRAFFIC_REFERENCE if traffic is not None else None
+
+
 def estimate_memory_traffic_gb(model: Any, input_shape: Sequence[int] = (3, 480, 640),
                                device: str = "cpu", precision_bytes: int = 4) -> Optional[float]:
     """DRAM traffic of one forward pass in GB (1e9): rpxprof's `traffic_bytes_ideal` of the
@@ -700,11 +722,7 @@ def estimate_memory_traffic_gb(model: Any, input_shape: Sequence[int] = (3, 480,
     bound). When the module cannot be exported, the reference's 3 x parameter bytes.
     `precision_bytes` is accepted and unused, as in the reference."""
     del precision_bytes
-    cost, _ = graph_cost(model, input_shape, device)
-    traffic = _traffic_from_cost(cost)
-    if traffic is not None:
-        return traffic
-    return _param_bytes_traffic(model)
+    return _traffic_and_formula(model, input_shape, device)[0]
 
 
 def _identity_copies(onnx_bytes: Optional[bytes]) -> Optional[int]:
@@ -805,11 +823,13 @@ def profile_model(model: Any, input_shape: Sequence[int] = (3, 480, 640), device
     if flops_g is not None and isinstance(cost.get("macs"), (int, float)) and cost["macs"] > 0:
         macs_g = round(cost["macs"] / 1e9, 3)
     traffic = _traffic_from_cost(cost)
+    formula = TRAFFIC_GRAPH if traffic is not None else None
     if traffic is not None:
         traffic_note = ("rpxprof cost's traffic_bytes_ideal of the export: every weight once "
                         "plus the graph's inputs and outputs")
     else:
         traffic = _param_bytes_traffic(target)
+        formula = TRAFFIC_REFERENCE if traffic is not None else None
         traffic_note = (f"3 x parameter bytes, the reference's estimate: no graph traffic "
                         f"({reason or 'the cost gave none'})") if traffic is not None else reason
 
@@ -817,6 +837,7 @@ def profile_model(model: Any, input_shape: Sequence[int] = (3, 480, 640), device
                              memory_traffic_gb=traffic, model_type=model_type, notes=notes)
     eff.flops_note = flops_note
     eff.traffic_note = traffic_note
+    eff.traffic_formula = formula
     eff.graph_cost = cost
     if cost is not None:
         unfused = cost.get("traffic_bytes_unfused")
@@ -968,8 +989,8 @@ class ModelProfiler:
             except Exception as exc:  # noqa: BLE001
                 _log.warning("count_parameters failed: %s", exc)
             try:
-                eff.memory_traffic_gb = estimate_memory_traffic_gb(
-                    self._torch_mod, self.input_shape, device=self.device)
+                eff.memory_traffic_gb, eff.traffic_formula = _traffic_and_formula(
+                    self._torch_mod, self.input_shape, self.device)
             except Exception as exc:  # noqa: BLE001
                 _log.warning("estimate_memory_traffic_gb failed: %s", exc)
         try:

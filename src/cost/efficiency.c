@@ -37,11 +37,13 @@ void rpx_efficiency_derive(rpx_efficiency *e)
         e->macs = e->flops / 2;
         e->macs_derived = 1;
     }
-    if (isnan(e->traffic_bytes_ideal) && isnan(e->traffic_bytes_unfused) &&
-        isfinite(e->param_bytes)) {
-        e->traffic_bytes_ideal = 3 * e->param_bytes;
-        e->traffic_is_heuristic = 1;
-    }
+    /* traffic: the graph's, or unknown. Declared parameters alone give none: the
+     * reference's 3 x param_bytes would be a second formula for the same model
+     * (issue 26); rpxprof.reference's derive_tier1 keeps it, labelled */
+    e->traffic_is_heuristic = 0;
+    e->traffic_formula = !isfinite(e->traffic_bytes_ideal)               ? NULL
+                         : e->source && strcmp(e->source, "onnx") == 0 ? RPX_TRAFFIC_GRAPH
+                                                                       : "declared";
     e->intensity_ideal = ratio(e->flops, e->traffic_bytes_ideal);
     e->intensity_unfused = ratio(e->flops, e->traffic_bytes_unfused);
 }
@@ -70,6 +72,8 @@ json_t *rpx_efficiency_json(const rpx_efficiency *e)
     json_object_set_new(o, "traffic_bytes_unfused", count(e->traffic_bytes_unfused));
     json_object_set_new(o, "intensity_ideal", rpx_json_real_or_null(e->intensity_ideal));
     json_object_set_new(o, "intensity_unfused", rpx_json_real_or_null(e->intensity_unfused));
+    json_object_set_new(o, "traffic_formula",
+                        e->traffic_formula ? json_string(e->traffic_formula) : json_null());
     json_object_set_new(o, "traffic_is_heuristic", json_boolean(e->traffic_is_heuristic));
     json_object_set_new(o, "macs_derived", json_boolean(e->macs_derived));
     json_object_set_new(o, "partial", json_boolean(e->partial));

@@ -160,6 +160,13 @@ void rpx__layers_finish(const rpx_runner_config *o, layers *l, const rpx_inputs 
         json_array_append_new(
             notes, json_string("roofline bounds are null: the model's FLOPs are unknown; give "
                                "--cost MODEL.onnx or --flops N"));
+    else if (!(ri.bytes == ri.bytes) && l->eff.source && strcmp(l->eff.source, "declared") == 0 &&
+             l->eff.params == l->eff.params)
+        json_array_append_new(
+            notes, json_string("the model's memory traffic is unknown (declared --params give "
+                               "no graph), so the roofline bounds cover compute only; give "
+                               "--cost MODEL.onnx for the graph's traffic (it is not guessed "
+                               "from the parameter count, e.g. as 3 x parameter bytes)"));
     *roofline = rpx_roofline_json_multi(targets, nt, &ri);
     free(nodes);
 

@@ -75,6 +75,25 @@ def test_derive_tier1_formulas():
     assert e.macs_g == 3.889 and e.memory_traffic_gb is None and e.arithmetic_intensity is None
 
 
+def test_traffic_formula_says_which_formula_made_the_number():
+    # issue 26: derive_tier1 (the reference's 3 x parameter bytes) and profile_model (the
+    # graph's) give different numbers for one model; each result names its formula
+    e = EfficiencyMetadata(params_m=11.69)
+    assert e.traffic_formula is None
+    e.derive_tier1()
+    assert e.memory_traffic_gb == 0.1403
+    assert e.traffic_formula == R.TRAFFIC_REFERENCE == "reference: 3 x parameter bytes"
+    given = EfficiencyMetadata(memory_traffic_gb=0.5)
+    given.derive_tier1()
+    assert given.traffic_formula == "given: memory_traffic_gb was set by the caller"
+    none = EfficiencyMetadata(flops_g=1.0)
+    none.derive_tier1()
+    assert none.memory_traffic_gb is None and none.traffic_formula is None
+    # not a dataclass field: fields(), asdict() and the constructor stay the reference's
+    assert "traffic_formula" not in EFF_FIELDS
+    assert list(dataclasses.asdict(e)) == EFF_FIELDS
+
+
 def test_derive_tier1_never_overwrites_and_needs_positive_traffic():
     e = EfficiencyMetadata(params_m=1.0, flops_g=10.0, macs_g=9.0, memory_traffic_gb=2.0,
                            arithmetic_intensity=1.5)
@@ -527,6 +546,19 @@ def test_estimate_memory_traffic_from_the_graph():
             raise ValueError("no export")
     # no graph: the reference's 3 x parameter bytes
     assert estimate_memory_traffic_gb(Broken(), (4,)) == round(3 * 250_000 * 4 / 1e9, 4)
+    # and the results that carry the number say which formula made it (issue 26)
+    eff = profile_model(net, input_shape=(50, 1000), compute_roofline=False,
+                        attach_system_card=False)
+    assert eff.memory_traffic_gb == got and eff.traffic_formula == R.TRAFFIC_GRAPH
+    assert eff.traffic_formula.startswith("graph: ")
+    broken = profile_model(Broken(), input_shape=(4,), compute_roofline=False,
+                           attach_system_card=False)
+    assert broken.memory_traffic_gb == round(3 * 250_000 * 4 / 1e9, 4)
+    assert broken.traffic_formula == R.TRAFFIC_REFERENCE
+    pre = ModelProfiler(net, input_shape=(50, 1000), device="cpu").pre_run_profile()
+    assert pre.memory_traffic_gb == got and pre.traffic_formula == R.TRAFFIC_GRAPH
+    pre.derive_tier1()  # a number that is there keeps its formula
+    assert pre.traffic_formula == R.TRAFFIC_GRAPH
 
 
 @needs_torch

@@ -70,6 +70,7 @@ static void test_conv_small(void **state)
     assert_true(e->coverage == 1.0);
     assert_false(e->macs_derived);
     assert_false(e->traffic_is_heuristic);
+    assert_string_equal(e->traffic_formula, RPX_TRAFFIC_GRAPH);
     assert_string_equal(e->source, "onnx");
     assert_true(fabs(e->intensity_ideal - e->flops / e->traffic_bytes_ideal) < 1e-12);
     for (i = 0; i < rpx_cost_node_count(c); i++) {
@@ -330,21 +331,26 @@ static void test_efficiency(void **state)
     assert_true(json_is_false(json_object_get(j, "partial")));
     json_decref(j);
 
-    /* declared flops only: macs = flops / 2; params only: traffic floor */
+    /* declared flops only: macs = flops / 2. Declared params give no traffic
+     * (issue 26): rpxprof's reports use one formula, the graph's; the
+     * reference's 3 x parameter bytes is rpxprof.reference's derive_tier1 only */
     e.source = "declared";
     e.flops = 1e9;
     e.param_bytes = 4e6;
     rpx_efficiency_derive(&e);
     assert_true(e.macs == 5e8);
     assert_true(e.macs_derived);
-    assert_true(e.traffic_bytes_ideal == 12e6);
-    assert_true(e.traffic_is_heuristic);
+    assert_true(isnan(e.traffic_bytes_ideal));
+    assert_false(e.traffic_is_heuristic);
+    assert_null(e.traffic_formula);
     assert_true(isnan(e.traffic_bytes_unfused));
-    assert_true(e.intensity_ideal == 1e9 / 12e6);
+    assert_true(isnan(e.intensity_ideal));
     assert_true(isnan(e.intensity_unfused));
     j = rpx_efficiency_json(&e);
     assert_int_equal(json_integer_value(json_object_get(j, "macs")), 500000000);
-    assert_true(json_is_true(json_object_get(j, "traffic_is_heuristic")));
+    assert_true(json_is_false(json_object_get(j, "traffic_is_heuristic")));
+    assert_true(json_is_null(json_object_get(j, "traffic_formula")));
+    assert_true(json_is_null(json_object_get(j, "traffic_bytes_ideal")));
     json_decref(j);
 
     /* something better than the floor is known: no heuristic; macs kept */
