@@ -355,10 +355,19 @@ int rpx_cli_roofline(int argc, char **argv)
     if ((rc = rpx_cli_load_specs(t, o.specs, o.n_specs, CMD)) != 0) goto out;
     if (o.svg) {
         /* the figure's place, before anything is costed or measured; never a
-         * file this command reads */
-        const char *protect[2] = {o.cost, o.report};
-        rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o.force, protect, 2, "--svg"};
-        int orc = rpx_output_open(o.svg, &oo, &svg_out, &err);
+         * file this command reads (--cost, --report, every --gpu-spec) */
+        const char **protect = calloc(o.n_specs + 2, sizeof *protect);
+        rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o.force, protect, o.n_specs + 2, "--svg"};
+        int orc;
+        if (!protect) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+            goto out;
+        }
+        protect[0] = o.cost;
+        protect[1] = o.report;
+        memcpy(protect + 2, o.specs, o.n_specs * sizeof *protect);
+        orc = rpx_output_open(o.svg, &oo, &svg_out, &err);
+        free(protect);
         if (orc != 0) {
             rc = rpx_cli_fail(CMD, orc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
                               err.message);
