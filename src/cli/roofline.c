@@ -77,7 +77,7 @@ static int is_onnx(const char *path)
     FILE *f;
     int c;
     if (n > 5 && strcasecmp(path + n - 5, ".onnx") == 0) return 1;
-    if (rpx_user_file_regular(path, NULL, NULL) != 0) return 0; /* the JSON reader names it */
+    if (rpx__user_file_regular(path, NULL, NULL) != 0) return 0; /* the JSON reader names it */
     f = fopen(path, "rb");
     if (!f) return 0;
     do c = fgetc(f);
