@@ -176,7 +176,7 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
     rpx_error fe = {0};
     for (i = 0; i < N_COUNT; i++) p->num[i] = NAN;
     for (i = 0; i < X_COUNT; i++) p->xnum[i] = NAN;
-    if (rpx_user_file_regular(p->file, NULL, &fe) != 0) { /* a FIFO would block the read */
+    if (rpx__user_file_regular(p->file, NULL, &fe) != 0) { /* a FIFO would block the read */
         msg(a->errors, "%s", fe.message);
         return;
     }

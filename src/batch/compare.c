@@ -45,7 +45,7 @@ static int load_report(const char *path, crep *c, json_t *warnings_out, rpx_erro
     rpx__report_checked chk;
     int rc = 0, k;
     memset(c, 0, sizeof *c);
-    if (rpx_user_file_regular(path, NULL, err) != 0) return RPX_EFORMAT; /* a FIFO would block */
+    if (rpx__user_file_regular(path, NULL, err) != 0) return RPX_EFORMAT; /* a FIFO would block */
     c->r = json_load_file(path, 0, &je);
     if (!c->r) {
         struct stat st;
@@ -286,7 +286,7 @@ static int is_profile(const char *path)
     json_error_t je;
     json_t *r;
     const json_t *v;
-    if (rpx_user_file_regular(path, NULL, NULL) != 0) return 1; /* comparing it names it */
+    if (rpx__user_file_regular(path, NULL, NULL) != 0) return 1; /* comparing it names it */
     r = json_load_file(path, 0, &je);
     v = json_object_get(r, "schema");
     int ok = !r || (json_is_string(v) && !strcmp(json_string_value(v), RPX_PROFILE_SCHEMA));

@@ -699,7 +699,7 @@ int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
     json_t *r, *meta, *empty;
     char hex[65];
     int ok = 0;
-    if (rpx_user_file_regular(report_path, NULL, NULL) != 0) return 0; /* a FIFO would block */
+    if (rpx__user_file_regular(report_path, NULL, NULL) != 0) return 0; /* a FIFO would block */
     r = json_load_file(report_path, 0, NULL);
     if (!r) return 0;
     meta = json_object_get(r, "metadata");

@@ -269,6 +269,7 @@ int rpx_cli_batch(int argc, char **argv)
     guard g = {0};
     char **owned = NULL;
     size_t nowned = 0;
+    struct stat st;
     long si = 0, sn = 1;
     rpx_manifest *m = NULL;
     rpx_error err = {0};
@@ -314,7 +315,10 @@ int rpx_cli_batch(int argc, char **argv)
     total = rpx_manifest_job_count(m);
     g.force = force;
     g.manifest = argv[optind];
-    if (read_files(m, argv[optind], &owned, &nowned, &err) != 0) {
+    /* a folder not made yet holds no file to lose: a Python model's files are
+     * then not looked up (an interpreter started in a child process) */
+    if ((stat(out_dir, &st) == 0 || errno != ENOENT) &&
+        read_files(m, argv[optind], &owned, &nowned, &err) != 0) {
         for (i = 0; i < nowned; i++) free(owned[i]);
         free(owned);
         free(dir_owned);

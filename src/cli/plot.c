@@ -115,7 +115,7 @@ int rpx_cli_plot(int argc, char **argv)
         json_error_t je;
         json_t *s;
         size_t k;
-        if (rpx_user_file_regular(path, NULL, &err) != 0) { /* a FIFO would block */
+        if (rpx__user_file_regular(path, NULL, &err) != 0) { /* a FIFO would block */
             rc = rpx_cli_fail("plot", 1, "%s", err.message);
             break;
         }

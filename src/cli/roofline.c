@@ -76,7 +76,7 @@ static int is_onnx(const char *path)
     FILE *f;
     int c;
     if (n > 5 && strcasecmp(path + n - 5, ".onnx") == 0) return 1;
-    if (rpx_user_file_regular(path, NULL, NULL) != 0) return 0; /* the JSON reader names it */
+    if (rpx__user_file_regular(path, NULL, NULL) != 0) return 0; /* the JSON reader names it */
     f = fopen(path, "rb");
     if (!f) return 0;
     do c = fgetc(f);
@@ -370,10 +370,19 @@ int rpx_cli_roofline(int argc, char **argv)
     }
     if (o.svg) {
         /* the figure's place, before anything is costed or measured; never a
-         * file this command reads */
-        const char *protect[2] = {o.cost, o.report};
-        rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o.force, protect, 2, "--svg"};
-        int orc = rpx_output_open(o.svg, &oo, &svg_out, &err);
+         * file this command reads (--cost, --report, every --gpu-spec) */
+        const char **protect = calloc(o.n_specs + 2, sizeof *protect);
+        rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o.force, protect, o.n_specs + 2, "--svg"};
+        int orc;
+        if (!protect) {
+            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+            goto out;
+        }
+        protect[0] = o.cost;
+        protect[1] = o.report;
+        memcpy(protect + 2, o.specs, o.n_specs * sizeof *protect);
+        orc = rpx_output_open(o.svg, &oo, &svg_out, &err);
+        free(protect);
         if (orc != 0) {
             rc = rpx_cli_fail(CMD, orc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
                               err.message);

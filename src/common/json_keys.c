@@ -130,7 +130,7 @@ int rpx_user_file_check(const char *path, const char *what, rpx_error *err)
     if (S_ISDIR(st.st_mode))
         return rpx_error_set(err, RPX_EIO, "%s: is a folder, not a file; give the path of %s",
                              path, what);
-    return rpx_user_file_regular(path, NULL, err); /* a FIFO would block the read */
+    return rpx__user_file_regular(path, NULL, err); /* a FIFO would block the read */
 }
 
 int rpx_json_load_user_file(const char *path, size_t flags, const char *what, json_t **out,

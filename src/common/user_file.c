@@ -4,7 +4,7 @@
 
 #include "common/user_file.h"
 
-int rpx_user_file_regular(const char *path, const char *label, rpx_error *err)
+int rpx__user_file_regular(const char *path, const char *label, rpx_error *err)
 {
     struct stat st;
     const char *what, *why;

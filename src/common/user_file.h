@@ -13,6 +13,6 @@
  * otherwise RPX_EIO with "LABEL: is a FIFO (named pipe), not a regular file;
  * ..." (a character device, a block device, a socket). `label` is what the
  * message starts with ("--inputs ff.npz", or the path when NULL). */
-int rpx_user_file_regular(const char *path, const char *label, rpx_error *err);
+int rpx__user_file_regular(const char *path, const char *label, rpx_error *err);
 
 #endif

@@ -344,7 +344,7 @@ int rpx__load_file(rpx__ctx *c, const char *path)
     filt f;
     int rc, fd;
     /* stat before the blocking open: a FIFO would wait for a writer without end */
-    if ((rc = rpx_user_file_regular(path, c->path, c->err && c->err->code == 0 ? c->err : NULL)) != 0)
+    if ((rc = rpx__user_file_regular(path, c->path, c->err && c->err->code == 0 ? c->err : NULL)) != 0)
         return rc;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return rpx__fail(c, RPX_EIO, "cannot open: %s", strerror(errno));
@@ -498,7 +498,7 @@ static unsigned char *read_external(rpx__ctx *c, const Onnx__TensorProto *t, rpx
     slash = strrchr(c->path, '/');
     if (slash) snprintf(path, sizeof path, "%.*s/%s", (int)(slash - c->path), c->path, loc);
     else snprintf(path, sizeof path, "%s", loc);
-    if (rpx_user_file_regular(path, NULL, NULL) != 0) return NULL; /* a FIFO: named as missing */
+    if (rpx__user_file_regular(path, NULL, NULL) != 0) return NULL; /* a FIFO: named as missing */
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
     buf = malloc(want ? want : 1);

@@ -550,7 +550,7 @@ static int read_body(http_state *s, const char *option, const char *path, rpx_er
     long size;
     int failed, e;
     snprintf(label, sizeof label, "%s %s", option, path);
-    if ((e = rpx_user_file_regular(path, label, err)) != 0) return e; /* a FIFO would block */
+    if ((e = rpx__user_file_regular(path, label, err)) != 0) return e; /* a FIFO would block */
     f = fopen(path, "rb");
     if (!f)
         return rpx_error_set(err, RPX_ENOTFOUND,

@@ -723,7 +723,7 @@ int rpx_npz_load(const char *path, rpx_npz **out, rpx_error *err)
     if (!out) return rpx_error_set(err, RPX_EINVAL, "rpx_npz_load: no output given");
     *out = NULL;
     if (!path || !*path) return rpx_error_set(err, RPX_EINVAL, "rpx_npz_load: no path given");
-    if ((rc = rpx_user_file_regular(path, NULL, err)) != 0) return rc; /* a FIFO would block */
+    if ((rc = rpx__user_file_regular(path, NULL, err)) != 0) return rc; /* a FIFO would block */
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return rpx_error_set(err, RPX_EIO, "%s: cannot open (%s); check the path", path,

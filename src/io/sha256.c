@@ -27,7 +27,7 @@ int rpx_file_sha256(const char *path, char hex[65], rpx_error *err)
 
     if (!path || !hex) return rpx_error_set(err, RPX_EINVAL, "rpx_file_sha256: no path given");
     hex[0] = '\0';
-    if ((rc = rpx_user_file_regular(path, NULL, err)) != 0) return rc; /* a FIFO would block */
+    if ((rc = rpx__user_file_regular(path, NULL, err)) != 0) return rc; /* a FIFO would block */
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return rpx_error_set(err, RPX_EIO, "%s: cannot open (%s); check the path", path,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/json.h"
 #include "rpxprof/clock.h"
@@ -172,14 +173,19 @@ done:
 
 /* The report's place: never a file the run reads (rpx_runner_read_files;
  * refused even with force) nor a file that is not a report, unless force;
- * checked before anything is loaded or measured. */
+ * checked before anything is loaded or measured. Where nothing exists yet
+ * there is nothing to protect, and a Python target's files are not looked up
+ * (that starts an interpreter in a child process). */
 static int open_output(const rpx_runner_config *c, rpx_output **out, rpx_error *err)
 {
     char **files = NULL;
     size_t n = 0, i;
+    struct stat st;
     rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, c->force, NULL, 0,
                              c->output_option ? c->output_option : "--output", c->no_force_option};
-    int rc = rpx_runner_read_files(c, &files, &n, err);
+    int rc = strcmp(c->output, "-") == 0 || stat(c->output, &st) != 0
+                 ? 0
+                 : rpx_runner_read_files(c, &files, &n, err);
     if (rc == 0) {
         oo.protect = (const char *const *)files;
         oo.n_protect = n;

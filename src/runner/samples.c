@@ -73,7 +73,7 @@ static int check_entry(const char *dir, const char *p, rpx_error *err)
         {
             char label[4200];
             snprintf(label, sizeof label, "--inputs %s: %s", dir, p);
-            if (rpx_user_file_regular(p, label, err) != 0) return RPX_EINVAL;
+            if (rpx__user_file_regular(p, label, err) != 0) return RPX_EINVAL;
         }
         return rpx_error_set(err, RPX_EINVAL, "--inputs %s: %s is not a regular file", dir, p);
     }
@@ -154,7 +154,7 @@ int rpx__samples_paths(const char *const *given, size_t n_given, char ***out, si
             rc = rpx_error_set(err, RPX_EINVAL, "--inputs: an empty path; give an NPZ file");
         } else if (stat(given[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             rc = expand_dir(given[i], &list, &n, &cap, err);
-        } else if (rpx_user_file_regular(given[i], NULL, err) != 0) { /* a FIFO would block */
+        } else if (rpx__user_file_regular(given[i], NULL, err) != 0) { /* a FIFO would block */
             char msg[sizeof err->message];
             snprintf(msg, sizeof msg, "%s", err->message);
             rc = rpx_error_set(err, RPX_EINVAL, "--inputs %s", msg);

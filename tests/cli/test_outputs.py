@@ -507,6 +507,21 @@ class ModelFilesTest(TempDirTest):
         self.refused_twice(onnx, "-m", "rpxprof-demo:demo_noop", "-i", self.path("in.npz"),
                            "--cost", onnx, "--input", "x=1x64")
 
+    def test_gpu_spec_files(self):
+        spec = self.path("lab.json")
+        write(spec, json.dumps({"gpus": [{"key": "lab-gpu", "name": "Lab GPU",
+                                          "memory_bandwidth_gbps": 1000,
+                                          "peak_tflops": {"fp32": 50}}]}))
+        self.refused_twice(spec, "-m", "rpxprof-demo:demo_noop", "-i", self.path("in.npz"),
+                           "--gpu-spec", spec)
+        before = text(spec)
+        for force in ((), ("--force",)):
+            p = run("roofline", "--gpu-spec", spec, "--gpu", "lab-gpu", "--flops", "1e9",
+                    "--bytes", "1e6", "--svg", spec, *force)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"--svg {spec}: is one of the files this command reads", p.stderr)
+            self.assertEqual(text(spec), before)
+
     def test_batch_never_replaces_a_model_file(self):
         self.need("python")
         out = self.path("out")

@@ -112,6 +112,13 @@ static void test_load_user_file(void **st)
     assert_non_null(strstr(err.message, "does not exist"));
     assert_int_equal(rpx_json_load_user_file(dir, 0, "a manifest", &root, &err), RPX_EIO);
     assert_non_null(strstr(err.message, "is a folder, not a file"));
+    /* a FIFO is refused before the open that would wait for a writer */
+    snprintf(path, sizeof path, "%s/ff.json", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(rpx_json_load_user_file(path, 0, "a manifest", &root, &err), RPX_EIO);
+    assert_null(root);
+    assert_non_null(strstr(err.message, "ff.json: is a FIFO (named pipe), not a regular file"));
+    unlink(path);
     snprintf(path, sizeof path, "%s/bad.json", dir);
     f = fopen(path, "w");
     assert_non_null(f);
