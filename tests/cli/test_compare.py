@@ -365,6 +365,12 @@ class CompareTest(TempDirTest):
             self.assertTrue(mine, errors)
             for e in mine:  # every one of aggregate's messages about this file, word for word
                 self.assertIn(e, p.stderr)
+            # plot draws the file as it is, and warns in the same words
+            p = run("plot", f, "-o", self.path(f"fig{i}.svg"), check=0)
+            for e in mine:
+                self.assertIn(f"rpxprof plot: warning: {e}", p.stderr)
+        p = run("plot", self.write("fine.json", base), "-o", self.path("fine.svg"), check=0)
+        self.assertNotIn("warning", p.stderr)
 
     def test_notes_on_what_the_two_sides_time(self):
         rng = np.random.default_rng(14)
