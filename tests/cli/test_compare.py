@@ -290,6 +290,10 @@ class CompareTest(TempDirTest):
                 "-m", "rpxprof-demo:demo_depth", "--inputs", a, check=2)
         self.assertIn("takes exactly two --model", p.stderr)
         self.assertNotIn("given twice", p.stderr)
+        # too few calls a process for any p50 interval: a verdict that could only be inconclusive
+        p = run("compare", "--run", "-m", "rpxprof-demo:demo_noop", "-m", "rpxprof-demo:demo_noop",
+                "--inputs", a, "--repeats", "11", "--processes", "2", check=2)
+        self.assertIn("at least 6 in every process: give --repeats 12 or more", p.stderr)
 
     def test_refused_reports(self):
         rng = np.random.default_rng(6)
