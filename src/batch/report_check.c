@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "batch/report_check.h"
+#include "rpxprof/aggregate.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
 #include "rpxprof/stats.h"
@@ -318,4 +319,19 @@ void rpx__report_check_free(rpx__report_checked *c)
     free(c->covers);
     for (j = 0; j < 4; j++) free(c->ci_reason[j]);
     memset(c, 0, sizeof *c);
+}
+
+int rpx_report_check(const char *file, const json_t *report, json_t *errors, json_t *warnings)
+{
+    const char *prob = rpx__report_shape_problem(report);
+    size_t before = json_array_size(errors);
+    rpx__report_checked c;
+    int k;
+    if (prob) {
+        msg(errors, "%s: does not match schemas/profile.json: %s", file, prob);
+        return (int)(json_array_size(errors) - before);
+    }
+    k = rpx__report_check(file, report, RPX_REPORT_RPXPROF, errors, warnings, &c);
+    rpx__report_check_free(&c);
+    return k < 0 ? k : (int)(json_array_size(errors) - before);
 }

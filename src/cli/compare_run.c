@@ -18,6 +18,7 @@
 #include "rpxprof/error.h"
 #include "common/json.h"
 #include "rpxprof/runner.h"
+#include "rpxprof/stats.h"
 
 static const char usage[] =
     "Usage: rpxprof compare --run --model A --model B --inputs FILE.npz [OPTION]...\n"
@@ -143,6 +144,17 @@ int rpx__cli_compare_run(int argc, char **argv)
     if (nmodels != 2)
         return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --model twice: the base, then the new one");
     if (!cfg[0].inputs) return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --inputs FILE.npz");
+    {   /* fewer calls a process than a per-process p50 needs: the p50's interval is
+         * null, the verdict inconclusive whatever the models do (docs/statistics.md) */
+        long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
+        if (cfg[0].repeats / cfg[0].processes < need)
+            return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                                "--repeats %ld over --processes %d is %ld call%s a process; the p50's interval "
+                                "between processes needs at least %ld in every process: give --repeats %ld or "
+                                "more, or fewer --processes",
+                                cfg[0].repeats, cfg[0].processes, cfg[0].repeats / cfg[0].processes,
+                                cfg[0].repeats / cfg[0].processes == 1 ? "" : "s", need, need * cfg[0].processes);
+    }
     if (strcmp(cfg[0].device, "cpu") != 0 && strcmp(cfg[0].device, "cuda") != 0)
         return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--device '%s': expected cpu or cuda", cfg[0].device);
     for (k = 0; k < 2; k++) {

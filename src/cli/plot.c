@@ -11,6 +11,8 @@
 #include "rpxprof/error.h"
 #include "common/output.h"
 #include "common/json.h"
+#include "rpxprof/aggregate.h"
+#include "rpxprof/report.h"
 
 static const char usage[] =
     "Usage: rpxprof plot REPORT.json... -o FIG.svg [--timeline] [--force]\n"
@@ -134,6 +136,19 @@ int rpx_cli_plot(int argc, char **argv)
                 break;
             }
             l[i].samples[k] = json_number_value(json_array_get(s, k));
+        }
+        {   /* a complete report of rpxprof: aggregate's and compare's checks, as warnings (the
+             * figure draws the file as it holds it) */
+            const json_t *sc = json_object_get(l[i].r, "schema"), *st = json_object_get(l[i].r, "status");
+            if (rc == RPX_EXIT_OK && json_is_string(sc) && !strcmp(json_string_value(sc), RPX_PROFILE_SCHEMA) && json_is_string(st) &&
+                !strcmp(json_string_value(st), "complete")) {
+                json_t *errs = json_array(), *warns = json_array(), *w;
+                if (rpx_report_check(path, l[i].r, errs, warns) > 0)
+                    json_array_foreach(errs, k, w)
+                        fprintf(stderr, "rpxprof plot: warning: %s\n", json_string_value(w));
+                json_decref(errs);
+                json_decref(warns);
+            }
         }
         l[i].shape = shape_text(json_object_get(l[i].r, "inputs"));
         rows[i].unit = str_or(l[i].r, "unit", "call");

@@ -290,6 +290,10 @@ class CompareTest(TempDirTest):
                 "-m", "rpxprof-demo:demo_depth", "--inputs", a, check=2)
         self.assertIn("takes exactly two --model", p.stderr)
         self.assertNotIn("given twice", p.stderr)
+        # too few calls a process for any p50 interval: a verdict that could only be inconclusive
+        p = run("compare", "--run", "-m", "rpxprof-demo:demo_noop", "-m", "rpxprof-demo:demo_noop",
+                "--inputs", a, "--repeats", "11", "--processes", "2", check=2)
+        self.assertIn("at least 6 in every process: give --repeats 12 or more", p.stderr)
 
     def test_errors_md_compare_run_rows_are_what_it_prints(self):
         """Issue 26 §4 item 10: docs/errors.md said `compare --run` was "not available yet"
@@ -385,6 +389,12 @@ class CompareTest(TempDirTest):
             self.assertTrue(mine, errors)
             for e in mine:  # every one of aggregate's messages about this file, word for word
                 self.assertIn(e, p.stderr)
+            # plot draws the file as it is, and warns in the same words
+            p = run("plot", f, "-o", self.path(f"fig{i}.svg"), check=0)
+            for e in mine:
+                self.assertIn(f"rpxprof plot: warning: {e}", p.stderr)
+        p = run("plot", self.write("fine.json", base), "-o", self.path("fine.svg"), check=0)
+        self.assertNotIn("warning", p.stderr)
 
     def test_notes_on_what_the_two_sides_time(self):
         rng = np.random.default_rng(14)
