@@ -14,7 +14,7 @@
 #include "http/http_load.h"
 #include "rpxprof/memory.h"
 
-#define FD_SPARE 16               /* descriptors kept free beside the connections (curl's
+#define FD_SPARE 8                /* descriptors kept free beside the connections (curl's
                                    * own, the resolver's, the report's) */
 
 struct rpx_http_load {
