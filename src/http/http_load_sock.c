@@ -634,6 +634,14 @@ static void on_readable(loop *L, conn *c)
                 finish(L, c, NULL, NULL);
             return;
         }
+        if (HTTP_PARSER_ERRNO(&c->parser) == HPE_HEADER_OVERFLOW) {
+            c->end = t;
+            finish(L, c, "header_too_large",
+                   "the response's headers are larger than the sockets engine accepts (80 KiB, "
+                   "http-parser's HTTP_MAX_HEADER_SIZE); --load-engine curl takes up to 100 KiB "
+                   "per header line");
+            return;
+        }
         if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
             c->end = t;
             finish(L, c, "bad_response", http_errno_description(HTTP_PARSER_ERRNO(&c->parser)));

@@ -113,11 +113,27 @@ static int is_ssl_error(CURLcode c)
            c == CURLE_USE_SSL_FAILED;
 }
 
-/* The status_counts key of a transport error; os_errno from CURLINFO_OS_ERRNO. */
-static void transport_key(CURLcode c, long os_errno, char *key, size_t size)
+/* curl's answer to a response header larger than it takes (a header line over
+ * CURL_MAX_HTTP_HEADER, 100 KiB, or all of them over its total): CURLE_OUT_OF_MEMORY before
+ * curl 8.6, CURLE_TOO_LARGE (100) since, after the status line came in. Not this machine's
+ * memory, so it is named for what it is. */
+static int header_too_large(CURLcode c, long status)
+{
+    return status > 0 && (c == CURLE_OUT_OF_MEMORY || (int)c == 100);
+}
+
+static const char header_too_large_text[] =
+    "the response's headers are larger than curl accepts (a header line over 100 KiB, "
+    "CURL_MAX_HTTP_HEADER, or all of them over curl's total); curl calls it %s, which is the "
+    "server's header, not this machine's memory";
+
+/* The status_counts key of a transport error; os_errno from CURLINFO_OS_ERRNO; status: the
+ * status line's code received before it (0: none). */
+static void transport_key(CURLcode c, long os_errno, long status, char *key, size_t size)
 {
     const char *k = NULL;
-    if (c == CURLE_OPERATION_TIMEDOUT) k = "timeout";
+    if (header_too_large(c, status)) k = "header_too_large";
+    else if (c == CURLE_OPERATION_TIMEDOUT) k = "timeout";
     else if (c == CURLE_COULDNT_CONNECT)
         k = os_errno == ECONNREFUSED ? "connection_refused" : "couldnt_connect";
     else if (c == CURLE_COULDNT_RESOLVE_HOST) k = "couldnt_resolve_host";
@@ -172,6 +188,12 @@ static void call_failure(const http_state *s, CURLcode res, rpx_error *err)
         return;
     }
     name = curl_code_name(res);
+    if (header_too_large(res, s->status)) {
+        char what[32];
+        snprintf(what, sizeof what, "%s", name ? name : "curl error 100");
+        rpx_error_set(err, RPX_EMODEL, header_too_large_text, what);
+        return;
+    }
     if (name)
         rpx_error_set(err, RPX_EMODEL, "curl: %s (%s)",
                       s->errbuf[0] ? s->errbuf : curl_easy_strerror(res), name);
@@ -308,7 +330,7 @@ static void record(http_state *s, CURL *c, CURLcode res, long status, long long 
     s->bytes_sent += info_off(c, CURLINFO_SIZE_UPLOAD_T);
     s->bytes_received += info_off(c, CURLINFO_SIZE_DOWNLOAD_T);
     if (res != CURLE_OK)
-        transport_key(res, info_long(c, CURLINFO_OS_ERRNO), key, sizeof key);
+        transport_key(res, info_long(c, CURLINFO_OS_ERRNO), status, key, sizeof key);
     else
         snprintf(key, sizeof key, "%ld", status);
     if (record_timed(s, key, rc, start_ns, first_ns, end_ns) != 0) return;
@@ -370,6 +392,9 @@ static void load_done(void *ud, const rpx_http_load_req *r)
     else if (!r->easy || r->curl_res == CURLE_OK)
         snprintf(s->load_failure, sizeof s->load_failure, "HTTP %ld from %s", r->status,
                  s->display_url);
+    else if (header_too_large(r->curl_res, r->status))
+        snprintf(s->load_failure, sizeof s->load_failure, header_too_large_text,
+                 curl_code_name(r->curl_res) ? curl_code_name(r->curl_res) : "curl error 100");
     else
         snprintf(s->load_failure, sizeof s->load_failure, "curl: %s (%s)",
                  curl_easy_strerror(r->curl_res),

@@ -361,6 +361,19 @@ class HttpRunTest(TempDirTest):
         self.assertEqual(list(r["http"]["status_counts"]), ["500"])
         self.assertIn("HTTP 500", p.stderr)
 
+    def test_a_header_larger_than_curl_takes_is_named(self):
+        # issue 26 §4.10: a 1 MiB response header read "curl: Out of memory", as if rpxprof
+        # had run out; it is the server's header over curl's limit, and says so
+        p, r = self.profile(self.srv.url("/bigheader?kb=1024"), "--method", "GET", "--warmup",
+                            "0", check=6, repeats=2)
+        self.assertEqual(r["http"]["status_counts"], {"header_too_large": 2})
+        self.assertIn("the response's headers are larger than curl accepts", r["error"])
+        self.assertNotIn("Out of memory", r["error"])
+        self.assertIn("not this machine's memory", p.stderr)
+        # a header curl takes is fine
+        _, r = self.profile(self.srv.url("/bigheader?kb=50"), "--method", "GET", repeats=2)
+        self.assertEqual(r["http"]["status_counts"], {"200": 2})
+
     def test_redirect_is_a_failure(self):
         _, r = self.profile(self.srv.url("/status?code=302"), "--warmup", "0", check=6, repeats=5)
         self.assertEqual(list(r["http"]["status_counts"]), ["302"])

@@ -170,6 +170,12 @@ class LoadEnginesTest(TempDirTest):
                              "--request-timeout", "0.5", check=6, rate="10", duration="0.3")
             self.assertEqual(r["http"]["status_counts"], {"timeout": 3}, engine)
             self.assertIn("timeout", p.stderr.lower())
+            # a response header over the engine's limit: named, not "Out of memory"
+            p, r = self.load(self.srv.url("/bigheader?kb=1024"), engine, "--method", "GET",
+                             check=6, rate="20", duration="0.1")
+            self.assertEqual(r["http"]["status_counts"], {"header_too_large": 2}, engine)
+            self.assertIn("the response's headers are larger than", r["error"])
+            self.assertNotIn("Out of memory", r["error"])
             _, r = self.load(self.srv.url("/flaky?every=4"), engine, "--method", "GET",
                              rate="50", duration="0.4")
             self.assertEqual(r["http"]["status_counts"], {"200": 15, "500": 5}, engine)
