@@ -40,6 +40,8 @@ struct rpx_http_sched {
     long dropped_at_end;          /* not yet sent then */
     long long t0, first_send, last_send, end;
     long long span_ns;            /* the last request's intended time from the first's */
+    double last_offset_ns;        /* the same, known before the first send (Poisson: drawn
+                                   * ahead with the same generator) */
     rpx_histogram *service, *send_delay; /* bounded: about 30 KiB each, whatever the count */
     double *sched_ms;             /* per latency sample (completion order): its intended send, */
     long n_sched;                 /* ms from the schedule's start; as many as the samples */
@@ -111,6 +113,15 @@ int rpx__sched_begin(rpx_http_sched *s, long n, rpx_http_load_done_fn done, void
     s->ud = ud;
     s->ran = 1;
     s->rng = s->o.seed;
+    s->last_offset_ns = n > 1 ? (double)(n - 1) * 1e9 / s->o.rate : 0;
+    if (s->o.poisson && n > 1) { /* the same draws advance() will make */
+        unsigned long long rng = s->o.seed;
+        double off = 0;
+        long i;
+        const double gap_ns = 1e9 / s->o.rate;
+        for (i = 0; i < n - 1; i++) off += -log(uniform(&rng)) * gap_ns;
+        s->last_offset_ns = off;
+    }
     s->t0 = rpx__load_now_ns() + 1000000LL;
     s->next_t = s->t0;
     return 0;
@@ -133,7 +144,10 @@ long long rpx__sched_due(const rpx_http_sched *s)
 
 long long rpx__sched_cut_ns(const rpx_http_sched *s)
 {
-    double ns = (s->o.duration_s + (s->o.drain_s > 0 ? s->o.drain_s : 0)) * 1e9;
+    /* --duration, or the last request's intended time when Poisson gaps put it later */
+    double end = s->o.duration_s * 1e9 > s->last_offset_ns ? s->o.duration_s * 1e9
+                                                            : s->last_offset_ns;
+    double ns = end + (s->o.drain_s > 0 ? s->o.drain_s : 0) * 1e9;
     if (!(s->o.duration_s > 0) || !(ns < 9e18) || s->t0 > LLONG_MAX - (long long)ns)
         return LLONG_MAX;
     return s->t0 + (long long)ns;

@@ -255,6 +255,14 @@ class HttpRunTest(TempDirTest):
         _, r2 = self.load(self.srv.url("/sleep?ms=0"), "--rate", "200", "--duration", "2",
                           "--arrivals", "poisson", "--seed", "8")
         self.assertNotEqual(r2["http"]["load"]["schedule_mean_gap_ms"], ld["schedule_mean_gap_ms"])
+        # --duration bounds the run, but a Poisson schedule may run past it: seed 14 puts the
+        # 8th of 8 requests (--rate 4 --duration 2) at 4.25 s; none is dropped with a short
+        # --drain, the bound being the later of --duration and the last intended send
+        _, r = self.load(self.srv.url("/sleep?ms=0"), "--rate", "4", "--duration", "2",
+                         "--arrivals", "poisson", "--seed", "14", "--drain", "0.5")
+        ld = r["http"]["load"]
+        self.assertAlmostEqual(ld["schedule_mean_gap_ms"] * 7, 4249.8, delta=1.0)
+        self.assertEqual((ld["completed"], ld["dropped"], ld["cut_at_end"]), (8, 0, 0), ld)
         # one connection, 300 ms per request, one due every 50 ms: the queue grows; a request
         # still unsent 1 s (--request-timeout) after its time is dropped
         _, r = self.load(self.srv.url("/locked?ms=300"), "--rate", "20", "--duration", "1",
