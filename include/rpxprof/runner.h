@@ -36,6 +36,7 @@ extern "C" {
 #define RPX_RUNNER_MAX_REPEATS 10000000L
 #define RPX_RUNNER_MAX_WARMUP 1000000000L
 #define RPX_RUNNER_DEFAULT_PROCESSES 5
+#define RPX_RUNNER_NOTICE_S 5
 
 typedef struct rpx_runner_config {
     const char *model;            /* --model TARGET (required) */
@@ -76,6 +77,13 @@ typedef struct rpx_runner_config {
     double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
     double grace_s;               /* after SIGINT/SIGTERM (default 2) */
     int progress;                 /* a progress line on stderr (the only output it makes) */
+    /* optional: what the run waits for, when a call, setup or load has taken
+     * RPX_RUNNER_NOTICE_S seconds and then every RPX_RUNNER_NOTICE_S
+     * ("waiting for URL: warmup call 2 of 10, 5 s so far (request timeout 60 s)"),
+     * handed as a line without newline; from the watching process, so not with
+     * isolate 0. NULL: none. */
+    void (*notice)(void *ctx, const char *line);
+    void *notice_ctx;
     /* HTTP and Python options; target.inputs_path is filled from `inputs` */
     rpx_target_options target;
     long max_failures;

@@ -86,7 +86,14 @@ typedef struct rpx_target_options {
     long load_concurrency;        /* HTTP --concurrency C (<= 0: 64) */
     unsigned long long load_seed; /* HTTP --seed N for Poisson arrivals */
     int load_engine;              /* HTTP --load-engine: 0 auto, 1 curl, 2 sockets */
+    double load_drain_s;          /* HTTP --drain S: with --rate, how long the requests in flight
+                                     when --duration ends may still take (then: timed out);
+                                     0: the default (RPX_HTTP_DEFAULT_DRAIN_S); < 0: none */
+    int allow_warmup_failures;    /* HTTP --allow-warmup-failures: a failed warmup call counts
+                                     towards max_failures instead of ending the run at once */
 } rpx_target_options;
+
+#define RPX_HTTP_DEFAULT_DRAIN_S 5.0
 
 /* A call of a target with counts_failures set returns this for a failure that
  * is counted (failed_calls) and is not a latency sample; any other non-zero
@@ -126,6 +133,10 @@ typedef struct rpx_target {
      * rpx_measure_run hands it its arguments and returns what it returns */
     int (*run_fn)(void *state, const struct rpx_run_config *cfg, const rpx_inputs *inputs,
                   struct rpx_run_result *result, rpx_error *error);
+    /* with counts_failures: 0 (the default), a counted failure of a warmup call
+     * ends the run at once (status RPX_RUN_TOO_MANY_FAILURES, the reason in the
+     * error); 1, it counts towards max_failures like a timed call's */
+    int allow_warmup_failures;
 } rpx_target;
 
 /* Parse `spec` (PATH:SYMBOL, rpxprof-demo:SYMBOL, module:function, http(s)://...)
@@ -167,6 +178,12 @@ RPX_API char *rpx_target_redact_spec(const char *spec);
 /* 1 when an HTTP header with this name carries a secret (Authorization,
  * Proxy-Authorization, Cookie, API keys, tokens): its value is never reported. */
 RPX_API int rpx_http_header_is_secret(const char *name);
+/* HTTP --slo "ttft=500ms,tpot=50ms,e2e=2s" (units ms, s, us; a bare number is ms; e2el is
+ * e2e): each SLO in ms into ttft_ms, tpot_ms, e2e_ms (NaN where not given). 0, or RPX_EINVAL
+ * with the message naming the part and the fix. The CLI checks --slo with it before a run
+ * (a bad value is a bad command line), the HTTP target reads it. */
+RPX_API int rpx_http_slo_parse(const char *slo, double *ttft_ms, double *tpot_ms, double *e2e_ms,
+                               rpx_error *err);
 
 /* Path of the packaged demo library (librpxprof-demo.so), found next to the
  * running rpxprof, in ../lib/rpxprof, or where it was installed; the

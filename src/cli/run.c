@@ -48,6 +48,7 @@ static const char usage[] =
     "      --rate HZ          paced calls: one timed call per 1/HZ s on absolute\n"
     "                         deadlines, late starts counted (the report's pacing;\n"
     "                         HZ joins --budget-hz); HTTP: open-loop load, below\n"
+    "      --duration S       with --rate: HZ x S timed calls (instead of --repeats)\n"
     "      --compare-back-to-back  with --rate: first the same calls back to back;\n"
     "                         both latencies in the report's pacing\n"
     "      --meta KEY=VALUE   record what the shapes do not say (repeatable)\n"
@@ -74,6 +75,8 @@ static const char usage[] =
     "      --method M         HTTP method (default POST; GET and HEAD send no body)\n"
     "      --connect-timeout S  (default 10)   --request-timeout S  (default 60)\n"
     "      --max-failures N   stop after N failed calls (default 100; 0: no limit)\n"
+    "      --allow-warmup-failures  a failed warmup call counts towards --max-failures;\n"
+    "                         without it the first one ends the run with its reason\n"
     "      --insecure         do not verify the server's TLS certificate (recorded)\n"
     "      --http2            HTTP/2: with prior knowledge for http://, required by\n"
     "                         ALPN for https://; under --rate, requests multiplexed\n"
@@ -90,7 +93,12 @@ static const char usage[] =
     "      --rate R           (HTTP) open-loop load: R requests per second on a fixed\n"
     "                         schedule, latency from each one's intended send time\n"
     "                         (http.load); needs --duration, replaces --repeats\n"
-    "      --duration S       seconds of schedule (R x S requests)\n"
+    "      --duration S       seconds of schedule (R x S requests); it bounds the run:\n"
+    "                         then the requests in flight get --drain, the rest are\n"
+    "                         dropped (with a local --rate: R x S paced calls)\n"
+    "      --drain S          after --duration, how long requests in flight may take\n"
+    "                         before they count as timed out (default 5); a warmup\n"
+    "                         call waits at most --duration + --drain\n"
     "      --arrivals A       constant (default) or poisson (seeded by --seed N)\n"
     "      --concurrency C    requests in flight at most (default 64)\n"
     "      --load-engine E    auto (default): plain sockets for http://, curl for\n"
@@ -151,6 +159,8 @@ typedef struct run_opts {
     const char *stream, *tokens_field, *slo;
     long keep_events;             /* 0: the default; -1: none */
     double rate, duration_s;      /* --rate, --duration: open-loop load (0: none) */
+    double drain_s;               /* --drain S (with drain_given) */
+    int drain_given, allow_warmup_failures;
     const char *arrivals;
     int poisson, concurrency_given, seed_given, repeats_given, back_to_back;
     int load_engine, load_engine_given; /* --load-engine: 0 auto, 1 curl, 2 sockets */
@@ -223,7 +233,8 @@ static int parse(int argc, char **argv, run_opts *o)
            O_CONNECT_TIMEOUT, O_REQUEST_TIMEOUT, O_MAX_FAILURES, O_INSECURE, O_FORCE,
            O_SETUP_TIMEOUT, O_GRACE, O_PROCESSES, O_TARGET_PRECISION, O_MAX_TIME,
            O_WRITABLE_INPUTS, O_STREAM, O_TOKENS_FIELD, O_KEEP_EVENTS, O_SLO, O_RATE, O_ARRIVALS,
-           O_DURATION, O_CONCURRENCY, O_SEED, O_BACK_TO_BACK, O_HTTP2, O_LOAD_ENGINE };
+           O_DURATION, O_CONCURRENCY, O_SEED, O_BACK_TO_BACK, O_HTTP2, O_LOAD_ENGINE,
+           O_DRAIN, O_ALLOW_WARMUP_FAILURES };
     static const struct option longs[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"device", required_argument, 0, O_DEVICE},
@@ -264,6 +275,8 @@ static int parse(int argc, char **argv, run_opts *o)
         {"concurrency", required_argument, 0, O_CONCURRENCY},
         {"seed", required_argument, 0, O_SEED},
         {"load-engine", required_argument, 0, O_LOAD_ENGINE},
+        {"drain", required_argument, 0, O_DRAIN},
+        {"allow-warmup-failures", no_argument, 0, O_ALLOW_WARMUP_FAILURES},
         {"compare-back-to-back", no_argument, 0, O_BACK_TO_BACK},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
@@ -370,7 +383,15 @@ static int parse(int argc, char **argv, run_opts *o)
             o->http_option_name = "--stream";
             break;
         case O_TOKENS_FIELD: o->tokens_field = optarg; o->http_option_name = "--tokens-field"; break;
-        case O_SLO: o->slo = optarg; o->http_option_name = "--slo"; break;
+        case O_SLO: {
+            rpx_error serr = {0};
+            double ttft, tpot, e2e;
+            if (rpx_http_slo_parse(optarg, &ttft, &tpot, &e2e, &serr) != 0)
+                return rpx_cli_fail("run", -1, "%s", serr.message);
+            o->slo = optarg;
+            o->http_option_name = "--slo";
+            break;
+        }
         case O_RATE:
         case O_DURATION: {
             double *v = c == O_RATE ? &o->rate : &o->duration_s;
@@ -378,9 +399,20 @@ static int parse(int argc, char **argv, run_opts *o)
             if (rpx_cli_parse_number(optarg, v) != 0 || !(*v > 0) || *v > 1e9)
                 return rpx_cli_fail("run", -1, "%s '%s': give a number above 0 (%s)", name,
                                     optarg, c == O_RATE ? "calls per second" : "seconds");
-            if (c == O_DURATION) o->http_option_name = name; /* --rate: every kind */
-            break;
+            break; /* --rate and --duration: every kind (local: paced calls) */
         }
+        case O_DRAIN:
+            if (rpx_cli_parse_number(optarg, &o->drain_s) != 0 || !(o->drain_s >= 0) ||
+                o->drain_s > 1e6)
+                return rpx_cli_fail("run", -1, "--drain '%s': give a number of seconds, 0 or "
+                                               "more", optarg);
+            o->drain_given = 1;
+            o->http_option_name = "--drain";
+            break;
+        case O_ALLOW_WARMUP_FAILURES:
+            o->allow_warmup_failures = 1;
+            o->http_option_name = "--allow-warmup-failures";
+            break;
         case O_BACK_TO_BACK: o->back_to_back = 1; break;
         case O_LOAD_ENGINE:
             if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "curl") != 0 &&
@@ -540,14 +572,29 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--compare-back-to-back compares paced calls (--rate HZ) "
                                        "of a shared object or Python callable with the same "
                                        "calls back to back; give --rate, and a local --model");
-    if (strcmp(rpx_target_kind_name(o->model), "http") == 0 &&
-        (o->rate > 0 || o->duration_s > 0 || o->arrivals || o->concurrency_given ||
-         o->seed_given || o->load_engine_given)) {
+    if (strcmp(rpx_target_kind_name(o->model), "http") != 0 && o->duration_s > 0) {
+        /* paced local calls: --rate x --duration timed calls */
         double n = o->rate * o->duration_s;
         if (!(o->rate > 0))
-            return rpx_cli_fail("run", -1, "--arrivals, --duration, --concurrency, --seed and "
-                                           "--load-engine shape an open-loop load; give --rate "
-                                           "too");
+            return rpx_cli_fail("run", -1, "--duration S paces the calls for S seconds; give "
+                                           "--rate HZ too (HZ x S timed calls)");
+        if (o->repeats_given)
+            return rpx_cli_fail("run", -1, "--repeats and --rate x --duration both set the "
+                                           "number of timed calls; give one");
+        if (n < 0.5 || n >= (double)RPX_RUNNER_MAX_REPEATS + 0.5)
+            return rpx_cli_fail("run", -1, "--rate %g x --duration %g = %.0f calls: give "
+                                           "from 1 to %ld",
+                                o->rate, o->duration_s, n, (long)RPX_RUNNER_MAX_REPEATS);
+        o->repeats = (long)llround(n);
+    }
+    if (strcmp(rpx_target_kind_name(o->model), "http") == 0 &&
+        (o->rate > 0 || o->duration_s > 0 || o->arrivals || o->concurrency_given ||
+         o->seed_given || o->load_engine_given || o->drain_given)) {
+        double n = o->rate * o->duration_s;
+        if (!(o->rate > 0))
+            return rpx_cli_fail("run", -1, "--arrivals, --duration, --concurrency, --seed, "
+                                           "--drain and --load-engine shape an open-loop load; "
+                                           "give --rate too");
         if (!(o->duration_s > 0))
             return rpx_cli_fail("run", -1, "--rate %g needs --duration S (the schedule sends "
                                            "rate x duration requests)", o->rate);
@@ -629,6 +676,15 @@ static void print_summary(const rpx_runner_result *r, long asked)
                 json_number_value(json_object_get(mem, "cpu_inference_peak_mb")));
 }
 
+/* The runner's "waiting for ..." lines (a call, setup or load that takes a while); over a
+ * progress line on a terminal, which the next tick draws again. */
+static void print_notice(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "%srpxprof run: %s\n", isatty(2) ? "\r\033[K" : "", line);
+    fflush(stderr);
+}
+
 int rpx_cli_run(int argc, char **argv)
 {
     run_opts o;
@@ -696,6 +752,7 @@ int rpx_cli_run(int argc, char **argv)
     c.setup_timeout_s = o.setup_timeout_s;
     c.grace_s = o.grace_s;
     c.progress = !o.quiet && isatty(2);
+    if (!o.quiet) c.notice = print_notice;
     c.target.body_path = o.body;
     c.target.headers = o.headers;
     c.target.n_headers = o.n_headers;
@@ -708,6 +765,7 @@ int rpx_cli_run(int argc, char **argv)
     c.target.tokens_field = o.tokens_field;
     c.target.keep_events = o.keep_events;
     c.target.slo = o.slo;
+    c.target.allow_warmup_failures = o.allow_warmup_failures;
     if (o.rate > 0 && strcmp(rpx_target_kind_name(o.model), "http") != 0) {
         /* paced calls; the paced rate joins the real-time budget's rates */
         size_t k;
@@ -727,6 +785,7 @@ int rpx_cli_run(int argc, char **argv)
         c.target.load_concurrency = o.concurrency;
         c.target.load_seed = (unsigned long long)(o.seed_given ? o.seed : 1);
         c.target.load_engine = o.load_engine;
+        c.target.load_drain_s = !o.drain_given ? 0 : o.drain_s > 0 ? o.drain_s : -1;
         c.repeats = (long)llround(o.rate * o.duration_s);
     }
     c.max_failures = o.max_failures;

@@ -3,7 +3,8 @@
  * all driven by one epoll loop; responses parsed by http-parser (Debian's
  * libhttp-parser, the parser wrk is built on). It serves http:// URLs
  * without --http2, credentials in the URL or a proxy from the environment;
- * curl's engine (http_load.c) serves the rest. The request's bytes are built
+ * curl's engine (http_load_curl.c) serves the rest; both report to the
+ * schedule (http_schedule.c) and neither calls the other. The request's bytes are built
  * once, as curl builds them from the same options, and sent as they are for
  * every request.
  *
@@ -26,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http/http_load.h"
+#include "http/http_engines.h"
 
 #define SCAN_NS 50000000LL        /* timeouts are looked for every 50 ms at most */
 #define READ_SIZE 65536
@@ -74,7 +75,7 @@ typedef struct conn {
 
 typedef struct loop {
     rpx_http_sock *k;
-    rpx_http_load *l;
+    rpx_http_sched *l;
     const rpx_run_config *cfg;
     rpx_run_result *res;
     int ep;
@@ -401,11 +402,12 @@ static void conn_close(conn *c)
     c->served = 0;
 }
 
-static void finish(loop *L, conn *c, const char *key, const char *text)
+static void finish_as(loop *L, conn *c, const char *key, const char *text, int cut)
 {
     rpx_http_load_req r;
     const size_t head_len = L->k->req_len - (size_t)L->k->body_len;
     memset(&r, 0, sizeof r);
+    r.cut = cut;
     r.error_key = key;
     r.error_text = text;
     r.status = key ? 0 : c->status;
@@ -436,7 +438,12 @@ static void finish(loop *L, conn *c, const char *key, const char *text)
     c->next_free = L->free_list;
     L->free_list = c;
     L->in_flight--;
-    if (rpx__load_finished(L->l, c->intended, L->cfg, L->res, &r)) L->stop = 1;
+    if (rpx__sched_finished(L->l, c->intended, L->cfg, L->res, &r)) L->stop = 1;
+}
+
+static void finish(loop *L, conn *c, const char *key, const char *text)
+{
+    finish_as(L, c, key, text, 0);
 }
 
 static void send_more(loop *L, conn *c);
@@ -466,7 +473,12 @@ static void connect_next(loop *L, conn *c)
         next_address(L, c);
     }
     c->end = rpx__load_now_ns();
-    finish(L, c, e == ECONNREFUSED ? "connection_refused" : "couldnt_connect", strerror(e));
+    if (e == EMFILE || e == ENFILE) /* this process's limit, not the server's doing */
+        finish(L, c, "client_fd_limit",
+               "no socket for the request: this process's open-file limit (ulimit -n) is "
+               "reached; lower --concurrency or raise the limit");
+    else
+        finish(L, c, e == ECONNREFUSED ? "connection_refused" : "couldnt_connect", strerror(e));
 }
 
 /* The request goes out on c: on its open connection, or a new one. */
@@ -622,6 +634,14 @@ static void on_readable(loop *L, conn *c)
                 finish(L, c, NULL, NULL);
             return;
         }
+        if (HTTP_PARSER_ERRNO(&c->parser) == HPE_HEADER_OVERFLOW) {
+            c->end = t;
+            finish(L, c, "header_too_large",
+                   "the response's headers are larger than the sockets engine accepts (80 KiB, "
+                   "http-parser's HTTP_MAX_HEADER_SIZE); --load-engine curl takes up to 100 KiB "
+                   "per header line");
+            return;
+        }
         if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
             c->end = t;
             finish(L, c, "bad_response", http_errno_description(HTTP_PARSER_ERRNO(&c->parser)));
@@ -683,12 +703,14 @@ static int wait_events(int ep, struct epoll_event *evs, int max, long long wait_
     return epoll_wait(ep, evs, max, wait_ns <= 1000000LL ? 0 : (int)(wait_ns / 1000000LL) - 1);
 }
 
-int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeout_s,
-                       double connect_timeout_s, const rpx_run_config *cfg, rpx_run_result *res,
-                       rpx_error *err)
+int rpx__http_sock_run(rpx_http_sock *k, rpx_http_sched *l, const rpx_run_config *cfg,
+                       rpx_run_result *res, rpx_error *err)
 {
-    const long n = rpx__load_scheduled(l), nc = rpx__load_concurrency(l);
+    const long n = rpx__sched_scheduled(l), nc = rpx__sched_concurrency(l);
+    const double request_timeout_s = rpx__sched_opts(l)->request_timeout_s;
+    const double connect_timeout_s = rpx__sched_opts(l)->connect_timeout_s;
     const long long drop_ns = (long long)(request_timeout_s * 1e9); /* as the load's */
+    const long long cut_ns = rpx__sched_cut_ns(l);
     struct epoll_event evs[256];
     conn *conns = calloc((size_t)nc, sizeof *conns);
     loop L;
@@ -720,7 +742,7 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
     settings.on_headers_complete = on_headers_complete;
     settings.on_body = on_body;
     settings.on_message_complete = on_message_complete;
-    if (rpx__load_stream(l)) {
+    if (rpx__sched_stream(l)) {
         settings.on_message_begin = on_message_begin;
         settings.on_header_field = on_header_field;
         settings.on_header_value = on_header_value;
@@ -728,7 +750,7 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
     settings_head = settings;
     settings_head.on_headers_complete = on_headers_complete_head;
     for (i = nc - 1; i >= 0; i--) {
-        if ((conns[i].stream = rpx__load_stream(l)) != NULL &&
+        if ((conns[i].stream = rpx__sched_stream(l)) != NULL &&
             rpx__capture_create(&conns[i].cap) != 0) {
             rc = rpx_error_set(err, RPX_ENOMEM, "out of memory for %ld connections", nc);
             goto out;
@@ -737,16 +759,26 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
         L.free_list = &conns[i];
     }
     next_scan = rpx__load_now_ns() + scan_ns;
-    while (rpx__load_done_count(l) < n && !L.stop) {
+    while (rpx__sched_done_count(l) < n && !L.stop) {
         long long due, wait, now;
         int nev, j;
         if (cfg->stop && *cfg->stop) {
             res->status = RPX_RUN_INTERRUPTED;
             break;
         }
+        if (rpx__load_now_ns() >= cut_ns) { /* --duration and --drain are over */
+            for (i = 0; i < nc; i++)
+                if (conns[i].busy) {
+                    conns[i].end = rpx__load_now_ns();
+                    finish_as(&L, &conns[i], "timeout",
+                              "still unanswered when --duration and --drain ended", 1);
+                }
+            rpx__sched_drop_rest(l, cfg);
+            break;
+        }
         /* sends that are due: a free connection each, or they wait (and may be dropped);
          * the clock read for each, as a send with a connect or a large body takes a while */
-        while (!L.stop && (due = rpx__load_due(l)) <= (now = rpx__load_now_ns())) {
+        while (!L.stop && (due = rpx__sched_due(l)) <= (now = rpx__load_now_ns())) {
             if (L.free_list) {
                 conn *c = L.free_list;
                 L.free_list = c->next_free;
@@ -755,21 +787,22 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_load *l, double request_timeou
                 c->write_failed = 0;
                 c->intended = due;
                 c->sent = now;
-                rpx__load_sent(l, now, ++L.in_flight);
+                rpx__sched_sent(l, now, ++L.in_flight);
                 begin(&L, c);
             } else if (now - due > drop_ns) {
-                rpx__load_dropped(l, cfg);
+                rpx__sched_dropped(l, cfg);
             } else {
                 break;
             }
         }
-        if (L.stop || rpx__load_done_count(l) >= n) break;
-        due = rpx__load_due(l);
+        if (L.stop || rpx__sched_done_count(l) >= n) break;
+        due = rpx__sched_due(l);
         now = rpx__load_now_ns();
         if (due == LLONG_MAX) wait = scan_ns;
         else if (L.free_list) wait = due - now;
         else wait = due + drop_ns - now;
         if (wait > scan_ns) wait = scan_ns;
+        if (cut_ns != LLONG_MAX && wait > cut_ns - now) wait = cut_ns - now;
         if (wait < 0) wait = 0;
         nev = wait_events(L.ep, evs, 256, wait);
         if (nev < 0 && errno != EINTR) {

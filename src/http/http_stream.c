@@ -16,6 +16,7 @@
 #include "http/http_stream.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
+#include "rpxprof/target.h"
 
 enum { MODE_AUTO, MODE_SSE, MODE_LINES, MODE_CHUNKED };
 static const char *const mode_names[] = {"auto", "sse", "lines", "chunked"};
@@ -65,46 +66,10 @@ struct rpx_http_stream {
     long kept_events, not_kept;
 };
 
-static double parse_duration_ms(const char *v, int *ok)
-{
-    char *end;
-    double x = strtod(v, &end);
-    *ok = end != v && x >= 0 && isfinite(x);
-    if (!*ok) return 0;
-    if (strcmp(end, "ms") == 0 || *end == '\0') return x;
-    if (strcmp(end, "s") == 0) return x * 1e3;
-    if (strcmp(end, "us") == 0) return x / 1e3;
-    *ok = 0;
-    return 0;
-}
-
+/* --slo, parsed by the library's rpx_http_slo_parse (the CLI checks it with the same) */
 static int parse_slo(rpx_http_stream *s, const char *slo, rpx_error *err)
 {
-    char *copy = strdup(slo), *tok, *save = NULL;
-    int rc = 0;
-    if (!copy) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    for (tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        int ok = 0;
-        double v;
-        if (eq) *eq = '\0';
-        v = eq ? parse_duration_ms(eq + 1, &ok) : 0;
-        if (!eq || !ok)
-            rc = rpx_error_set(err, RPX_EINVAL,
-                               "--slo %s: '%s' is not NAME=DURATION; write e.g. "
-                               "ttft=500ms,tpot=50ms,e2e=2s (ms when no unit)",
-                               slo, tok);
-        else if (strcmp(tok, "ttft") == 0) s->slo_ttft_ms = v;
-        else if (strcmp(tok, "tpot") == 0) s->slo_tpot_ms = v;
-        else if (strcmp(tok, "e2e") == 0 || strcmp(tok, "e2el") == 0) s->slo_e2e_ms = v;
-        else
-            rc = rpx_error_set(err, RPX_EINVAL,
-                               "--slo %s: unknown name '%s'; the SLOs are ttft, tpot and e2e",
-                               slo, tok);
-    }
-    free(copy);
-    if (rc == 0 && !*slo)
-        rc = rpx_error_set(err, RPX_EINVAL, "--slo is empty; write e.g. ttft=500ms,tpot=50ms");
+    int rc = rpx_http_slo_parse(slo, &s->slo_ttft_ms, &s->slo_tpot_ms, &s->slo_e2e_ms, err);
     s->has_slo = rc == 0;
     return rc;
 }

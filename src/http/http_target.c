@@ -61,6 +61,8 @@ typedef struct http_state {
     long long t_end_ns;           /* curl_easy_perform returned */
     rpx_http_stream *stream;      /* streamed responses: events and their times */
     rpx_http_load *load;          /* --rate: the open-loop schedule; NULL without */
+    double load_bound_s;          /* --rate: --duration + --drain, which bound each warmup call */
+    int allow_warmup_failures;    /* --allow-warmup-failures */
     char load_failure[256];       /* the last failed request's message under load */
     curl_off_t received;          /* response body bytes of all calls */
     /* written by the after-call hook */
@@ -112,11 +114,27 @@ static int is_ssl_error(CURLcode c)
            c == CURLE_USE_SSL_FAILED;
 }
 
-/* The status_counts key of a transport error; os_errno from CURLINFO_OS_ERRNO. */
-static void transport_key(CURLcode c, long os_errno, char *key, size_t size)
+/* curl's answer to a response header larger than it takes (a header line over
+ * CURL_MAX_HTTP_HEADER, 100 KiB, or all of them over its total): CURLE_OUT_OF_MEMORY before
+ * curl 8.6, CURLE_TOO_LARGE (100) since, after the status line came in. Not this machine's
+ * memory, so it is named for what it is. */
+static int header_too_large(CURLcode c, long status)
+{
+    return status > 0 && (c == CURLE_OUT_OF_MEMORY || (int)c == 100);
+}
+
+static const char header_too_large_text[] =
+    "the response's headers are larger than curl accepts (a header line over 100 KiB, "
+    "CURL_MAX_HTTP_HEADER, or all of them over curl's total); curl calls it %s, which is the "
+    "server's header, not this machine's memory";
+
+/* The status_counts key of a transport error; os_errno from CURLINFO_OS_ERRNO; status: the
+ * status line's code received before it (0: none). */
+static void transport_key(CURLcode c, long os_errno, long status, char *key, size_t size)
 {
     const char *k = NULL;
-    if (c == CURLE_OPERATION_TIMEDOUT) k = "timeout";
+    if (header_too_large(c, status)) k = "header_too_large";
+    else if (c == CURLE_OPERATION_TIMEDOUT) k = "timeout";
     else if (c == CURLE_COULDNT_CONNECT)
         k = os_errno == ECONNREFUSED ? "connection_refused" : "couldnt_connect";
     else if (c == CURLE_COULDNT_RESOLVE_HOST) k = "couldnt_resolve_host";
@@ -171,6 +189,12 @@ static void call_failure(const http_state *s, CURLcode res, rpx_error *err)
         return;
     }
     name = curl_code_name(res);
+    if (header_too_large(res, s->status)) {
+        char what[32];
+        snprintf(what, sizeof what, "%s", name ? name : "curl error 100");
+        rpx_error_set(err, RPX_EMODEL, header_too_large_text, what);
+        return;
+    }
     if (name)
         rpx_error_set(err, RPX_EMODEL, "curl: %s (%s)",
                       s->errbuf[0] ? s->errbuf : curl_easy_strerror(res), name);
@@ -307,7 +331,7 @@ static void record(http_state *s, CURL *c, CURLcode res, long status, long long 
     s->bytes_sent += info_off(c, CURLINFO_SIZE_UPLOAD_T);
     s->bytes_received += info_off(c, CURLINFO_SIZE_DOWNLOAD_T);
     if (res != CURLE_OK)
-        transport_key(res, info_long(c, CURLINFO_OS_ERRNO), key, sizeof key);
+        transport_key(res, info_long(c, CURLINFO_OS_ERRNO), status, key, sizeof key);
     else
         snprintf(key, sizeof key, "%ld", status);
     if (record_timed(s, key, rc, start_ns, first_ns, end_ns) != 0) return;
@@ -360,16 +384,38 @@ static void load_done(void *ud, const rpx_http_load_req *r)
     else
         record_sock(s, r, rc);
     if (r->ok) return;
-    if (r->error_key)
+    if (r->cut)
+        snprintf(s->load_failure, sizeof s->load_failure, "%s: %s (timeout)", s->display_url,
+                 r->error_text);
+    else if (r->error_key)
         snprintf(s->load_failure, sizeof s->load_failure, "%s: %s (%s)", s->display_url,
                  r->error_text ? r->error_text : r->error_key, r->error_key);
     else if (!r->easy || r->curl_res == CURLE_OK)
         snprintf(s->load_failure, sizeof s->load_failure, "HTTP %ld from %s", r->status,
                  s->display_url);
+    else if (header_too_large(r->curl_res, r->status))
+        snprintf(s->load_failure, sizeof s->load_failure, header_too_large_text,
+                 curl_code_name(r->curl_res) ? curl_code_name(r->curl_res) : "curl error 100");
     else
         snprintf(s->load_failure, sizeof s->load_failure, "curl: %s (%s)",
                  curl_easy_strerror(r->curl_res),
                  curl_code_name(r->curl_res) ? curl_code_name(r->curl_res) : "curl error");
+}
+
+static long timeout_ms(double *seconds, double fallback);
+
+/* --rate: a warmup call waits at most --duration + --drain (or --request-timeout, if shorter) */
+static long load_warmup_timeout_ms(const http_state *s)
+{
+    double ms = s->load_bound_s * 1000.0;
+    return ms < 1.0 ? 1L : ms > 1e12 ? (long)1e12 : (long)(ms + 0.5);
+}
+
+/* The handle's --request-timeout again: the load's requests are copies of it. */
+static void restore_timeout(http_state *s)
+{
+    double t = s->total_timeout_s;
+    curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, timeout_ms(&t, 60.0));
 }
 
 static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_inputs *inputs,
@@ -378,7 +424,7 @@ static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_input
     http_state *s = state;
     long i;
     long long start;
-    int rc;
+    int rc, warmup_failed = 0;
     memset(res, 0, sizeof *res);
     res->failed_call = -1;
     rpx_memory_peaks_init(&res->memory);
@@ -386,19 +432,33 @@ static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_input
         return rpx_error_set(err, RPX_EINVAL, "open-loop load: no sample buffer");
     res->samples_ns = cfg->samples;
     start = now_ns();
-    for (i = 0; i < cfg->warmup; i++) { /* warmup: one after another, as without --rate */
+    /* warmup: one after another, as without --rate; each call bounded by --duration +
+     * --drain as well (a request slower than that could not be answered within the run) */
+    if (cfg->warmup > 0 && s->load_bound_s < s->total_timeout_s)
+        curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, load_warmup_timeout_ms(s));
+    for (i = 0; i < cfg->warmup; i++) {
         rpx_error merr = {0};
         if (cfg->stop && *cfg->stop) break;
         rc = http_call(s, inputs, &merr);
         http_after_call(s, 0, rc);
-        if (rc != 0 && rc != RPX_CALL_COUNTED_FAILURE) /* --http2 refused: a stop */
+        if (cfg->progress_ns) __atomic_store_n(cfg->progress_ns, s->t_end_ns, __ATOMIC_RELEASE);
+        if (rc != 0 && rc != RPX_CALL_COUNTED_FAILURE) { /* --http2 refused: a stop */
+            restore_timeout(s);
             return rpx_error_set(err, merr.code, "%s", merr.message);
+        }
         if (rc != 0) {
             res->failed_warmup_calls++;
             snprintf(res->last_failure, sizeof res->last_failure, "%.250s", merr.message);
             if (cfg->failed_warmup_done)
                 __atomic_store_n(cfg->failed_warmup_done, res->failed_warmup_calls,
                                  __ATOMIC_RELEASE);
+            if (!s->allow_warmup_failures) {
+                res->status = RPX_RUN_TOO_MANY_FAILURES;
+                res->failed_call = i;
+                res->failed_in_warmup = 1;
+                warmup_failed = 1;
+                break;
+            }
             if (cfg->max_failures > 0 && res->failed_warmup_calls >= cfg->max_failures) {
                 res->status = RPX_RUN_TOO_MANY_FAILURES;
                 break;
@@ -407,6 +467,7 @@ static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_input
         res->warmup_done = i + 1;
         if (cfg->calls_done) __atomic_store_n(cfg->calls_done, i + 1, __ATOMIC_RELEASE);
     }
+    restore_timeout(s);
     if (res->status == RPX_RUN_COMPLETE && !(cfg->stop && *cfg->stop)) {
         if (cfg->peaks_reset) cfg->peaks_reset(cfg->peaks_ctx);
         s->load_failure[0] = '\0';
@@ -418,8 +479,16 @@ static int http_load_run(void *state, const rpx_run_config *cfg, const rpx_input
     } else if (res->status == RPX_RUN_COMPLETE) {
         res->status = RPX_RUN_INTERRUPTED;
     }
+    if (res->status != RPX_RUN_COMPLETE && res->warmup_done < cfg->warmup)
+        rpx__http_load_plan(s->load, cfg->repeats); /* scheduled, none sent */
     res->wall_ns = now_ns() - start;
-    if (res->status == RPX_RUN_TOO_MANY_FAILURES)
+    if (warmup_failed)
+        rpx_error_set(err, RPX_EMODEL,
+                      "--model %s: warmup call %ld of %ld failed: %s; a failed warmup call ends "
+                      "the run (--allow-warmup-failures counts it towards --max-failures "
+                      "instead)",
+                      s->display_url, res->failed_call + 1, cfg->warmup, res->last_failure);
+    else if (res->status == RPX_RUN_TOO_MANY_FAILURES)
         rpx_error_set(err, RPX_EMODEL, "--model %s: %ld calls failed (--max-failures %ld); the "
                       "last: %s", s->display_url, res->failed_calls + res->failed_warmup_calls,
                       cfg->max_failures, res->last_failure);
@@ -914,14 +983,26 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
     if (i != 0) return i;
     t->call = http_call;
     t->counts_failures = 1;
+    t->allow_warmup_failures = s->allow_warmup_failures = opt->allow_warmup_failures;
     t->after_call_fn = http_after_call;
     t->section_fn = http_section;
     t->setup_fn = http_setup;
     if (opt->load_rate > 0) {
-        rpx_http_load_opts lo = {opt->load_rate, opt->load_poisson, opt->load_duration_s,
-                                 opt->load_concurrency > 0 ? opt->load_concurrency : 64,
-                                 opt->load_seed, s->total_timeout_s, s->connect_timeout_s,
-                                 opt->load_engine, s->http2 && !s->is_https};
+        rpx_http_load_opts lo;
+        memset(&lo, 0, sizeof lo);
+        lo.rate = opt->load_rate;
+        lo.poisson = opt->load_poisson;
+        lo.duration_s = opt->load_duration_s;
+        lo.concurrency = opt->load_concurrency > 0 ? opt->load_concurrency : 64;
+        lo.seed = opt->load_seed;
+        lo.request_timeout_s = s->total_timeout_s;
+        lo.connect_timeout_s = s->connect_timeout_s;
+        lo.engine = opt->load_engine;
+        lo.h2c = s->http2 && !s->is_https;
+        lo.drain_s = opt->load_drain_s > 0    ? opt->load_drain_s
+                     : opt->load_drain_s < 0 ? 0
+                                             : RPX_HTTP_DEFAULT_DRAIN_S;
+        s->load_bound_s = lo.duration_s + lo.drain_s;
         if ((i = rpx__http_load_create(&lo, &s->load, err)) != 0 ||
             (i = rpx__http_load_prepare(s->load, t->spec, s->display_url, s->method, s->headers,
                                         s->body, s->body_len, s->send_body, s->http2, err)) != 0)

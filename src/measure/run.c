@@ -185,6 +185,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             if (failed_warmup_done)
                 __atomic_store_n(failed_warmup_done, result->failed_warmup_calls, __ATOMIC_RELEASE);
             snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr.message);
+            if (!target->allow_warmup_failures) goto warmup_counted_failure;
             if (max_failures > 0 && result->failed_warmup_calls >= max_failures)
                 goto too_many_failures;
         }
@@ -263,6 +264,20 @@ too_many_failures:
                   target->display_spec ? target->display_spec : target->spec,
                   result->failed_calls + result->failed_warmup_calls, max_failures,
                   merr.message[0] ? merr.message : "no message given");
+    return 0;
+warmup_counted_failure:
+    /* a server that fails its warmup (refused, timed out, an error status) is not
+     * measured: the run ends with the reason rather than waiting out every call */
+    progress_stop(&prog);
+    result->wall_ns = rpx_clock_now_ns() - start;
+    result->status = RPX_RUN_TOO_MANY_FAILURES;
+    result->failed_call = i;
+    result->failed_in_warmup = 1;
+    rpx_error_set(err, RPX_EMODEL,
+                  "--model %s: warmup call %ld of %ld failed: %s; a failed warmup call ends "
+                  "the run (--allow-warmup-failures counts it towards --max-failures instead)",
+                  target->display_spec ? target->display_spec : target->spec, i + 1,
+                  cfg->warmup, merr.message[0] ? merr.message : "no message given");
     return 0;
 interrupted:
     if (result->warmup_done == cfg->warmup) rpx_memory_end_inference(&result->memory);

@@ -142,3 +142,21 @@ json_t *rpx__make_notes(const rpx_runner_config *o, size_t measured, const rpx_m
     return notes;
 }
 
+
+void rpx__load_notes(const json_t *load, json_t *notes, json_t *warnings)
+{
+    char buf[600];
+    long long cut = json_integer_value(json_object_get(load, "cut_at_end"));
+    const char *clamp = json_string_value(json_object_get(load, "concurrency_note"));
+    if (!json_is_object(load)) return;
+    if (clamp) rpx__warn_note(notes, warnings, clamp);
+    if (cut > 0) {
+        snprintf(buf, sizeof buf,
+                 "%lld requests were still in flight when --duration (%g s) and --drain (%g s) "
+                 "ended and count as timed out (http.load.cut_at_end); give a longer --drain if "
+                 "the server's answers take longer",
+                 cut, json_number_value(json_object_get(load, "requested_duration_s")),
+                 json_number_value(json_object_get(load, "drain_s")));
+        rpx__warn_note(notes, warnings, buf);
+    }
+}

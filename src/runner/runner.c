@@ -432,6 +432,8 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->rp.n_samples = x->smp.n;
         x->rp.pristine = x->smp.writable ? x->smp.pristine : NULL;
         x->rp.rate_hz = strcmp(x->kind, "http") == 0 ? 0 : c->rate_hz;
+        x->rp.notice = c->notice;
+        x->rp.notice_ctx = c->notice_ctx;
         x->rp.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
     }
     return 0;
@@ -662,6 +664,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                 "remote API: the model's device, parameters, FLOPs and roofline bounds are "
                 "null (http.not_measured); memory is this client's"));
             budget = rpx_realtime_budget_json(p50, n_hz ? hz : NULL, n_hz, 0);
+            rpx__load_notes(json_object_get(section, "load"), notes, res->warnings);
             if (c.target.insecure)
                 rpx__warn_note(notes, res->warnings,
                                "--insecure: the server's TLS certificate was not verified; the "

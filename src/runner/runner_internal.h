@@ -45,6 +45,9 @@ size_t rpx__budget_rates(const rpx_runner_config *o, double hz[16]);
 void rpx__input_resolution(const rpx_inputs *in, char *buf, size_t size);
 /* A note for the report that the user should also see (warnings may be NULL). */
 void rpx__warn_note(json_t *notes, json_t *warnings, const char *text);
+/* The open-loop load's warnings (http.load): requests cut when --duration and --drain
+ * ended, --concurrency lowered to the open-file limit. */
+void rpx__load_notes(const json_t *load, json_t *notes, json_t *warnings);
 
 /* gpu_watch.c — NVML sampled by the parent during the timed calls. */
 struct rpx_nvml;

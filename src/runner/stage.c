@@ -444,6 +444,54 @@ static double limit_of(const run_params *p, const char *which)
     return p->grace_s;
 }
 
+/* What the model's process waits for, once it has waited RPX_RUNNER_NOTICE_S: a line for
+ * p->notice ("waiting for URL: warmup call 2 of 10, 5 s so far (request timeout 60 s)").
+ * Returns when to look again. */
+static int64_t notice_waiting(const run_params *p, const run_shared *sh, const char *shown,
+                           int64_t now)
+{
+    const rpx_target_options *t = p->target;
+    const int http = strncmp(p->model, "http://", 7) == 0 || strncmp(p->model, "https://", 8) == 0;
+    const int load = http && t && t->load_rate > 0;
+    int ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
+    int64_t since = __atomic_load_n(&sh->phase_start_ns, __ATOMIC_ACQUIRE);
+    int64_t last = __atomic_load_n(&sh->progress_ns, __ATOMIC_ACQUIRE);
+    long done = __atomic_load_n(&sh->calls_done, __ATOMIC_ACQUIRE);
+    double request_s = t && t->total_timeout_s > 0 ? t->total_timeout_s : 60.0;
+    char what[160], limit[96] = "", line[512];
+    const int64_t every = (int64_t)RPX_RUNNER_NOTICE_S * 1000000000LL;
+    if (ph == PHASE_LOOP && last > since) since = last;
+    if (now - since < every) return since + every;
+    if (ph == PHASE_LOAD) snprintf(what, sizeof what, "loading the model");
+    else if (ph == PHASE_SETUP) snprintf(what, sizeof what, "setup");
+    else if (ph == PHASE_TEARDOWN) snprintf(what, sizeof what, "teardown");
+    else if (ph != PHASE_LOOP) return now + every;
+    else if (done < p->warmup) snprintf(what, sizeof what, "warmup call %ld of %ld", done + 1,
+                                        p->warmup);
+    else if (load)
+        snprintf(what, sizeof what, "open-loop load, %ld of %ld requests finished",
+                 done - p->warmup, p->repeats);
+    else
+        snprintf(what, sizeof what, "timed call %ld of %ld", done - p->warmup + 1, p->repeats);
+    if (http && ph == PHASE_LOOP && load) {
+        double drain = t->load_drain_s > 0 ? t->load_drain_s
+                     : t->load_drain_s < 0 ? 0 : RPX_HTTP_DEFAULT_DRAIN_S;
+        double bound = t->load_duration_s + drain;
+        if (done < p->warmup)
+            snprintf(limit, sizeof limit, " (a warmup call waits at most %g s)",
+                     bound < request_s ? bound : request_s);
+        else
+            snprintf(limit, sizeof limit, " (--duration %g s + --drain %g s)",
+                     t->load_duration_s, drain);
+    } else if (http && ph == PHASE_LOOP) {
+        snprintf(limit, sizeof limit, " (request timeout %g s)", request_s);
+    }
+    snprintf(line, sizeof line, "waiting for %s: %s, %.0f s so far%s", shown, what,
+             (double)(now - since) / 1e9, limit);
+    p->notice(p->notice_ctx, line);
+    return now + every;
+}
+
 void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_shared *sh)
 {
     pid_t pid, parent = getpid();
@@ -452,6 +500,8 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
     int64_t start = rpx_clock_now_ns();
     const char *why_killed = NULL;
     char at[96];
+    char *shown = NULL;           /* the model as messages show it (credentials redacted) */
+    int64_t next_notice = start + (int64_t)RPX_RUNNER_NOTICE_S * 1000000000LL;
 
     memset(&ru, 0, sizeof ru);
     g_sh = sh;
@@ -495,6 +545,11 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         if (phase == PHASE_LOOP) rpx__gpu_watch_tick(p->gpu_watch);
         deadline = next_deadline(p, sh, start, &which);
         now = rpx_clock_now_ns();
+        if (p->notice && now >= next_notice) {
+            if (!shown) shown = rpx_target_redact_spec(p->model);
+            next_notice = shown ? notice_waiting(p, sh, shown, now)
+                                : now + (int64_t)RPX_RUNNER_NOTICE_S * 1000000000LL;
+        }
         if (which && now >= deadline) {
             why_killed = which;
             kill(pid, SIGKILL);
@@ -511,6 +566,7 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         (void)syscall(SYS_futex, &sh->phase, FUTEX_WAIT_BITSET, phase, &ts, NULL,
                       FUTEX_BITSET_MATCH_ANY);
     }
+    free(shown);
     sh->child_maxrss_bytes = (int64_t)ru.ru_maxrss * 1024;
     if (why_killed && strcmp(why_killed, "grace") == 0) {
         note_failed_call(p, sh);

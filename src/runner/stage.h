@@ -53,6 +53,8 @@ typedef struct run_params {
     struct rpx_nvml_watch *gpu_watch; /* NULL: none; else sampled by the parent's watch loop
                                      while the child is in its timed loop (gpu_watch.c) */
     double rate_hz;               /* --rate for a local target: paced calls; 0: back to back */
+    void (*notice)(void *ctx, const char *line); /* rpx_runner_config.notice; NULL: none */
+    void *notice_ctx;
 } run_params;
 
 typedef struct run_shared {

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,6 +419,51 @@ static int secret_name(const char *s, size_t n)
 int rpx_http_header_is_secret(const char *name)
 {
     return name && secret_name(name, strlen(name));
+}
+
+static double slo_duration_ms(const char *v, int *ok)
+{
+    char *end;
+    double x = strtod(v, &end);
+    *ok = end != v && x >= 0 && isfinite(x);
+    if (!*ok) return 0;
+    if (strcmp(end, "ms") == 0 || *end == '\0') return x;
+    if (strcmp(end, "s") == 0) return x * 1e3;
+    if (strcmp(end, "us") == 0) return x / 1e3;
+    *ok = 0;
+    return 0;
+}
+
+int rpx_http_slo_parse(const char *slo, double *ttft_ms, double *tpot_ms, double *e2e_ms,
+                       rpx_error *err)
+{
+    char *copy, *tok, *save = NULL;
+    int rc = 0;
+    *ttft_ms = *tpot_ms = *e2e_ms = (double)NAN;
+    if (!slo || !*slo)
+        return rpx_error_set(err, RPX_EINVAL, "--slo is empty; write e.g. ttft=500ms,tpot=50ms");
+    if (!(copy = strdup(slo))) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    for (tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        int ok = 0;
+        double v;
+        if (eq) *eq = '\0';
+        v = eq ? slo_duration_ms(eq + 1, &ok) : 0;
+        if (!eq || !ok)
+            rc = rpx_error_set(err, RPX_EINVAL,
+                               "--slo %s: '%s' is not NAME=DURATION; write e.g. "
+                               "ttft=500ms,tpot=50ms,e2e=2s (ms when no unit)",
+                               slo, tok);
+        else if (strcmp(tok, "ttft") == 0) *ttft_ms = v;
+        else if (strcmp(tok, "tpot") == 0) *tpot_ms = v;
+        else if (strcmp(tok, "e2e") == 0 || strcmp(tok, "e2el") == 0) *e2e_ms = v;
+        else
+            rc = rpx_error_set(err, RPX_EINVAL,
+                               "--slo %s: unknown name '%s'; the SLOs are ttft, tpot and e2e",
+                               slo, tok);
+    }
+    free(copy);
+    return rc;
 }
 
 /* Anything with "://" is treated as a URL here, whatever its scheme, so that a

@@ -31,6 +31,8 @@ rpx_py_test(cli.http_load_plot cli/test_load_plot.py)
 rpx_py_test(cli.http2 cli/test_http2.py)
 # --rate's two engines (plain sockets, curl's multi interface) on the same server.
 rpx_py_test(cli.load_engines cli/test_load_engines.py)
+# A server that accepts and never answers: warmup failures, --duration and --drain bound the run.
+rpx_py_test(cli.dead_server cli/test_dead_server.py)
 # The runtime examples (OpenCV DNN, libtorch, Python) on a torchvision network.
 rpx_py_test(cli.examples cli/test_examples.py)
 set_tests_properties(cli.examples PROPERTIES RUN_SERIAL TRUE TIMEOUT 1200)

@@ -124,6 +124,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._answer(200, b"ok")
         if route == "/fail":
             return self._answer(500, b"failed on purpose")
+        if route == "/bigheader":  # one response header of `kb` KiB (curl takes 100 KiB)
+            big = "a" * (int(query.get("kb", ["1024"])[0]) * 1024)
+            return self._answer(200, b"ok", extra=(("X-Big", big),))
         if route == "/flaky":
             n = sum(1 for s in owner.seen if s["path"].startswith("/flaky"))
             every = int(query.get("every", ["5"])[0])

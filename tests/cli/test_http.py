@@ -189,9 +189,11 @@ class HttpRunTest(TempDirTest):
                       self.refused("--keep-events", "-3", code=2))
         self.assertIn("--slo ttft=fast: 'ttft' is not NAME=DURATION; write e.g. "
                       "ttft=500ms,tpot=50ms,e2e=2s (ms when no unit)",
-                      self.refused("--slo", "ttft=fast"))
+                      self.refused("--slo", "ttft=fast", code=2))
         self.assertIn("--slo itl=5ms: unknown name 'itl'; the SLOs are ttft, tpot and e2e",
-                      self.refused("--slo", "itl=5ms"))
+                      self.refused("--slo", "itl=5ms", code=2))
+        self.assertIn("--slo is empty; write e.g. ttft=500ms,tpot=50ms",
+                      self.refused("--slo", "", code=2))
         self.assertIn("--tokens-field 'usage..n': expected a dotted path to a number in each "
                       "event's JSON, e.g. usage.output_tokens",
                       self.refused("--tokens-field", "usage..n"))
@@ -253,6 +255,14 @@ class HttpRunTest(TempDirTest):
         _, r2 = self.load(self.srv.url("/sleep?ms=0"), "--rate", "200", "--duration", "2",
                           "--arrivals", "poisson", "--seed", "8")
         self.assertNotEqual(r2["http"]["load"]["schedule_mean_gap_ms"], ld["schedule_mean_gap_ms"])
+        # --duration bounds the run, but a Poisson schedule may run past it: seed 14 puts the
+        # 8th of 8 requests (--rate 4 --duration 2) at 4.25 s; none is dropped with a short
+        # --drain, the bound being the later of --duration and the last intended send
+        _, r = self.load(self.srv.url("/sleep?ms=0"), "--rate", "4", "--duration", "2",
+                         "--arrivals", "poisson", "--seed", "14", "--drain", "0.5")
+        ld = r["http"]["load"]
+        self.assertAlmostEqual(ld["schedule_mean_gap_ms"] * 7, 4249.8, delta=1.0)
+        self.assertEqual((ld["completed"], ld["dropped"], ld["cut_at_end"]), (8, 0, 0), ld)
         # one connection, 300 ms per request, one due every 50 ms: the queue grows; a request
         # still unsent 1 s (--request-timeout) after its time is dropped
         _, r = self.load(self.srv.url("/locked?ms=300"), "--rate", "20", "--duration", "1",
@@ -267,13 +277,20 @@ class HttpRunTest(TempDirTest):
         self.assertGreater(r["latency"]["max_ms"], ld["service_latency_ms"]["max_ms"] + 100)
 
     def test_load_failures_and_interrupt(self):
-        _, r = self.load(self.srv.url("/fail"), "--rate", "50", "--duration", "0.2", check=6)
+        # the first of the 2 warmup calls fails: the schedule never starts (issue 26)
+        p, r = self.load(self.srv.url("/fail"), "--rate", "50", "--duration", "0.2", check=6)
+        ld = r["http"]["load"]
+        self.assertEqual((r["status"], ld["scheduled"], ld["sent"], ld["not_sent"]),
+                         ("failed", 10, 0, 10))
+        self.assertIn("warmup call 1 of 2 failed: HTTP 500 from", p.stderr)
+        _, r = self.load(self.srv.url("/fail"), "--rate", "50", "--duration", "0.2",
+                         "--warmup", "0", check=6)
         ld = r["http"]["load"]
         self.assertEqual((r["status"], ld["sent"], ld["failed"], ld["completed"]),
                          ("failed", 10, 10, 0))
         self.assertEqual(r["http"]["status_counts"], {"500": 10})
         p, r = self.load(self.srv.url("/fail"), "--rate", "50", "--duration", "1",
-                         "--max-failures", "3", check=6)
+                         "--max-failures", "3", "--allow-warmup-failures", check=6)
         self.assertIn("3 calls failed (--max-failures 3); the last: HTTP 500 from", p.stderr)
         # the 2 warmup calls count towards --max-failures: the schedule's first request is the 3rd
         self.assertEqual((r["failed_warmup_calls"], r["http"]["load"]["failed"]), (2, 1))
@@ -291,8 +308,12 @@ class HttpRunTest(TempDirTest):
         url = self.srv.url("/sleep?ms=0")
         for args, msg in [
             (["--rate", "10"], "--rate 10 needs --duration S"),
-            (["--duration", "3"], "--arrivals, --duration, --concurrency, --seed and "
+            (["--duration", "3"], "--arrivals, --duration, --concurrency, --seed, --drain and "
                                   "--load-engine shape an open-loop load; give --rate too"),
+            (["--drain", "3"], "--arrivals, --duration, --concurrency, --seed, --drain and "
+                               "--load-engine shape an open-loop load; give --rate too"),
+            (["--rate", "10", "--duration", "1", "--drain", "-1"],
+             "--drain '-1': give a number of seconds, 0 or more"),
             (["--rate", "10", "--duration", "1", "--load-engine", "epoll"],
              "--load-engine 'epoll': expected auto, sockets or curl"),
             (["--rate", "10", "--duration", "1", "--repeats", "5"],
@@ -307,9 +328,12 @@ class HttpRunTest(TempDirTest):
              "--rate runs one schedule in one process; drop --processes and --target-precision"),
         ]:
             self.assertIn(msg, self.refused(*args, code=2, model=url))
-        # --rate paces a local target's calls; the open-loop options stay HTTP's
-        self.assertIn("--duration is for HTTP API targets",
-                      self.refused("--rate", "10", "--duration", "1", code=2,
+        # --rate (and --duration) pace a local target's calls; the open-loop options stay HTTP's
+        self.assertIn("--concurrency is for HTTP API targets",
+                      self.refused("--rate", "10", "--duration", "1", "--concurrency", "2",
+                                   code=2, model="rpxprof-demo:demo_noop"))
+        self.assertIn("--allow-warmup-failures is for HTTP API targets",
+                      self.refused("--allow-warmup-failures", code=2,
                                    model="rpxprof-demo:demo_noop"))
         self.assertEqual(self.srv.requests, 0)
 
@@ -331,21 +355,41 @@ class HttpRunTest(TempDirTest):
 
     # ---- failures ----
     def test_http_500_fails(self):
+        # the first warmup call fails: the run ends there, with its reason (issue 26)
         p, r = self.profile(self.srv.url("/fail"), check=6)
+        self.assertEqual(r["status"], "failed")
+        self.assertEqual((r["measured_calls"], r["failed_calls"], r["failed_warmup_calls"]),
+                         (0, 0, 1))
+        self.assertIn("warmup call 1 of 2 failed: HTTP 500 from", p.stderr)
+        # warmup failures allowed: the timed calls run and are counted
+        p, r = self.profile(self.srv.url("/fail"), "--allow-warmup-failures", check=6)
         self.assertEqual(r["status"], "failed")
         self.assertEqual(r["measured_calls"], 0)
         self.assertGreater(r["failed_calls"], 0)
         self.assertEqual(list(r["http"]["status_counts"]), ["500"])
         self.assertIn("HTTP 500", p.stderr)
 
+    def test_a_header_larger_than_curl_takes_is_named(self):
+        # issue 26 §4.10: a 1 MiB response header read "curl: Out of memory", as if rpxprof
+        # had run out; it is the server's header over curl's limit, and says so
+        p, r = self.profile(self.srv.url("/bigheader?kb=1024"), "--method", "GET", "--warmup",
+                            "0", check=6, repeats=2)
+        self.assertEqual(r["http"]["status_counts"], {"header_too_large": 2})
+        self.assertIn("the response's headers are larger than curl accepts", r["error"])
+        self.assertNotIn("Out of memory", r["error"])
+        self.assertIn("not this machine's memory", p.stderr)
+        # a header curl takes is fine
+        _, r = self.profile(self.srv.url("/bigheader?kb=50"), "--method", "GET", repeats=2)
+        self.assertEqual(r["http"]["status_counts"], {"200": 2})
+
     def test_redirect_is_a_failure(self):
-        _, r = self.profile(self.srv.url("/status?code=302"), check=6, repeats=5)
+        _, r = self.profile(self.srv.url("/status?code=302"), "--warmup", "0", check=6, repeats=5)
         self.assertEqual(list(r["http"]["status_counts"]), ["302"])
         self.assertTrue(all(s["path"].startswith("/status") for s in self.srv.seen))
 
     def test_hang_times_out(self):
         p, r = self.profile(self.srv.url("/hang"), "--request-timeout", "0.5", "--max-failures",
-                            "3", check=6)
+                            "3", "--allow-warmup-failures", check=6)
         self.assertEqual(r["status"], "failed")
         self.assertEqual(r["measured_calls"], 0)
         self.assertEqual(r["failed_calls"] + r["http"]["failed_warmup_calls"], 3)
@@ -355,7 +399,8 @@ class HttpRunTest(TempDirTest):
     def test_failures_before_a_hang_are_kept(self):
         # two warmup calls fail, the third hangs: the report still counts the two
         p, r = self.profile(self.srv.url("/fail-then-hang?n=2"), "--warmup", "3",
-                            "--call-timeout", "1.5", "--request-timeout", "30", check=4)
+                            "--call-timeout", "1.5", "--request-timeout", "30",
+                            "--allow-warmup-failures", check=4)
         self.assertEqual(r["status"], "timed_out")
         self.assertEqual(r["failed_warmup_calls"], 2)
         self.assertEqual(r["failed_calls"], 0)
@@ -372,7 +417,7 @@ class HttpRunTest(TempDirTest):
 
     def test_connection_refused(self):
         _, r = self.profile(f"http://127.0.0.1:{closed_port()}/x", "--max-failures", "5",
-                            check=6)
+                            "--warmup", "0", check=6)
         self.assertEqual(r["status"], "failed")
         self.assertIn("connection_refused", r["http"]["status_counts"])
         self.assertIsNone(r["http"]["phases_ms"]["total"]["p50_ms"])
@@ -390,7 +435,8 @@ class HttpRunTest(TempDirTest):
         self.assertTrue(any("timed calls failed and are not latency samples" in n
                             for n in r["notes"]), r["notes"])
         # the default --max-failures (100) is not reached; 5 is
-        _, r = self.profile(self.srv.url("/flaky?every=2"), "--max-failures", "5", check=6)
+        _, r = self.profile(self.srv.url("/flaky?every=2"), "--max-failures", "5",
+                            "--allow-warmup-failures", check=6)
         self.assertEqual(r["failed_calls"] + r["failed_warmup_calls"], 5)
         self.assertIn("--max-failures 5", r["error"])
 

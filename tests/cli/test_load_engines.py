@@ -3,6 +3,7 @@ loop, responses parsed by Debian's libhttp-parser) for http://, curl's multi int
 rest. Both against the same local server (tests/cli/http_server.py, 127.0.0.1): the same
 request bytes, every framing of an answer, connections the server closes, failures, and the
 stall acceptance case through curl's engine (test_http.py runs it through the default one)."""
+import json
 import os
 
 from common import TempDirTest, main, run_report, validate_profile
@@ -169,10 +170,59 @@ class LoadEnginesTest(TempDirTest):
                              "--request-timeout", "0.5", check=6, rate="10", duration="0.3")
             self.assertEqual(r["http"]["status_counts"], {"timeout": 3}, engine)
             self.assertIn("timeout", p.stderr.lower())
+            # a response header over the engine's limit: named, not "Out of memory"
+            p, r = self.load(self.srv.url("/bigheader?kb=1024"), engine, "--method", "GET",
+                             check=6, rate="20", duration="0.1")
+            self.assertEqual(r["http"]["status_counts"], {"header_too_large": 2}, engine)
+            self.assertIn("the response's headers are larger than", r["error"])
+            self.assertNotIn("Out of memory", r["error"])
             _, r = self.load(self.srv.url("/flaky?every=4"), engine, "--method", "GET",
                              rate="50", duration="0.4")
             self.assertEqual(r["http"]["status_counts"], {"200": 15, "500": 5}, engine)
             self.assertEqual(r["measured_calls"], 15)
+
+    def test_a_low_open_file_limit_is_raised_or_named(self):
+        # issue 26 §4.4: under `ulimit -n 24`, --concurrency 500 used to send requests into
+        # EMFILE, counted as sent and as the server's couldnt_connect. Now the soft limit is
+        # raised to what the concurrency needs, or (hard limit 24 too) the concurrency lowered
+        # to fit, named in http.load.concurrency_note; never a request blamed on the server.
+        import resource
+        import subprocess
+        from common import BIN
+
+        def limited(soft, hard, engine):
+            def preexec():
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+            out = self.path("fd-%s-%d-%d.json" % (engine, soft, hard))
+            p = subprocess.run([BIN, "run", "--model", self.srv.url("/sleep?ms=300"), "--method",
+                                "GET", "--rate", "200", "--duration", "0.3", "--concurrency",
+                                "500", "--warmup", "0", "--drain", "30", "--load-engine",
+                                engine, "--output", out], capture_output=True, text=True,
+                               preexec_fn=preexec, stdin=subprocess.DEVNULL, timeout=180)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                r = json.load(f)
+            validate_profile(r)
+            return p, r
+
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        for engine in ENGINES:
+            p, r = limited(24, 24, engine)
+            ld = r["http"]["load"]
+            self.assertEqual(r["http"]["status_counts"], {"200": 60}, (engine, ld))
+            self.assertEqual((ld["sent"], ld["completed"], ld["failed"]), (60, 60, 0), engine)
+            self.assertEqual(ld["concurrency_asked"], 500)
+            self.assertLess(ld["concurrency"], 24)
+            self.assertIn("--concurrency 500 lowered to %d: the open-file limit (ulimit -n) is 24, "
+                          "its hard limit 24" % ld["concurrency"], ld["concurrency_note"])
+            self.assertIn(ld["concurrency_note"], p.stderr)  # a warning too
+            if hard == resource.RLIM_INFINITY or hard >= 1024:
+                # the soft limit alone is low: raised, the concurrency kept
+                _, r = limited(24, hard, engine)
+                ld = r["http"]["load"]
+                self.assertEqual(r["http"]["status_counts"], {"200": 60}, (engine, ld))
+                self.assertEqual((ld["concurrency"], ld["concurrency_note"]), (500, None))
+                self.assertGreater(ld["max_in_flight"], 24, ld)
 
     def test_streams_under_load(self):
         # 20 SSE responses, the first content event 200 ms after the request, then one every
@@ -199,8 +249,9 @@ class LoadEnginesTest(TempDirTest):
             self.assertEqual((st["goodput"]["good"], st["goodput"]["requests"]), (20, 20), engine)
             # e2e from the intended send is the report's latency for the same requests
             self.assertAlmostEqual(st["e2e_ms"]["max_ms"], r["latency"]["max_ms"], delta=1.0)
+            # the queue takes about 20 x 280 ms: a --drain long enough for it to empty
             _, q = self.load(url, engine, "--method", "GET", "--concurrency", "1",
-                             "--slo", "ttft=1s", rate="20", duration="1")
+                             "--slo", "ttft=1s", "--drain", "60", rate="20", duration="1")
             qs = q["http"]["streaming"]
             self.assertEqual(qs["responses"], 20, engine)
             self.assertGreaterEqual(qs["ttft_ms"]["max_ms"], 2000.0, (engine, qs["ttft_ms"]))

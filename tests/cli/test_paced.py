@@ -81,6 +81,27 @@ class PacedRunTest(TempDirTest):
         r = self.paced("rpxprof-demo:demo_noop", "--rate", "200", "--repeats", "5")
         self.assertIsNone(r["pacing"]["back_to_back"])
 
+    def test_rate_and_duration_pace_for_that_long(self):
+        # --rate 30 --duration 60 paces a camera model for a minute: here 50 Hz for 0.6 s,
+        # 30 timed calls, for a shared object and (below) a Python callable
+        r = self.paced("rpxprof-demo:demo_noop", "--rate", "50", "--duration", "0.6",
+                       "--warmup", "1", "--processes", "1")
+        self.assertEqual(r["status"], "complete")
+        self.assertEqual((r["pacing"]["rate_hz"], r["pacing"]["calls"], r["measured_calls"]),
+                         (50.0, 30, 30))
+        self.assertGreaterEqual(r["wall_time_ms"], 29 * 20.0)  # 29 periods at least
+        # spread over processes as --repeats would be
+        r = self.paced("rpxprof-demo:demo_noop", "--rate", "100", "--duration", "0.3",
+                       "--warmup", "0", "--processes", "2")
+        self.assertEqual((r["pacing"]["calls"], r["measured_calls"]), (30, 30))
+        if not os.path.exists(os.path.join(BUILD, "librpxprof-python.so")):
+            return
+        with open(self.path("cam.py"), "w") as f:
+            f.write("def predict(x):\n    return x\n")
+        r = self.paced("cam:predict", "--rate", "50", "--duration", "0.4", "--warmup", "1",
+                       "--processes", "1", env={"PYTHONPATH": self.tmp})
+        self.assertEqual((r["pacing"]["rate_hz"], r["measured_calls"]), (50.0, 20))
+
     def test_refusals(self):
         out = self.path("r.json")
         for args, msg in [
@@ -88,8 +109,14 @@ class PacedRunTest(TempDirTest):
             (["--compare-back-to-back"],
              "--compare-back-to-back compares paced calls (--rate HZ) of a shared object or "
              "Python callable with the same calls back to back; give --rate, and a local --model"),
-            (["--rate", "10", "--duration", "2"],
-             "--duration is for HTTP API targets (--model http(s)://...), not "
+            (["--duration", "2"],
+             "--duration S paces the calls for S seconds; give --rate HZ too"),
+            (["--rate", "10", "--duration", "2", "--repeats", "5"],
+             "--repeats and --rate x --duration both set the number of timed calls; give one"),
+            (["--rate", "1", "--duration", "0.1"],
+             "--rate 1 x --duration 0.1 = 0 calls: give from 1 to 10000000"),
+            (["--rate", "10", "--duration", "2", "--drain", "1"],
+             "--drain is for HTTP API targets (--model http(s)://...), not "
              "rpxprof-demo:demo_noop"),
         ]:
             p = run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", self.npz,

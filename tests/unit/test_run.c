@@ -137,6 +137,20 @@ static void test_counted_failures(void **st)
     t.counts_failures = 1;
     t.after_call_fn = counted_after;
     cfg.failed_done = &failed_done;
+    /* by default a failed warmup call (call 1) ends the run at once, naming it */
+    assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &r, &err), 0);
+    assert_int_equal(r.status, RPX_RUN_TOO_MANY_FAILURES);
+    assert_int_equal(c.calls, 2);
+    assert_int_equal(r.failed_warmup_calls, 1);
+    assert_true(r.failed_in_warmup);
+    assert_int_equal(r.measured, 0);
+    assert_non_null(strstr(err.message, "warmup call 2 of 2 failed: HTTP 500 at 1; a failed "
+                                        "warmup call ends the run"));
+    rpx_run_result_free(&r);
+
+    /* allowed, warmup failures count like timed ones */
+    memset(&c, 0, sizeof c);
+    t.allow_warmup_failures = 1;
     assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &r, &err), 0);
     assert_int_equal(r.status, RPX_RUN_COMPLETE);
     assert_int_equal(c.calls, 10);
