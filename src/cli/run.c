@@ -15,6 +15,9 @@
 #include "rpxprof/runner.h"
 #include "rpxprof/target.h"
 
+/* The help: lines as they are, except "@NAME", which stands for the table
+ * option NAME: its name, metavar, help and default come from the table
+ * (src/runner/options.c), wrapped at column 25 (print_help). */
 static const char usage[] =
     "Usage: rpxprof run --model TARGET --inputs FILE.npz --output FILE.json [OPTION]...\n"
     "       rpxprof run --model TARGET --inputs A.npz --inputs B.npz ... --output FILE.json\n"
@@ -30,91 +33,67 @@ static const char usage[] =
     "                         for distinct samples: one sample per file, the same\n"
     "                         arrays, dtypes and shapes in each; the timed calls\n"
     "                         cycle through them (latency_records, latency_by_sample)\n"
-    "      --writable-inputs  the model may edit its input arrays in place: their\n"
-    "                         bytes are restored before every call, outside the\n"
-    "                         timed span (inputs_restore); without it the arrays are\n"
-    "                         read-only and a write into them crashes the call\n"
+    "@writable-inputs\n"
     "  -o, --output FILE      report path (folders are created; '-' = stdout); an\n"
     "                         existing file is replaced only when it is an rpxprof\n"
     "                         report; checked before the first call\n"
-    "      --force            replace an existing file that is not a report (never\n"
-    "                         the inputs or the model)\n"
-    "      --device DEV       cpu (default) or cuda\n"
-    "      --precision STR    recorded as given (default: unspecified)\n"
-    "      --unit STR         what one call processes: frame, clip, pair, request\n"
-    "                         (default: request)\n"
-    "      --warmup N         untimed calls first (default: 10)\n"
-    "      --repeats N        timed calls, one sample each (default: 1000; at most\n"
-    "                         10000000)\n"
-    "      --rate HZ          paced calls: one timed call per 1/HZ s on absolute\n"
-    "                         deadlines, late starts counted (the report's pacing;\n"
-    "                         HZ joins --budget-hz); HTTP: open-loop load, below\n"
+    "@force\n"
+    "@device\n"
+    "@precision\n"
+    "@unit\n"
+    "@warmup\n"
+    "@repeats\n"
+    "@rate\n"
     "      --compare-back-to-back  with --rate: first the same calls back to back;\n"
     "                         both latencies in the report's pacing\n"
     "      --meta KEY=VALUE   record what the shapes do not say (repeatable)\n"
-    "      --gpu-time         cuda: per-call GPU busy time from CUPTI kernel records\n"
+    "@gpu-time\n"
     "\n"
     "Model cost and bounds (the report's efficiency, roofline, realtime_budget):\n"
-    "      --cost MODEL.onnx  cost the model's graph (input shapes from the NPZ arrays\n"
-    "                         of the same names; --input/--dim bind the rest)\n"
+    "@cost\n"
     "      --input NAME=DIMS  bind a graph input's shape for --cost (1x3x480x640)\n"
     "      --dim NAME=N       bind a symbolic dimension for --cost\n"
-    "      --flops N          declare FLOPs per call for a model without a graph\n"
-    "      --params N         declare its parameter count\n"
-    "      --gpu KEY[,KEY]    roofline targets (rpxprof gpus); default: the detected\n"
-    "                         GPU on cuda runs, the host CPU and the reference set\n"
-    "      --gpu-spec FILE    add or override GPU specs (also RPX_GPU_SPECS)\n"
-    "      --tf32             fp32 dense ops run on TF32 tensor cores\n"
+    "@flops\n"
+    "@params\n"
+    "@gpu\n"
+    "@gpu-spec\n"
+    "@tf32\n"
     "      --budget-hz LIST   real-time rates, comma-separated (default 5,10,30)\n"
     "\n"
     "HTTP APIs (--model http://... or https://...):\n"
-    "      --body FILE        send FILE instead of the NPZ file's bytes (then, and\n"
-    "                         with GET or HEAD, --inputs is not needed)\n"
+    "@body\n"
     "      --header 'K: V'    add a request header (repeatable); ${VAR} in V is read\n"
     "                         from the environment; secret values are never reported\n"
-    "      --method M         HTTP method (default POST; GET and HEAD send no body)\n"
-    "      --connect-timeout S  (default 10)   --request-timeout S  (default 60)\n"
-    "      --max-failures N   stop after N failed calls (default 100; 0: no limit)\n"
-    "      --insecure         do not verify the server's TLS certificate (recorded)\n"
-    "      --http2            HTTP/2: with prior knowledge for http://, required by\n"
-    "                         ALPN for https://; under --rate, requests multiplexed\n"
-    "      --stream MODE      read every response as a stream of events: sse, lines\n"
-    "                         or chunked (default: sse when the response's\n"
-    "                         Content-Type is text/event-stream); http.streaming\n"
-    "                         reports TTFT, ITL, TPOT, end to end, tokens/s\n"
-    "      --tokens-field PATH  a response's output tokens: the last number at this\n"
-    "                         dotted path in its events' JSON (default\n"
-    "                         usage.completion_tokens; else one per content event)\n"
-    "      --keep-events N    keep N raw event timestamps (default 1000; 0: none)\n"
-    "      --slo LIST         goodput: the share of requests meeting every SLO,\n"
-    "                         e.g. ttft=500ms,tpot=50ms,e2e=2s\n"
+    "@method\n"
+    "@connect-timeout\n"
+    "@request-timeout\n"
+    "@max-failures\n"
+    "@insecure\n"
+    "@http2\n"
+    "@stream\n"
+    "@tokens-field\n"
+    "@keep-events\n"
+    "@slo\n"
     "      --rate R           (HTTP) open-loop load: R requests per second on a fixed\n"
     "                         schedule, latency from each one's intended send time\n"
     "                         (http.load); needs --duration, replaces --repeats\n"
-    "      --duration S       seconds of schedule (R x S requests)\n"
-    "      --arrivals A       constant (default) or poisson (seeded by --seed N)\n"
-    "      --concurrency C    requests in flight at most (default 64)\n"
-    "      --load-engine E    auto (default): plain sockets for http://, curl for\n"
-    "                         https, --http2 and proxies; sockets; curl\n"
+    "@duration\n"
+    "@arrivals\n"
+    "@seed\n"
+    "@concurrency\n"
+    "@load-engine\n"
     "\n"
     "Processes and intervals (docs/statistics.md):\n"
-    "      --processes K      spread the timed calls over K fresh worker processes,\n"
-    "                         one after another, each with its own setup and warmup\n"
-    "                         (default 5; 1 for HTTP, --gpu-time and --no-isolate):\n"
-    "                         the intervals then cover run-to-run variation\n"
-    "      --target-precision P  add processes (each of --repeats/K calls) until the\n"
-    "                         p50's 95% interval is within +-P of it (1% or 0.01)\n"
-    "      --max-time S       ... or S seconds have passed (default 60)\n"
+    "@processes\n"
+    "@target-precision\n"
+    "@max-time\n"
     "\n"
     "Isolation (a model that crashes, hangs or is killed still leaves a report):\n"
-    "      --timeout S        kill the run after S seconds (status timed_out)\n"
-    "      --call-timeout S   kill it when one call takes more than S seconds\n"
-    "                         (resolution about 1 ms)\n"
-    "      --setup-timeout S  kill it when loading and setup take more than S seconds\n"
-    "      --grace S          after SIGINT/SIGTERM, wait S seconds (default 2) for\n"
-    "                         the call in progress, then kill the model's process;\n"
-    "                         a second SIGINT kills it at once\n"
-    "      --no-isolate       run the model in this process (for debuggers)\n"
+    "@timeout\n"
+    "@call-timeout\n"
+    "@setup-timeout\n"
+    "@grace\n"
+    "@no-isolate\n"
     "  -q, --quiet            no progress line, warnings or summary: only the path\n"
     "  -h, --help             show this help and exit\n"
     "\n"
@@ -122,6 +101,48 @@ static const char usage[] =
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call, or\n"
     "--max-failures), 130 interrupted by SIGINT, 143 by SIGTERM (3-6, 130 and 143\n"
     "write the report with every sample measured before the event).\n";
+
+/* One table option's lines: "      --NAME METAVAR" to column 25, then its help
+ * and "(default: D)", words wrapped before column 80. */
+static void print_option(FILE *f, const rpx_run_option *o)
+{
+    char left[80], text[1200];
+    const char *p;
+    int col, first;
+    snprintf(left, sizeof left, "      --%s%s%s", o->name, o->metavar ? " " : "",
+             o->metavar ? o->metavar : "");
+    snprintf(text, sizeof text, "%s%s%s%s", o->help, o->default_text ? " (default: " : "",
+             o->default_text ? o->default_text : "", o->default_text ? ")" : "");
+    col = fprintf(f, "%s", left);
+    col += fprintf(f, "%*s", col < 23 ? 25 - col : 2, "");
+    for (p = text, first = 1; *p; first = 0) {
+        size_t n = strcspn(p, " ");
+        if (!first && col + 1 + (int)n > 80) col = fprintf(f, "\n%25s", "") - 1;
+        else if (!first) col += fprintf(f, " ");
+        col += fprintf(f, "%.*s", (int)n, p);
+        p += n;
+        while (*p == ' ') p++;
+    }
+    fputc('\n', f);
+}
+
+static void print_help(FILE *f)
+{
+    const char *p = usage;
+    while (*p) {
+        size_t n = strcspn(p, "\n");
+        if (p[0] == '@') {
+            char name[64];
+            const rpx_run_option *o;
+            snprintf(name, sizeof name, "%.*s", (int)(n - 1), p + 1);
+            o = rpx_run_option_find(name);
+            if (o) print_option(f, o);
+        } else {
+            fprintf(f, "%.*s\n", (int)n, p);
+        }
+        p += n + (p[n] == '\n');
+    }
+}
 
 
 #define MAX_BINDINGS 64
@@ -259,7 +280,7 @@ static int parse(int argc, char **argv, run_opts *o)
             break;
         case 'o': o->c.output = optarg; break;
         case 'q': o->quiet = 1; break;
-        case 'h': fputs(usage, stdout); return -2;
+        case 'h': print_help(stdout); return -2;
         case O_META:
             if (add_meta(o->meta, optarg) != 0)
                 return rpx_cli_fail("run", -1, "--meta '%s': expected KEY=VALUE", optarg);
