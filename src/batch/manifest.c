@@ -567,8 +567,8 @@ void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
     c->precision = j->precision;
     c->warmup = j->warmup;
     c->repeats = j->repeats;
-    c->processes = j->processes > RPX_RUNNER_MAX_PROCESSES ? RPX_RUNNER_MAX_PROCESSES
-                                                           : (int)j->processes;
+    /* out of range stays out of range: rpx_runner_config_check names it */
+    c->processes = j->processes > 1000000 ? 1000000 : (int)j->processes;
     c->gpu_time = j->gpu_time;
     c->meta = (json_t *)j->meta;
     c->cost = j->cost;
