@@ -13,6 +13,7 @@
 #include "rpxprof/manifest.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
+#include "rpxprof/options.h"
 #include "rpxprof/runner.h"
 #include "rpxprof/target.h"
 
@@ -166,21 +167,27 @@ static void check_inputs(const json_t *o, const char *path, const char *where, r
     }
 }
 
-static long get_count(const json_t *o, const char *key, long dflt, long min, const char *path,
+/* A whole-number run option (warmup, repeats, processes): its range and its
+ * message are the options' table's (include/rpxprof/options.h), as on the
+ * command line and in Python. Absent or null: dflt. */
+static long get_count(const json_t *o, const char *key, long dflt, const char *path,
                       const char *where, rpx_error *err, int *rc)
 {
     json_t *v = json_object_get(o, key);
-    char field[256], fix[128];
+    const rpx_run_option *opt = rpx_run_option_find(key);
+    rpx_runner_config scratch;
+    char label[700], range[400];
     if (!v || json_is_null(v)) return dflt;
-    if (!json_is_integer(v) || json_integer_value(v) < min) {
-        snprintf(field, sizeof field, "%s.%s", where, key);
-        if (json_is_integer(v))
-            snprintf(fix, sizeof fix, "must be an integer >= %ld, got %lld", min,
-                     (long long)json_integer_value(v));
-        else
-            snprintf(fix, sizeof fix, "has the wrong type: expected an integer >= %ld, got %s",
-                     min, rpx_json_type_name(v));
-        *rc = bad(err, path, field, fix);
+    snprintf(label, sizeof label, "%s: %s.%s", path, where, key);
+    rpx_run_option_range_text(opt, range, sizeof range);
+    if (!json_is_integer(v)) {
+        *rc = rpx_error_set(err, RPX_EFORMAT, "%s: has the wrong type: expected %s, got %s",
+                            label, range, rpx_json_type_name(v));
+        return dflt;
+    }
+    rpx_runner_config_init(&scratch);
+    if (rpx_run_option_set_number(&scratch, opt, (double)json_integer_value(v), label, err) != 0) {
+        *rc = RPX_EFORMAT;
         return dflt;
     }
     return (long)json_integer_value(v);
@@ -199,12 +206,17 @@ static int get_bool(const json_t *o, const char *key, int dflt, const char *path
     return dflt;
 }
 
+/* device: the options' table's choices and words ("expected cpu or cuda") */
 static int check_device(const char *d, const char *path, const char *where, rpx_error *err)
 {
-    char field[256];
-    if (!d || strcmp(d, "cpu") == 0 || strcmp(d, "cuda") == 0) return 0;
-    snprintf(field, sizeof field, "%s.device", where);
-    return bad(err, path, field, "must be \"cpu\" or \"cuda\"");
+    char label[320];
+    rpx_runner_config scratch;
+    if (!d) return 0;
+    snprintf(label, sizeof label, "%s: %s.device", path, where);
+    rpx_runner_config_init(&scratch);
+    return rpx_run_option_set_text(&scratch, rpx_run_option_find("device"), d, label, err)
+               ? RPX_EFORMAT
+               : 0;
 }
 
 /* A declared count (flops/params): a number or a numeric string, kept as text. */
@@ -254,7 +266,6 @@ static int valid_name(const char *s)
 }
 
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
-#define RPX_MANIFEST_MAX_PROCESSES 100 /* RPX_RUNNER_MAX_PROCESSES */
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
 static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
                                            "precision", "gpus", "gpu_time"};
@@ -292,12 +303,13 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     if ((rc = rpx_json_check_keys(defaults, default_keys, NKEYS(default_keys), path, "defaults",
                                   err)))
         return rc;
-    warmup = get_count(defaults, "warmup", 10, 0, path, "defaults", err, &rc);
-    repeats = get_count(defaults, "repeats", 1000, 1, path, "defaults", err, &rc);
-    processes = get_count(defaults, "processes", 0, 1, path, "defaults", err, &rc);
-    if (!rc && processes > RPX_MANIFEST_MAX_PROCESSES)
-        rc = bad(err, path, "defaults.processes", "must be an integer from 1 to 100 (the worker "
-                 "processes of one run)");
+    {   /* absent: the run options' defaults (options.c) */
+        rpx_runner_config d;
+        rpx_runner_config_init(&d);
+        warmup = get_count(defaults, "warmup", d.warmup, path, "defaults", err, &rc);
+        repeats = get_count(defaults, "repeats", d.repeats, path, "defaults", err, &rc);
+        processes = get_count(defaults, "processes", d.processes, path, "defaults", err, &rc);
+    }
     gpu_time = get_bool(defaults, "gpu_time", 0, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
@@ -462,26 +474,17 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
             j.params = get_decl(m, mo, "params", path, mw, err, &rc);
             j.meta = json_object_get(v, "meta");
             j.gpus = gpus;
-            j.warmup = get_count(mo, "warmup", warmup, 0, path, mw, err, &rc);
-            j.repeats = get_count(mo, "repeats", repeats, 1, path, mw, err, &rc);
-            j.processes = get_count(mo, "processes", processes, 1, path, mw, err, &rc);
-            if (!rc && j.processes > RPX_MANIFEST_MAX_PROCESSES) {
-                char field[300];
-                snprintf(field, sizeof field, "%s.processes", mw);
-                rc = bad(err, path, field, "must be an integer from 1 to 100 (the worker processes "
-                         "of one run)");
-            }
+            j.warmup = get_count(mo, "warmup", warmup, path, mw, err, &rc);
+            j.repeats = get_count(mo, "repeats", repeats, path, mw, err, &rc);
+            j.processes = get_count(mo, "processes", processes, path, mw, err, &rc);
             j.gpu_time = get_bool(mo, "gpu_time", gpu_time, path, mw, err, &rc);
-            if (!rc && j.gpu_time && strcmp(j.device, "cuda") != 0) {
-                char field[300];
-                snprintf(field, sizeof field, "%s.gpu_time", mw);
-                rc = bad(err, path, field, "needs device \"cuda\" (it traces GPU kernels)");
-            }
-            if (!rc && j.gpu_time && j.processes > 1) {
-                char field[300];
-                snprintf(field, sizeof field, "%s.gpu_time", mw);
-                rc = bad(err, path, field, "traces the kernels of one process; give processes 1 "
-                         "(or leave it out)");
+            if (!rc) {    /* the combinations `rpxprof run` refuses, named as keys */
+                rpx_runner_config jc;
+                rpx_error cerr = {0};
+                rpx_batch_job_config(&j, &jc);
+                if (rpx_runner_config_check(&jc, RPX_SPELL_KEY, &cerr) != 0)
+                    rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s (task '%s'): %s", path, mw,
+                                       key, cerr.message);
             }
             if (rc) return rc;
             if (!j.model || !j.inputs || (json_object_get(mo, "cost") && !j.cost)) return RPX_ENOMEM;
@@ -565,8 +568,8 @@ void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
     c->precision = j->precision;
     c->warmup = j->warmup;
     c->repeats = j->repeats;
-    c->processes = j->processes > RPX_RUNNER_MAX_PROCESSES ? RPX_RUNNER_MAX_PROCESSES
-                                                           : (int)j->processes;
+    /* out of range stays out of range: rpx_runner_config_check names it */
+    c->processes = j->processes > 1000000 ? 1000000 : (int)j->processes;
     c->gpu_time = j->gpu_time;
     c->meta = (json_t *)j->meta;
     c->cost = j->cost;

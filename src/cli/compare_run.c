@@ -17,6 +17,7 @@
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
 #include "common/json.h"
+#include "rpxprof/options.h"
 #include "rpxprof/runner.h"
 #include "rpxprof/stats.h"
 
@@ -67,7 +68,6 @@ int rpx__cli_compare_run(int argc, char **argv)
     char dir[PATH_MAX], path[2][PATH_MAX + 16];
     int nmodels = 0, c, json = 0, gate = 0, rc = RPX_EXIT_FAILURE, made_temp = 0, k;
     long l;
-    double d;
     json_t *cmp = NULL;
     char *text;
 
@@ -100,28 +100,26 @@ int rpx__cli_compare_run(int argc, char **argv)
             break;
         case O_REPEATS:
         case O_WARMUP:
-            if (rpx_cli_parse_long(optarg, &l) || l < (c == O_REPEATS) ||
-                l > (c == O_REPEATS ? RPX_RUNNER_MAX_REPEATS : RPX_RUNNER_MAX_WARMUP))
-                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--%s '%s': give a whole number from %d to %ld",
-                                    c == O_REPEATS ? "repeats" : "warmup", optarg, c == O_REPEATS,
-                                    c == O_REPEATS ? RPX_RUNNER_MAX_REPEATS : RPX_RUNNER_MAX_WARMUP);
-            if (c == O_REPEATS) cfg[0].repeats = l;
-            else cfg[0].warmup = l;
-            break;
-        case O_DEVICE: cfg[0].device = optarg; break;
-        case O_PRECISION: cfg[0].precision = optarg; break;
-        case O_UNIT: cfg[0].unit = optarg; break;
+        case O_DEVICE:
+        case O_PRECISION:
+        case O_UNIT:
         case O_TIMEOUT:
         case O_CALL_TIMEOUT:
         case O_GRACE:
-            if (rpx_cli_parse_number(optarg, &d) || !(d > 0))
-                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s '%s': give a number of seconds above 0",
-                                    c == O_TIMEOUT ? "--timeout" : c == O_GRACE ? "--grace" : "--call-timeout", optarg);
-            if (c == O_TIMEOUT) cfg[0].timeout_s = d;
-            else if (c == O_GRACE) cfg[0].grace_s = d;
-            else cfg[0].call_timeout_s = d;
+        case O_WRITABLE: {
+            /* a run's option: the options' table's range and words (rpxprof/options.h) */
+            const char *name = c == O_REPEATS ? "repeats" : c == O_WARMUP ? "warmup"
+                             : c == O_DEVICE ? "device" : c == O_PRECISION ? "precision"
+                             : c == O_UNIT ? "unit" : c == O_TIMEOUT ? "timeout"
+                             : c == O_GRACE ? "grace" : c == O_WRITABLE ? "writable-inputs"
+                             : "call-timeout";
+            char label[40];
+            snprintf(label, sizeof label, "--%s", name);
+            if (rpx_run_option_set_text(&cfg[0], rpx_run_option_find(name),
+                                        c == O_WRITABLE ? NULL : optarg, label, &err))
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", err.message);
             break;
-        case O_WRITABLE: cfg[0].writable_inputs = 1; break;
+        }
         case O_OUT_DIR: out_dir = optarg; break;
         case 't':
             if (rpx_cli_parse_threshold(optarg, &co.threshold))
@@ -155,8 +153,6 @@ int rpx__cli_compare_run(int argc, char **argv)
                                 cfg[0].repeats, cfg[0].processes, cfg[0].repeats / cfg[0].processes,
                                 cfg[0].repeats / cfg[0].processes == 1 ? "" : "s", need, need * cfg[0].processes);
     }
-    if (strcmp(cfg[0].device, "cpu") != 0 && strcmp(cfg[0].device, "cuda") != 0)
-        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--device '%s': expected cpu or cuda", cfg[0].device);
     for (k = 0; k < 2; k++) {
         rpx_error gerr = {0};
         if (rpx_target_check_spec(models[k], &gerr) != 0)

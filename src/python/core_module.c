@@ -21,6 +21,7 @@
 #include "common/json.h"
 #include "device/nvml.h"
 #include "common/output.h"
+#include "rpxprof/options.h"
 #include "rpxprof/roofline.h"
 #include "rpxprof/runner.h" /* RPX_EXIT_*: the exit codes a refusal carries (.code) */
 #include "rpxprof/system.h"
@@ -551,6 +552,59 @@ static PyObject *core_write_report(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* run_options() -> [{name, key, kind, default, choices, range, help}]: the
+ * table of a run's options (rpxprof/options.h), the one description the
+ * command line, manifests and these keywords share. default: what a run
+ * gets when the option is not given (None: nothing, or the kind's rule). */
+static PyObject *core_run_options(PyObject *self, PyObject *unused)
+{
+    static const char *const kinds[] = {"int", "number", "duration", "share", "enum", "flag",
+                                        "text"};
+    size_t n, i, k;
+    const rpx_run_option *t = rpx_run_options(&n);
+    PyObject *list = PyList_New(0);
+    (void)self;
+    (void)unused;
+    for (i = 0; list && i < n; i++) {
+        char range[400];
+        PyObject *d, *dflt, *choices = Py_None;
+        rpx_run_option_range_text(&t[i], range, sizeof range);
+        if (t[i].kind == RPX_OPT_FLAG)
+            dflt = PyBool_FromLong(0);
+        else if (t[i].kind == RPX_OPT_STRING || (t[i].flags & RPX_OPT_ENUM_TEXT))
+            dflt = (t[i].flags & RPX_OPT_TEXT_DEFAULT) ? PyUnicode_FromString(t[i].default_text)
+                                                       : (Py_INCREF(Py_None), Py_None);
+        else if (t[i].kind == RPX_OPT_ENUM)
+            dflt = PyUnicode_FromString(t[i].choices[(int)t[i].dflt]);
+        else if (t[i].dflt != t[i].dflt || t[i].dflt == 0)
+            dflt = (Py_INCREF(Py_None), Py_None); /* not given: none, or the kind's rule */
+        else if (t[i].kind == RPX_OPT_INT)
+            dflt = PyLong_FromLong((long)t[i].dflt);
+        else
+            dflt = PyFloat_FromDouble(t[i].dflt);
+        if (t[i].choices) {
+            choices = PyList_New(0);
+            for (k = 0; choices && t[i].choices[k]; k++) {
+                PyObject *c = PyUnicode_FromString(t[i].choices[k]);
+                if (!c || PyList_Append(choices, c) != 0) Py_CLEAR(choices);
+                Py_XDECREF(c);
+            }
+        } else {
+            Py_INCREF(choices);
+        }
+        d = dflt && choices ? Py_BuildValue("{s:s,s:s,s:s,s:O,s:O,s:s,s:s}", "name", t[i].name,
+                                            "key", t[i].key, "kind", kinds[t[i].kind],
+                                            "default", dflt, "choices", choices, "range", range,
+                                            "help", t[i].help)
+                            : NULL;
+        Py_XDECREF(dflt);
+        Py_XDECREF(choices);
+        if (!d || PyList_Append(list, d) != 0) Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    return list;
+}
+
 /* Every call into the library runs in the C locale on this thread (uselocale), whatever
  * the user's script set with locale.setlocale: numbers are read from /proc and written
  * into formulas and notes with a decimal point, and system errors read in English, as
@@ -623,6 +677,8 @@ static PyMethodDef methods[] = {
      "The system card JSON."},
     {"gpus", core_gpus_c, METH_NOARGS, "The GPU table as JSON."},
     {"builtin_gpus", core_builtin_gpus_c, METH_NOARGS, "The built-in GPU table as JSON."},
+    {"run_options", core_run_options, METH_NOARGS,
+     "A run's options: name, key, kind, default, choices, range, help."},
     {"write_report", core_write_report_c, METH_VARARGS, "Write a report through the output guard."},
     {"_set_error_class", set_error_class, METH_O, "The package's RpxprofError."},
     {NULL, NULL, 0, NULL}};

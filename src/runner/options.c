@@ -22,101 +22,186 @@ static const char *const engines[] = {"auto", "curl", "sockets", NULL};
 
 /* In `rpxprof run --help` order. Options that are not one field of the
  * config (--model, --inputs, --output, --meta, --input, --dim, --header,
- * --budget-hz, --compare-back-to-back, --quiet) stay with the CLI.
- * TODO(dead): --drain S and allowing warmup failures belong here once their
- * fields exist in rpx_runner_config. */
+ * --budget-hz, --compare-back-to-back, --quiet) stay with the CLI. */
 static const rpx_run_option table[] = {
     {"writable-inputs", "writable_inputs", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL,
-     0, NULL, NULL, NULL, "the model may edit its input arrays in place (restored before every call)",
+     0, NULL, NULL, NULL,
+     "the model may edit its input arrays in place: their bytes are restored before every "
+     "call, outside the timed span (inputs_restore); without it the arrays are read-only and a"
+     " write into them crashes the call",
      F(writable_inputs)},
     {"force", "force", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL, NULL,
-     "replace an existing file that is not a report", F(force)},
+     "replace an existing file that is not a report (never the inputs or the model)",
+     F(force)},
     {"device", "device", RPX_OPT_ENUM, RPX_OPT_ENUM_TEXT | RPX_OPT_TEXT_DEFAULT, 0, 0, 0, devices,
-     "DEV", 0, "cpu", NULL, NULL, "cpu or cuda", F(device)},
+     "DEV", 0, "cpu", NULL, NULL,
+     "cpu or cuda",
+     F(device)},
     {"precision", "precision", RPX_OPT_STRING, RPX_OPT_TEXT_DEFAULT, 0, 0, 0, NULL, "STR", 0,
-     "unspecified", "e.g. fp32, fp16, bf16, int8", NULL, "recorded as given", F(precision)},
+     "unspecified", "e.g. fp32, fp16, bf16, int8", NULL,
+     "recorded as given",
+     F(precision)},
     {"unit", "unit", RPX_OPT_STRING, RPX_OPT_TEXT_DEFAULT, 0, 0, 0, NULL, "STR", 0, "request",
-     "e.g. frame, clip, pair, request", NULL, "what one call processes", F(unit)},
+     "e.g. frame, clip, pair, request", NULL,
+     "what one call processes: frame, clip, pair, request",
+     F(unit)},
     {"warmup", "warmup", RPX_OPT_INT, 0, 0, RPX_RUNNER_MAX_WARMUP, 0, NULL, "N", 10, "10", NULL,
-     NULL, "untimed calls first (in every worker process)", F(warmup)},
+     NULL,
+     "untimed calls first, in every process",
+     F(warmup)},
     {"repeats", "repeats", RPX_OPT_INT, 0, 1, RPX_RUNNER_MAX_REPEATS, 0, NULL, "N", 1000, "1000",
      NULL,
      "every timed call keeps its sample in memory and in the report; split a longer "
      "measurement into several runs",
-     "timed calls, one sample each", F(repeats)},
+     "timed calls, one sample each",
+     F(repeats)},
     {"rate", "rate", RPX_OPT_DOUBLE, 0, 0, 1e9, 1, NULL, "HZ", 0, NULL, NULL, "calls per second",
-     "paced calls: one timed call per 1/HZ s (HTTP: open-loop load)", F(rate_hz)},
+     "paced calls: one timed call per 1/HZ s on absolute deadlines, late starts counted (the "
+     "report's pacing; HZ joins --budget-hz); HTTP: open-loop load, below",
+     F(rate_hz)},
     {"gpu-time", "gpu_time", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
-     NULL, "cuda: per-call GPU busy time from CUPTI kernel records", F(gpu_time)},
+     NULL,
+     "cuda: per-call GPU busy time from CUPTI kernel records",
+     F(gpu_time)},
     {"cost", "cost", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "MODEL.onnx", 0, NULL, "an ONNX file",
-     NULL, "cost the model's graph", F(cost)},
+     NULL,
+     "cost the model's graph (input shapes from the NPZ arrays of the same names; "
+     "--input/--dim bind the rest)",
+     F(cost)},
     {"flops", "flops", RPX_OPT_DOUBLE, 0, 0, HUGE_VAL, 0, NULL, "N", NAN, NULL,
-     "a number such as 4878.9e9", NULL, "declare FLOPs per call", F(flops)},
+     "a number such as 4878.9e9", NULL,
+     "declare FLOPs per call for a model without a graph",
+     F(flops)},
     {"params", "params", RPX_OPT_DOUBLE, 0, 0, HUGE_VAL, 0, NULL, "N", NAN, NULL,
-     "a number such as 4878.9e9", NULL, "declare the parameter count", F(params)},
+     "a number such as 4878.9e9", NULL,
+     "declare its parameter count",
+     F(params)},
     {"gpu", "gpus", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "KEY[,KEY]", 0, NULL,
-     "GPU keys (rpxprof gpus)", NULL, "roofline targets", F(gpus)},
+     "GPU keys (rpxprof gpus)", NULL,
+     "roofline targets (rpxprof gpus); default: the detected GPU on cuda runs, the host CPU "
+     "and the reference set",
+     F(gpus)},
     {"gpu-spec", "gpu_spec", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "FILE", 0, NULL, "a JSON file",
-     NULL, "add or override GPU specs", F(gpu_spec)},
+     NULL,
+     "add or override GPU specs (also RPX_GPU_SPECS)",
+     F(gpu_spec)},
     {"tf32", "tf32", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL, NULL,
-     "fp32 dense ops run on TF32 tensor cores", F(tf32)},
+     "fp32 dense ops run on TF32 tensor cores",
+     F(tf32)},
     {"body", "body", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "FILE", 0, NULL, "a file",
-     NULL, "send FILE instead of the NPZ file's bytes", F(target.body_path)},
+     NULL,
+     "send FILE instead of the NPZ file's bytes (then, and with GET or HEAD, --inputs is not "
+     "needed)",
+     F(target.body_path)},
     {"method", "method", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "M", 0, "POST",
-     "an HTTP method", NULL, "HTTP method", F(target.method)},
+     "an HTTP method", NULL,
+     "HTTP method; GET and HEAD send no body",
+     F(target.method)},
     {"connect-timeout", "connect_timeout", RPX_OPT_DURATION, RPX_OPT_HTTP, 0, 1e9, 1, NULL, "S",
-     0, "10", NULL, NULL, "seconds to connect", F(target.connect_timeout_s)},
+     0, "10", NULL, NULL,
+     "seconds to connect",
+     F(target.connect_timeout_s)},
     {"request-timeout", "request_timeout", RPX_OPT_DURATION, RPX_OPT_HTTP, 0, 1e9, 1, NULL, "S",
-     0, "60", NULL, NULL, "seconds for a whole request", F(target.total_timeout_s)},
+     0, "60", NULL, NULL,
+     "seconds for one whole request",
+     F(target.total_timeout_s)},
     {"max-failures", "max_failures", RPX_OPT_INT, RPX_OPT_HTTP, 0, 9.2e18, 0, NULL, "N", 100,
-     "100", "a whole number, 0 (no limit) or more", NULL, "stop after N failed calls",
+     "100", "a whole number, 0 (no limit) or more", NULL,
+     "stop after N failed calls; 0: no limit",
      F(max_failures)},
+    {"allow-warmup-failures", "allow_warmup_failures", RPX_OPT_FLAG,
+     RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL, NULL,
+     "a failed warmup call counts towards --max-failures; without it the first one ends the run "
+     "with its reason",
+     F(target.allow_warmup_failures)},
     {"insecure", "insecure", RPX_OPT_FLAG, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL,
-     0, NULL, NULL, NULL, "do not verify the server's TLS certificate", F(target.insecure)},
+     0, NULL, NULL, NULL,
+     "do not verify the server's TLS certificate (recorded)",
+     F(target.insecure)},
     {"http2", "http2", RPX_OPT_FLAG, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0,
-     NULL, NULL, NULL, "HTTP/2", F(target.http2)},
+     NULL, NULL, NULL,
+     "HTTP/2: with prior knowledge for http://, required by ALPN for https://; under --rate, "
+     "requests multiplexed",
+     F(target.http2)},
     {"stream", "stream", RPX_OPT_ENUM, RPX_OPT_HTTP | RPX_OPT_ENUM_TEXT, 0, 0, 0, streams, "MODE",
-     0, NULL, NULL, NULL, "read every response as a stream of events", F(target.stream)},
+     0, NULL, NULL, NULL,
+     "read every response as a stream of events: sse, lines or chunked (default: sse when the "
+     "response's Content-Type is text/event-stream); http.streaming reports TTFT, ITL, TPOT, "
+     "end to end, tokens/s",
+     F(target.stream)},
     {"tokens-field", "tokens_field", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "PATH", 0,
-     "usage.completion_tokens", "a dotted path", NULL, "a response's output tokens",
+     NULL, "a dotted path", NULL,
+     "a response's output tokens: the last number at this dotted path in its events' JSON "
+     "(default usage.completion_tokens; else one per content event)",
      F(target.tokens_field)},
     {"keep-events", "keep_events", RPX_OPT_INT, RPX_OPT_HTTP | RPX_OPT_ZERO_IS_NONE, 0, 1e8, 0,
      NULL, "N", 0, "1000", "a whole number from 0 (none) to 100000000", NULL,
-     "raw event timestamps kept", F(target.keep_events)},
+     "keep N raw event timestamps; 0: none",
+     F(target.keep_events)},
     {"slo", "slo", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "LIST", 0, NULL,
-     "e.g. ttft=500ms,tpot=50ms,e2e=2s", NULL, "goodput: the share of requests meeting every SLO",
+     "e.g. ttft=500ms,tpot=50ms,e2e=2s", NULL,
+     "goodput: the share of requests meeting every SLO, e.g. ttft=500ms,tpot=50ms,e2e=2s",
      F(target.slo)},
-    {"duration", "duration", RPX_OPT_DURATION, RPX_OPT_HTTP, 0, 1e9, 1, NULL, "S", 0, NULL,
-     "a number above 0", "seconds", "seconds of schedule (R x S requests)",
+    {"duration", "duration", RPX_OPT_DURATION, 0, 0, 1e9, 1, NULL, "S", 0, NULL,
+     "a number above 0", "seconds",
+     "with --rate: seconds of schedule (R x S requests, or R x S paced calls of a local model); "
+     "it bounds the run: then the requests in flight get --drain, the rest are dropped",
      F(target.load_duration_s)},
+    {"drain", "drain", RPX_OPT_DURATION, RPX_OPT_HTTP | RPX_OPT_ZERO_IS_NONE, 0, 1e6, 0, NULL,
+     "S", 0, "5", "a number of seconds, 0 or more", NULL,
+     "after --duration, how long requests in flight may take before they count as timed out; a "
+     "warmup call waits at most --duration + --drain",
+     F(target.load_drain_s)},
     {"arrivals", "arrivals", RPX_OPT_ENUM, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 0, 0, arrivals, "A",
-     0, "constant", NULL, NULL, "constant or poisson (seeded by --seed N)", F(target.load_poisson)},
+     0, "constant", NULL, NULL,
+     "constant or poisson, seeded by --seed N",
+     F(target.load_poisson)},
     {"concurrency", "concurrency", RPX_OPT_INT, RPX_OPT_HTTP, 1, 100000, 0, NULL, "C", 0, "64",
-     NULL, NULL, "requests in flight at most", F(target.load_concurrency)},
+     NULL, NULL,
+     "requests in flight at most",
+     F(target.load_concurrency)},
     {"seed", "seed", RPX_OPT_INT, RPX_OPT_HTTP | RPX_OPT_ULL, 0, 9.2e18, 0, NULL, "N", 0, "1", NULL,
-     NULL, "the seed of Poisson arrivals", F(target.load_seed)},
+     NULL,
+     "the seed of --arrivals poisson",
+     F(target.load_seed)},
     {"load-engine", "load_engine", RPX_OPT_ENUM, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 0, 0,
      engines, "E", 0, "auto", "expected auto, sockets or curl", NULL,
-     "auto, sockets or curl", F(target.load_engine)},
+     "auto: plain sockets for http://, curl for https, --http2 and proxies; sockets; curl",
+     F(target.load_engine)},
     {"processes", "processes", RPX_OPT_INT, RPX_OPT_INT_FIELD, 1, RPX_RUNNER_MAX_PROCESSES, 0, NULL,
      "K", 0, "5; 1 for HTTP, --gpu-time and --no-isolate", NULL, NULL,
-     "spread the timed calls over K fresh worker processes", F(processes)},
+     "spread the timed calls over K fresh worker processes, one after another, each with its "
+     "own setup and warmup: the intervals then cover run-to-run variation",
+     F(processes)},
     {"target-precision", "target_precision", RPX_OPT_FRACTION, 0, 0, 0.5, 1, NULL, "P", 0, NULL,
      "the half width of the p50's 95% interval wanted, relative to it: 1% or 0.01 (above 0, at "
      "most 50%)",
-     NULL, "add processes until the p50's 95% interval is within +-P of it", F(target_precision)},
+     NULL,
+     "add processes (each of --repeats/K calls) until the p50's 95% interval is within +-P of "
+     "it (1% or 0.01)",
+     F(target_precision)},
     {"max-time", "max_time", RPX_OPT_DURATION, 0, 0, 1e7, 1, NULL, "S", 60, "60", NULL, NULL,
-     "... or S seconds have passed", F(max_time_s)},
+     "... or S seconds have passed",
+     F(max_time_s)},
     {"timeout", "timeout", RPX_OPT_DURATION, 0, 0, 1e9, 1, NULL, "S", 0, NULL, NULL, NULL,
-     "kill the run after S seconds", F(timeout_s)},
+     "kill the run after S seconds (status timed_out)",
+     F(timeout_s)},
     {"call-timeout", "call_timeout", RPX_OPT_DURATION, 0, 0, 1e9, 1, NULL, "S", 0, NULL, NULL,
-     NULL, "kill it when one call takes more than S seconds", F(call_timeout_s)},
+     NULL,
+     "kill it when one call takes more than S seconds (resolution about 1 ms)",
+     F(call_timeout_s)},
     {"setup-timeout", "setup_timeout", RPX_OPT_DURATION, 0, 0, 1e9, 1, NULL, "S", 0, NULL, NULL,
-     NULL, "kill it when loading and setup take more than S seconds", F(setup_timeout_s)},
+     NULL,
+     "kill it when loading and setup take more than S seconds",
+     F(setup_timeout_s)},
     {"grace", "grace", RPX_OPT_DURATION, 0, 0, 1e9, 0, NULL, "S", 2, "2", NULL, NULL,
-     "after SIGINT/SIGTERM, wait S seconds for the call in progress", F(grace_s)},
+     "after SIGINT/SIGTERM, wait S seconds for the call in progress, then kill the model's "
+     "process; a second SIGINT kills it at once",
+     F(grace_s)},
     {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0, NULL,
-     NULL, 1, NULL, NULL, NULL, "run the model in this process (for debuggers)", F(isolate)},
+     NULL, 1, NULL, NULL, NULL,
+     "run the model in this process (for debuggers)",
+     F(isolate)},
 };
 
 #define N_TABLE (sizeof table / sizeof table[0])
@@ -156,8 +241,8 @@ void rpx_run_option_range_text(const rpx_run_option *o, char *buf, size_t size)
     } else if (o->kind == RPX_OPT_ENUM) {
         n = snprintf(buf, size, "expected");
         for (k = 0; o->choices[k] && n >= 0 && (size_t)n < size; k++)
-            n += snprintf(buf + n, size - (size_t)n, "%s%s", k == 0 ? " " : o->choices[k + 1] ? ", " : " or ",
-                          o->choices[k]);
+            n += snprintf(buf + n, size - (size_t)n, "%s%s",
+                          k == 0 ? " " : o->choices[k + 1] ? ", " : " or ", o->choices[k]);
     } else if (o->kind == RPX_OPT_INT && o->max < 1e15) {
         n = snprintf(buf, size, "%s from %.0f to %.0f", what, o->min_excluded ? o->min + 1 : o->min,
                      o->max);
@@ -196,9 +281,9 @@ static int in_range(const rpx_run_option *o, double v)
 static void store(rpx_runner_config *c, const rpx_run_option *o, double v)
 {
     void *f = field(c, o);
+    if (o->flags & RPX_OPT_ZERO_IS_NONE && v == 0) v = -1; /* 0 given: none, not the default */
     switch (o->kind) {
     case RPX_OPT_INT:
-        if (o->flags & RPX_OPT_ZERO_IS_NONE && v == 0) v = -1;
         if (o->flags & RPX_OPT_ULL) *(unsigned long long *)f = (unsigned long long)v;
         else if (o->flags & RPX_OPT_INT_FIELD) *(int *)f = (int)v;
         else *(long *)f = (long)v;
@@ -309,8 +394,9 @@ void rpx__run_options_defaults(rpx_runner_config *c)
             if (o->flags & RPX_OPT_TEXT_DEFAULT) *(const char **)field(c, o) = o->default_text;
         } else if (o->kind == RPX_OPT_FLAG) {
             *(int *)field(c, o) = (int)o->dflt; /* the field's own value (isolate: 1) */
-        } else if (o->kind == RPX_OPT_INT && o->flags & RPX_OPT_ZERO_IS_NONE) {
-            *(long *)field(c, o) = (long)o->dflt; /* 0: the default, not "none" */
+        } else if (o->flags & RPX_OPT_ZERO_IS_NONE) { /* 0: the default, not "none" */
+            if (o->kind == RPX_OPT_INT) *(long *)field(c, o) = (long)o->dflt;
+            else *(double *)field(c, o) = o->dflt;
         } else {
             store(c, o, o->dflt);
         }
@@ -403,6 +489,12 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
                                  "API's model runs remotely (remote API: not measured here); "
                                  "drop %s",
                                  a, a);
+    }
+    if (c->target.slo) {
+        double ttft, tpot, e2e;
+        rpx_error serr = {0};
+        if (rpx_http_slo_parse(c->target.slo, &ttft, &tpot, &e2e, &serr) != 0)
+            return rpx_error_set(err, RPX_EUSAGE, "%s", serr.message);
     }
     if (c->cost && (c->flops == c->flops || c->params == c->params))
         return rpx_error_set(err, RPX_EUSAGE, "%s and %s/%s both describe the model's cost; give "

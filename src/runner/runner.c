@@ -424,9 +424,13 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         if (rpx_nvml_open(&x->nvml, &nerr) != 0) x->nvml = NULL; /* the card says why */
     }
     {
-        run_params rp = {c->model, c->device, c->precision, c->unit, c->warmup, c->repeats,
-                         c->gpu_time, c->progress, c->timeout_s, c->call_timeout_s,
-                         c->setup_timeout_s, c->grace_s, &c->target, c->max_failures};
+        /* by name: a field added to either struct cannot land in another's place */
+        run_params rp = {.model = c->model, .device = c->device, .precision = c->precision,
+                         .unit = c->unit, .warmup = c->warmup, .repeats = c->repeats,
+                         .gpu_time = c->gpu_time, .progress = c->progress,
+                         .timeout_s = c->timeout_s, .call_timeout_s = c->call_timeout_s,
+                         .setup_timeout_s = c->setup_timeout_s, .grace_s = c->grace_s,
+                         .target = &c->target, .max_failures = c->max_failures};
         x->rp = rp;
         x->rp.samples = x->smp.work;
         x->rp.n_samples = x->smp.n;

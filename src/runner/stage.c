@@ -212,10 +212,16 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     {
         peaks_ctx pk = {gmem, target};
         after_ctx ac = {gtime, &sh->trend};
-        rpx_run_config cfg = {p->warmup, p->repeats, NULL, NULL, p->progress, &sh->stop,
-                              peaks_reset, &pk, after_call, &ac, sh->samples, &sh->calls_done,
-                              p->max_failures, &sh->failed_calls, &sh->failed_warmup_calls,
-                              &sh->progress_ns, sh->warmup_samples, sh->warmup_keep};
+        rpx_run_config cfg = {.warmup = p->warmup, .repeats = p->repeats,
+                              .progress = p->progress, .stop = &sh->stop,
+                              .peaks_reset = peaks_reset, .peaks_ctx = &pk,
+                              .after_call = after_call, .after_ctx = &ac,
+                              .samples = sh->samples, .calls_done = &sh->calls_done,
+                              .max_failures = p->max_failures, .failed_done = &sh->failed_calls,
+                              .failed_warmup_done = &sh->failed_warmup_calls,
+                              .progress_ns = &sh->progress_ns,
+                              .warmup_samples = sh->warmup_samples,
+                              .warmup_keep = sh->warmup_keep};
         if (cuda) {
             cfg.sync = rpx_cuda_sync_all;
             cfg.sync_ctx = cuda;

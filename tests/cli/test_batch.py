@@ -336,6 +336,7 @@ class BatchTest(TempDirTest):
         def http(m):
             del m["defaults"]["processes"]
             m["models"][1]["model"] = "http://127.0.0.1:9/predict"
+            del m["models"][1]["flops"], m["models"][1]["params"]  # an API's cost is not known
         m = self.small_manifest(self.tmp, x=http)
         p = run("batch", m, "--out-dir", out)
         self.assertEqual(p.returncode, 1)
@@ -421,9 +422,10 @@ class BatchTest(TempDirTest):
                               p.stderr)
                 self.assertFalse(os.path.exists(self.path("g-out")))
         # and the manifest refuses what --gpu-time refuses on the command line
-        for change, needle in (({"device": "cpu"}, "models[0].gpu_time: needs device \"cuda\""),
-                               ({"processes": 2}, "models[0].gpu_time: traces the kernels of one "
-                                                  "process"),
+        for change, needle in (({"device": "cpu"}, "models[0] (task 't'): gpu_time needs device "
+                                                   "cuda (it traces GPU kernels)"),
+                               ({"processes": 2}, "models[0] (task 't'): gpu_time traces the "
+                                                  "kernels of one process; give processes 1"),
                                ({"gpu_time": "yes"}, "models[0].gpu_time: has the wrong type: "
                                                      "expected true or false, got a string")):
             with self.subTest(str(change)):
@@ -517,7 +519,7 @@ class BatchTest(TempDirTest):
         m = copy.deepcopy(good); m["models"][1]["name"] = "demo-depth"
         bad(m, "models[1].name", "unique")
         m = copy.deepcopy(good); m["defaults"]["repeats"] = 0
-        bad(m, "defaults.repeats", ">= 1")
+        bad(m, "defaults.repeats", "give a whole number from 1 to 10000000")
         m = copy.deepcopy(good); m["defaults"]["device"] = "tpu"
         bad(m, "defaults.device", "cpu")
         m = copy.deepcopy(good); m["models"][0]["name"] = "a/b"

@@ -239,7 +239,8 @@ class ProcessesTest(TempDirTest):
             json.dump(m, f)
         p = run("batch", man, "--out-dir", out, "-q")
         self.assertEqual(p.returncode, 1, p.stderr)
-        self.assertIn("defaults.processes: must be an integer from 1 to 100", p.stderr)
+        # the options' table's words, as `run --processes 101` says them
+        self.assertIn("defaults.processes '101': give a whole number from 1 to 100", p.stderr)
 
     # ---- compare --run ----
 

@@ -69,7 +69,9 @@ class ManifestTest(TempDirTest):
             (lambda d: d.update(models={}),
              "models: has the wrong type: expected an array"),
             (lambda d: d["defaults"].update(repeats="5"),
-             "defaults.repeats: has the wrong type: expected an integer >= 1, got a string"),
+             "defaults.repeats: has the wrong type: expected a whole number from 1 to 10000000 "
+             "(every timed call keeps its sample in memory and in the report; split a longer "
+             "measurement into several runs), got a string"),
             (lambda d: d["defaults"].update(gpus="h100-sxm"),
              "defaults.gpus: has the wrong type: expected an array of GPU keys"),
             (lambda d: d["tasks"]["depth"].update(inputs=3),

@@ -153,6 +153,26 @@ def test_refusals_carry_the_cli_exit_code():
     assert e.value.code == 2 and "no-such-gpu" in str(e.value)
 
 
+def test_keywords_and_the_options_table_agree():
+    """profile()'s keywords that are run options have the defaults of the one table of a
+    run's options (src/runner/options.c), which the command line and manifests share, and
+    a bad value is refused in the table's words with the keyword's name."""
+    import inspect
+    table = {o["key"]: o for o in rpxprof._core.run_options()}
+    assert table["repeats"]["default"] == 1000 and table["warmup"]["default"] == 10
+    assert table["device"]["choices"] == ["cpu", "cuda"]
+    assert table["call_timeout"]["name"] == "call-timeout"
+    sig = inspect.signature(rpxprof.profile).parameters
+    shared = [k for k in sig if k in table]
+    assert set(shared) >= {"warmup", "repeats", "device", "precision", "unit", "processes",
+                           "cost", "flops", "params", "gpus", "timeout", "call_timeout"}
+    for k in shared:
+        assert sig[k].default == table[k]["default"], (k, sig[k].default, table[k]["default"])
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, FRAME, repeats=0)
+    assert str(e.value).startswith("repeats '0': " + "give " + table["repeats"]["range"])
+
+
 def test_forked_workers_after_torch_ran():
     # in a child interpreter, so that a hang fails this test (timeout) instead of blocking
     p = run_script("""

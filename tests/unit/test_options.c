@@ -162,6 +162,26 @@ static void test_documented(void **st)
     free(doc);
 }
 
+/* `rpxprof run --help` is made from the table: src/cli/run.c's help places
+ * every table option with a line "@NAME" (print_help), once. */
+static void test_help_places_every_option(void **st)
+{
+    size_t n, i, len;
+    const rpx_run_option *t = rpx_run_options(&n);
+    char *src = (char *)rpx_test_slurp(RPX_SOURCE_DIR "/src/cli/run.c", &len);
+    (void)st;
+    src[len] = '\0';
+    for (i = 0; i < n; i++) {
+        char marker[80];
+        const char *at;
+        snprintf(marker, sizeof marker, "\"@%s\\n\"", t[i].name);
+        at = strstr(src, marker);
+        if (!at) fail_msg("src/cli/run.c's help does not place --%s (a line %s)", t[i].name, marker);
+        if (strstr(at + 1, marker)) fail_msg("src/cli/run.c's help places --%s twice", t[i].name);
+    }
+    free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_set_and_messages),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_documented),
+        cmocka_unit_test(test_help_places_every_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
