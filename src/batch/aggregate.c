@@ -555,7 +555,9 @@ static void csv_num(sbuf *b, double v, int d)
 {
     char num[64];
     if (!isfinite(v)) return;
-    if (d == -1000) fmt_num(num, sizeof num, v);
+    /* beyond 1e15 or below 1e-15, fixed point runs to hundreds of digits: the
+     * shortest round trip, in exponent form */
+    if (d == -1000 || fabs(v) >= 1e15 || (v != 0 && fabs(v) < 1e-15)) fmt_num(num, sizeof num, v);
     else fmt_fixed(num, sizeof num, v, d);
     sb_str(b, num);
 }
@@ -581,7 +583,17 @@ static void md_time(sbuf *b, double v, int d)
     } else {
         dd = d - shift[u];
     }
-    fmt_fixed(num, sizeof num, v * mult[u], dd);
+    if (v > 0 && (v * mult[u] >= 1e6 || v * mult[u] < 1e-3)) {
+        /* a million seconds and more, or under a thousandth of a nanosecond:
+         * exponent form with the significant digits the decimals stand for
+         * (never hundreds of digits) */
+        int e = (int)floor(log10(v * mult[u])), sig = e + dd + 1;
+        locale_t c = c_locale(), old = c ? uselocale(c) : (locale_t)0;
+        snprintf(num, sizeof num, "%.*e", (sig < 1 ? 1 : sig > 6 ? 6 : sig) - 1, v * mult[u]);
+        if (old) uselocale(old);
+    } else {
+        fmt_fixed(num, sizeof num, v * mult[u], dd);
+    }
     sb_str(b, num);
     sb_str(b, " ");
     sb_str(b, units[u]);

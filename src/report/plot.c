@@ -85,6 +85,9 @@ static void ax_make(axis *a, double mn, double mx, double x0, double x1)
     if (a->log) {
         a->lo = pow(10, floor(log10(mn)));
         a->hi = pow(10, ceil(log10(mx)));
+        /* samples near the ends of a double: decades a double holds (1e308 is the last) */
+        if (!(a->lo >= 1e-300)) a->lo = 1e-300;
+        if (!isfinite(a->hi)) a->hi = 1e308;
         if (a->hi <= a->lo) a->hi = a->lo * 10;
     } else {
         double span = mx - mn, step;
@@ -107,8 +110,12 @@ static void ax_ticks(out *o, const axis *a, double y, const char *id, int vertic
     double v, step;
     int i = 0;
     if (a->log) {
-        for (v = a->lo; v <= a->hi * 1.0001; v *= 10, i++) {
+        /* at most about 12 labelled decades: samples that span hundreds of them
+         * (near the ends of a double) get every k-th */
+        int decades = (int)lround(log10(a->hi) - log10(a->lo)), every = decades > 12 ? (decades + 11) / 12 : 1;
+        for (v = a->lo; v <= a->hi * 1.0001 && isfinite(v) && i < 700; v *= 10, i++) {
             double p = ax_pos(a, v);
+            if (i % every) continue;
             snprintf(b, sizeof b, "%g", v);
             if (vertical)
                 put(o, "<g id=\"%s-tick-%d\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>"

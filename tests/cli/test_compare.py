@@ -11,6 +11,8 @@ import json
 import math
 import os
 import re
+import resource
+import subprocess
 import tempfile
 import warnings
 
@@ -18,7 +20,7 @@ import numpy as np
 from scipy import stats as st
 
 import stats_ref  # noqa: E402
-from common import MODELS, SOURCE, TempDirTest, main, run
+from common import BIN, MODELS, SANITIZED, SOURCE, TempDirTest, main, run
 
 CONF = 0.95
 TEMPLATE = None
@@ -258,6 +260,39 @@ class CompareTest(TempDirTest):
         text = self.compare(report(groups_of(rng, 5, 200, 1.0, between_sd=0.002)),
                             report(groups_of(rng, 5, 200, 1.05, between_sd=0.002))).stdout
         self.assertRegex(text, r"\np50 +\d\.\d+ +\d\.\d+ +1\.\d+ \[1\.\d+, 1\.\d+\]")
+
+    def test_figures_and_tables_of_overflowing_samples_end(self):
+        # plot and aggregate of a report near 1e308 beside a usual one: the log axis's decades
+        # stopped at infinity (a loop that filled memory) and summary.md printed 63 digits
+        rng = np.random.default_rng(15)
+        huge = huge_report(rng)
+        huge.update(task="t", model_name="huge")
+        tiny = report(groups_of(rng, 3, 60, 1e-7), task="t", model_name="tiny")
+        one = report(groups_of(rng, 3, 60, 1.0), task="t", model_name="one")
+        files = [self.write(f"ag/t/{r['model_name']}.json", r) for r in (huge, tiny, one)]
+
+        def bounded(*args):
+            def limit():  # a regression must not take the machine's memory with it
+                if not SANITIZED:
+                    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+            return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120,
+                                  preexec_fn=limit, stdin=subprocess.DEVNULL)
+
+        p = bounded("plot", *files, "-o", self.path("fig.svg"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertLess(os.path.getsize(self.path("fig.svg")), 1 << 20)
+        p = bounded("plot", files[0], "-o", self.path("tl.svg"), "--timeline")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = bounded("aggregate", self.path("ag"), "--out-dir", self.path("out"), "--allow-incomplete-flops",
+                    "--quiet")
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        for name in ("summary.md", "summary.csv"):
+            with open(self.path("out", name)) as f:
+                text = f.read()
+            self.assertIsNone(re.search(r"\d{20}", text), (name, text))
+        with open(self.path("out", "summary.md")) as f:
+            md = f.read()
+        self.assertRegex(md, r"\| t \| huge \|.*\| 1\.50e\+305 s ")
 
     def test_processes_in_two_clusters_are_no_difference(self):
         # The same model twice (calibration, docs/statistics.md): its processes land at one of
