@@ -100,9 +100,10 @@ static const char usage[] =
     "  -h, --help             show this help and exit\n"
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
-    "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call, or\n"
-    "--max-failures), 130 interrupted by SIGINT, 143 by SIGTERM (3-6, 130 and 143\n"
-    "write the report with every sample measured before the event).\n";
+    "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
+    "--max-failures, or a warmup call), 130 interrupted by SIGINT, 143 by SIGTERM\n"
+    "(3-6, 130 and 143 write the report with every sample measured before the\n"
+    "event).\n";
 
 /* One table option's lines: "      --NAME METAVAR" to column 25, then its help
  * and "(default: D)", words wrapped before column 80. */
