@@ -1,0 +1,262 @@
+/* batch_run.c — owns running a manifest's jobs (include/rpxprof/batch.h):
+ * every report path checked before the first job (the output guard,
+ * src/common/output.c), each job through the runner in this process (its
+ * worker processes die with it), its report tagged with the task, the model's
+ * name and the pipeline's keys, and a failed report for a job that built none.
+ * The CLI (src/cli/batch.c) parses, prints and handles signals. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "batch/pipeline.h"
+#include "common/json.h"
+#include "common/output.h"
+#include "rpxprof/batch.h"
+#include "rpxprof/error.h"
+#include "rpxprof/report.h"
+#include "rpxprof/runner.h"
+#include "rpxprof/target.h"
+
+/* What batch never replaces, and how it may replace a job's report. */
+typedef struct guard {
+    const char **protect;
+    size_t n_protect;
+    const rpx_batch_options *opt;
+} guard;
+
+/* A manifest's declared flops/params text: a whole finite number >= 0, else NaN. */
+static double declared(const char *s)
+{
+    char *end;
+    double v;
+    if (!s || !*s) return (double)NAN;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < 0) return (double)NAN;
+    return v;
+}
+
+/* The depth-efficiency pipeline's keys (docs/batch.md). */
+static int pipeline_keys(const guard *g, const rpx_batch_job *j, json_t *r, rpx_error *err)
+{
+    rpx_pipeline_context pc = {j->model_name, g->opt->manifest_path, g->opt->code_sha,
+                               g->opt->container_image, g->opt->concurrent_host_load};
+    return rpx_pipeline_keys_add(r, &pc, err);
+}
+
+static int open_report(const guard *g, const char *out, rpx_output **o, rpx_error *err)
+{
+    rpx_output_options oo = {RPX_OUTPUT_REPORT, RPX_PROFILE_SCHEMA, g->opt->force, g->protect,
+                             g->n_protect, "--out-dir"};
+    return rpx_output_open(out, &oo, o, err);
+}
+
+static int failed_report(const guard *g, const char *out, const rpx_batch_job *j,
+                         const char *error, rpx_error *err)
+{
+    json_t *r = json_object();
+    rpx_output *o;
+    char ts[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    int rc;
+    gmtime_r(&now, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_object_set_new(r, "schema", json_string(RPX_PROFILE_SCHEMA));
+    json_object_set_new(r, "tool", json_pack("{s:s,s:s}", "name", "rpxprof", "version", RPX_VERSION));
+    json_object_set_new(r, "created_utc", json_string(ts));
+    json_object_set_new(r, "status", json_string("failed"));
+    json_object_set_new(r, "error", json_string(error));
+    {
+        char *shown = rpx_target_redact_spec(j->model); /* credentials never reach a report */
+        json_object_set_new(r, "model_callable", json_string(shown ? shown : "?"));
+        free(shown);
+    }
+    json_object_set_new(r, "task", json_string(j->task));
+    json_object_set_new(r, "model_name", json_string(j->model_name));
+    json_object_set_new(r, "device", json_string(j->device));
+    json_object_set_new(r, "precision", json_string(j->precision));
+    json_object_set_new(r, "unit", json_string(j->unit));
+    json_object_set_new(r, "inputs_file", json_string(j->inputs));
+    json_object_set_new(r, "warmup_calls", json_integer(j->warmup));
+    json_object_set_new(r, "metadata", j->meta ? json_deep_copy(j->meta) : json_object());
+    rc = pipeline_keys(g, j, r, err);
+    if (!rc) rc = open_report(g, out, &o, err);
+    if (!rc) rc = rpx_json_write_output(o, r, err);
+    json_decref(r);
+    return rc;
+}
+
+/* Run one job through the runner (the same call as `rpxprof run`). The report,
+ * tagged with the task and the model's name, goes through the guard. Returns
+ * 0 when the run completed and its report was written; else `last` says why,
+ * *wrote says whether a report (with its status) was written, *stop whether a
+ * signal asked the batch to stop. */
+static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char *last,
+                   size_t lastsz, int *wrote, int *stop)
+{
+    rpx_runner_config c;
+    rpx_runner_result res;
+    rpx_error err = {0};
+    rpx_output *o;
+    int rc;
+    *wrote = *stop = 0;
+    last[0] = '\0';
+    rpx_runner_config_init(&c);
+    c.model = j->model;
+    c.inputs = j->inputs;
+    if (j->n_inputs > 1) { /* distinct samples (the first is c.inputs) */
+        c.sample_files = j->inputs_list;
+        c.n_sample_files = j->n_inputs;
+    }
+    c.unit = j->unit;
+    c.device = j->device;
+    c.precision = j->precision;
+    c.warmup = j->warmup;
+    c.repeats = j->repeats;
+    c.processes = j->processes > RPX_RUNNER_MAX_PROCESSES ? RPX_RUNNER_MAX_PROCESSES
+                                                          : (int)j->processes;
+    c.meta = (json_t *)j->meta;
+    c.cost = j->cost;
+    c.gpus = j->gpus;
+    if (j->flops) c.flops = declared(j->flops);
+    if (j->params) c.params = declared(j->params);
+    rc = rpx_runner_run(&c, &res, &err);
+    if (rc != 0) {
+        snprintf(last, lastsz, "%s", err.message);
+        rpx_runner_result_free(&res);
+        return -1;
+    }
+    *stop = res.status == RPX_RUNNER_INTERRUPTED;
+    json_object_set_new(res.report, "task", json_string(j->task));
+    json_object_set_new(res.report, "model_name", json_string(j->model_name));
+    rc = pipeline_keys(g, j, res.report, &err);
+    if (!rc) rc = open_report(g, out, &o, &err);
+    if (!rc) rc = rpx_json_write_output(o, res.report, &err);
+    if (rc) snprintf(last, lastsz, "%s", err.message);
+    else *wrote = 1;
+    if (!rc && res.status != RPX_RUNNER_COMPLETE) {
+        snprintf(last, lastsz, "%.900s (status %.40s)", res.error,
+                 json_string_value(json_object_get(res.report, "status")));
+        rc = -1;
+    }
+    rpx_runner_result_free(&res);
+    return rc;
+}
+
+/* The model file of a shared-object --model (PATH:SYMBOL), malloc'ed, or NULL. */
+static char *model_file(const char *spec)
+{
+    const char *colon = strrchr(spec, ':');
+    if (!colon || !strchr(spec, '/') || strstr(spec, "://")) return NULL;
+    return strndup(spec, (size_t)(colon - spec));
+}
+
+/* Before the first job: every report path of this shard is checked (its folder
+ * made, a temporary file created and removed, what is there replaceable). */
+static int check_reports(const rpx_manifest *m, const char *out_dir, long si, long sn,
+                         const guard *g, rpx_error *err)
+{
+    size_t i, total = rpx_manifest_job_count(m);
+    struct stat st;
+    int rc = 0;
+    if (stat(out_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return rpx_error_set(err, RPX_EINVAL,
+                             "%s: is not a folder; give a folder for --out-dir (it is made when "
+                             "missing)", out_dir);
+    for (i = 0; i < total && !rc; i++) {
+        const rpx_batch_job *j = rpx_manifest_job(m, i);
+        rpx_output *o = NULL;
+        char *out;
+        if ((long)(i % (size_t)sn) != si) continue;
+        if (!(out = rpx_batch_report_path(out_dir, j)))
+            return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        rc = open_report(g, out, &o, err);
+        rpx_output_discard(o);
+        free(out);
+    }
+    return rc;
+}
+
+static int stopping(const rpx_batch_options *opt)
+{
+    return opt->stop && *opt->stop;
+}
+
+int rpx_batch_run(const rpx_manifest *m, const rpx_batch_options *opt, rpx_batch_result *res,
+                  rpx_error *err)
+{
+    guard g = {0};
+    char **owned = NULL;
+    size_t nowned = 0, i, total = rpx_manifest_job_count(m), done = 0;
+    long si = opt->shard_index, sn = opt->shard_count > 0 ? opt->shard_count : 1;
+    const char *out_dir = opt->out_dir;
+    int rc = 0;
+
+    memset(res, 0, sizeof *res);
+    res->total = total;
+    /* never replaced: the manifest, every job's inputs, cost model and model
+     * file; every report path is checked before the first job */
+    g.opt = opt;
+    g.protect = calloc(3 * total + 1, sizeof *g.protect);
+    owned = calloc(total + 1, sizeof *owned);
+    if (!g.protect || !owned) {
+        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (opt->manifest_path) g.protect[g.n_protect++] = opt->manifest_path;
+    for (i = 0; i < total; i++) {
+        const rpx_batch_job *j = rpx_manifest_job(m, i);
+        g.protect[g.n_protect++] = j->inputs;
+        if (j->cost) g.protect[g.n_protect++] = j->cost;
+        if ((owned[nowned] = model_file(j->model)) != NULL) g.protect[g.n_protect++] = owned[nowned++];
+    }
+    if ((rc = check_reports(m, out_dir, si, sn, &g, err)) != 0) goto out;
+    for (i = 0; i < total; i++) if ((long)(i % (size_t)sn) == si) res->mine++;
+    res->started = 1;
+    for (i = 0; i < total; i++) {
+        const rpx_batch_job *j = rpx_manifest_job(m, i);
+        char *out, last[1024];
+        int wrote, stop;
+        if ((long)(i % (size_t)sn) != si) continue;
+        if (stopping(opt)) { res->interrupted = 1; break; }
+        out = rpx_batch_report_path(out_dir, j);
+        if (!out) {
+            res->failed++;
+            rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+            break;
+        }
+        if (opt->on_job) opt->on_job(opt->user, done + 1, res->mine, j);
+        done++;
+        if (opt->resume && rpx_batch_report_matches(out, j)) {
+            res->skipped++;
+            free(out);
+            continue;
+        }
+        if (run_job(&g, j, out, last, sizeof last, &wrote, &stop) == 0) {
+            res->complete++;
+        } else if (stop && wrote) {
+            res->interrupted_jobs++; /* its report says interrupted; resume runs it again */
+        } else {
+            rpx_error werr = {0};
+            int failed_written = wrote || failed_report(&g, out, j, last, &werr) == 0;
+            res->failed++;
+            if (opt->on_failed)
+                opt->on_failed(opt->user, j, last, failed_written ? NULL : werr.message);
+        }
+        free(out);
+        if (stopping(opt) || stop) {
+            res->interrupted = 1;
+            break;
+        }
+    }
+out:
+    for (i = 0; i < nowned; i++) free(owned[i]);
+    free(owned);
+    free(g.protect);
+    return rc;
+}
