@@ -6,8 +6,8 @@
 #include <stdio.h>
 
 #include "rpxprof/error.h"
-#include "target/kinds.h"
-#include "target/plugins.h"
+#include "loader/kinds.h"
+#include "loader/plugins.h"
 
 typedef struct plugin {
     const char *kind, *file, *env, *installed;

@@ -11,7 +11,7 @@
 
 #include "rpxprof/error.h"
 #include "rpxprof/target.h"
-#include "target/kinds.h"
+#include "loader/kinds.h"
 
 #define DEMO_PREFIX "rpxprof-demo:"
 #define DEMO_FILE "librpxprof-demo.so"
