@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "batch/pipeline.h"
 #include "common/json.h"
@@ -55,35 +54,19 @@ static int open_report(const guard *g, const char *out, rpx_output **o, rpx_erro
     return rpx_output_open(out, &oo, o, err);
 }
 
+/* The report of a job that built none (src/report/profile.c), with the
+ * pipeline's keys, through the guard. */
 static int failed_report(const guard *g, const char *out, const rpx_batch_job *j,
                          const char *error, rpx_error *err)
 {
-    json_t *r = json_object();
+    char *shown = rpx_target_redact_spec(j->model); /* credentials never reach a report */
+    rpx_profile_failed f = {error, shown, j->task, j->model_name, j->device, j->precision,
+                            j->unit, j->inputs, j->warmup, j->meta};
+    json_t *r = rpx_profile_failed_report(&f);
     rpx_output *o;
-    char ts[32];
-    time_t now = time(NULL);
-    struct tm tm;
     int rc;
-    gmtime_r(&now, &tm);
-    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_object_set_new(r, "schema", json_string(RPX_PROFILE_SCHEMA));
-    json_object_set_new(r, "tool", json_pack("{s:s,s:s}", "name", "rpxprof", "version", RPX_VERSION));
-    json_object_set_new(r, "created_utc", json_string(ts));
-    json_object_set_new(r, "status", json_string("failed"));
-    json_object_set_new(r, "error", json_string(error));
-    {
-        char *shown = rpx_target_redact_spec(j->model); /* credentials never reach a report */
-        json_object_set_new(r, "model_callable", json_string(shown ? shown : "?"));
-        free(shown);
-    }
-    json_object_set_new(r, "task", json_string(j->task));
-    json_object_set_new(r, "model_name", json_string(j->model_name));
-    json_object_set_new(r, "device", json_string(j->device));
-    json_object_set_new(r, "precision", json_string(j->precision));
-    json_object_set_new(r, "unit", json_string(j->unit));
-    json_object_set_new(r, "inputs_file", json_string(j->inputs));
-    json_object_set_new(r, "warmup_calls", json_integer(j->warmup));
-    json_object_set_new(r, "metadata", j->meta ? json_deep_copy(j->meta) : json_object());
+    free(shown);
+    if (!r) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     rc = pipeline_keys(g, j, r, err);
     if (!rc) rc = open_report(g, out, &o, err);
     if (!rc) rc = rpx_json_write_output(o, r, err);
