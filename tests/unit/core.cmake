@@ -7,3 +7,4 @@ rpx_unit_test(test_run ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_run.c)
 rpx_unit_test(test_target ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_target.c)
 set_tests_properties(unit.test_target PROPERTIES ENVIRONMENT
   "RPX_TEST_MODELS=${CMAKE_BINARY_DIR}/test-models;RPX_DEMO_LIBRARY=${CMAKE_BINARY_DIR}/librpxprof-demo.so")
+rpx_unit_test(test_library_api ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_library_api.c)
