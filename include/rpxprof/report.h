@@ -74,6 +74,23 @@ typedef struct rpx_profile_desc {
 /* Build the report object. NULL only when out of memory. */
 RPX_API json_t *rpx_profile_report(const rpx_profile_desc *desc);
 
+/* A job that built no report of its own (the run could not start: a model
+ * that does not load, inputs that do not exist): status "failed" with the
+ * reason, and what the job asked for. Strings are borrowed; model_callable is
+ * shown as given (redact credentials first: rpx_target_redact_spec). */
+typedef struct rpx_profile_failed {
+    const char *error;
+    const char *model_callable;
+    const char *task, *model_name;
+    const char *device, *precision, *unit;
+    const char *inputs_path;
+    long warmup_calls;
+    const json_t *metadata;       /* object (copied), or NULL for {} */
+} rpx_profile_failed;
+
+/* Build the failed report. NULL only when out of memory. */
+RPX_API json_t *rpx_profile_failed_report(const rpx_profile_failed *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,7 +25,7 @@
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
 #include "rpxprof/target.h"
-#include "target/plugins.h"
+#include "loader/plugins.h"
 #include "http/http_load.h"
 #include "http/http_stream.h"
 #include "rpxprof/memory.h"

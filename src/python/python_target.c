@@ -13,7 +13,7 @@
 
 #include "rpxprof/error.h"
 #include "rpxprof/target.h"
-#include "target/plugins.h"
+#include "loader/plugins.h"
 
 #ifndef RPX_PYTHON_EXECUTABLE
 #define RPX_PYTHON_EXECUTABLE "/usr/bin/python3"

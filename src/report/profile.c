@@ -1,4 +1,5 @@
-/* profile.c — owns the layout of the "rpxprof.profile/1" report. */
+/* profile.c — owns the layout of the "rpxprof.profile/1" report: a run's
+ * (rpx_profile_report) and a batch job's that built none (rpx_profile_failed_report). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -209,6 +210,37 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "failure", borrowed(d->failure, json_null));
     SET(r, "isolated", json_boolean(d->isolated));
     SET(r, "notes", borrowed(d->notes, json_array));
+    if (!ok) {
+        json_decref(r);
+        return NULL;
+    }
+    return r;
+}
+
+json_t *rpx_profile_failed_report(const rpx_profile_failed *f)
+{
+    json_t *r = json_object();
+    char ts[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    int ok = 1;
+    if (!r) return NULL;
+    gmtime_r(&now, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    SET(r, "schema", json_string(RPX_PROFILE_SCHEMA));
+    SET(r, "tool", json_pack("{s:s,s:s}", "name", "rpxprof", "version", RPX_VERSION));
+    SET(r, "created_utc", json_string(ts));
+    SET(r, "status", json_string("failed"));
+    SET(r, "error", str_or_null(f->error));
+    SET(r, "model_callable", json_string(f->model_callable ? f->model_callable : "?"));
+    SET(r, "task", str_or_null(f->task));
+    SET(r, "model_name", str_or_null(f->model_name));
+    SET(r, "device", str_or_null(f->device));
+    SET(r, "precision", str_or_null(f->precision));
+    SET(r, "unit", str_or_null(f->unit));
+    SET(r, "inputs_file", str_or_null(f->inputs_path));
+    SET(r, "warmup_calls", json_integer(f->warmup_calls));
+    SET(r, "metadata", f->metadata ? json_deep_copy(f->metadata) : json_object());
     if (!ok) {
         json_decref(r);
         return NULL;

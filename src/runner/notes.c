@@ -64,35 +64,6 @@ void rpx__warn_note(json_t *notes, json_t *warnings, const char *text)
     if (warnings) json_array_append_new(warnings, json_string(text));
 }
 
-/* Three significant digits: a rate per call reproduces no better. */
-static json_t *sig3(double v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.3g", v);
-    return json_real(strtod(buf, NULL));
-}
-
-/* The resident set across the timed calls, as the report's
- * memory.cpu_rss_trend; NULL when the loop never ran. */
-json_t *rpx__rss_trend_json(const rpx_rss_summary *t)
-{
-    json_t *o = json_object();
-    if (!o) return NULL;
-    json_object_set_new(o, "readings", json_integer(t->readings));
-    json_object_set_new(o, "every_calls", json_integer(t->every_calls));
-    if (!t->available) {
-        json_object_set_new(o, "leak_suspected", json_null());
-        json_object_set_new(o, "reason", json_string(t->reason));
-        return o;
-    }
-    json_object_set_new(o, "first_quarter_mb", json_real(t->first_quarter_mb));
-    json_object_set_new(o, "last_quarter_mb", json_real(t->last_quarter_mb));
-    json_object_set_new(o, "growth_kib_per_call", sig3(t->growth_kib_per_call));
-    json_object_set_new(o, "detectable_kib_per_call", sig3(t->detectable_kib_per_call));
-    json_object_set_new(o, "leak_suspected", json_boolean(t->leak_suspected));
-    return o;
-}
-
 /* Memory that grows across the timed calls: the model process's resident set
  * (read every N calls by that process), and each device's CUDA memory from
  * the reset to the end. */

@@ -20,6 +20,7 @@
 #include "rpxprof/stats.h"
 #include "rpxprof/system.h"
 #include "rpxprof/target.h"
+#include "report/run_report.h"
 #include "runner/runner_internal.h"
 
 void rpx_runner_config_init(rpx_runner_config *c)
@@ -67,21 +68,18 @@ static const char *status_name(int outcome, rpx_runner_status *st)
     }
 }
 
-/* {phase, call_index, in_warmup, signal} of a run that did not complete;
- * call_index counts the timed calls of every process before. */
-static json_t *failure_json(const run_shared *sh, size_t offset)
+/* Where a run that did not complete stood; call_index counts the timed calls
+ * of every process before. */
+static rpx_run_failure failure_of(const run_shared *sh, size_t offset)
 {
     static const char *phases[] = {"load", "setup", "loop", "teardown", "done"};
-    json_t *f = json_object();
+    rpx_run_failure f;
     int ph = sh->phase;
-    long idx = sh->failed_in_warmup ? sh->failed_call : (long)offset + sh->failed_call;
-    json_object_set_new(f, "phase", json_string(ph >= 0 && ph <= PHASE_DONE ? phases[ph] : "?"));
-    json_object_set_new(f, "call_index", ph == PHASE_LOOP ? json_integer(idx) : json_null());
-    json_object_set_new(f, "in_warmup", ph == PHASE_LOOP ? json_boolean(sh->failed_in_warmup)
-                                                         : json_null());
-    json_object_set_new(f, "signal", sh->signal ? json_integer(sh->signal) : json_null());
-    json_object_set_new(f, "signal_name", sh->signal ? json_string(strsignal(sh->signal))
-                                                     : json_null());
+    f.phase = ph >= 0 && ph <= PHASE_DONE ? phases[ph] : "?";
+    f.in_loop = ph == PHASE_LOOP;
+    f.call_index = sh->failed_in_warmup ? sh->failed_call : (long)offset + sh->failed_call;
+    f.in_warmup = sh->failed_in_warmup;
+    f.signal = sh->signal;
     return f;
 }
 
@@ -194,96 +192,6 @@ static int open_output(const rpx_runner_config *c, rpx_output **out, rpx_error *
     for (i = 0; i < n; i++) free(files[i]);
     free(files);
     return rc;
-}
-
-/* latency_by_process: each process's own statistics and where its samples are */
-static json_t *by_process_json(const workers *w, const double *ms, const size_t *offsets,
-                               const size_t *counts)
-{
-    json_t *a = json_array();
-    int i;
-    for (i = 0; a && i < w->n; i++) {
-        rpx_latency *lat = NULL;
-        json_t *o = NULL;
-        size_t j;
-        if (rpx_latency_create(0, &lat) == 0 && rpx_latency_reserve(lat, counts[i]) == 0) {
-            for (j = 0; j < counts[i]; j++) rpx_latency_add_ns(lat, ms[offsets[i] + j] * 1e6);
-            o = rpx_latency_json(lat);
-        }
-        rpx_latency_destroy(lat);
-        if (!o) o = json_object();
-        json_object_set_new(o, "process", json_integer(i));
-        json_object_set_new(o, "sample_offset", json_integer((json_int_t)offsets[i]));
-        json_object_set_new(o, "measured_calls", json_integer((json_int_t)counts[i]));
-        json_array_append_new(a, o);
-    }
-    return a;
-}
-
-/* The report's keys for the processes: processes, latency_by_process,
- * latency_ci, outliers, warmup samples, stopping. */
-static void add_process_keys(const rpx_runner_config *c, const workers *w, json_t *report,
-                             json_t *notes, json_t *warnings)
-{
-    size_t offsets[RPX_RUNNER_MAX_PROCESSES], counts[RPX_RUNNER_MAX_PROCESSES];
-    double *ms = rpx__workers_samples_ms(w, offsets, counts);
-    json_t *warm = json_array(), *lat = json_object_get(report, "latency");
-    size_t mild = 0, severe = 0;
-    int i;
-    json_object_set_new(report, "processes", json_integer(w->n));
-    if (ms) {
-        json_object_set_new(report, "latency_by_process", by_process_json(w, ms, offsets, counts));
-        json_object_set_new(report, "latency_ci", rpx__workers_latency_ci(w, ms, offsets, counts));
-        rpx_stats_tukey(ms, w->measured, &mild, &severe);
-    }
-    if (json_is_object(lat) && w->measured == 0) {
-        json_object_set_new(lat, "outliers", json_null()); /* not measured: null, never 0 */
-    } else if (json_is_object(lat)) {
-        json_t *o = json_object();
-        json_object_set_new(o, "mild", json_integer((json_int_t)mild));
-        json_object_set_new(o, "severe", json_integer((json_int_t)severe));
-        json_object_set_new(o, "method", json_string(RPX_STATS_TUKEY_METHOD));
-        json_object_set_new(lat, "outliers", o);
-    }
-    for (i = 0; warm && i < w->n; i++) {
-        long j, n = w->proc[i]->warmup_done < w->proc[i]->warmup_keep ? w->proc[i]->warmup_done
-                                                                        : w->proc[i]->warmup_keep;
-        for (j = 0; j < n; j++)
-            json_array_append_new(warm, json_real((double)w->proc[i]->warmup_samples[j] / 1e6));
-    }
-    json_object_set_new(report, "warmup_samples_ms", warm ? warm : json_null());
-    if (c->target_precision > 0) {
-        json_t *s = json_object();
-        json_object_set_new(s, "criterion", json_string("p50_ci_half_width_relative"));
-        json_object_set_new(s, "target", json_real(c->target_precision));
-        json_object_set_new(s, "achieved", rpx_json_real_or_null(w->achieved));
-        json_object_set_new(s, "converged", json_boolean(w->converged));
-        json_object_set_new(s, "calls", json_integer((json_int_t)w->measured));
-        json_object_set_new(s, "processes", json_integer(w->n));
-        json_object_set_new(s, "seconds", json_real(round(w->seconds * 1000) / 1000));
-        json_object_set_new(s, "max_time_s", json_real(c->max_time_s));
-        json_object_set_new(report, "stopping", s);
-        if (!w->converged && notes) {
-            char buf[768], why[340] = "";
-            if (w->stopped[0]) snprintf(why, sizeof why, "; stopped: %s", w->stopped);
-            if (isfinite(w->achieved))
-                snprintf(buf, sizeof buf,
-                         "--target-precision %g%%: not reached (the p50's interval reaches +-%.2g%% "
-                         "from it after %d processes and %.0f s%s); the numbers stand, with that "
-                         "interval",
-                         c->target_precision * 100, w->achieved * 100, w->n, w->seconds, why);
-            else
-                snprintf(buf, sizeof buf,
-                         "--target-precision %g%%: not reached (after %d processes and %.0f s the "
-                         "p50's interval cannot be stated: %s); the numbers stand, without it",
-                         c->target_precision * 100, w->n, w->seconds,
-                         w->why_none[0] ? w->why_none : "fewer than 2 processes completed");
-            rpx__warn_note(notes, warnings, buf);
-        }
-    } else {
-        json_object_set_new(report, "stopping", json_null());
-    }
-    free(ms);
 }
 
 /* One run_shared that stands for all the processes, for the report code
@@ -443,99 +351,190 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     return 0;
 }
 
-static int cmp_ms(const void *a, const void *b)
+/* The notes of what the run saw (drift, memory growth, GPU busy time, a remote
+ * API's unknowns, failed calls), and the layers' bounds and budget. */
+static void run_notes(run_ctx *x, const run_shared *sh, const rpx_latency *lat, json_t *devjson,
+                      const rpx_rss_summary *trend, json_t *notes, json_t *warnings,
+                      json_t **roofline, json_t **budget)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    rpx_runner_config *cfgp = &x->c;
+    const rpx_runner_config c = *cfgp;
+    const workers *wp = &x->w;
+    const char *kind = x->kind;
+    json_t *section = json_object_get(devjson, "target");
+    if (notes) {
+        /* drift within one process: between processes is the interval's business */
+        rpx__drift_note(wp->proc[0]->samples, wp->proc[0]->measured, notes, warnings);
+        rpx__growth_notes(trend, json_object_get(devjson, "cuda_growth"), notes, warnings);
+        {
+            size_t wi;
+            json_t *w;
+            json_array_foreach(json_object_get(devjson, "cuda_warnings"), wi, w)
+                rpx__warn_note(notes, warnings, json_string_value(w));
+            rpx__gpu_watch_report(x->watch, json_object_get(devjson, "cuda"), notes,
+                                  warnings);
+        }
+    }
+    {
+        rpx_latency_stats st;
+        double p50 = (double)NAN;
+        json_t *gt = json_object_get(devjson, "gpu_time");
+        if (rpx_latency_stats_get(lat, &st) == 0 && st.available) p50 = st.p50_ms;
+        if (json_is_object(gt) && notes) {
+            double busy = json_number_value(json_object_get(gt, "p50_ms"));
+            if (json_is_number(json_object_get(gt, "p50_ms")) && p50 == p50 && p50 > 2 * busy) {
+                char m[256];
+                snprintf(m, sizeof m,
+                         "Wall time (p50 %.4g ms) is more than twice the GPU busy time (p50 "
+                         "%.4g ms): the model is launch- or host-bound.",
+                         p50, busy);
+                rpx__warn_note(notes, warnings, m);
+            }
+        }
+        if (notes && strcmp(kind, "http") == 0) {
+            /* the remote model's cost, device and bounds are not knowable from here */
+            double hz[16];
+            size_t n_hz = rpx__budget_rates(cfgp, hz);
+            json_array_append_new(notes, json_string(
+                "remote API: the model's device, parameters, FLOPs and roofline bounds are "
+                "null (http.not_measured); memory is this client's"));
+            *budget = rpx_realtime_budget_json(p50, n_hz ? hz : NULL, n_hz, 0);
+            rpx__load_notes(json_object_get(section, "load"), notes, warnings);
+            if (c.target.insecure)
+                rpx__warn_note(notes, warnings,
+                               "--insecure: the server's TLS certificate was not verified; the "
+                               "timings may be of a server other than the one named");
+        } else if (notes) {
+            rpx__layers_finish(cfgp, &x->lay, &x->smp.pristine[0], p50,
+                               json_object_get(devjson, "cuda"), notes, roofline, budget);
+        }
+        if (notes && sh->failed_calls + sh->failed_warmup_calls > 0 &&
+            sh->outcome != OUTCOME_CALLS_FAILED) {
+            char m[512];
+            snprintf(m, sizeof m,
+                     "%ld of %ld timed calls failed and are not latency samples (%ld warmup "
+                     "calls failed too)%s",
+                     sh->failed_calls, (long)sh->measured + sh->failed_calls,
+                     sh->failed_warmup_calls, section ? "; see http.status_counts" : "");
+            rpx__warn_note(notes, warnings, m);
+        }
+    }
 }
 
-/* The keys of distinct samples and writable inputs: distinct_samples,
- * inputs_writable; with several samples inputs_file (every file),
- * latency_records and latency_by_sample; with --writable-inputs
- * inputs_restore. Timed call j (counted over every process) took sample
- * j % n in repetition j / n. */
-static void add_sample_keys(const run_ctx *x, json_t *report, json_t *notes, json_t *warnings)
+/* What ctx_finish gathered from the workers, for the report. */
+typedef struct gathered {
+    const char *status;
+    json_t *peaks, *devjson, *section, *card, *notes, *roofline, *budget;
+    const rpx_run_failure *failure; /* NULL: the run completed */
+    const rpx_latency *lat;
+    const rpx_rss_summary *trend;
+    json_t *warnings;
+} gathered;
+
+/* The report (src/report/run_report.c) from what the run measured: the
+ * runner hands over its data and sets no key itself. NULL out of memory. */
+static json_t *build_report(const run_ctx *x, const run_shared *sh, const gathered *g)
 {
-    const samples_set *s = &x->smp;
-    const workers *w = &x->w;
-    json_object_set_new(report, "distinct_samples", json_integer((json_int_t)s->n));
-    json_object_set_new(report, "inputs_writable", json_boolean(s->writable));
-    if (s->n > 1) {
-        json_t *files = json_array(), *records = json_array(), *by = json_array();
-        rpx_latency **lat = calloc(s->n, sizeof *lat);
-        size_t k, j = 0, m;
-        int i;
-        for (k = 0; files && k < s->n; k++) json_array_append_new(files, json_string(s->paths[k]));
-        if (!x->c.inputs_label) json_object_set_new(report, "inputs_file", files);
-        else json_decref(files);
-        for (k = 0; lat && k < s->n; k++)
-            if (rpx_latency_create(0, &lat[k]) != 0 ||
-                rpx_latency_reserve(lat[k], w->measured / s->n + 1) != 0)
-                break;
-        for (i = 0; i < w->n; i++)
-            for (m = 0; m < w->proc[i]->measured; m++, j++) {
-                json_t *r = json_object();
-                double ns = (double)w->proc[i]->samples[m];
-                k = j % s->n;
-                json_object_set_new(r, "sample_index", json_integer((json_int_t)k));
-                json_object_set_new(r, "sample_id", json_string(s->ids[k]));
-                json_object_set_new(r, "repetition", json_integer((json_int_t)(j / s->n)));
-                json_object_set_new(r, "latency_ms", json_real(ns / 1e6));
-                json_array_append_new(records, r);
-                if (lat && lat[k]) rpx_latency_add_ns(lat[k], ns);
-            }
-        for (k = 0; k < s->n; k++) {
-            json_t *o = lat && lat[k] ? rpx_latency_json(lat[k]) : NULL;
-            size_t n_k = w->measured / s->n + (k < w->measured % s->n);
-            if (!o) o = json_object();
-            json_object_set_new(o, "sample_index", json_integer((json_int_t)k));
-            json_object_set_new(o, "sample_id", json_string(s->ids[k]));
-            json_object_set_new(o, "file", json_string(s->paths[k]));
-            json_object_set_new(o, "n", json_integer((json_int_t)n_k));
-            json_array_append_new(by, o);
-            if (lat) rpx_latency_destroy(lat[k]);
-        }
-        free(lat);
-        json_object_set_new(report, "latency_records", records);
-        json_object_set_new(report, "latency_by_sample", by);
-        if (x->c.repeats % (long)s->n != 0 && notes) {
-            char m2[256];
-            snprintf(m2, sizeof m2,
-                     "--repeats %ld is not a multiple of the %zu distinct samples: the last "
-                     "repetition is partial (latency_by_sample's n differ)",
-                     x->c.repeats, s->n);
-            rpx__warn_note(notes, warnings, m2);
-        }
+    const rpx_runner_config c = x->c;
+    const workers *wp = &x->w;
+    const char *kind = x->kind;
+    json_t *section = g->section, *peaks = g->peaks, *devjson = g->devjson, *ci = NULL, *report;
+    rpx_run_process *procs;
+    rpx_run_data rd;
+    rpx_profile_desc *d = &rd.desc;
+    int i;
+    memset(&rd, 0, sizeof rd);
+    if (!(procs = calloc((size_t)wp->n + 1, sizeof *procs))) return NULL;
+    for (i = 0; i < wp->n; i++) {
+        const run_shared *p = wp->proc[i];
+        procs[i].samples = p->samples;
+        procs[i].measured = p->measured;
+        procs[i].warmup_samples = p->warmup_samples;
+        procs[i].warmup_kept = p->warmup_done < p->warmup_keep ? p->warmup_done : p->warmup_keep;
+        procs[i].restore_samples = p->restore_samples;
+        procs[i].restore_warmup_ns = p->restore_warmup_ns;
+        procs[i].start_lag = p->start_lag;
+        procs[i].late_starts = p->late_starts;
     }
-    if (s->writable) {
-        json_t *o = json_object();
-        size_t total = 0, at = 0, m;
-        double *ms, sum = 0, warm = 0;
-        int i;
-        for (i = 0; i < w->n; i++) total += w->proc[i]->measured;
-        ms = malloc((total ? total : 1) * sizeof *ms);
-        for (i = 0; i < w->n; i++) {
-            warm += (double)w->proc[i]->restore_warmup_ns / 1e6;
-            for (m = 0; ms && m < w->proc[i]->measured; m++) {
-                ms[at] = (double)w->proc[i]->restore_samples[m] / 1e6;
-                sum += ms[at++];
-            }
-        }
-        if (ms && at) qsort(ms, at, sizeof *ms, cmp_ms);
-        json_object_set_new(o, "total_ms", json_real(sum + warm));
-        json_object_set_new(o, "timed_calls_total_ms", json_real(sum));
-        json_object_set_new(o, "warmup_calls_total_ms", json_real(warm));
-        json_object_set_new(o, "p50_ms", ms && at ? json_real(rpx_percentile_sorted(ms, at, 50))
-                                                   : json_null());
-        json_object_set_new(o, "calls", json_integer((json_int_t)at));
-        json_object_set_new(o, "bytes_per_call", json_integer((json_int_t)s->bytes_per_sample));
-        json_object_set_new(o, "method",
-                            json_string("memcpy of the sample's pristine bytes over the arrays "
-                                        "the call receives, before every call (warmup and timed), "
-                                        "outside the timed span; never part of a latency sample"));
-        json_object_set_new(report, "inputs_restore", o);
+    {
+        size_t offsets[RPX_RUNNER_MAX_PROCESSES], counts[RPX_RUNNER_MAX_PROCESSES];
+        double *ms = rpx__workers_samples_ms(wp, offsets, counts);
+        if (ms) ci = rpx__workers_latency_ci(wp, ms, offsets, counts);
         free(ms);
     }
+    d->model_callable = x->shown_model;
+    d->target_kind = kind;
+    d->target_section = section;
+    d->failed_calls = sh->failed_calls;
+    d->failed_warmup_calls = sh->failed_warmup_calls;
+    d->device = c.device;
+    d->precision = c.precision;
+    d->unit = c.unit;
+    d->warmup_calls = sh->warmup_done;
+    d->inputs = &x->smp.pristine[0];
+    d->inputs_path = c.inputs_label ? c.inputs_label : x->smp.paths[0];
+    d->inputs_sha256 = x->smp.sha[0] ? x->smp.sha : NULL;
+    d->metadata = c.meta;
+    d->latency = g->lat;
+    d->memory = &sh->memory;
+    d->timer = sh->timer_ok ? &sh->timer : NULL;
+    d->cuda_peaks = peaks;
+    d->cuda_memory_method = json_object_get(devjson, "cuda_method");
+    if (json_is_object(json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device"))) {
+        /* torch's own allocator, as the reference measures; the process-level beside it */
+        d->cuda_process_peaks = d->cuda_peaks;
+        d->cuda_process_method = d->cuda_memory_method;
+        d->cuda_peaks = json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device");
+        d->cuda_memory_method = json_object_get(section, "torch_cuda_peak_method");
+    }
+    d->cuda = json_object_get(devjson, "cuda");
+    d->sync_overhead_ns = sh->has_sync ? &sh->sync_ns : NULL;
+    d->efficiency = strcmp(kind, "http") == 0 ? NULL : x->lay.efficiency; /* remote API */
+    d->roofline = g->roofline;
+    d->realtime_budget = g->budget;
+    d->gpu_time = json_is_object(json_object_get(devjson, "gpu_time"))
+                      ? json_object_get(devjson, "gpu_time")
+                      : NULL;
+    d->system_card = g->card;
+    d->status = g->status;
+    d->error = sh->outcome == OUTCOME_COMPLETE ? NULL : sh->error;
+    rd.failure = g->failure;
+    d->isolated = c.isolate;
+    d->notes = g->notes;
+    d->wall_ns = sh->outcome == OUTCOME_COMPLETE || sh->outcome == OUTCOME_INTERRUPTED
+                     ? sh->wall_ns
+                     : -1;
+    rd.http_open_loop = strcmp(kind, "http") == 0 && c.target.load_rate > 0;
+    rd.procs = procs;
+    rd.n_procs = wp->n;
+    rd.measured = wp->measured;
+    rd.latency_ci = ci;
+    rd.rss_trend = wp->proc[0]->phase >= PHASE_LOOP ? g->trend : NULL;
+    rd.n_samples = x->smp.n;
+    rd.sample_paths = (const char *const *)x->smp.paths;
+    rd.sample_ids = (const char *const *)x->smp.ids;
+    rd.list_sample_files = !c.inputs_label;
+    rd.writable_inputs = x->smp.writable;
+    rd.bytes_per_sample = x->smp.bytes_per_sample;
+    rd.repeats = c.repeats;
+    rd.target_precision = c.target_precision;
+    rd.achieved = wp->achieved;
+    rd.seconds = wp->seconds;
+    rd.max_time_s = c.max_time_s;
+    rd.converged = wp->converged;
+    rd.stopped = wp->stopped;
+    rd.why_none = wp->why_none;
+    rd.rate_hz = x->rp.rate_hz;
+    rd.back_to_back = c.back_to_back_latency;
+    rd.latency = g->lat;
+    rd.processes_asked = x->processes_asked;
+    rd.processes = x->processes;
+    rd.notes = g->notes;
+    rd.warnings = g->warnings;
+    report = rpx__run_report(&rd);
+    json_decref(ci);
+    free(procs);
+    return report;
 }
 
 /* Step 3: the report from what the workers left; written when asked. */
@@ -546,7 +545,9 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     workers *wp = &x->w;
     rpx_latency *lat = NULL;
     rpx_rss_summary trend;
-    json_t *card = NULL, *notes = NULL, *report = NULL, *devjson = NULL, *failure = NULL;
+    json_t *card = NULL, *notes = NULL, *report = NULL, *devjson = NULL;
+    rpx_run_failure failure;
+    int has_failure = 0;
     json_t *peaks = NULL;
     json_t *roofline = NULL, *budget = NULL, *section;
     run_shared *sh = NULL;
@@ -579,9 +580,11 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         sh->memory.lifetime_peak_bytes = sh->child_maxrss_bytes;
         snprintf(sh->memory.inference_reason, sizeof sh->memory.inference_reason,
                  "not read: the run ended abnormally (%s)", status);
-        failure = failure_json(sh, offset);
+        failure = failure_of(sh, offset);
+        has_failure = 1;
     } else if (sh->abandoned) {
-        failure = failure_json(sh, offset); /* where the abandoned call stood */
+        failure = failure_of(sh, offset); /* where the abandoned call stood */
+        has_failure = 1;
     }
     /* what the device and the target reported: the last process that did, and
      * the largest CUDA peaks of all */
@@ -631,146 +634,16 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         if (card) rpx_system_card_set_conditions(card, x->cond_start, x->cond_end);
     }
     notes = rpx__make_notes(cfgp, sh->measured, &sh->memory);
-    if (notes) {
-        /* drift within one process: between processes is the interval's business */
-        rpx__drift_note(wp->proc[0]->samples, wp->proc[0]->measured, notes, res->warnings);
-        rpx__growth_notes(&trend, json_object_get(devjson, "cuda_growth"), notes, res->warnings);
-        {
-            size_t wi;
-            json_t *w;
-            json_array_foreach(json_object_get(devjson, "cuda_warnings"), wi, w)
-                rpx__warn_note(notes, res->warnings, json_string_value(w));
-            rpx__gpu_watch_report(x->watch, json_object_get(devjson, "cuda"), notes,
-                                  res->warnings);
-        }
-    }
+    if (notes) run_notes(x, sh, lat, devjson, &trend, notes, res->warnings, &roofline, &budget);
     {
-        rpx_latency_stats st;
-        double p50 = (double)NAN;
-        json_t *gt = json_object_get(devjson, "gpu_time");
-        if (rpx_latency_stats_get(lat, &st) == 0 && st.available) p50 = st.p50_ms;
-        if (json_is_object(gt) && notes) {
-            double busy = json_number_value(json_object_get(gt, "p50_ms"));
-            if (json_is_number(json_object_get(gt, "p50_ms")) && p50 == p50 && p50 > 2 * busy) {
-                char m[256];
-                snprintf(m, sizeof m,
-                         "Wall time (p50 %.4g ms) is more than twice the GPU busy time (p50 "
-                         "%.4g ms): the model is launch- or host-bound.",
-                         p50, busy);
-                rpx__warn_note(notes, res->warnings, m);
-            }
-        }
-        if (notes && strcmp(kind, "http") == 0) {
-            /* the remote model's cost, device and bounds are not knowable from here */
-            double hz[16];
-            size_t n_hz = rpx__budget_rates(cfgp, hz);
-            json_array_append_new(notes, json_string(
-                "remote API: the model's device, parameters, FLOPs and roofline bounds are "
-                "null (http.not_measured); memory is this client's"));
-            budget = rpx_realtime_budget_json(p50, n_hz ? hz : NULL, n_hz, 0);
-            rpx__load_notes(json_object_get(section, "load"), notes, res->warnings);
-            if (c.target.insecure)
-                rpx__warn_note(notes, res->warnings,
-                               "--insecure: the server's TLS certificate was not verified; the "
-                               "timings may be of a server other than the one named");
-        } else if (notes) {
-            rpx__layers_finish(cfgp, &x->lay, &x->smp.pristine[0], p50,
-                               json_object_get(devjson, "cuda"), notes, &roofline, &budget);
-        }
-        if (notes && sh->failed_calls + sh->failed_warmup_calls > 0 &&
-            sh->outcome != OUTCOME_CALLS_FAILED) {
-            char m[512];
-            snprintf(m, sizeof m,
-                     "%ld of %ld timed calls failed and are not latency samples (%ld warmup "
-                     "calls failed too)%s",
-                     sh->failed_calls, (long)sh->measured + sh->failed_calls,
-                     sh->failed_warmup_calls, section ? "; see http.status_counts" : "");
-            rpx__warn_note(notes, res->warnings, m);
-        }
-    }
-    {
-        rpx_profile_desc d = {0};
-        d.model_callable = x->shown_model;
-        d.target_kind = kind;
-        d.target_section = section;
-        d.failed_calls = sh->failed_calls;
-        d.failed_warmup_calls = sh->failed_warmup_calls;
-        if (strcmp(kind, "http") == 0 && c.target.load_rate > 0)
-            d.timing_scope = "http_open_loop_latency: from each request's intended send time on "
-                             "the --rate schedule to the last byte of its answer (http.load); "
-                             "preloaded_body";
-        else if (strcmp(kind, "http") == 0)
-            d.timing_scope = "http_request_wall_time: the request sent and the response read in "
-                             "full over a kept-alive connection; preloaded_body";
-        else if (strcmp(kind, "python") == 0)
-            d.timing_scope = x->smp.writable
-                                 ? "synchronized_callable_wall_time: the Python call (result "
-                                   "released after the sample); preloaded_inputs as writable "
-                                   "numpy views, restored before every call outside the timed "
-                                   "span"
-                                 : "synchronized_callable_wall_time: the Python call (result "
-                                   "released after the sample); preloaded_inputs as read-only "
-                                   "numpy views";
-        else if (x->smp.writable)
-            d.timing_scope = "synchronized_callable_wall_time; preloaded_inputs, writable, "
-                             "restored before every call outside the timed span";
-        d.device = c.device;
-        d.precision = c.precision;
-        d.unit = c.unit;
-        d.warmup_calls = sh->warmup_done;
-        d.inputs = &x->smp.pristine[0];
-        d.inputs_path = c.inputs_label ? c.inputs_label : x->smp.paths[0];
-        d.inputs_sha256 = x->smp.sha[0] ? x->smp.sha : NULL;
-        d.metadata = c.meta;
-        d.latency = lat;
-        d.memory = &sh->memory;
-        d.timer = sh->timer_ok ? &sh->timer : NULL;
-        d.cuda_peaks = peaks;
-        d.cuda_memory_method = json_object_get(devjson, "cuda_method");
-        if (json_is_object(json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device"))) {
-            /* torch's own allocator, as the reference measures; the process-level beside it */
-            d.cuda_process_peaks = d.cuda_peaks;
-            d.cuda_process_method = d.cuda_memory_method;
-            d.cuda_peaks = json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device");
-            d.cuda_memory_method = json_object_get(section, "torch_cuda_peak_method");
-        }
-        d.cuda = json_object_get(devjson, "cuda");
-        d.sync_overhead_ns = sh->has_sync ? &sh->sync_ns : NULL;
-        d.efficiency = strcmp(kind, "http") == 0 ? NULL : x->lay.efficiency; /* remote API */
-        d.roofline = roofline;
-        d.realtime_budget = budget;
-        d.gpu_time = json_is_object(json_object_get(devjson, "gpu_time"))
-                         ? json_object_get(devjson, "gpu_time")
-                         : NULL;
-        d.system_card = card;
-        d.status = status;
-        d.error = sh->outcome == OUTCOME_COMPLETE ? NULL : sh->error;
-        d.failure = failure;
-        d.isolated = c.isolate;
-        d.notes = notes;
-        d.wall_ns = sh->outcome == OUTCOME_COMPLETE || sh->outcome == OUTCOME_INTERRUPTED
-                        ? sh->wall_ns
-                        : -1;
-        report = rpx_profile_report(&d);
+        gathered g = {status, peaks, devjson, section, card, notes, roofline, budget,
+                      has_failure ? &failure : NULL,
+                      lat, &trend, res->warnings};
+        report = notes && card ? build_report(x, sh, &g) : NULL;
     }
     if (!report || !card || !notes) {
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
         goto out;
-    }
-    if (wp->proc[0]->phase >= PHASE_LOOP)
-        json_object_set_new(json_object_get(report, "memory"), "cpu_rss_trend",
-                            rpx__rss_trend_json(&trend));
-    add_process_keys(cfgp, wp, report, notes, res->warnings);
-    add_sample_keys(x, report, notes, res->warnings);
-    if (x->rp.rate_hz > 0)
-        json_object_set_new(report, "pacing",
-                            rpx__pacing_json(x->rp.rate_hz, wp, c.back_to_back_latency, lat));
-    if (x->processes_asked) {
-        char m[200];
-        snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "
-                 "call each ran instead; give more --repeats",
-                 x->processes_asked, c.repeats, x->processes);
-        rpx__warn_note(notes, res->warnings, m);
     }
     {
         json_t *cw;
@@ -802,7 +675,6 @@ out:
     json_decref(budget);
     json_decref(devjson);
     json_decref(peaks);
-    json_decref(failure);
     free(sh);
 
     rpx_latency_destroy(lat);

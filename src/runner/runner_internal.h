@@ -57,7 +57,6 @@ void rpx__gpu_watch_tick(struct rpx_nvml_watch *watch);
 void rpx__gpu_watch_report(const struct rpx_nvml_watch *watch, json_t *cuda, json_t *notes,
                            json_t *warnings);
 void rpx__drift_note(const int64_t *samples, size_t n, json_t *notes, json_t *warnings);
-json_t *rpx__rss_trend_json(const rpx_rss_summary *t);
 void rpx__growth_notes(const rpx_rss_summary *t, json_t *cuda_growth, json_t *notes,
                        json_t *warnings);
 json_t *rpx__make_notes(const rpx_runner_config *o, size_t measured, const rpx_memory_peaks *m);
@@ -137,11 +136,6 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
 int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
                      int processes, workers *w, rpx_error *err);
 void rpx__workers_free(workers *w);
-/* The report's `pacing` (--rate for a local target): the schedule, late
- * starts, each call's start lag and its latency from its deadline. */
-struct rpx_latency;
-json_t *rpx__pacing_json(double rate_hz, const workers *w, json_t *back_to_back,
-                         const struct rpx_latency *paced);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */
 double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *counts);

@@ -9,7 +9,7 @@ from common import BUILD, TempDirTest, main
 
 # Internal headers that once were installed: they must stay under src/.
 INTERNAL = ["cuda.h", "nvml.h", "run.h", "output.h", "json.h", "gpu_memory.h",
-            "gpu_time.h", "rss_trend.h", "pipeline.h", "batch.h"]
+            "gpu_time.h", "rss_trend.h", "pipeline.h"]
 
 
 def nm_dynamic(lib):

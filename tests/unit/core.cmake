@@ -10,3 +10,4 @@ set_tests_properties(unit.test_target PROPERTIES ENVIRONMENT
 # A run's options described once (src/runner/options.c); docs/cli.md names each.
 rpx_unit_test(test_options ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_options.c)
 target_compile_definitions(test_options PRIVATE RPX_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+rpx_unit_test(test_library_api ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_library_api.c)

@@ -1,4 +1,4 @@
-/* Unit tests for src/target/http.c: --header parsing and ${VAR} expansion,
+/* Unit tests for src/http/http_target.c: --header parsing and ${VAR} expansion,
  * --method, the request body, redaction, and calls to a tiny HTTP/1.1 server
  * on 127.0.0.1 (keep-alive, status codes, a refused connection, a timeout).
  * No network beyond 127.0.0.1. */

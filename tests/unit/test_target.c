@@ -1,4 +1,4 @@
-/* Unit tests for src/target/shared_object.c: --model grammar and loading. */
+/* Unit tests for src/loader/shared_object.c: --model grammar and loading. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

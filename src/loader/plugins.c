@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "rpxprof/error.h"
-#include "target/kinds.h"
-#include "target/plugins.h"
+#include "loader/kinds.h"
+#include "loader/plugins.h"
 
 typedef struct plugin {
     const char *kind, *file, *env, *installed;

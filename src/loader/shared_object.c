@@ -6,7 +6,7 @@
 
 #include "rpxprof/error.h"
 #include "rpxprof/target.h"
-#include "target/kinds.h"
+#include "loader/kinds.h"
 
 int rpx__shared_object_open(rpx_target *t, rpx_error *err)
 {

@@ -1,0 +1,75 @@
+/* run_report.h — the report of one run from what it measured (run_report.c):
+ * the runner gathers the data (samples of every worker process, the sample
+ * set, the stopping rule, the pacing) and hands it over; every key of the
+ * "rpxprof.profile/1" report is set here or in profile.c, nowhere else.
+ * Internal: the struct follows the runner's needs, not a stable API. */
+#ifndef RPX_REPORT_RUN_REPORT_H
+#define RPX_REPORT_RUN_REPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "measure/rss_trend.h"
+#include "rpxprof/report.h"
+
+/* What one worker process measured (borrowed arrays). */
+typedef struct rpx_run_process {
+    const int64_t *samples;       /* timed calls' durations, ns */
+    size_t measured;
+    const int64_t *warmup_samples; /* the warmup calls kept, ns */
+    long warmup_kept;
+    const int64_t *restore_samples; /* --writable-inputs: each timed call's restore, ns */
+    int64_t restore_warmup_ns;    /* the warmup calls' restores together */
+    const int64_t *start_lag;     /* --rate: how late each timed call started, ns */
+    long late_starts;
+} rpx_run_process;
+
+/* Where a run that did not complete stood (the report's `failure`). */
+typedef struct rpx_run_failure {
+    const char *phase;            /* "load", "setup", "loop", "teardown", "done" */
+    int in_loop;                  /* call_index and in_warmup mean something */
+    long call_index;              /* counted over every process's timed calls */
+    int in_warmup;
+    int signal;                   /* 0: none */
+} rpx_run_failure;
+
+typedef struct rpx_run_data {
+    rpx_profile_desc desc;        /* the keys profile.c lays out; desc.timing_scope NULL:
+                                     chosen here from the kind and the inputs */
+    int http_open_loop;           /* an HTTP target on a --rate schedule */
+    const rpx_run_failure *failure; /* NULL: none (desc.failure is built from it) */
+    const rpx_run_process *procs;
+    int n_procs;
+    size_t measured;              /* timed calls over every process */
+    json_t *latency_ci;           /* the intervals (borrowed), or NULL */
+    const rpx_rss_summary *rss_trend; /* the first process's; NULL: its loop never ran */
+    /* the distinct samples (one for a plain --inputs FILE) */
+    size_t n_samples;
+    const char *const *sample_paths;
+    const char *const *sample_ids;
+    int list_sample_files;        /* inputs_file lists every file (no --inputs label) */
+    int writable_inputs;
+    size_t bytes_per_sample;      /* what one restore copies */
+    long repeats;
+    /* --target-precision (0: off) and how far the stopping rule got */
+    double target_precision, achieved, seconds, max_time_s;
+    int converged;
+    const char *stopped;          /* why the rule stopped before converging ("" or NULL: the
+                                     time limit), and why the interval is null when it is */
+    const char *why_none;
+    /* --rate for a local target (0: off), the back-to-back latency measured
+     * before it (borrowed) or NULL */
+    double rate_hz;
+    json_t *back_to_back;
+    const rpx_latency *latency;   /* the pooled samples (the paced p50) */
+    int processes_asked;          /* more processes than calls were asked: 0 when not */
+    int processes;
+    json_t *notes;                /* the report's notes (desc.notes), appended to */
+    json_t *warnings;             /* the notes the user should see too, or NULL */
+} rpx_run_data;
+
+/* The report, or NULL out of memory. */
+json_t *rpx__run_report(const rpx_run_data *d);
+
+#endif
