@@ -65,30 +65,30 @@ typedef struct rpx_run_option {
 } rpx_run_option;
 
 /* The table, in --help order, and its length. */
-const rpx_run_option *rpx_run_options(size_t *n);
+RPX_API const rpx_run_option *rpx_run_options(size_t *n);
 /* By the command line's name or the key; NULL when there is none. */
-const rpx_run_option *rpx_run_option_find(const char *name);
+RPX_API const rpx_run_option *rpx_run_option_find(const char *name);
 /* The option as the caller spells it: "--repeats" or "repeats" (static). */
-const char *rpx_run_option_spelled(const rpx_run_option *o, rpx_option_spelling sp,
+RPX_API const char *rpx_run_option_spelled(const rpx_run_option *o, rpx_option_spelling sp,
                                    char *buf, size_t size);
 /* What a value must be: "a whole number from 1 to 10000000 (every timed ...)". */
-void rpx_run_option_range_text(const rpx_run_option *o, char *buf, size_t size);
+RPX_API void rpx_run_option_range_text(const rpx_run_option *o, char *buf, size_t size);
 /* Parse `text` (NULL for a flag) and store it in c. A bad value: RPX_EUSAGE
  * and "LABEL 'TEXT': give RANGE" (LABEL: how the caller names it). */
-int rpx_run_option_set_text(rpx_runner_config *c, const rpx_run_option *o, const char *text,
+RPX_API int rpx_run_option_set_text(rpx_runner_config *c, const rpx_run_option *o, const char *text,
                             const char *label, rpx_error *err);
 /* Store a number (INT, DOUBLE, DURATION, FRACTION) or a flag's truth (FLAG)
  * after the same range check. */
-int rpx_run_option_set_number(rpx_runner_config *c, const rpx_run_option *o, double v,
+RPX_API int rpx_run_option_set_number(rpx_runner_config *c, const rpx_run_option *o, double v,
                               const char *label, rpx_error *err);
 /* The option's value in c as a number (ENUM: the index; STRING: 1 when set). */
-double rpx_run_option_get(const rpx_runner_config *c, const rpx_run_option *o);
+RPX_API double rpx_run_option_get(const rpx_runner_config *c, const rpx_run_option *o);
 
 /* Every option's range, then the combinations that cannot run (isolation,
  * --gpu-time, a local model's options on an HTTP API, ...). RPX_EUSAGE with
  * the message in the caller's spelling. The runner calls it first; the CLI
  * calls it to say it with `--`. */
-int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err);
+RPX_API int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err);
 
 #ifdef __cplusplus
 }

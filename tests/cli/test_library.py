@@ -2,6 +2,7 @@
 API and none of the rpx__ internals, and what `cmake --install` puts under
 include/rpxprof is the public API only, each header compiling on its own."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -32,6 +33,28 @@ class LibraryTest(TempDirTest):
             self.assertIn(public, names)
         # and an internal with an rpx_ name from an internal header is not
         self.assertNotIn("rpx_cuda_open", names)
+
+    def test_every_declared_function_is_exported(self):
+        """A function an installed header declares (outside static inline ones) is
+        in librpxprof.so: a declaration without RPX_API links in the static
+        library and the CLI but not for a user of the shared one."""
+        names = {l.split()[-1] for l in nm_dynamic(os.path.join(BUILD, "librpxprof.so"))}
+        inc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
+                           "rpxprof")
+        missing = []
+        for h in sorted(os.listdir(inc)):
+            with open(os.path.join(inc, h)) as f:
+                text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+            inline = set(re.findall(r"static inline[^;{(]*\b(rpx_\w+)\s*\(", text))
+            # drop the bodies of static inline functions, then read the prototypes
+            text = re.sub(r"static inline[^;{]*\{(?:[^{}]|\{[^{}]*\})*\}", "", text)
+            for m in re.finditer(r"^(RPX_API\s+)?[A-Za-z_][\w\s\*]*?\b(rpx_\w+)\s*\(", text, re.M):
+                if "typedef" in m.group(0) or "(*" in m.group(0) or m.group(2) in inline:
+                    continue
+                if m.group(2) not in names:
+                    missing.append(f"{h}: {m.group(2)}")
+        self.assertEqual(missing, [], "declared in an installed header but not exported "
+                         "(add RPX_API)")
 
     def test_every_installed_header_compiles_alone(self):
         prefix = self.path("prefix")
