@@ -527,6 +527,17 @@ static void factor_sentence(const factor *f, double ratio_up, char *buf, size_t 
 
 /* ------------------------------------------------------------ the slow tail */
 
+/* a share as a percentage that never reads 0 for a few calls in thousands */
+static const char *pct_text(double share, char *buf, size_t size)
+{
+    double v = share * 100;
+    if (v == 0 || v >= 1)
+        snprintf(buf, size, "%.0f", v);
+    else
+        snprintf(buf, size, "%.1g", v);
+    return buf;
+}
+
 static const json_t *rec(const json_t *records, const char *key, size_t n)
 {
     const json_t *a = json_object_get(records, key);
@@ -597,7 +608,7 @@ static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
     idx_ms *s;
     size_t tail, j, lost = 0, moved = 0, faulted = 0, n_off = 0;
     double off_lo = INFINITY, off_hi = -INFINITY;
-    char msg[600];
+    char msg[600], pb[32];
     int len;
     if (!o) return NULL;
     tail = (n + 99) / 100;
@@ -657,17 +668,18 @@ static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
         len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu lost the CPU", "", lost);
         if (n_off && off_hi > 0)
             len += snprintf(msg + len, sizeof msg - (size_t)len, " for %.2g-%.2g ms", off_lo, off_hi);
-        len += snprintf(msg + len, sizeof msg - (size_t)len, " (%.0f %% of all calls did)", all * 100);
+        len += snprintf(msg + len, sizeof msg - (size_t)len, " (%s %% of all calls did)",
+                        pct_text(all, pb, sizeof pb));
     }
     if (migr || cs) {
         double all = num(json_object_get(json_object_get(o, "migrated"), "share_of_all"));
-        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu migrated (%.0f %% of all)",
-                        invol || off ? "; " : "", moved, all * 100);
+        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu migrated (%s %% of all)",
+                        invol || off ? "; " : "", moved, pct_text(all, pb, sizeof pb));
     }
     if (major) {
         double all = num(json_object_get(json_object_get(o, "major_fault"), "share_of_all"));
-        snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu had a major fault (%.0f %% of all)",
-                 invol || off || migr || cs ? "; " : "", faulted, all * 100);
+        snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu had a major fault (%s %% of all)",
+                 invol || off || migr || cs ? "; " : "", faulted, pct_text(all, pb, sizeof pb));
     }
     json_object_set_new(o, "message", json_string(msg));
     free(s);

@@ -13,7 +13,7 @@
  * between-process spread is at least RPX_VARIANCE_MIN_SHARE and its effect
  * (the ratio) is at least RPX_VARIANCE_MIN_RATIO (in either direction for
  * `order`; slower with more of it for migrations, off-CPU time and faults). */
-#define RPX_VARIANCE_ALPHA 0.05
+#define RPX_VARIANCE_ALPHA 0.01
 #define RPX_VARIANCE_MIN_SHARE 0.5
 #define RPX_VARIANCE_MIN_RATIO 1.01
 
