@@ -131,51 +131,39 @@ static double pooled_p50(const proc *p, size_t k, const int *member, const doubl
     return v;
 }
 
-/* Share of the variance of the log latencies (winsorised at the pooled 1st
- * and 99th percentiles, so that a few stalls do not decide it) that lies
- * between the processes: the one-way ANOVA's between sum of squares over the
- * total. */
-static double between_share(const proc *p, size_t k, const double *ms, size_t n_ms, char *why)
+/* Share of the variance of the per-call latencies that lies between the
+ * processes, on log scale: the intraclass correlation B / (B + W), B the
+ * variance (n - 1) of the process log-medians, W the mean over processes of
+ * the squared robust spread of their log latencies (1.4826 x MAD), so that
+ * the stalls of a few calls (the slow tail, explained apart) do not swamp
+ * what the medians and their interval see. */
+static double between_share(const proc *p, size_t k, const double *ms, char *why)
 {
-    double *s, lo, hi, grand = 0, sst = 0, ssb = 0;
-    size_t i, j, n = 0;
+    double grand = 0, b = 0, w = 0, *s;
+    size_t i, j;
     if (k < 2) {
         snprintf(why, WHY_SIZE, "one process: nothing lies between processes (use --processes 5)");
         return NAN;
     }
-    if (!(s = malloc(n_ms * sizeof *s))) return NAN;
-    memcpy(s, ms, n_ms * sizeof *s);
-    qsort(s, n_ms, sizeof *s, cmp_double);
-    lo = log(pct_sorted(s, n_ms, 1));
-    hi = log(pct_sorted(s, n_ms, 99));
-    free(s);
-    if (!isfinite(lo) || !isfinite(hi)) {
-        snprintf(why, WHY_SIZE, "a latency of 0 ms has no logarithm");
-        return NAN;
-    }
-    for (i = 0; i < k; i++)
-        for (j = 0; j < p[i].n; j++) {
-            double v = log(ms[p[i].off + j]);
-            grand += v < lo ? lo : v > hi ? hi : v;
-            n++;
-        }
-    grand /= (double)n;
+    for (i = 0; i < k; i++) grand += p[i].y;
+    grand /= (double)k;
+    for (i = 0; i < k; i++) b += (p[i].y - grand) * (p[i].y - grand);
+    b /= (double)(k - 1);
     for (i = 0; i < k; i++) {
-        double mean = 0;
-        for (j = 0; j < p[i].n; j++) {
-            double v = log(ms[p[i].off + j]);
-            v = v < lo ? lo : v > hi ? hi : v;
-            mean += v;
-            sst += (v - grand) * (v - grand);
-        }
-        mean /= (double)p[i].n;
-        ssb += (double)p[i].n * (mean - grand) * (mean - grand);
+        double mad;
+        if (!(s = malloc(p[i].n * sizeof *s))) return NAN;
+        for (j = 0; j < p[i].n; j++) s[j] = fabs(log(ms[p[i].off + j]) - p[i].y);
+        qsort(s, p[i].n, sizeof *s, cmp_double);
+        mad = 1.4826 * pct_sorted(s, p[i].n, 50);
+        free(s);
+        w += isfinite(mad) ? mad * mad : 0;
     }
-    if (!(sst > 0)) {
+    w /= (double)k;
+    if (!(b + w > 0)) {
         snprintf(why, WHY_SIZE, "every call took the same time: there is no spread to divide");
         return NAN;
     }
-    return ssb / sst;
+    return b / (b + w);
 }
 
 /* ------------------------------------------------------------ the factors */
@@ -707,7 +695,7 @@ json_t *rpx_variance_json(const json_t *report)
     procs = read_procs(report, ms, n, &k);
     x = calloc(k + 1, sizeof *x);
     if (!procs || !x) goto oom;
-    share = between_share(procs, k, ms, n, why);
+    share = between_share(procs, k, ms, why);
     json_object_set_new(o, "between_process_share", real_or_null(share));
     if (!isfinite(share)) json_object_set_new(nulls, "between_process_share", json_string(why));
     {
@@ -758,8 +746,9 @@ json_t *rpx_variance_json(const json_t *report)
     nulls = NULL;
     json_object_set_new(o, "method",
                         json_string("per process: the median of its calls, on log scale; "
-                                    "between_process_share: one-way ANOVA of the log latencies "
-                                    "(winsorised at the 1st/99th percentiles), between over total; "
+                                    "between_process_share: intraclass correlation B / (B + W) of "
+                                    "the log latencies, B the variance of the process log-medians, "
+                                    "W the mean squared 1.4826 x MAD within processes; "
                                     "cpu: between-group sum of squares of the process log-medians "
                                     "grouped by each process's main CPU over their total, F test; "
                                     "numeric factors: R^2 of a least-squares line of the process "
