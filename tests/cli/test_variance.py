@@ -93,6 +93,24 @@ class VarianceTest(TempDirTest):
                 named.append(r["variance"]["message"])
         self.assertLessEqual(len(named), 1, named)
 
+    def test_a_run_that_drifts_process_by_process_is_named_and_warned(self):
+        # process i takes 1 ms + i x 0.1 ms on every CPU: the order explains the spread
+        p, r = self.profile("cpu_skewed", "--repeats", "100", "--warmup", "2", quiet=False,
+                            env={"RPX_TEST_CPU_ROTATE": self.path("rotate"),
+                                 "RPX_TEST_SLOW_NS": "1000000", "RPX_TEST_FAST_NS": "1000000",
+                                 "RPX_TEST_STEP_NS": "100000"})
+        v = r["variance"]
+        f = factor(r, "order")
+        self.assertTrue(f["named"], f)
+        self.assertEqual(v["explained_by"], "order")
+        self.assertAlmostEqual(f["ratio"], 1.4, delta=0.05)
+        self.assertGreaterEqual(f["share"], 0.9)
+        self.assertGreater(v["between_process_share"], 0.9)
+        self.assertIn("The processes slowed down over the run: the last ran 1.4", v["message"])
+        self.assertIn(v["message"], r["notes"])
+        self.assertIn("rpxprof run: warning: " + v["message"], p.stderr)
+        self.assertIn("why it varied: the processes' order explains", p.stderr)
+
     def test_a_model_slower_on_one_cpu_is_named_by_cpu(self):
         cpus = allowed_cpus()
         if len(cpus) < 2:

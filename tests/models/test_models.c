@@ -664,7 +664,9 @@ EXPORT int pristine_edit(void *state, const rpx_inputs *in, rpx_error *err)
  * is allowed at setup (sched_getaffinity). With RPX_TEST_CPU_ROTATE=FILE,
  * setup pins the process (after choosing the slow CPU) to the next allowed
  * CPU in rotation, counted in FILE under flock: process i of a run gets
- * allowed CPU i mod n, as `taskset` per process would. */
+ * allowed CPU i mod n, as `taskset` per process would; with RPX_TEST_STEP_NS
+ * too, process i's calls take i x STEP longer (a run that drifts process by
+ * process). */
 #include <sched.h>
 #include <sys/file.h>
 
@@ -674,6 +676,7 @@ EXPORT int cpu_skewed(void *state, const rpx_inputs *in, rpx_error *err);
 
 static long long skew_slow_ns = 1500000, skew_fast_ns = 1000000;
 static int skew_slow_cpu = -1;
+static long long skew_step_ns;
 
 static int rotate_pin(const char *path, const cpu_set_t *allowed, rpx_error *err)
 {
@@ -694,6 +697,7 @@ static int rotate_pin(const char *path, const cpu_set_t *allowed, rpx_error *err
         return rpx_model_error(err, "cpu_skewed: cannot write RPX_TEST_CPU_ROTATE");
     }
     close(fd); /* releases the lock */
+    skew_step_ns *= count;
     for (cpu = 0; cpu < CPU_SETSIZE; cpu++) n += CPU_ISSET(cpu, allowed) != 0;
     want = (int)(count % (n ? n : 1));
     for (cpu = 0, i = 0; cpu < CPU_SETSIZE; cpu++)
@@ -716,18 +720,21 @@ int cpu_skewed_setup(void **state, const rpx_inputs *in, const rpx_run_info *inf
     skew_slow_ns = env_long("RPX_TEST_SLOW_NS", 1500000);
     skew_fast_ns = env_long("RPX_TEST_FAST_NS", 1000000);
     skew_slow_cpu = (int)env_long("RPX_TEST_SLOW_CPU", -1);
+    skew_step_ns = env_long("RPX_TEST_STEP_NS", 0);
     CPU_ZERO(&allowed);
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
         return rpx_model_error(err, "cpu_skewed: sched_getaffinity refused");
     for (cpu = 0; skew_slow_cpu < 0 && cpu < CPU_SETSIZE; cpu++)
         if (CPU_ISSET(cpu, &allowed)) skew_slow_cpu = cpu;
     if (rotate && *rotate) return rotate_pin(rotate, &allowed, err);
+    skew_step_ns = 0;
     return 0;
 }
 
 int cpu_skewed(void *state, const rpx_inputs *in, rpx_error *err)
 {
-    long long end = now_ns() + (sched_getcpu() == skew_slow_cpu ? skew_slow_ns : skew_fast_ns);
+    long long end = now_ns() + skew_step_ns +
+                    (sched_getcpu() == skew_slow_cpu ? skew_slow_ns : skew_fast_ns);
     (void)state;
     (void)in;
     (void)err;
