@@ -305,6 +305,42 @@ static void test_untestable(void **st)
     json_decref(r);
 }
 
+/* Processes that moved: each counts for the CPU most of its calls started
+ * on; three CPUs give three groups, the sentence names the slowest and the
+ * fastest. */
+static void test_mixed_and_three_cpus(void **st)
+{
+    sproc p[7];
+    json_t *r, *v;
+    const json_t *f;
+    int i;
+    (void)st;
+    for (i = 0; i < 7; i++) {
+        p[i] = steady(i % 3);
+        p[i].ms = 1.0 + 0.25 * (i % 3);
+    }
+    r = make_report(p, 7, 100, 3);
+    /* process 0 started 30 of its 100 calls on CPU 2: still CPU 0's */
+    {
+        json_t *cpus = json_object_get(json_array_get(json_object_get(r, "latency_by_process"), 0), "cpus");
+        json_t *c = json_object();
+        json_object_set_new(json_array_get(cpus, 0), "calls", json_integer(70));
+        json_object_set_new(c, "cpu", json_integer(2));
+        json_object_set_new(c, "calls", json_integer(30));
+        json_array_append_new(cpus, c);
+    }
+    v = rpx_variance_json(r);
+    f = factor(v, "cpu");
+    assert_true(json_is_true(json_object_get(f, "named")));
+    assert_int_equal(json_array_size(json_object_get(f, "groups")), 3);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(f, "groups"), 0), "processes")), 3);
+    assert_true(fabs(fnum(f, "ratio") - 1.5) < 0.01);
+    assert_non_null(strstr(json_string_value(json_object_get(v, "message")),
+                           "Processes on CPU 2 ran 1.50x slower than on CPU 0 (2 and 3 processes"));
+    json_decref(v);
+    json_decref(r);
+}
+
 /* The processes that lost the CPU more ran slower: off_cpu is named. */
 static void test_off_cpu_named(void **st)
 {
@@ -388,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_steady_names_nothing),
         cmocka_unit_test(test_false_blame_rate),
         cmocka_unit_test(test_untestable),
+        cmocka_unit_test(test_mixed_and_three_cpus),
         cmocka_unit_test(test_off_cpu_named),
         cmocka_unit_test(test_slow_tail),
     };
