@@ -8,3 +8,6 @@ set_tests_properties(unit.test_memory PROPERTIES RUN_SERIAL TRUE)
 rpx_unit_test(test_stats ${CMAKE_CURRENT_LIST_DIR}/test_stats.c)
 # The log-bucketed histogram of the open-loop load (percentiles within 1 %).
 rpx_unit_test(test_histogram ${CMAKE_CURRENT_LIST_DIR}/test_histogram.c)
+# Why a run varied: the report's variance section on synthetic reports, and its
+# false-blame rate over thousands of simulated runs (docs/statistics.md).
+rpx_unit_test(test_variance ${CMAKE_CURRENT_LIST_DIR}/test_variance.c)
