@@ -124,7 +124,8 @@ int rpx__set_cv(rpx__ctx *c, rpx__node *n, size_t i, const int64_t *iv, const do
     } else {
         v->cv_i = rpx__alloc(&c->arena, (count + 1) * sizeof *v->cv_i);
         if (!v->cv_i) return rpx__fail(c, RPX_ENOMEM, "out of memory");
-        if (count) memcpy(v->cv_i, iv, count * sizeof *iv);
+        if (count && iv) memcpy(v->cv_i, iv, count * sizeof *iv);
+        else if (count) memset(v->cv_i, 0, count * sizeof *v->cv_i); /* no values: zeros */
     }
     v->has_cv = 1;
     v->cv_float = fv != NULL;

@@ -172,8 +172,16 @@ class RunTest(TempDirTest):
         self.assertEqual(len(drift), 1, r["notes"])
         self.assertIn("above the first tenth", drift[0])
         self.assertIn("warning: Latency drifted", p.stderr)
-        _, steady = self.profile(f"{MODELS}:busywait", "--warmup", "5", "--repeats", "300")
-        self.assertFalse([n for n in steady["notes"] if n.startswith("Latency drifted")])
+        # a steady model is not called drifting: on a busy machine a process can really slow
+        # down for a while (the note is then right), so it must not happen three times running
+        notes = []
+        for _ in range(3):
+            _, steady = self.profile(f"{MODELS}:busywait", "--warmup", "5", "--repeats", "300",
+                                     "--processes", "1")
+            notes = [n for n in steady["notes"] if n.startswith("Latency drifted")]
+            if not notes:
+                break
+        self.assertFalse(notes)
 
     # ---- options ----
     def test_meta_recorded(self):
