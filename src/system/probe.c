@@ -225,8 +225,8 @@ static json_t *rows(const probe_job *j, const rpx__probe_verdict *v,
 
 /* Judge one loop's numbers over the CPUs that were measured; the sentence
  * (or NULL) into *sentence. */
-static int judge_loop(const probe_job *j, const double *t, const char *what, rpx__probe_verdict *v,
-                      char *sentence, size_t size)
+static int judge_loop(const probe_job *j, const double *t, const char *what, double threshold,
+                      rpx__probe_verdict *v, char *sentence, size_t size)
 {
     double *packed = malloc((size_t)j->n * (size_t)j->plan->reps * sizeof *packed);
     int *ids = malloc((size_t)j->n * sizeof *ids);
@@ -241,7 +241,7 @@ static int judge_loop(const probe_job *j, const double *t, const char *what, rpx
                 packed[m * (size_t)j->plan->reps + r] = t[(size_t)k * (size_t)j->plan->reps + r];
             ids[m++] = j->cpus[k];
         }
-        rc = m ? rpx__probe_judge(packed, m, (size_t)j->plan->reps, RPX__PROBE_THRESHOLD, v) : -1;
+        rc = m ? rpx__probe_judge(packed, m, (size_t)j->plan->reps, threshold, v) : -1;
     }
     if (rc == 0 && v->n_slow > 0) {
         int n = snprintf(sentence, size, "CPU%s", v->n_slow > 1 ? "s" : "");
@@ -251,9 +251,10 @@ static int judge_loop(const probe_job *j, const double *t, const char *what, rpx
             snprintf(sentence + n, size - (size_t)n,
                      " ran the %s loop up to %.2fx slower than CPU %d (median of %d repetitions "
                      "each; the slow CPU's best repetition is more than %.0f%% slower than CPU "
-                     "%d's worst). A run whose processes land on different CPUs will vary: pin "
-                     "it to one CPU (taskset -c %d rpxprof run ...).",
-                     what, v->ratio, ids[v->fastest], j->plan->reps, RPX__PROBE_THRESHOLD * 100,
+                     "%d's worst). Other work on that CPU during the probe reads as slowness too: "
+                     "probe again to tell. A run whose processes land on different CPUs will "
+                     "vary: pin it to one CPU (taskset -c %d rpxprof run ...).",
+                     what, v->ratio, ids[v->fastest], j->plan->reps, threshold * 100,
                      ids[v->fastest], ids[v->fastest]);
     }
     free(packed);
@@ -342,15 +343,19 @@ json_t *rpx_system_cpu_probe(int full, rpx_error *err)
         "one helper thread pinned to each allowed CPU in turn; repetition 1 on every CPU, then "
         "repetition 2, ..."));
     rpx__sys_put(method, "threshold", json_real(RPX__PROBE_THRESHOLD));
+    if (plan->memory)
+        rpx__sys_put(method, "threshold_memory", json_real(RPX__PROBE_THRESHOLD_MEMORY));
+    else
+        rpx__sys_null(method, "threshold_memory", "the memory loop is not measured");
     rpx__sys_put(method, "rule", json_string(
-        "a CPU is slow when its best repetition is more than `threshold` slower than the fastest "
-        "CPU's (by median) worst repetition"));
+        "a CPU is slow when its best repetition is more than `threshold` (the memory loop: "
+        "`threshold_memory`) slower than the fastest CPU's (by median) worst repetition"));
     rpx__sys_finish(method, 0);
     rpx__sys_put(p, "method", method);
     rpx__sys_put(p, "cpus", json_integer(j->n));
     spread = json_object();
     noise = json_object();
-    if (judge_loop(j, j->compute, "compute", &vc, wc, sizeof wc) == 0) {
+    if (judge_loop(j, j->compute, "compute", RPX__PROBE_THRESHOLD, &vc, wc, sizeof wc) == 0) {
         rpx__sys_put(p, "compute", rows(j, &vc, "ns_per_iter", 0));
         rpx__sys_put(spread, "compute", json_real(vc.ratio));
         rpx__sys_put(noise, "compute", json_real(vc.max_noise));
@@ -364,7 +369,7 @@ json_t *rpx_system_cpu_probe(int full, rpx_error *err)
                       "--probe` times memory too");
         rpx__sys_null(spread, "memory", "not measured");
         rpx__sys_null(noise, "memory", "not measured");
-    } else if (judge_loop(j, j->memory, "memory", &vm, wm, sizeof wm) == 0) {
+    } else if (judge_loop(j, j->memory, "memory", RPX__PROBE_THRESHOLD_MEMORY, &vm, wm, sizeof wm) == 0) {
         rpx__sys_put(p, "memory", rows(j, &vm, "gbps", 1));
         rpx__sys_put(spread, "memory", json_real(vm.ratio));
         rpx__sys_put(noise, "memory", json_real(vm.max_noise));

@@ -110,6 +110,9 @@ void rpx__sys_container_fill(json_t *os);
 /* CPUs differ when one's best repetition is more than this much slower than
  * the fastest CPU's worst one (docs/system.md#cpu_probe). */
 #define RPX__PROBE_THRESHOLD 0.03
+/* The memory loop's: bandwidth is shared by the CPUs, so other processes'
+ * traffic makes its repetitions noisier than the compute loop's. */
+#define RPX__PROBE_THRESHOLD_MEMORY 0.10
 typedef struct rpx__probe_verdict {
     size_t fastest, slowest;  /* by median */
     double ratio;             /* slowest median / fastest median (>= 1) */
