@@ -8,10 +8,11 @@
  *   alive at both ends (same pid and start time): the growth of its own time
  *     and of its reaped children's time;
  *   started during the run (absent at the start): all of its time;
- *   a process alive at the start and gone at the end was reaped by its parent
- *     (when that parent is counted and alive at both ends, its children's
- *     time grew by the whole life of the child): its time at the start is
- *     taken back off, so only the part spent during the run counts.
+ *   a process alive at the start and gone at the end was reaped by its parent,
+ *     and its whole life landed in the reaped-children time of its nearest
+ *     ancestor alive at both ends (through the ancestors between, reaped too):
+ *     its time at the start is taken back off there, so only the part spent
+ *     during the run counts.
  * What is missed: a process that started and ended within the run and whose
  * parent is not counted (reaped by init, or by a process that also ended).
  *
@@ -232,12 +233,18 @@ json_t *rpx_system_other_processes(const rpx_proc_snapshot *a, const rpx_proc_sn
         ticks += t;
         if (t > 0) c[n++] = (contrib){e->pid, t, e->comm};
     }
-    /* children alive at the start and reaped during the run */
+    /* processes alive at the start and reaped during the run: their whole
+     * life landed in the reaped-children time of the nearest ancestor alive
+     * at both ends (through every ancestor between, reaped too) */
     for (i = 0; i < a->n; i++) {
-        const proc_entry *e = &a->e[i], *parent_a, *parent_b;
+        const proc_entry *e = &a->e[i], *parent_a, *parent_b = NULL;
+        int depth;
         if (same(b, e) || ours(a, e->pid, self)) continue;
         parent_a = find(a, e->ppid);
-        parent_b = parent_a ? same(b, parent_a) : NULL;
+        for (depth = 0; parent_a && depth < 4096; depth++) {
+            if ((parent_b = same(b, parent_a)) != NULL) break;
+            parent_a = parent_a->ppid != parent_a->pid ? find(a, parent_a->ppid) : NULL;
+        }
         if (parent_b && !ours(b, parent_b->pid, self)) {
             double back = (double)(e->own + e->kids), k;
             size_t j;
