@@ -130,10 +130,13 @@ class RunCardTest(TempDirTest):
         self.assertGreater(o["window_s"], 1.0)
         self.assertGreater(o["cpus"], 0.2, o)
         self.assertGreater(o["cpu_share"], 0.2 / o["allowed_cpus"], o)
-        self.assertIn(busy.pid, [t["pid"] for t in o["top"]], o)
-        me = [t for t in o["top"] if t["pid"] == busy.pid][0]
-        self.assertGreater(me["cpu_s"], 0.2)
-        self.assertTrue(me["comm"].startswith("python"), me)
+        mine = [t for t in o["top"] if t["pid"] == busy.pid]
+        if mine:
+            self.assertGreater(mine[0]["cpu_s"], 0.2)
+            self.assertTrue(mine[0]["comm"].startswith("python"), mine)
+        else:  # on a crowded machine, five of this user's processes took more still
+            self.assertEqual(len(o["top"]), 5, o)
+            self.assertGreater(min(t["cpu_s"] for t in o["top"]), 0.2, o)
         self.assertTrue(any("Other processes took" in w for w in r["system_card"]["warnings"]))
 
 
