@@ -46,7 +46,35 @@ struct rpx_proc_snapshot {
     double uptime_s;           /* /proc/uptime at the moment */
     int have_uptime;
     int allowed_cpus;          /* -1: unknown */
+    int have_cpu;              /* the allowed CPUs' lines of /proc/stat were read */
+    unsigned long long cpu_busy, cpu_total; /* their ticks: busy (user nice system irq
+                                               softirq), all (with idle iowait steal) */
 };
+
+/* The allowed CPUs' "cpuN" lines of /proc/stat, summed. */
+static void allowed_cpu_ticks(rpx_proc_snapshot *s, const rpx__sys_cpuset *set)
+{
+    long len;
+    char *text = rpx__sys_slurp("/proc/stat", &len);
+    const char *p = text;
+    int lines = 0;
+    while (p && *p) {
+        int cpu, k;
+        unsigned long long v[8];
+        if (strncmp(p, "cpu", 3) == 0 && p[3] >= '0' && p[3] <= '9' &&
+            sscanf(p + 3, "%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7]) == 9 &&
+            rpx__sys_cpuset_has(set, cpu)) {
+            s->cpu_busy += v[0] + v[1] + v[2] + v[5] + v[6];
+            for (k = 0; k < 8; k++) s->cpu_total += v[k];
+            lines++;
+        }
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    s->have_cpu = lines > 0 && lines == rpx__sys_cpuset_count(set);
+    free(text);
+}
 
 /* "pid (comm) S ppid ... utime stime cutime cstime ... starttime": comm may
  * hold spaces and parentheses, so the fields count from the last ')'. */
@@ -140,6 +168,7 @@ rpx_proc_snapshot *rpx_system_procs_take(char *why, size_t whysize)
     if (rpx_sys_read("/proc/uptime", text, sizeof text) > 0 && sscanf(text, "%lf", &s->uptime_s) == 1)
         s->have_uptime = 1;
     s->allowed_cpus = rpx__sys_affinity(&set, text, sizeof text);
+    if (s->allowed_cpus > 0) allowed_cpu_ticks(s, &set);
     return s;
 }
 
@@ -213,7 +242,7 @@ json_t *rpx_system_other_processes(const rpx_proc_snapshot *a, const rpx_proc_sn
     contrib *c = NULL;
     double ticks = 0, hz = (double)sysconf(_SC_CLK_TCK), window;
     long long me = this_uid(), other_users = 0;
-    double other_users_ticks = 0;
+    double other_users_ticks = 0, own_ticks = 0;
     size_t i, n = 0, counted = 0, shown = 0;
     if (!o) return NULL;
     if (!(hz > 0)) hz = 100;
@@ -224,11 +253,14 @@ json_t *rpx_system_other_processes(const rpx_proc_snapshot *a, const rpx_proc_sn
     for (i = 0; i < b->n; i++) {
         const proc_entry *e = &b->e[i], *before;
         double t;
-        if (ours(b, e->pid, self)) continue;
         before = same(a, e);
         t = before ? (double)(e->own - (e->own >= before->own ? before->own : e->own)) +
                          (double)(e->kids - (e->kids >= before->kids ? before->kids : e->kids))
                    : (double)(e->own + e->kids);
+        if (ours(b, e->pid, self)) {
+            own_ticks += t;
+            continue;
+        }
         counted++;
         ticks += t;
         if (t > 0) c[n++] = (contrib){e->pid, t, e->comm};
@@ -239,13 +271,15 @@ json_t *rpx_system_other_processes(const rpx_proc_snapshot *a, const rpx_proc_sn
     for (i = 0; i < a->n; i++) {
         const proc_entry *e = &a->e[i], *parent_a, *parent_b = NULL;
         int depth;
-        if (same(b, e) || ours(a, e->pid, self)) continue;
+        if (same(b, e)) continue;
         parent_a = find(a, e->ppid);
         for (depth = 0; parent_a && depth < 4096; depth++) {
             if ((parent_b = same(b, parent_a)) != NULL) break;
             parent_a = parent_a->ppid != parent_a->pid ? find(a, parent_a->ppid) : NULL;
         }
-        if (parent_b && !ours(b, parent_b->pid, self)) {
+        if (parent_b && ours(b, parent_b->pid, self)) {
+            own_ticks -= (double)(e->own + e->kids);
+        } else if (parent_b) {
             double back = (double)(e->own + e->kids), k;
             size_t j;
             ticks -= back;
@@ -294,6 +328,17 @@ json_t *rpx_system_other_processes(const rpx_proc_snapshot *a, const rpx_proc_sn
                                                         : "the window is unknown");
         rpx__sys_null(o, "allowed_cpus", "sched_getaffinity (or the snapshot's affinity) failed");
     }
+    /* on the allowed CPUs: their busy time less rpxprof's own */
+    if (own_ticks < 0) own_ticks = 0;
+    if (a->have_cpu && b->have_cpu && b->cpu_total > a->cpu_total && b->cpu_busy >= a->cpu_busy) {
+        double busy = (double)(b->cpu_busy - a->cpu_busy), all = (double)(b->cpu_total - a->cpu_total);
+        double share = (busy - own_ticks) / all;
+        rpx__sys_put(o, "allowed_cpus_other_share", json_real(share < 0 ? 0 : share > 1 ? 1 : share));
+    } else {
+        rpx__sys_null(o, "allowed_cpus_other_share", "/proc/stat's lines of the allowed CPUs could "
+                      "not be read at the start and the end");
+    }
+    rpx__sys_put(o, "rpxprof_cpu_s", json_real(own_ticks / hz));
     rpx__sys_put(o, "counted", json_integer((json_int_t)counted));
     rpx__sys_put(o, "top", top);
     others = json_object();
@@ -321,7 +366,8 @@ void rpx_system_card_set_other_processes(json_t *card, json_t *other, const char
         rpx__sys_null(cond, "other_processes", "%s", why ? why : "not measured");
     }
     rpx__sys_finish(cond, 1);
-    share = json_object_get(other, "cpu_share");
+    share = json_object_get(other, "allowed_cpus_other_share");
+    if (!json_is_number(share)) share = json_object_get(other, "cpu_share");
     if (json_is_number(share) && json_number_value(share) > WARN_SHARE && json_is_array(warnings)) {
         const json_t *t0 = json_array_get(json_object_get(other, "top"), 0);
         char largest[128] = "";
@@ -331,8 +377,9 @@ void rpx_system_card_set_other_processes(json_t *card, json_t *other, const char
                      (long long)json_integer_value(json_object_get(t0, "pid")),
                      json_number_value(json_object_get(t0, "cpu_s")));
         rpx__sys_warn(warnings,
-                      "Other processes took %.0f%% of the %lld CPUs this process may use during "
-                      "the run (%.2f CPU-seconds over %.2f s%s): they competed with the model.",
+                      "Other processes took %.0f%% of the time of the %lld CPUs this process may "
+                      "use during the run (%.2f CPU-seconds on the whole machine over %.2f s%s): "
+                      "they competed with the model.",
                       100 * json_number_value(share),
                       (long long)json_integer_value(json_object_get(other, "allowed_cpus")),
                       json_number_value(json_object_get(other, "cpu_s")),

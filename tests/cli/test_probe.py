@@ -130,6 +130,9 @@ class RunCardTest(TempDirTest):
         self.assertGreater(o["window_s"], 1.0)
         self.assertGreater(o["cpus"], 0.2, o)
         self.assertGreater(o["cpu_share"], 0.2 / o["allowed_cpus"], o)
+        self.assertEqual(o["allowed_cpus"], 1)
+        # on the one allowed CPU the busy loop took its share: at least a fifth
+        self.assertGreater(o["allowed_cpus_other_share"], 0.2, o)
         mine = [t for t in o["top"] if t["pid"] == busy.pid]
         if mine:
             self.assertGreater(mine[0]["cpu_s"], 0.2)

@@ -156,6 +156,11 @@ static void test_other_processes_snapshot(void **st)
     assert_true(fabs(num(o, "cpu_share") - 0.695) < 1e-9);
     assert_int_equal(json_integer_value(json_object_get(o, "allowed_cpus")), 2);
     assert_int_equal(json_integer_value(json_object_get(o, "counted")), 8);
+    /* ours: rpxprof 1 + 110 reaped - 100 (worker 201 before the run) + 150 (new
+     * worker 202) = 161 ticks; the allowed CPUs 0-1 were busy 180 + 90 of 400
+     * ticks (CPU 2 is not allowed; steal is not busy): (270 - 161) / 400 */
+    assert_true(fabs(num(o, "rpxprof_cpu_s") - 1.61) < 1e-9);
+    assert_true(fabs(num(o, "allowed_cpus_other_share") - 0.2725) < 1e-9);
     top = json_object_get(o, "top");
     assert_int_equal(json_array_size(top), 3); /* this user's, with time: make, ctest, cc1 */
     assert_string_equal(json_string_value(json_object_get(json_array_get(top, 0), "comm")), "make");
@@ -185,7 +190,8 @@ static void test_other_processes_snapshot(void **st)
                                                          json_array_size(json_object_get(card, "warnings")) - 1));
         assert_non_null(w);
         assert_non_null(strstr(w, "Other processes took "));
-        assert_non_null(strstr(w, "% of the 2 CPUs this process may use"));
+        assert_non_null(strstr(w, "Other processes took 27% of the time of the 2 CPUs this "
+                                  "process may use"));
         assert_non_null(strstr(w, "make (pid 101"));
     }
     json_decref(card);
