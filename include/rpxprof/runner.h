@@ -99,6 +99,9 @@ typedef struct rpx_runner_config {
      * (`latency` of a run without rate_hz), reported beside the paced ones in
      * pacing.back_to_back; NULL: none. Borrowed. */
     json_t *back_to_back_latency;
+    /* 1 (default): time the cheap CPU probe before the run (the card's
+     * cpu_probe, docs/system.md#cpu_probe); 0: cpu_probe is null, with why */
+    int cpu_probe;
 } rpx_runner_config;
 
 /* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry

@@ -75,6 +75,36 @@ RPX_API json_t *rpx_system_conditions(rpx_nvml *nvml_or_null);
  * each side. */
 RPX_API void rpx_system_card_set_conditions(json_t *card, json_t *start, json_t *end);
 
+/* Each allowed CPU's speed, relative to the fastest (docs/system.md#cpu_probe):
+ * full (1): a compute loop and a memory-streaming triad, 5 repetitions
+ * (`rpxprof system --probe`, about 0.1-0.2 s per CPU); cheap (0): the compute
+ * loop only, 5 repetitions (a run's card, about 2 ms per CPU). A helper
+ * thread pins itself to each CPU in turn; the caller's affinity is not
+ * touched. Returns the `cpu_probe` object, or NULL with err set (out of
+ * memory, RPX_SYSROOT set: a snapshot is not this machine). */
+RPX_API json_t *rpx_system_cpu_probe(int full, rpx_error *err);
+
+/* card.cpu_probe = probe (a reference is taken), or null with `why`; the
+ * probe's warning joins card.warnings. */
+RPX_API void rpx_system_card_set_cpu_probe(json_t *card, json_t *probe_or_null, const char *why);
+
+/* The processes on the machine at one moment (utime+stime of each
+ * /proc/PID/stat, read under the system root). Between a run's start and end
+ * they give the CPU share other processes took (conditions.other_processes). */
+typedef struct rpx_proc_snapshot rpx_proc_snapshot;
+/* NULL when /proc cannot be listed (errno-style reason in why). */
+RPX_API rpx_proc_snapshot *rpx_system_procs_take(char *why, size_t whysize);
+RPX_API void rpx_system_procs_free(rpx_proc_snapshot *s);
+/* The CPU time processes other than `self_pid` and its descendants took
+ * between the two snapshots, as conditions.other_processes
+ * (docs/system.md#other-processes). NULL only when out of memory. */
+RPX_API json_t *rpx_system_other_processes(const rpx_proc_snapshot *start,
+                                           const rpx_proc_snapshot *end, int self_pid);
+/* card.conditions.other_processes = other (a reference is taken), or null
+ * with `why`; a warning when they took more than 10 % of the allowed CPUs. */
+RPX_API void rpx_system_card_set_other_processes(json_t *card, json_t *other_or_null,
+                                                 const char *why);
+
 #ifdef __cplusplus
 }
 #endif

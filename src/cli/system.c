@@ -13,7 +13,7 @@
 #include "rpxprof/system.h"
 
 static const char usage[] =
-    "Usage: rpxprof system [--json] [--device cpu|cuda]\n"
+    "Usage: rpxprof system [--json] [--device cpu|cuda] [--probe]\n"
     "Describe this machine as a run report's system card records it: CPU, memory,\n"
     "cgroup limits, operating system, rpxprof's build, GPUs, the performance-related\n"
     "environment variables, the load now, and warnings about noisy conditions.\n"
@@ -21,6 +21,9 @@ static const char usage[] =
     "      --json         print the card as JSON (the report's `system_card` object)\n"
     "      --device DEV   cpu (default): the reference's gpu_* keys describe no GPU;\n"
     "                     cuda: they describe the visible GPUs\n"
+    "      --probe        time each allowed CPU on a compute loop and a memory-streaming\n"
+    "                     loop (5 repetitions each, about 0.1-0.2 s per CPU) and warn when\n"
+    "                     CPUs differ beyond the repetitions' noise (the card's cpu_probe)\n"
     "  -h, --help         show this help and exit\n"
     "\n"
     "RPX_SYSROOT=DIR reads /proc, /sys and /etc under DIR (a captured snapshot;\n"
@@ -150,6 +153,56 @@ static void put_section(FILE *f, const char *title, const json_t *s)
     }
 }
 
+/* cpu_probe as a table: one row per allowed CPU, compute and memory side by side. */
+static void print_probe(FILE *f, const json_t *card)
+{
+    const json_t *p = json_object_get(card, "cpu_probe"), *cm, *mm;
+    const json_t *m;
+    size_t i;
+    fputs("\nCPU probe (speed of each allowed CPU, relative to the fastest)\n", f);
+    if (!json_is_object(p)) {
+        const char *why = json_string_value(json_object_get(json_object_get(card, "unavailable"), "cpu_probe"));
+        fprintf(f, "  n/a (%s)\n", why ? why : "unknown");
+        return;
+    }
+    cm = json_object_get(p, "compute");
+    mm = json_object_get(p, "memory");
+    m = json_object_get(p, "method");
+    fprintf(f, "  %-5s %9s %12s %7s   %9s %9s %7s\n", "cpu", "compute", "ns/iter", "noise",
+            "memory", "GB/s", "noise");
+    for (i = 0; i < json_array_size(cm); i++) {
+        const json_t *c = json_array_get(cm, i), *mr = json_array_get(mm, i);
+        const json_t *cols[6] = {json_object_get(c, "relative"), json_object_get(c, "ns_per_iter"),
+                                 json_object_get(c, "noise"), json_object_get(mr, "relative"),
+                                 json_object_get(mr, "gbps"), json_object_get(mr, "noise")};
+        static const int width[6] = {9, 12, 6, 9, 9, 6}, prec[6] = {3, 4, 1, 3, 2, 1};
+        int k;
+        fprintf(f, "  %-5lld", (long long)json_integer_value(json_object_get(c, "cpu")));
+        for (k = 0; k < 6; k++) {
+            fputs(k == 3 ? "   " : " ", f);
+            if (json_is_number(cols[k]))
+                fprintf(f, "%*.*f%s", width[k], prec[k],
+                        json_number_value(cols[k]) * (k == 2 || k == 5 ? 100 : 1),
+                        k == 2 || k == 5 ? "%" : "");
+            else
+                fprintf(f, "%*s", width[k] + (k == 2 || k == 5), "n/a");
+        }
+        fputs(json_is_true(json_object_get(c, "slow")) || json_is_true(json_object_get(mr, "slow"))
+                  ? "  slow\n" : "\n", f);
+    }
+    fprintf(f, "  compute: %s\n", json_string_value(json_object_get(m, "compute")));
+    if (json_is_string(json_object_get(m, "memory")))
+        fprintf(f, "  memory:  %s\n", json_string_value(json_object_get(m, "memory")));
+    fprintf(f, "  %lld repetitions per CPU, interleaved; relative = fastest median / this CPU's "
+            "median; noise = (max - min) / median of the repetitions; took ",
+            (long long)json_integer_value(json_object_get(m, "repetitions")));
+    put_number(f, json_object_get(p, "cost_ms"));
+    fputs(" ms\n", f);
+    fprintf(f, "  %s\n", json_is_string(json_object_get(p, "warning"))
+                            ? "CPUs differ: see the warning below"
+                            : "no CPU differs beyond the repetitions' noise and 3 %");
+}
+
 static void print_card(FILE *f, const json_t *card)
 {
     const json_t *u = json_object_get(card, "unavailable"), *v, *gpus, *env, *w;
@@ -192,6 +245,8 @@ static void print_card(FILE *f, const json_t *card)
     v = json_object_get(json_object_get(card, "conditions"), "start");
     put_section(f, "Conditions now", v);
 
+    print_probe(f, card);
+
     w = json_object_get(card, "warnings");
     fprintf(f, "\nWarnings (%zu)\n", json_array_size(w));
     if (json_array_size(w) == 0) fputs("  none\n", f);
@@ -218,19 +273,21 @@ int rpx_cli_system(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
                                              {"device", required_argument, NULL, 'd'},
+                                             {"probe", no_argument, NULL, 'p'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     rpx_card_options opt = {0};
     rpx_error err = {0};
     rpx_nvml *nvml = NULL;
     json_t *card, *now;
-    int json = 0, c, rc = RPX_EXIT_OK;
+    int json = 0, probe = 0, c, rc = RPX_EXIT_OK;
     opterr = 0;
     optind = 1;
     opt.device = "cpu";
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
+        case 'p': probe = 1; break;
         case 'd':
             if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
                 return rpx_cli_fail("system", RPX_EXIT_USAGE,
@@ -257,6 +314,18 @@ int rpx_cli_system(int argc, char **argv)
         rc = rpx_cli_fail("system", RPX_EXIT_FAILURE, "out of memory collecting the system card");
     } else {
         rpx_system_card_set_conditions(card, now, NULL);
+        if (probe) {
+            rpx_error perr = {0};
+            json_t *p = rpx_system_cpu_probe(1, &perr);
+            if (!p && perr.code == RPX_ENOMEM) {
+                json_decref(now);
+                json_decref(card);
+                if (nvml) rpx_nvml_close(nvml);
+                return rpx_cli_fail("system", RPX_EXIT_FAILURE, "--probe: %s", perr.message);
+            }
+            rpx_system_card_set_cpu_probe(card, p, perr.message);
+            json_decref(p);
+        }
         now_not_run_start(json_object_get(card, "warnings"));
         if (json) {
             char *s = rpx_json_dumps(card);

@@ -202,6 +202,11 @@ static const rpx_run_option table[] = {
      NULL, 1, NULL, NULL, NULL,
      "run the model in this process (for debuggers)",
      F(isolate)},
+    {"no-cpu-probe", "no_cpu_probe", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0,
+     NULL, NULL, 1, NULL, NULL, NULL,
+     "skip the cheap per-CPU speed probe before the run (about 2 ms per allowed CPU; the "
+     "card's cpu_probe is then null)",
+     F(cpu_probe)},
 };
 
 #define N_TABLE (sizeof table / sizeof table[0])

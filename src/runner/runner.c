@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "rpxprof/clock.h"
@@ -240,6 +241,10 @@ typedef struct run_ctx {
     rpx_nvml *nvml;
     rpx_nvml_watch *watch;        /* NVML sampled during the timed calls (gpu_watch.c) */
     json_t *cond_start, *cond_end;
+    json_t *cpu_probe;            /* the cheap CPU probe before the run, or NULL */
+    char cpu_probe_why[RPX_ERROR_MESSAGE_SIZE + 64];
+    rpx_proc_snapshot *procs_start, *procs_end; /* other processes' CPU time */
+    char procs_why[256];
     run_params rp;
     workers w;
     int processes;
@@ -255,6 +260,9 @@ static void ctx_free(run_ctx *x)
     rpx__layers_free(&x->lay);
     json_decref(x->cond_start);
     json_decref(x->cond_end);
+    json_decref(x->cpu_probe);
+    rpx_system_procs_free(x->procs_start);
+    rpx_system_procs_free(x->procs_end);
     rpx__workers_free(&x->w);
     /* A Python target run in this process (--no-isolate) leaves its interpreter
      * running, and the model may still hold numpy views of the inputs: keep them
@@ -631,7 +639,16 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                                             "reported";
         }
         card = rpx_system_card(&copt, &cerr);
-        if (card) rpx_system_card_set_conditions(card, x->cond_start, x->cond_end);
+        if (card) {
+            json_t *other = x->procs_start && x->procs_end
+                                ? rpx_system_other_processes(x->procs_start, x->procs_end,
+                                                             (int)getpid())
+                                : NULL;
+            rpx_system_card_set_conditions(card, x->cond_start, x->cond_end);
+            rpx_system_card_set_cpu_probe(card, x->cpu_probe, x->cpu_probe_why);
+            rpx_system_card_set_other_processes(card, other, x->procs_why);
+            json_decref(other);
+        }
     }
     notes = rpx__make_notes(cfgp, sh->measured, &sh->memory);
     if (notes) run_notes(x, sh, lat, devjson, &trend, notes, res->warnings, &roofline, &budget);
@@ -684,6 +701,18 @@ out:
     return rc;
 }
 
+/* The cheap CPU probe (docs/system.md#cpu_probe), before anything is timed. */
+static void cpu_probe(run_ctx *x)
+{
+    rpx_error e = {0};
+    if (!x->c.cpu_probe) {
+        snprintf(x->cpu_probe_why, sizeof x->cpu_probe_why, "turned off (--no-cpu-probe)");
+        return;
+    }
+    x->cpu_probe = rpx_system_cpu_probe(0, &e);
+    if (!x->cpu_probe) snprintf(x->cpu_probe_why, sizeof x->cpu_probe_why, "%s", e.message);
+}
+
 static int result_init(rpx_runner_result *res, rpx_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -697,12 +726,15 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     int rc, sig;
     if ((rc = result_init(res, err)) != 0) return rc;
     if ((rc = ctx_prepare(cfg, &x, err)) != 0) goto out;
+    cpu_probe(&x);
+    x.procs_start = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     x.cond_start = rpx_system_conditions(x.nvml);
     rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
     rc = rpx__workers_run(&x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err);
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
     x.cond_end = rpx_system_conditions(x.nvml);
+    if (x.procs_start) x.procs_end = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     if (rc == 0) rc = ctx_finish(&x, sig, res, err);
 out:
     ctx_free(&x);
@@ -721,6 +753,11 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
     if ((rc = ctx_prepare(a, &x[0], err)) != 0) goto out;
     if ((rc = ctx_prepare(b, &x[1], err)) != 0) goto out;
     n = x[0].processes > x[1].processes ? x[0].processes : x[1].processes;
+    cpu_probe(&x[0]);
+    if (x[0].cpu_probe) x[1].cpu_probe = json_incref(x[0].cpu_probe);
+    snprintf(x[1].cpu_probe_why, sizeof x[1].cpu_probe_why, "%s", x[0].cpu_probe_why);
+    for (i = 0; i < 2; i++)
+        x[i].procs_start = rpx_system_procs_take(x[i].procs_why, sizeof x[i].procs_why);
     x[0].cond_start = rpx_system_conditions(x[0].nvml);
     x[1].cond_start = rpx_system_conditions(x[1].nvml);
     rpx__stage_begin(1, 0);
@@ -741,6 +778,9 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
     rpx__stage_end();
     x[0].cond_end = rpx_system_conditions(x[0].nvml);
     x[1].cond_end = rpx_system_conditions(x[1].nvml);
+    for (i = 0; i < 2; i++)
+        if (x[i].procs_start)
+            x[i].procs_end = rpx_system_procs_take(x[i].procs_why, sizeof x[i].procs_why);
     if (rc < 0) goto out;
     if ((rc = ctx_finish(&x[0], sig, res_a, err)) != 0) goto out;
     rc = ctx_finish(&x[1], sig, res_b, err);

@@ -226,9 +226,12 @@ json_t *rpx_system_card(const rpx_card_options *opt, rpx_error *err)
         rpx__sys_null(c, "gpus", "%s", gpus_why);
     free(driver);
 
+    rpx__sys_null(c, "cpu_probe", "not measured: `rpxprof system --probe` measures it, and a run "
+                  "its cheap form unless --no-cpu-probe");
     cond = json_object();
     rpx__sys_null(cond, "start", "not recorded (not a run)");
     rpx__sys_null(cond, "end", "not recorded (not a run)");
+    rpx__sys_null(cond, "other_processes", "not recorded (not a run)");
     rpx__sys_finish(cond, 1);
     rpx__sys_put(c, "conditions", cond);
     rpx__sys_put(c, "warnings", warnings);

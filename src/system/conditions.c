@@ -147,6 +147,8 @@ void rpx_system_card_set_conditions(json_t *card, json_t *start, json_t *end)
         else
             rpx__sys_null(cond, when[i], "not recorded (not a run, or the run did not reach its %s)", when[i]);
     }
+    rpx__sys_null(cond, "other_processes", "not recorded (not a run, or the run did not reach "
+                  "its end)");
     rpx__sys_finish(cond, 1);
     rpx__sys_put(card, "conditions", cond);
 

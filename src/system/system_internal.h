@@ -105,6 +105,28 @@ void rpx__sys_virt_fill(json_t *cpu, int has_hypervisor_flag, int is_x86, json_t
 /* virt.c: fill operating_system.container / container_runtime / container_evidence. */
 void rpx__sys_container_fill(json_t *os);
 
+/* ---- the CPU probe (probe.c) and other processes (procs.c) -------------- */
+
+/* CPUs differ when one's best repetition is more than this much slower than
+ * the fastest CPU's worst one (docs/system.md#cpu_probe). */
+#define RPX__PROBE_THRESHOLD 0.03
+/* The memory loop's: bandwidth is shared by the CPUs, so other processes'
+ * traffic makes its repetitions noisier than the compute loop's. */
+#define RPX__PROBE_THRESHOLD_MEMORY 0.10
+typedef struct rpx__probe_verdict {
+    size_t fastest, slowest;  /* by median */
+    double ratio;             /* slowest median / fastest median (>= 1) */
+    double max_noise;         /* the largest (max - min) / median of one CPU's repetitions */
+    double *median, *noise;   /* [cpu] */
+    int *slow;                /* [cpu]: 1 when slower beyond the noise and the threshold */
+    int n_slow;
+} rpx__probe_verdict;
+/* t[cpu * n_reps + rep]: time per unit of work (lower is faster), > 0.
+ * 0, or -1 (bad input, out of memory); free with rpx__probe_verdict_free. */
+int rpx__probe_judge(const double *t, size_t n_cpus, size_t n_reps, double threshold,
+                     rpx__probe_verdict *v);
+void rpx__probe_verdict_free(rpx__probe_verdict *v);
+
 /* cpu_arm.c: names of Arm implementers and parts (util-linux lscpu-arm.c). */
 const char *rpx__sys_arm_implementer(unsigned implementer);
 const char *rpx__sys_arm_part(unsigned implementer, unsigned part);
