@@ -153,6 +153,9 @@ RPX_API void rpx_runner_config_init(rpx_runner_config *c);
  * when that passes c->repeats or RPX_RUNNER_MAX_PROCESSES; n at least). *asked (may be NULL): the number before that cap. The
  * runner's one rule: batch's same-work check calls it to predict the run. */
 RPX_API int rpx_runner_processes(const rpx_runner_config *c, int *asked);
+/* --cpus LIST ("1", "2-3", "0,2") as CPU numbers, ascending, into cpus (at
+ * most max): how many, or RPX_EUSAGE (err, may be NULL: why). */
+RPX_API int rpx_runner_cpus_list(const char *text, int *cpus, int max, rpx_error *err);
 /* 0 when a report was built (and written, when `output` is set): see
  * res->status. A negative code when nothing was: err says why; RPX_EUSAGE
  * when an option names something that does not exist (an unknown GPU key)

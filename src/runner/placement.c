@@ -53,6 +53,18 @@ bad:
     return -1;
 }
 
+int rpx_runner_cpus_list(const char *text, int *cpus, int max, rpx_error *err)
+{
+    cpu_set_t set;
+    char why[128];
+    int c, n = 0;
+    if (rpx__cpus_parse(text, &set, why, sizeof why) != 0)
+        return rpx_error_set(err, RPX_EUSAGE, "'%s': %s", text ? text : "", why);
+    for (c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set)) cpus[n++] = c;
+    return n;
+}
+
 int rpx__cpus_allowed(cpu_set_t *set)
 {
     CPU_ZERO(set);

@@ -3,6 +3,7 @@ starts, --spread gives the processes the CPUs in turn, a CPU outside rpxprof's
 own affinity is refused with the allowed list, and the report's `placement`
 says where each process ran. Checked from inside the model's process: a Python
 target writes its own affinity (and a thread's) to a file."""
+import json
 import os
 import subprocess
 import textwrap
@@ -10,7 +11,8 @@ import unittest
 
 import numpy as np
 
-from common import BIN, TempDirTest, main, run, run_report, validate_profile
+from common import (BIN, TempDirTest, load_json, main, run, run_report, validate,
+                    validate_profile)
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 
@@ -156,6 +158,71 @@ class PlacementTest(TempDirTest):
         self.assertIn(f"give CPUs from {a}", p.stderr)
         self.assertFalse(os.path.exists(out))
         self.assertFalse(os.path.exists(self.log))  # nothing ran
+
+    # ---- manifests and aggregate's same-work check ----
+
+    def manifest(self, name, models, defaults=None, valid=True):
+        m = {"schema": "rpxprof.manifest/1",
+             "defaults": {"warmup": 1, "repeats": 6, "processes": 2, **(defaults or {})},
+             "tasks": {"t": {"inputs": "in.npz"}},
+             "models": [{"name": n, "model": "place_model:f", "tasks": ["t"], **extra}
+                        for n, extra in models]}
+        path = self.path(name)
+        with open(path, "w") as f:
+            json.dump(m, f)
+        if valid:
+            validate(m, "manifest.json")
+        return path
+
+    def batch(self, manifest, out, check=0):
+        return run("batch", manifest, "--out-dir", out, "--quiet", check=check,
+                   env={"PYTHONPATH": self.tmp, "PLACE_TEST_LOG": self.log})
+
+    def test_manifest_cpus_and_spread(self):
+        need_two_cpus(self)
+        cpu = ALLOWED[1]
+        out = self.path("out")
+        self.batch(self.manifest("m.json", [("a", {}), ("b", {})], {"cpus": cpu}), out)
+        for name in ("a", "b"):
+            r = load_json(os.path.join(out, "t", name + ".json"))
+            validate_profile(r)
+            self.assertEqual((r["placement"]["policy"], r["placement"]["cpus_requested"]),
+                             ("pinned", [cpu]))
+        self.assertEqual({tuple(c) for _, c, _ in self.calls()}, {(cpu,)})
+        out2 = self.path("out2")
+        self.batch(self.manifest("s.json", [("a", {"spread": True, "cpus": f"{ALLOWED[0]},{cpu}"}),
+                                            ("b", {"spread": True,
+                                                   "cpus": f"{ALLOWED[0]},{cpu}"})]), out2)
+        r = load_json(os.path.join(out2, "t", "a.json"))
+        self.assertEqual([b["cpus"] for b in r["placement"]["by_process"]],
+                         [[ALLOWED[0]], [cpu]])
+        # a manifest whose models of one task differ in placement is refused up front
+        p = self.batch(self.manifest("mixed.json", [("a", {"cpus": cpu}), ("b", {})]),
+                       self.path("out3"), check=1)
+        self.assertIn("placement", p.stderr)
+        self.assertIn("aggregate's same-work check", p.stderr)
+        # and a bad list names the manifest's field
+        p = self.batch(self.manifest("bad.json", [("a", {"cpus": "x"})], valid=False), self.path("o4"),
+                       check=1)
+        self.assertIn("cpus 'x': not a list of CPUs", p.stderr)
+
+    def test_aggregate_refuses_mixed_placement(self):
+        need_two_cpus(self)
+        pinned, inherit = self.path("pinned"), self.path("inherit")
+        self.batch(self.manifest("a.json", [("a", {})], {"cpus": ALLOWED[1]}), pinned)
+        self.batch(self.manifest("b.json", [("b", {})]), inherit)
+        p = run("aggregate", pinned, inherit, "--out-dir", self.path("agg"),
+                "--allow-incomplete-flops")
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+        errors = load_json(self.path("agg", "validation.json"))["errors"]
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("placement policy", errors[0])
+        self.assertIn(f"pinned to CPUs {ALLOWED[1]}", str(errors))
+        # the same placement passes
+        self.batch(self.manifest("c.json", [("c", {})], {"cpus": ALLOWED[1]}), self.path("p2"))
+        p = run("aggregate", pinned, self.path("p2"), "--out-dir", self.path("agg2"),
+                "--allow-incomplete-flops")
+        self.assertEqual(p.returncode, 0, load_json(self.path("agg2", "validation.json")))
 
     def test_help_lists_the_options(self):
         h = run("run", "--help", check=0).stdout
