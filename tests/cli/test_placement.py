@@ -4,6 +4,7 @@ own affinity is refused with the allowed list, and the report's `placement`
 says where each process ran. Checked from inside the model's process: a Python
 target writes its own affinity (and a thread's) to a file."""
 import json
+import math
 import os
 import subprocess
 import textwrap
@@ -11,8 +12,13 @@ import unittest
 
 import numpy as np
 
-from common import (BIN, TempDirTest, load_json, main, run, run_report, validate,
+from common import (BIN, MODELS, TempDirTest, load_json, main, run, run_report, validate,
                     validate_profile)
+
+try:
+    from scipy import stats as sstats
+except ImportError:  # scripts/setup.sh installs python3-scipy
+    sstats = None
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 
@@ -223,6 +229,73 @@ class PlacementTest(TempDirTest):
         p = run("aggregate", pinned, self.path("p2"), "--out-dir", self.path("agg2"),
                 "--allow-incomplete-flops")
         self.assertEqual(p.returncode, 0, load_json(self.path("agg2", "validation.json")))
+
+    # ---- compare --run: pairs by CPU ----
+
+    def compare_run(self, *args, check=0):
+        out = self.path("cmp")
+        p = run("compare", "--run", "-m", f"{MODELS}:busywait", "-m", f"{MODELS}:busywait",
+                "--inputs", self.inputs, "--warmup", 1, "--repeats", 240, "--processes", 4,
+                "--json", "--out-dir", out, *args, check=check,
+                env={"RPX_TEST_BUSY_NS": "30000"})
+        if check:
+            return p, None, None, None
+        return (p, json.loads(p.stdout), load_json(os.path.join(out, "base.json")),
+                load_json(os.path.join(out, "new.json")))
+
+    def test_compare_run_pairs_by_cpu_and_its_interval_is_within_pair(self):
+        if sstats is None:
+            self.skipTest("scipy is not installed (scripts/setup.sh installs python3-scipy)")
+        _, c, base, new = self.compare_run()
+        self.assertEqual(c["design"], "paired_by_cpu")
+        # pair k: process k of each, both on CPU k mod n of the allowed CPUs
+        for r in (base, new):
+            validate_profile(r)
+            self.assertEqual(r["placement"]["policy"], "spread")
+            self.assertEqual([b["cpus"] for b in r["placement"]["by_process"]],
+                             [[ALLOWED[k % len(ALLOWED)]] for k in range(4)])
+
+        def slices(r):
+            s = np.array(r["latency_samples_ms"])
+            return [s[b["sample_offset"]:b["sample_offset"] + b["measured_calls"]]
+                    for b in r["latency_by_process"]]
+        d = np.log([np.percentile(n, 50) / np.percentile(b, 50)
+                    for b, n in zip(slices(base), slices(new))])
+        k = len(d)
+        half = sstats.t.ppf(0.975, k - 1) * np.std(d, ddof=1) / math.sqrt(k)
+        pooled = (np.percentile(new["latency_samples_ms"], 50) /
+                  np.percentile(base["latency_samples_ms"], 50))
+        lo, hi = min(math.exp(d.mean() - half), pooled), max(math.exp(d.mean() + half), pooled)
+        self.assertAlmostEqual(c["p50_ratio"], pooled, delta=1e-9)
+        self.assertAlmostEqual(c["p50_ratio_ci"][0], lo, delta=1e-9)
+        self.assertAlmostEqual(c["p50_ratio_ci"][1], hi, delta=1e-9)
+        self.assertAlmostEqual(c["p_value"], sstats.ttest_1samp(d, 0).pvalue, delta=1e-6)
+        self.assertIn("paired t", c["p_value_method"])
+        # per CPU: where both reports have processes on that CPU
+        self.assertEqual(sorted(x["cpu"] for x in c["by_cpu"]), sorted(set(ALLOWED[:4])))
+
+    def test_compare_run_unpaired_keeps_the_interleaved_design(self):
+        _, c, base, _ = self.compare_run("--unpaired")
+        self.assertEqual(c["design"], "interleaved")
+        self.assertEqual(base["placement"]["policy"], "inherit")
+        p, _, _, _ = self.compare_run("--unpaired", "--cpus", ALLOWED[0], check=2)
+        self.assertIn("--cpus", p.stderr)
+
+    def test_compare_of_reports_placed_differently_says_so(self):
+        need_two_cpus(self)
+        _, a = self.profile("--repeats", 40, "--processes", 2, "--cpus", ALLOWED[1])
+        _, b = self.profile("--repeats", 40, "--processes", 2)
+        pa, pb = self.path("a.json"), self.path("b.json")
+        with open(pa, "w") as f:
+            json.dump(a, f)
+        with open(pb, "w") as f:
+            json.dump(b, f)
+        p = run("compare", pa, pb, "--json", check=0)
+        c = json.loads(p.stdout)
+        self.assertEqual(c["design"], "independent")
+        self.assertTrue(any("placement policy" in w and f"pinned to CPUs {ALLOWED[1]}" in w
+                            for w in c["warnings"]), c["warnings"])
+        self.assertEqual([x["cpu"] for x in c["by_cpu"] or []], [])  # b has no pinned process
 
     def test_help_lists_the_options(self):
         h = run("run", "--help", check=0).stdout
