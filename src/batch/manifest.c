@@ -619,6 +619,17 @@ static long job_processes(const rpx_batch_job *j)
     return rpx_runner_processes(&c, NULL);
 }
 
+/* Two cpus lists that name the same CPUs ("0,1" and "0-1"); NULL: inherited */
+static int same_cpus(const char *a, const char *b)
+{
+    int ca[1024], cb[1024], na, nb;
+    if (!a || !b) return !a && !b;
+    na = rpx_runner_cpus_list(a, ca, 1024, NULL);
+    nb = rpx_runner_cpus_list(b, cb, 1024, NULL);
+    if (na < 0 || nb < 0) return strcmp(a, b) == 0;
+    return na == nb && memcmp(ca, cb, (size_t)na * sizeof *ca) == 0;
+}
+
 int rpx_manifest_check_same_work(const rpx_manifest *m, const char *path, rpx_error *err)
 {
     size_t a, b;
@@ -632,8 +643,7 @@ int rpx_manifest_check_same_work(const rpx_manifest *m, const char *path, rpx_er
             if (x->warmup != y->warmup) key = "warmup", vx = x->warmup, vy = y->warmup;
             else if (x->repeats != y->repeats) key = "repeats", vx = x->repeats, vy = y->repeats;
             else if ((vx = job_processes(x)) != (vy = job_processes(y))) key = "processes";
-            if (!key && (x->spread != y->spread ||
-                         strcmp(x->cpus ? x->cpus : "", y->cpus ? y->cpus : "") != 0))
+            if (!key && (x->spread != y->spread || !same_cpus(x->cpus, y->cpus)))
                 return rpx_error_set(
                     err, RPX_EINVAL,
                     "%s: task '%s': the placement is cpus %s%s for model '%s' but cpus %s%s for "

@@ -199,6 +199,10 @@ class PlacementTest(TempDirTest):
         self.batch(self.manifest("s.json", [("a", {"spread": True, "cpus": f"{ALLOWED[0]},{cpu}"}),
                                             ("b", {"spread": True,
                                                    "cpus": f"{ALLOWED[0]},{cpu}"})]), out2)
+        # the same CPUs written two ways are the same placement
+        self.batch(self.manifest("w.json", [("a", {"cpus": f"{ALLOWED[0]},{cpu}"}),
+                                            ("b", {"cpus": f"{cpu},{ALLOWED[0]}"})]),
+                   self.path("out5"))
         r = load_json(os.path.join(out2, "t", "a.json"))
         self.assertEqual([b["cpus"] for b in r["placement"]["by_process"]],
                          [[ALLOWED[0]], [cpu]])
