@@ -133,6 +133,20 @@ class PlacementTest(TempDirTest):
         self.assertTrue(any(f"{2 * n} processes ran instead of {n + 1}" in x for x in r["notes"]),
                         r["notes"])
 
+    def test_spread_with_target_precision_adds_whole_rounds(self):
+        need_two_cpus(self)
+        n = len(ALLOWED)
+        _, r, _ = run_report(self, "--model", f"{MODELS}:busywait", "--inputs", self.inputs,
+                             "--quiet", "--warmup", 1, "--repeats", 12 * n, "--processes", n,
+                             "--spread", "--target-precision", "0.0001%", "--max-time", 1,
+                             env={"RPX_TEST_BUSY_NS": "20000"})
+        validate_profile(r)
+        self.assertFalse(r["stopping"]["converged"])
+        self.assertGreater(r["processes"], n)
+        self.assertEqual(r["processes"] % n, 0, r["processes"])
+        by = [b["cpus"][0] for b in r["placement"]["by_process"]]
+        self.assertEqual(by, [ALLOWED[i % n] for i in range(r["processes"])])
+
     def test_spread_needs_isolation_and_calls(self):
         p, r = self.profile("--repeats", 4, "--spread", "--no-isolate", check=2)
         self.assertIn("--spread", p.stderr)
