@@ -678,8 +678,13 @@ char *rpx_compare_text(const json_t *res)
                    json_string_value(json_object_get(res, "new")), (long long)json_integer_value(json_object_get(ns, "calls")),
                    (long long)json_integer_value(json_object_get(ns, "processes")),
                    json_integer_value(json_object_get(ns, "processes")) == 1 ? "" : "es");
-    rpx__sb_printf(&s, "%.0f %% intervals, %s; threshold ±%g %%\n\n",
-                   100 * num(res, "confidence"), json_string_value(json_object_get(res, "covers")), 100 * num(res, "threshold"));
+    rpx__sb_printf(&s, "%.0f %% intervals, %s%s; threshold ±%g %%\n\n",
+                   100 * num(res, "confidence"), json_string_value(json_object_get(res, "covers")),
+                   json_is_string(json_object_get(res, "design")) &&
+                           strcmp(json_string_value(json_object_get(res, "design")), "paired_by_cpu") == 0
+                       ? ", from the ratios of pairs run on the same CPU"
+                       : "",
+                   100 * num(res, "threshold"));
     rpx__sb_printf(&s, "%-6s %-12s %-12s %-28s %-8s %s\n", "", "base ms", "new ms", "new/base [interval]", "p", "verdict");
     for (i = 0; i < 3; i++) {
         char k[48];

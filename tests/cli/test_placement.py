@@ -295,6 +295,14 @@ class PlacementTest(TempDirTest):
         # per CPU: where both reports have processes on that CPU
         self.assertEqual(sorted(x["cpu"] for x in c["by_cpu"]), sorted(set(ALLOWED[:4])))
 
+    def test_compare_run_text_says_the_pairs(self):
+        out = self.path("cmp_text")
+        p = run("compare", "--run", "-m", f"{MODELS}:busywait", "-m", f"{MODELS}:busywait",
+                "--inputs", self.inputs, "--warmup", 1, "--repeats", 24, "--processes", 2,
+                "--out-dir", out, check=0, env={"RPX_TEST_BUSY_NS": "20000"})
+        self.assertIn("between-process, from the ratios of pairs run on the same CPU", p.stdout)
+        self.assertIn("paired t", p.stdout)
+
     def test_compare_run_unpaired_keeps_the_interleaved_design(self):
         _, c, base, _ = self.compare_run("--unpaired")
         self.assertEqual(c["design"], "interleaved")
