@@ -393,8 +393,9 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
                 snprintf(method, sizeof method, "two-sided paired t over the log within-pair "
                          "ratios of the per-process statistic (pairs on the same CPU)");
             else
-            snprintf(method, sizeof method, "two-sided Mann-Whitney U (%s) over %s", r.p_exact ? "exact" : "normal approximation, tie and continuity corrected",
-                     r.between ? "the per-process statistic of each run" : "the samples of the two runs");
+                snprintf(method, sizeof method, "two-sided Mann-Whitney U (%s) over %s",
+                         r.p_exact ? "exact" : "normal approximation, tie and continuity corrected",
+                         r.between ? "the per-process statistic of each run" : "the samples of the two runs");
             json_object_set_new(o, "p_value_method", json_string(method));
         } else {
             snprintf(key, sizeof key, "%s_p_value", cmp_names[i]);
