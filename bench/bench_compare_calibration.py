@@ -7,8 +7,11 @@ detection rate (slower) of each slowdown, and the mean wall time of one comparis
 conditions alternate pair by pair, so a drift of the machine falls on all of them.
 
 usage: bench_compare_calibration.py RPXPROF TEST_MODELS_SO [AA_PAIRS (20)] [AB_PAIRS (10)]
-       [BUSY_NS (200000)] [PROCESSES (10)] [REPEATS (1000)]
+       [BUSY_NS (200000)] [PROCESSES (10)] [REPEATS (1000)] [DESIGNS (paired,interleaved)]
+DESIGNS: compare --run's pairs by CPU (paired, its default since issue 27) and/or the earlier
+design (interleaved: --unpaired), alternating comparison by comparison in the same run.
 Prints Markdown tables for BENCHMARKS.md, then one line per comparison."""
+import itertools
 import json
 import os
 import statistics
@@ -36,6 +39,7 @@ def main():
     arg = lambda i, d: sys.argv[i] if len(sys.argv) > i else d  # noqa: E731
     aa, ab = int(arg(3, "20")), int(arg(4, "10"))
     busy_ns, k, repeats = arg(5, "200000"), arg(6, "10"), arg(7, "1000")
+    designs = arg(8, "paired,interleaved").split(",")
     cases = [(f"busywait {int(busy_ns) / 1000:g} µs", "busywait", {"RPX_TEST_BUSY_NS": busy_ns}),
              ("stream 8 MiB", "stream", {"RPX_TEST_STREAM_MB": "8"})]
     scales = (("1.0", aa), ("1.02", ab), ("1.05", ab))
@@ -47,56 +51,59 @@ def main():
                        stdout=subprocess.DEVNULL)
         for i in range(max(aa, ab)):
             for name, sym, env in cases:
-                for scale, n in scales:
+                for (scale, n), design in itertools.product(scales, designs):
                     if i >= n:
                         continue
                     load.take()
                     t0 = time.monotonic()
                     p = subprocess.run([rpxprof, "compare", "--run", "--model", f"{models}:{sym}",
                                         "--model", f"{models}:{sym}_scaled", "--inputs", x,
-                                        "--processes", k, "--repeats", repeats, "--json"],
+                                        "--processes", k, "--repeats", repeats, "--json"]
+                                       + (["--unpaired"] if design == "interleaved" else []),
                                        env={**os.environ, **env, "RPX_TEST_SCALE": scale},
                                        capture_output=True, text=True, timeout=600)
                     wall = time.monotonic() - t0
                     if p.returncode != 0:
                         sys.exit(f"compare failed ({p.returncode}): {p.stderr}")
                     d = json.loads(p.stdout)
-                    raw.append({"model": name, "scale": scale, "verdict": d["verdict"],
+                    raw.append({"model": name, "scale": scale, "design": d.get("design", design),
+                                "verdict": d["verdict"],
                                 "p50_ratio": d["p50_ratio"], "p50_ratio_ci": d["p50_ratio_ci"],
                                 "p_value": d["p_value"], "wall_s": round(wall, 2),
                                 "load1": round(load.samples[-1], 2)})
     print(f"machine: {machine_line()}; `rpxprof compare --run --processes {k} --repeats {repeats}` "
           f"(K = {k} worker processes per target, {repeats} timed calls per target, warmup 10 per "
-          "process, threshold 1 %), interleaved ABBA by process")
+          "process, threshold 1 %), ABBA by process; designs: " + ", ".join(designs))
     print(load.line())
     print()
-    print("| model | B / A | pairs | faster | slower | same | inconclusive | B/A p50 ratio (mean) "
+    print("| model | design | B / A | pairs | faster | slower | same | inconclusive | B/A p50 ratio (mean) "
           "| interval ± (median) | p < 0.05 | wall per comparison |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     summary = []
     for name, _, _ in cases:
-        for scale, _ in scales:
-            rs = [r for r in raw if r["model"] == name and r["scale"] == scale]
+        for design, (scale, _) in itertools.product(designs, scales):
+            rs = [r for r in raw if r["model"] == name and r["scale"] == scale
+                  and r["design"] == ("paired_by_cpu" if design == "paired" else design)]
             c = {v: sum(1 for r in rs if r["verdict"] == v) for v in VERDICTS}
             hw = [(r["p50_ratio_ci"][1] - r["p50_ratio_ci"][0]) / 2 for r in rs
                   if r["p50_ratio_ci"] and None not in r["p50_ratio_ci"]]
             ps = sum(1 for r in rs if r["p_value"] is not None and r["p_value"] < 0.05)
-            print(f"| {name} | {scale} | {len(rs)} | {c['faster']} | {c['slower']} | {c['same']} | "
+            print(f"| {name} | {design} | {scale} | {len(rs)} | {c['faster']} | {c['slower']} | {c['same']} | "
                   f"{c['inconclusive']} | {statistics.mean(r['p50_ratio'] for r in rs):.4f} | "
                   f"±{100 * statistics.median(hw):.2f} % | {ps}/{len(rs)} | "
                   f"{statistics.mean(r['wall_s'] for r in rs):.1f} s |")
-            summary.append((name, scale, rs, c))
+            summary.append((name, design, scale, rs, c))
     print()
-    print("| model | false differences on A/A (faster or slower) [95 % CI] | `same` on A/A "
+    print("| model | design | false differences on A/A (faster or slower) [95 % CI] | `same` on A/A "
           "| detected 2 % (slower) | detected 5 % (slower) |")
-    print("|---|---:|---:|---:|---:|")
-    for name, _, _ in cases:
-        s = {scale: (rs, c) for n, scale, rs, c in summary if n == name}
+    print("|---|---|---:|---:|---:|---:|")
+    for name, design in [(n, d) for n, _, _ in cases for d in designs]:
+        s = {scale: (rs, c) for n, dd, scale, rs, c in summary if n == name and dd == design}
         rs, c = s["1.0"]
         fd = c["faster"] + c["slower"]
         lo, hi = clopper_pearson(fd, len(rs))
         det = lambda sc: f"{s[sc][1]['slower']}/{len(s[sc][0])} ({100 * s[sc][1]['slower'] / len(s[sc][0]):.0f} %)"  # noqa: E731,E501
-        print(f"| {name} | {fd}/{len(rs)} = {100 * fd / len(rs):.0f} % [{100 * lo:.0f}, {100 * hi:.0f} %] | "
+        print(f"| {name} | {design} | {fd}/{len(rs)} = {100 * fd / len(rs):.0f} % [{100 * lo:.0f}, {100 * hi:.0f} %] | "
               f"{c['same']}/{len(rs)} ({100 * c['same'] / len(rs):.0f} %) | {det('1.02')} | {det('1.05')} |")
     print()
     for r in raw:

@@ -19,6 +19,11 @@ extern "C" {
 typedef struct rpx_compare_opts {
     double threshold;             /* relative, 0.01 for 1 %; > 0 */
     double confidence;            /* 0.95 */
+    int paired_by_cpu;            /* compare --run's paired design: process k of each report
+                                     ran on the same CPU (placement.by_process), so the interval
+                                     comes from the within-pair ratios (docs/statistics.md);
+                                     when the reports do not pair, the independent design and
+                                     a warning saying why. 0: independent */
 } rpx_compare_opts;
 
 /* Verdict of an interval [lo, hi] of a ratio: "faster" when hi < 1 - t,
@@ -29,7 +34,9 @@ RPX_API const char *rpx_compare_verdict(double lo, double hi, double threshold);
 /* Two reports. *out: {"base", "new", "verdict", "threshold", "confidence",
  * "covers", "p50_ratio", "p50_ratio_ci", "p50_verdict", "p_value",
  * "p_value_method", "p95_...", "mean_...", "base_stats", "new_stats",
- * "null_reasons", "warnings"}. Returns RPX_EFORMAT for an unreadable report
+ * "null_reasons", "warnings", "design" ("paired_by_cpu" or "independent"),
+ * "by_cpu" ([{cpu, base_processes, new_processes, base_p50_ms, new_p50_ms,
+ * p50_ratio}] over the CPUs both reports pinned processes to, or null)}. Returns RPX_EFORMAT for an unreadable report
  * and RPX_EINVAL for reports that cannot be compared (not complete, not the
  * same work): err names the file and the difference. */
 RPX_API int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts,

@@ -36,6 +36,8 @@ typedef struct rpx_batch_job {
     long warmup, repeats;
     long processes;               /* worker processes; 0: the runner's default */
     int gpu_time;                 /* --gpu-time (the manifest's gpu_time) */
+    const char *cpus;             /* --cpus (the manifest's cpus: "1", "0,2"), or NULL */
+    int spread;                   /* --spread */
     /* every input the task names (files or folders, resolved), one distinct
      * sample each; `inputs` is the first. n_inputs >= 1. */
     const char *const *inputs_list;
@@ -52,7 +54,7 @@ RPX_API size_t rpx_manifest_job_count(const rpx_manifest *m);
 RPX_API const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i);
 /* The run of a job: c (rpx_runner_config_init'ed here) with the job's
  * model, inputs, unit, device, precision, warmup, repeats, processes,
- * gpu_time, metadata, cost and roofline targets; borrowed from the job. */
+ * cpus, spread, gpu_time, metadata, cost and roofline targets; borrowed from the job. */
 RPX_API void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c);
 
 /* The report of a job inside an output folder: DIR/<task>/<model>.json

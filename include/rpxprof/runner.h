@@ -61,6 +61,12 @@ typedef struct rpx_runner_config {
     int processes;                /* worker processes; 0: the default for the target kind
                                      (RPX_RUNNER_DEFAULT_PROCESSES; 1 for HTTP, --gpu-time and
                                      --no-isolate) */
+    /* placement (docs/cli.md): cpus "1", "2-3", "0,2": the model's process and
+     * its threads run on those CPUs (NULL: the inherited mask); spread: the
+     * processes take the listed (or allowed) CPUs in turn, one each, and their
+     * count is rounded up to a multiple of those CPUs (rpx_runner_processes) */
+    const char *cpus;
+    int spread;
     json_t *meta;                 /* the report's metadata (borrowed), or NULL */
     /* model cost and bounds */
     const char *cost, *gpus, *gpu_spec;
@@ -146,9 +152,13 @@ RPX_API void rpx_runner_config_init(rpx_runner_config *c);
 /* The worker processes a run of `c` uses: c->processes when above 0, else
  * the default for its kind (RPX_RUNNER_DEFAULT_PROCESSES; 1 for an HTTP
  * target, gpu_time and no isolation), never more than c->repeats (one call
- * each at least). *asked (may be NULL): the number before that cap. The
+ * each at least). With spread over n CPUs: rounded up to a multiple of n (down
+ * when that passes c->repeats or RPX_RUNNER_MAX_PROCESSES; n at least). *asked (may be NULL): the number before that cap. The
  * runner's one rule: batch's same-work check calls it to predict the run. */
 RPX_API int rpx_runner_processes(const rpx_runner_config *c, int *asked);
+/* --cpus LIST ("1", "2-3", "0,2") as CPU numbers, ascending, into cpus (at
+ * most max): how many, or RPX_EUSAGE (err, may be NULL: why). */
+RPX_API int rpx_runner_cpus_list(const char *text, int *cpus, int max, rpx_error *err);
 /* 0 when a report was built (and written, when `output` is set): see
  * res->status. A negative code when nothing was: err says why; RPX_EUSAGE
  * when an option names something that does not exist (an unknown GPU key)

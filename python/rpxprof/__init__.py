@@ -176,7 +176,8 @@ def _check_fn(fn):
 
 def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
             unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
-            params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None):
+            params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
+            cpus=None, spread=False):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
 
     inputs: a dict name -> numpy array, an NPZ path, or a list of those (distinct samples,
@@ -191,6 +192,10 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     gpus: GPU keys (list or comma-separated str) for the roofline bounds. meta: a dict of
     str for the report's metadata. timeout/call_timeout: seconds (need processes=N).
     name: what the report calls the callable (default module:qualname).
+    cpus: the CPUs fn's process and its threads run on: an int, a list of ints, or a str as
+    `rpxprof run --cpus` takes it ("2-3", "0,2"); with processes=None, this thread for the
+    run (its mask restored after). spread: the processes take those (else the allowed) CPUs in
+    turn, the same number on each (needs processes=N). The report's placement says where.
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
     of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
     an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
@@ -213,9 +218,26 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             "%s needs forked workers (processes=N): in this process a call stuck in fn "
             "cannot be abandoned; pass processes=1 or more, or drop it"
             % ("timeout" if timeout else "call_timeout"), 2)
+    if spread and nproc == 0:
+        raise RpxprofError("spread gives each worker process its own CPU: pass processes=N "
+                           "(N >= 1), or drop it", 2)
     for label, v in (("warmup", warmup), ("repeats", repeats)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
+    if cpus is not None and not isinstance(cpus, str):
+        if isinstance(cpus, bool):
+            raise RpxprofTypeError("cpus: an int, a list of ints or a str such as \"0,2\", "
+                                   "not bool")
+        items = [cpus] if isinstance(cpus, int) else cpus
+        try:
+            items = list(items)
+        except TypeError:
+            raise RpxprofTypeError("cpus: an int, a list of ints or a str such as \"0,2\", "
+                                   "not %s" % type(cpus).__name__) from None
+        for x in items:
+            if isinstance(x, bool) or not isinstance(x, int):
+                raise RpxprofTypeError("cpus: CPU numbers are ints, not %s" % type(x).__name__)
+        cpus = ",".join(str(x) for x in items)
     tmp = _tempfile.mkdtemp(prefix="rpxprof-")
     try:
         has_dict = False
@@ -257,7 +279,8 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             processes=nproc, meta=meta_text, cost=cost_path,
             flops=float("nan") if flops is None else float(flops),
             params=float("nan") if params is None else float(params), gpus=gpus,
-            timeout=float(timeout or 0), call_timeout=float(call_timeout or 0))
+            timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
+            cpus=cpus, spread=bool(spread))
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))

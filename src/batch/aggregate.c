@@ -38,6 +38,7 @@ typedef struct rep {
     char *sha, *shapes, *unit, *meta, *device, *precision, *cvd, *gpu, *cpu;
     char *driver, *governor, *os, *created;
     char *mode;                   /* the run's schedule (open-loop load or pacing), NULL: neither */
+    char *placement;              /* the placement policy and its CPUs (placement_of) */
     long warmup, measured;
     double xnum[7];               /* streamed, load and paced runs (x_cols), NaN when n/a */
     double num[16];               /* the CSV's numbers, NaN when unknown */
@@ -77,6 +78,29 @@ static char *mode_of(const json_t *r)
         return strdup(buf);
     }
     return NULL;
+}
+
+/* The placement a run was asked for, as text compared between reports of the
+ * same task: "inherit", "pinned to CPUs 1", "spread over CPUs 0,1". A report of
+ * rpxprof without `placement` (before issue 27) inherited its mask; the
+ * reference's: NULL (not recorded). */
+static char *placement_of(const json_t *r, int rpxprof)
+{
+    const json_t *pl = json_object_get(r, "placement"), *req, *v;
+    const char *policy = json_string_value(json_object_get(pl, "policy"));
+    char buf[512];
+    size_t i;
+    int n;
+    if (!json_is_object(pl) || !policy) return rpxprof ? strdup("inherit") : NULL;
+    req = json_object_get(pl, "cpus_requested");
+    if (strcmp(policy, "inherit") == 0 || (strcmp(policy, "spread") == 0 && !json_is_array(req)))
+        return strdup(policy);
+    n = snprintf(buf, sizeof buf, "%s CPUs ", strcmp(policy, "pinned") == 0 ? "pinned to"
+                                                                             : "spread over");
+    json_array_foreach(req, i, v) if (n > 0 && (size_t)n < sizeof buf)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? "," : "",
+                      (long long)json_integer_value(v));
+    return strdup(buf);
 }
 
 enum { N_PARAMS, N_FLOPS, N_MACS, N_P50, N_P95, N_P99, N_MEAN, N_PERFRAME, N_TPUT, N_CPULIFE,
@@ -234,6 +258,7 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
     p->precision = canon(json_object_get(r, "precision"));
     p->unit = canon(json_object_get(r, "unit"));
     p->created = canon(json_object_get(r, "created_utc"));
+    p->placement = placement_of(r, p->kind == RPX_REPORT_RPXPROF);
     {
         rpx__report_checked c;
         int k = rpx__report_check(p->file, r, p->kind, a->errors, a->warnings, &c);
@@ -360,6 +385,9 @@ static void cross_checks(agg *a)
             cmp_known(a->errors, "schedule (http.load: requested_rate_per_s, scheduled, arrivals, concurrency; pacing.rate_hz)",
                       q, q->mode, p, p->mode);
             cmp_known(a->errors, "metadata", q, q->meta, p, p->meta);
+            cmp_known(a->errors, "placement policy (placement: --cpus, --spread; models of a task "
+                      "run on the same CPUs, or the ratio compares the CPUs)",
+                      q, q->placement, p, p->placement);
             break;
         }
     }
@@ -974,6 +1002,7 @@ done:
         free(p->file); free(p->task); free(p->model); free(p->sha); free(p->shapes); free(p->unit);
         free(p->meta); free(p->device); free(p->precision); free(p->cvd); free(p->gpu); free(p->cpu);
         free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->samples); free(p->mode);
+        free(p->placement);
         free(p->covers);
         for (k = 0; k < 4; k++) free(p->ci_reason[k]);
     }
@@ -1008,7 +1037,10 @@ void rpx_aggregate_same_work(const char *file_a, const json_t *a, const char *fi
         r[i].governor = canon(json_object_get(json_object_get(card, "cpu"), "governor"));
         r[i].os = canon(json_object_get(card, "os"));
         r[i].mode = mode_of(src[i]);
+        r[i].placement = placement_of(src[i], 1);
     }
+    cmp_field(warnings, "placement policy (placement: --cpus, --spread; a model can run at a "
+              "different speed on each CPU)", &r[0], r[0].placement, &r[1], r[1].placement);
     cmp_field(errors, "schedule (http.load: requested_rate_per_s, scheduled, arrivals, concurrency; pacing.rate_hz)",
               &r[0], r[0].mode, &r[1], r[1].mode);
     cmp_field(errors, "inputs_sha256 (different inputs)", &r[0], r[0].sha, &r[1], r[1].sha);
@@ -1026,5 +1058,6 @@ void rpx_aggregate_same_work(const char *file_a, const json_t *a, const char *fi
         free(r[i].sha); free(r[i].shapes); free(r[i].unit); free(r[i].device); free(r[i].precision);
         free(r[i].cvd); free(r[i].gpu); free(r[i].cpu); free(r[i].driver); free(r[i].governor); free(r[i].os);
         free(r[i].mode);
+        free(r[i].placement);
     }
 }

@@ -15,7 +15,9 @@
 #include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
+#include "rpxprof/latency.h"
 #include "rpxprof/report.h"
+#include "rpxprof/runner.h"
 #include "rpxprof/stats.h"
 
 typedef struct crep {
@@ -152,6 +154,156 @@ static json_t *side_notes(const char *bp, const crep *b, const char *np, const c
 static const rpx_stat cmp_stats[] = {RPX_STAT_P50, RPX_STAT_P95, RPX_STAT_MEAN};
 static const char *const cmp_names[] = {"p50", "p95", "mean"};
 
+/* ---- placement: compare --run's pairs by CPU, and the per-CPU ratios ---- */
+
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* One statistic of n samples (the report's definitions: linear percentiles) */
+static double stat_of(const double *s, size_t n, rpx_stat st)
+{
+    double *c, v = NAN, sum = 0;
+    size_t i;
+    if (n == 0) return NAN;
+    if (st == RPX_STAT_MEAN) {
+        for (i = 0; i < n; i++) sum += s[i];
+        return sum / (double)n;
+    }
+    if (!(c = malloc(n * sizeof *c))) return NAN;
+    memcpy(c, s, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_dbl);
+    v = rpx_percentile_sorted(c, n, st == RPX_STAT_P50 ? 50 : st == RPX_STAT_P95 ? 95 : 99);
+    free(c);
+    return v;
+}
+
+/* The one CPU process i of a report ran on (placement.by_process), or -1 */
+static long one_cpu(const crep *c, size_t i)
+{
+    const json_t *by = json_object_get(json_object_get(c->r, "placement"), "by_process");
+    const json_t *cpus = json_object_get(json_array_get(by, i), "cpus");
+    if (json_array_size(by) != c->k || json_array_size(cpus) != 1) return -1;
+    return (long)json_integer_value(json_array_get(cpus, 0));
+}
+
+/* 1 when process k of each report ran on the same one CPU, for every k; else
+ * 0 and why */
+static int pairs_by_cpu(const crep *b, const crep *n, char *why, size_t size)
+{
+    size_t i;
+    if (b->k != n->k) {
+        snprintf(why, size, "the reports ran %zu and %zu processes", b->k, n->k);
+        return 0;
+    }
+    if (b->k < 2) {
+        snprintf(why, size, "one pair gives no interval");
+        return 0;
+    }
+    for (i = 0; i < b->k; i++) {
+        long cb = one_cpu(b, i), cn = one_cpu(n, i);
+        if (cb < 0 || cb != cn) {
+            snprintf(why, size, "process %zu of the two reports did not run on one and the same "
+                     "CPU (placement.by_process)", i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The paired design's interval (docs/statistics.md): d_k = log(new_k / base_k)
+ * of the per-process statistic of pair k; mean(d) +- t(k-1) sd(d)/sqrt(k),
+ * exponentiated, widened to hold the pooled ratio the table shows; p-value:
+ * the paired t test on d. */
+static void paired_ratio(const crep *b, const crep *n, rpx_stat st, double confidence,
+                         rpx_stats_ratio *r)
+{
+    size_t i, k = b->k;
+    double sum = 0, ss = 0, mean, se, t, tstat, *d = malloc(k * sizeof *d);
+    r->lo = r->hi = r->p_value = NAN;
+    r->between = 1;
+    r->p_exact = 0;
+    if (!d) {
+        snprintf(r->reason, sizeof r->reason, "out of memory");
+        return;
+    }
+    for (i = 0; i < k; i++) {
+        double sb = stat_of(b->samples + b->off[i], b->cnt[i], st);
+        double sn = stat_of(n->samples + n->off[i], n->cnt[i], st);
+        if (!(sb > 0) || !(sn > 0)) {
+            snprintf(r->reason, sizeof r->reason, "pair %zu: a per-process statistic is not "
+                     "positive (or not measured)", i);
+            free(d);
+            return;
+        }
+        d[i] = log(sn / sb);
+        sum += d[i];
+    }
+    mean = sum / (double)k;
+    for (i = 0; i < k; i++) ss += (d[i] - mean) * (d[i] - mean);
+    se = sqrt(ss / (double)(k - 1)) / sqrt((double)k);
+    t = rpx_stats_t_quantile(1 - (1 - confidence) / 2, (double)(k - 1));
+    r->lo = exp(mean - t * se);
+    r->hi = exp(mean + t * se);
+    if (isfinite(r->ratio)) {
+        if (r->ratio < r->lo) r->lo = r->ratio;
+        if (r->ratio > r->hi) r->hi = r->ratio;
+    }
+    tstat = se > 0 ? fabs(mean) / se : (mean == 0 ? 0 : INFINITY);
+    r->p_value = isinf(tstat) ? 0 : 2 * (1 - rpx_stats_t_cdf(tstat, (double)(k - 1)));
+    r->reason[0] = '\0';
+    free(d);
+}
+
+/* by_cpu: for each CPU that processes of both reports were pinned to alone,
+ * the p50 of those processes' samples in each and their ratio; null when
+ * there is none */
+static json_t *by_cpu_json(const crep *b, const crep *n)
+{
+    json_t *a = json_array();
+    size_t i, j;
+    long seen[RPX_RUNNER_MAX_PROCESSES];
+    size_t n_seen = 0;
+    for (i = 0; a && i < b->k && n_seen < RPX_RUNNER_MAX_PROCESSES; i++) {
+        long cpu = one_cpu(b, i), kb = 0, kn = 0;
+        size_t nb = 0, nn = 0, at;
+        double *sb, *sn, pb, pn;
+        json_t *o;
+        for (j = 0; j < n_seen && seen[j] != cpu; j++) {}
+        if (cpu < 0 || j < n_seen) continue;
+        seen[n_seen++] = cpu;
+        for (j = 0; j < b->k; j++) if (one_cpu(b, j) == cpu) nb += b->cnt[j], kb++;
+        for (j = 0; j < n->k; j++) if (one_cpu(n, j) == cpu) nn += n->cnt[j], kn++;
+        if (kn == 0 || nb == 0 || nn == 0) continue;
+        sb = malloc(nb * sizeof *sb);
+        sn = malloc(nn * sizeof *sn);
+        if (!sb || !sn) { free(sb); free(sn); break; }
+        for (at = 0, j = 0; j < b->k; j++)
+            if (one_cpu(b, j) == cpu) memcpy(sb + at, b->samples + b->off[j], b->cnt[j] * sizeof *sb), at += b->cnt[j];
+        for (at = 0, j = 0; j < n->k; j++)
+            if (one_cpu(n, j) == cpu) memcpy(sn + at, n->samples + n->off[j], n->cnt[j] * sizeof *sn), at += n->cnt[j];
+        pb = stat_of(sb, nb, RPX_STAT_P50);
+        pn = stat_of(sn, nn, RPX_STAT_P50);
+        free(sb);
+        free(sn);
+        o = json_object();
+        json_object_set_new(o, "cpu", json_integer(cpu));
+        json_object_set_new(o, "base_processes", json_integer(kb));
+        json_object_set_new(o, "new_processes", json_integer(kn));
+        json_object_set_new(o, "base_p50_ms", num_or_null(pb));
+        json_object_set_new(o, "new_p50_ms", num_or_null(pn));
+        json_object_set_new(o, "p50_ratio", num_or_null(pb > 0 ? pn / pb : NAN));
+        json_array_append_new(a, o);
+    }
+    if (a && json_array_size(a) == 0) {
+        json_decref(a);
+        return json_null();
+    }
+    return a ? a : json_null();
+}
+
 static json_t *run_stats(const crep *c, const rpx_stats_runs *r, double confidence)
 {
     json_t *o = json_object();
@@ -176,7 +328,7 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
     json_t *errors, *warnings, *o, *reasons;
     rpx_stats_runs rb, rn;
     size_t i;
-    int rc;
+    int rc, paired = 0;
     *out = NULL;
     warnings = json_array();
     if ((rc = load_report(base_path, &b, warnings, err))) { json_decref(warnings); return rc; }
@@ -204,6 +356,16 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
     json_object_set_new(o, "threshold", json_real(opts->threshold));
     json_object_set_new(o, "confidence", json_real(opts->confidence));
     json_object_set_new(o, "covers", json_string(b.k > 1 && n.k > 1 ? "between-process" : "within-process"));
+    if (opts->paired_by_cpu) {
+        char why[256], w[512];
+        paired = pairs_by_cpu(&b, &n, why, sizeof why);
+        if (!paired) {
+            snprintf(w, sizeof w, "the pairs by CPU could not be used (%s): the interval is the "
+                     "independent design's", why);
+            json_array_append_new(warnings, json_string(w));
+        }
+    }
+    json_object_set_new(o, "design", json_string(paired ? "paired_by_cpu" : "independent"));
     for (i = 0; i < 3; i++) {
         rpx_stats_ratio r;
         char key[48];
@@ -214,6 +376,7 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
             rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
             goto done;
         }
+        if (paired) paired_ratio(&b, &n, cmp_stats[i], opts->confidence, &r);
         verdict = rpx_compare_verdict(r.lo, r.hi, opts->threshold);
         snprintf(key, sizeof key, "%s_ratio", cmp_names[i]);
         json_object_set_new(o, key, num_or_null(r.ratio));
@@ -226,8 +389,13 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
             char method[160];
             json_object_set_new(o, "verdict", json_string(verdict));
             json_object_set_new(o, "p_value", num_or_null(r.p_value));
-            snprintf(method, sizeof method, "two-sided Mann-Whitney U (%s) over %s", r.p_exact ? "exact" : "normal approximation, tie and continuity corrected",
-                     r.between ? "the per-process statistic of each run" : "the samples of the two runs");
+            if (paired)
+                snprintf(method, sizeof method, "two-sided paired t over the log within-pair "
+                         "ratios of the per-process statistic (pairs on the same CPU)");
+            else
+                snprintf(method, sizeof method, "two-sided Mann-Whitney U (%s) over %s",
+                         r.p_exact ? "exact" : "normal approximation, tie and continuity corrected",
+                         r.between ? "the per-process statistic of each run" : "the samples of the two runs");
             json_object_set_new(o, "p_value_method", json_string(method));
         } else {
             snprintf(key, sizeof key, "%s_p_value", cmp_names[i]);
@@ -242,6 +410,7 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
                  b.k == 1 && n.k == 1 ? "each report" : (b.k == 1 ? base_path : new_path));
         json_array_append_new(warnings, json_string(w));
     }
+    json_object_set_new(o, "by_cpu", by_cpu_json(&b, &n));
     json_object_set_new(o, "null_reasons", reasons);
     json_object_set_new(o, "notes", side_notes(base_path, &b, new_path, &n));
     json_object_set_new(o, "base_stats", run_stats(&b, &rb, opts->confidence));
@@ -510,8 +679,13 @@ char *rpx_compare_text(const json_t *res)
                    json_string_value(json_object_get(res, "new")), (long long)json_integer_value(json_object_get(ns, "calls")),
                    (long long)json_integer_value(json_object_get(ns, "processes")),
                    json_integer_value(json_object_get(ns, "processes")) == 1 ? "" : "es");
-    rpx__sb_printf(&s, "%.0f %% intervals, %s; threshold ±%g %%\n\n",
-                   100 * num(res, "confidence"), json_string_value(json_object_get(res, "covers")), 100 * num(res, "threshold"));
+    rpx__sb_printf(&s, "%.0f %% intervals, %s%s; threshold ±%g %%\n\n",
+                   100 * num(res, "confidence"), json_string_value(json_object_get(res, "covers")),
+                   json_is_string(json_object_get(res, "design")) &&
+                           strcmp(json_string_value(json_object_get(res, "design")), "paired_by_cpu") == 0
+                       ? ", from the ratios of pairs run on the same CPU"
+                       : "",
+                   100 * num(res, "threshold"));
     rpx__sb_printf(&s, "%-6s %-12s %-12s %-28s %-8s %s\n", "", "base ms", "new ms", "new/base [interval]", "p", "verdict");
     for (i = 0; i < 3; i++) {
         char k[48];

@@ -193,6 +193,26 @@ static long get_count(const json_t *o, const char *key, long dflt, const char *p
     return (long)json_integer_value(v);
 }
 
+/* cpus: a list as `rpxprof run --cpus` takes it ("0,2", "2-3") or one CPU as a
+ * number (1); checked with the run's options (rpx_runner_config_check). Absent
+ * or null: dflt. */
+static const char *get_cpus(rpx_manifest *m, const json_t *o, const char *dflt, const char *path,
+                            const char *where, rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, "cpus");
+    char buf[32], field[256];
+    if (!v || json_is_null(v)) return dflt;
+    if (json_is_string(v)) return json_string_value(v);
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+        return own(m, strdup(buf));
+    }
+    snprintf(field, sizeof field, "%s.cpus", where);
+    *rc = wrong_type(err, path, field, "a list of CPUs such as \"1\", \"2-3\" or \"0,2\" (or one CPU "
+                     "as a number)", v);
+    return dflt;
+}
+
 /* A boolean field: absent or null, dflt. */
 static int get_bool(const json_t *o, const char *key, int dflt, const char *path,
                     const char *where, rpx_error *err, int *rc)
@@ -268,18 +288,20 @@ static int valid_name(const char *s)
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
 static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
-                                           "precision", "gpus", "gpu_time"};
+                                           "precision", "gpus", "gpu_time", "cpus", "spread"};
 static const char *const task_keys[] = {"inputs", "unit", "meta"};
 static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
                                          "params", "device",    "precision", "warmup",
-                                         "repeats", "processes", "gpu_time"};
+                                         "repeats", "processes", "gpu_time", "cpus",
+                                         "spread"};
 
 static int parse(rpx_manifest *m, const char *path, rpx_error *err)
 {
     json_t *root = m->root, *defaults, *tasks, *models, *v;
     const char *dev, *prec, *key, *gpus = NULL;
     long warmup, repeats, processes;
-    int gpu_time;
+    int gpu_time, spread;
+    const char *cpus;
     size_t mi, ti, nm;
     int rc = 0;
 
@@ -311,6 +333,8 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
         processes = get_count(defaults, "processes", d.processes, path, "defaults", err, &rc);
     }
     gpu_time = get_bool(defaults, "gpu_time", 0, path, "defaults", err, &rc);
+    cpus = get_cpus(m, defaults, NULL, path, "defaults", err, &rc);
+    spread = get_bool(defaults, "spread", 0, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
     if (rc) return rc;
@@ -478,6 +502,8 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
             j.repeats = get_count(mo, "repeats", repeats, path, mw, err, &rc);
             j.processes = get_count(mo, "processes", processes, path, mw, err, &rc);
             j.gpu_time = get_bool(mo, "gpu_time", gpu_time, path, mw, err, &rc);
+            j.cpus = get_cpus(m, mo, cpus, path, mw, err, &rc);
+            j.spread = get_bool(mo, "spread", spread, path, mw, err, &rc);
             if (!rc) {    /* the combinations `rpxprof run` refuses, named as keys */
                 rpx_runner_config jc;
                 rpx_error cerr = {0};
@@ -571,6 +597,8 @@ void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
     /* out of range stays out of range: rpx_runner_config_check names it */
     c->processes = j->processes > 1000000 ? 1000000 : (int)j->processes;
     c->gpu_time = j->gpu_time;
+    c->cpus = j->cpus;
+    c->spread = j->spread;
     c->meta = (json_t *)j->meta;
     c->cost = j->cost;
     c->gpus = j->gpus;
@@ -591,6 +619,17 @@ static long job_processes(const rpx_batch_job *j)
     return rpx_runner_processes(&c, NULL);
 }
 
+/* Two cpus lists that name the same CPUs ("0,1" and "0-1"); NULL: inherited */
+static int same_cpus(const char *a, const char *b)
+{
+    int ca[1024], cb[1024], na, nb;
+    if (!a || !b) return !a && !b;
+    na = rpx_runner_cpus_list(a, ca, 1024, NULL);
+    nb = rpx_runner_cpus_list(b, cb, 1024, NULL);
+    if (na < 0 || nb < 0) return strcmp(a, b) == 0;
+    return na == nb && memcmp(ca, cb, (size_t)na * sizeof *ca) == 0;
+}
+
 int rpx_manifest_check_same_work(const rpx_manifest *m, const char *path, rpx_error *err)
 {
     size_t a, b;
@@ -604,6 +643,17 @@ int rpx_manifest_check_same_work(const rpx_manifest *m, const char *path, rpx_er
             if (x->warmup != y->warmup) key = "warmup", vx = x->warmup, vy = y->warmup;
             else if (x->repeats != y->repeats) key = "repeats", vx = x->repeats, vy = y->repeats;
             else if ((vx = job_processes(x)) != (vy = job_processes(y))) key = "processes";
+            if (!key && (x->spread != y->spread || !same_cpus(x->cpus, y->cpus)))
+                return rpx_error_set(
+                    err, RPX_EINVAL,
+                    "%s: task '%s': the placement is cpus %s%s for model '%s' but cpus %s%s for "
+                    "model '%s'; aggregate's same-work check compares the models of a task on "
+                    "the same placement policy, so it would FAIL: give both the same cpus and "
+                    "spread (in \"defaults\" or on each model), or put one in a task of its own "
+                    "(docs/batch.md#same-work)",
+                    path, x->task, x->cpus ? x->cpus : "(inherited)", x->spread ? " spread" : "",
+                    x->model_name, y->cpus ? y->cpus : "(inherited)", y->spread ? " spread" : "",
+                    y->model_name);
             if (!key) continue;
             return rpx_error_set(
                 err, RPX_EINVAL,
@@ -697,6 +747,30 @@ static int str_is(const json_t *o, const char *key, const char *want)
     return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
 }
 
+/* The report ran with the job's placement (a report without `placement`, from
+ * before issue 27, inherited its mask). */
+static int placement_matches(const json_t *r, const rpx_batch_job *job)
+{
+    const json_t *pl = json_object_get(r, "placement");
+    const char *policy = json_string_value(json_object_get(pl, "policy"));
+    const char *want = job->spread ? "spread" : job->cpus ? "pinned" : "inherit";
+    rpx_runner_config c;
+    if (!json_is_object(pl)) return strcmp(want, "inherit") == 0;
+    if (!policy || strcmp(policy, want) != 0) return 0;
+    if (!job->cpus) return json_is_null(json_object_get(pl, "cpus_requested"));
+    {   /* the same CPUs, whichever way the list was written */
+        int cpus[1024], n;
+        json_t *req = json_object_get(pl, "cpus_requested");
+        size_t i;
+        rpx_batch_job_config(job, &c);
+        n = rpx_runner_cpus_list(c.cpus, cpus, 1024, NULL);
+        if (n < 0 || !json_is_array(req) || json_array_size(req) != (size_t)n) return 0;
+        for (i = 0; i < (size_t)n; i++)
+            if (json_integer_value(json_array_get(req, i)) != cpus[i]) return 0;
+        return 1;
+    }
+}
+
 int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
 {
     json_t *r, *meta, *empty;
@@ -717,6 +791,7 @@ int rpx_batch_report_matches(const char *report_path, const rpx_batch_job *job)
         (job->processes == 0 ||
          json_integer_value(json_object_get(r, "processes")) == job->processes) &&
         json_is_object(json_object_get(r, "gpu_time")) == !!job->gpu_time &&
+        placement_matches(r, job) &&
         json_is_integer(json_object_get(r, "warmup_calls")) && meta &&
         json_equal(meta, job->meta ? (json_t *)job->meta : empty) &&
         rpx_runner_inputs_sha256(job->inputs_list ? job->inputs_list : &job->inputs,

@@ -26,6 +26,9 @@ static const char usage[] =
     "Measure two targets in one invocation, their worker processes alternating\n"
     "(A B, B A, A B, ...), so that a drift of the machine falls on both, and\n"
     "compare them as rpxprof compare compares two reports (B/A: B is the new one).\n"
+    "Pair k (process k of each) runs both on CPU k mod n of the --cpus (else the\n"
+    "allowed) CPUs, and the ratio's interval comes from the within-pair ratios\n"
+    "(design paired_by_cpu, docs/statistics.md).\n"
     "\n"
     "  -m, --model TARGET     twice: the base (A), then the new (B)\n"
     "  -i, --inputs FILE      NPZ file both are called with\n"
@@ -35,6 +38,9 @@ static const char usage[] =
     "      --device DEV, --precision STR, --unit STR   as rpxprof run\n"
     "      --timeout S, --call-timeout S, --grace S    as rpxprof run\n"
     "      --writable-inputs  let the models edit their inputs in place (as rpxprof run)\n"
+    "      --cpus LIST        the CPUs the pairs rotate over (default: every allowed one)\n"
+    "      --unpaired         no pairs by CPU: the inherited mask, and the interval of\n"
+    "                         two independent sets of processes (design interleaved)\n"
     "      --out-dir DIR      keep the two reports as DIR/base.json and DIR/new.json\n"
     "                         (reports of rpxprof there are replaced, nothing else)\n"
     "  -t, --threshold T      what counts as a change: 1% (default) or 0.01\n"
@@ -47,7 +53,8 @@ static const char usage[] =
 int rpx__cli_compare_run(int argc, char **argv)
 {
     enum { O_RUN = 256, O_PROCESSES, O_REPEATS, O_WARMUP, O_DEVICE, O_PRECISION, O_UNIT,
-           O_TIMEOUT, O_CALL_TIMEOUT, O_OUT_DIR, O_GATE, O_GRACE, O_WRITABLE };
+           O_TIMEOUT, O_CALL_TIMEOUT, O_OUT_DIR, O_GATE, O_GRACE, O_WRITABLE, O_CPUS,
+           O_UNPAIRED };
     static const struct option opts[] = {
         {"run", no_argument, NULL, O_RUN},         {"model", required_argument, NULL, 'm'},
         {"inputs", required_argument, NULL, 'i'},  {"processes", required_argument, NULL, O_PROCESSES},
@@ -56,13 +63,14 @@ int rpx__cli_compare_run(int argc, char **argv)
         {"unit", required_argument, NULL, O_UNIT},  {"timeout", required_argument, NULL, O_TIMEOUT},
         {"call-timeout", required_argument, NULL, O_CALL_TIMEOUT}, {"grace", required_argument, NULL, O_GRACE},
         {"writable-inputs", no_argument, NULL, O_WRITABLE},
+        {"cpus", required_argument, NULL, O_CPUS}, {"unpaired", no_argument, NULL, O_UNPAIRED},
         {"out-dir", required_argument, NULL, O_OUT_DIR},
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"fail-on-regression", no_argument, NULL, O_GATE}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     rpx_runner_config cfg[2];
     rpx_runner_result res[2];
-    rpx_compare_opts co = {0.01, 0.95};
+    rpx_compare_opts co = {0.01, 0.95, 1};
     rpx_error err = {0};
     const char *models[2] = {NULL, NULL}, *out_dir = NULL;
     char dir[PATH_MAX], path[2][PATH_MAX + 16];
@@ -106,13 +114,14 @@ int rpx__cli_compare_run(int argc, char **argv)
         case O_TIMEOUT:
         case O_CALL_TIMEOUT:
         case O_GRACE:
+        case O_CPUS:
         case O_WRITABLE: {
             /* a run's option: the options' table's range and words (rpxprof/options.h) */
             const char *name = c == O_REPEATS ? "repeats" : c == O_WARMUP ? "warmup"
                              : c == O_DEVICE ? "device" : c == O_PRECISION ? "precision"
                              : c == O_UNIT ? "unit" : c == O_TIMEOUT ? "timeout"
                              : c == O_GRACE ? "grace" : c == O_WRITABLE ? "writable-inputs"
-                             : "call-timeout";
+                             : c == O_CPUS ? "cpus" : "call-timeout";
             char label[40];
             snprintf(label, sizeof label, "--%s", name);
             if (rpx_run_option_set_text(&cfg[0], rpx_run_option_find(name),
@@ -121,6 +130,7 @@ int rpx__cli_compare_run(int argc, char **argv)
             break;
         }
         case O_OUT_DIR: out_dir = optarg; break;
+        case O_UNPAIRED: co.paired_by_cpu = 0; break;
         case 't':
             if (rpx_cli_parse_threshold(optarg, &co.threshold))
                 return rpx_cli_fail("compare", RPX_EXIT_USAGE,
@@ -178,6 +188,17 @@ int rpx__cli_compare_run(int argc, char **argv)
                                 strerror(errno));
         made_temp = 1;
     }
+    /* the pairs by CPU: process i of each on CPU i mod n (the runner's --spread) */
+    cfg[0].spread = co.paired_by_cpu;
+    if (!co.paired_by_cpu && cfg[0].cpus)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--cpus picks the CPUs the pairs rotate "
+                            "over; drop it or --unpaired");
+    {
+        rpx_error cerr = {0};
+        if (rpx_runner_config_check(&cfg[0], RPX_SPELL_CLI, &cerr) != 0 &&
+            strstr(cerr.message, "--cpus"))
+            return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", cerr.message);
+    }
     cfg[1] = cfg[0];
     for (k = 0; k < 2; k++) {
         snprintf(path[k], sizeof path[k], "%s/%s.json", dir, k ? "new" : "base");
@@ -210,6 +231,8 @@ int rpx__cli_compare_run(int argc, char **argv)
         goto out;
     }
     json_object_set_new(cmp, "interleaved", json_string("ABBA by process"));
+    if (strcmp(json_string_value(json_object_get(cmp, "design")), "independent") == 0)
+        json_object_set_new(cmp, "design", json_string("interleaved"));
     {
         size_t i;
         const json_t *w;

@@ -87,6 +87,8 @@ static const char usage[] =
     "\n"
     "Processes and intervals (docs/statistics.md):\n"
     "@processes\n"
+    "@cpus\n"
+    "@spread\n"
     "@target-precision\n"
     "@max-time\n"
     "\n"

@@ -380,6 +380,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
         json_object_set_new(json_object_get(report, "memory"), "cpu_rss_trend",
                             rss_trend_json(d->rss_trend));
     add_process_keys(d, report);
+    if (d->placement) json_object_set(report, "placement", d->placement);
     add_sample_keys(d, report);
     if (d->rate_hz > 0) json_object_set_new(report, "pacing", pacing_json(d));
     {

@@ -67,6 +67,7 @@ typedef struct rpx_run_data {
     int processes;
     json_t *notes;                /* the report's notes (desc.notes), appended to */
     json_t *warnings;             /* the notes the user should see too, or NULL */
+    json_t *placement;            /* the report's placement (borrowed), or NULL */
 } rpx_run_data;
 
 /* The report, or NULL out of memory. */

@@ -173,6 +173,17 @@ static const rpx_run_option table[] = {
      "spread the timed calls over K fresh worker processes, one after another, each with its "
      "own setup and warmup: the intervals then cover run-to-run variation",
      F(processes)},
+    {"cpus", "cpus", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "LIST", 0, NULL,
+     "CPU numbers and ranges separated by commas, such as 1, 2-3 or 0,2", NULL,
+     "run the model's process and every thread it starts on these CPUs (1, 2-3, 0,2; among the"
+     " CPUs rpxprof itself may use); default: the inherited mask. The report's placement says "
+     "where each process ran",
+     F(cpus)},
+    {"spread", "spread", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
+     NULL,
+     "give the processes the --cpus (else the allowed) CPUs in turn, one CPU each, the same "
+     "number of processes on each: K is rounded up to a multiple of the CPUs",
+     F(spread)},
     {"target-precision", "target_precision", RPX_OPT_FRACTION, 0, 0, 0.5, 1, NULL, "P", 0, NULL,
      "the half width of the p50's 95% interval wanted, relative to it: 1% or 0.01 (above 0, at "
      "most 50%)",
@@ -474,6 +485,7 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
     if (c->processes > 1 && c->gpu_time)
         return rpx_error_set(err, RPX_EUSAGE, "%s traces the kernels of one process; give %s 1",
                              sp_("gpu-time", sp, a, sizeof a), sp_("processes", sp, b, sizeof b));
+    if ((rc = rpx__placement_check(c, sp, err)) != 0) return rc;
     if (c->target_precision > 0 && !c->isolate)
         return rpx_error_set(err, RPX_EUSAGE, "%s adds worker processes; drop %s",
                              sp_("target-precision", sp, a, sizeof a),

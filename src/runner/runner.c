@@ -45,7 +45,17 @@ int rpx_runner_processes(const rpx_runner_config *c, int *asked)
           : (!c->isolate || c->gpu_time || strcmp(config_kind(c), "http") == 0)
                 ? 1
                 : RPX_RUNNER_DEFAULT_PROCESSES;
+    int n = rpx__placement_spread_cpus(c);
     if (asked) *asked = p;
+    if (n > 0) { /* --spread: the same number of processes on each CPU */
+        long cap = c->repeats >= 1 && c->repeats < RPX_RUNNER_MAX_PROCESSES
+                       ? c->repeats
+                       : RPX_RUNNER_MAX_PROCESSES;
+        long up = ((long)p + n - 1) / n * n;
+        if (up > cap) up = cap / n * n;
+        if (up < n) up = n;
+        return (int)up;
+    }
     return c->repeats >= 1 && p > c->repeats ? (int)c->repeats : p;
 }
 
@@ -249,6 +259,8 @@ typedef struct run_ctx {
     workers w;
     int processes;
     int processes_asked;          /* more than the calls: reduced, and said so */
+    int spread_asked;             /* --spread changed the count from this (0: it did not) */
+    placement place;              /* --cpus, --spread (placement.c) */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -297,7 +309,11 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     {
         int asked;
         x->processes = rpx_runner_processes(c, &asked); /* in range: checked above */
-        if (asked > x->processes) x->processes_asked = asked;
+        if (c->spread) {
+            if (asked != x->processes) x->spread_asked = asked;
+        } else if (asked > x->processes) {
+            x->processes_asked = asked;
+        }
     }
     /* the stopping rule adds processes of repeats/processes calls: when that is
      * fewer than the p50's between-process interval needs in every process, no
@@ -355,6 +371,8 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->rp.notice = c->notice;
         x->rp.notice_ctx = c->notice_ctx;
         x->rp.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
+        rpx__placement_init(c, &x->place);
+        x->rp.placement = &x->place;
     }
     return 0;
 }
@@ -539,7 +557,13 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
     rd.processes = x->processes;
     rd.notes = g->notes;
     rd.warnings = g->warnings;
+    {
+        const cpu_set_t *cpus[RPX_RUNNER_MAX_PROCESSES];
+        for (i = 0; i < wp->n; i++) cpus[i] = &wp->proc[i]->affinity;
+        rd.placement = rpx__placement_json(&x->place, cpus, wp->n);
+    }
     report = rpx__run_report(&rd);
+    json_decref(rd.placement);
     json_decref(ci);
     free(procs);
     return report;
@@ -651,6 +675,12 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         }
     }
     notes = rpx__make_notes(cfgp, sh->measured, &sh->memory);
+    if (notes && x->spread_asked) {
+        char m[256];
+        snprintf(m, sizeof m, "--spread over %d CPUs: %d processes ran instead of %d, the same "
+                 "number on each CPU", x->place.n_rotation, x->processes, x->spread_asked);
+        json_array_append_new(notes, json_string(m));
+    }
     if (notes) run_notes(x, sh, lat, devjson, &trend, notes, res->warnings, &roofline, &budget);
     {
         gathered g = {status, peaks, devjson, section, card, notes, roofline, budget,

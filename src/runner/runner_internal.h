@@ -4,6 +4,7 @@
 #define RPX_RUNNER_INTERNAL_H
 
 #include <jansson.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,6 +12,7 @@
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
 #include "rpxprof/npz.h"
+#include "rpxprof/options.h"
 #include "rpxprof/roofline.h"
 #include "measure/rss_trend.h"
 #include "rpxprof/runner.h"
@@ -19,6 +21,37 @@
 /* ---- options.c ---- */
 /* Every option's default from the table, into a zeroed config. */
 void rpx__run_options_defaults(rpx_runner_config *c);
+
+/* ---- placement.c ---- */
+enum { RPX_PLACE_INHERIT = 0, RPX_PLACE_PINNED, RPX_PLACE_SPREAD };
+typedef struct placement {
+    int policy;                   /* RPX_PLACE_* */
+    cpu_set_t allowed;            /* this process's own affinity when the run began */
+    cpu_set_t requested;          /* --cpus, when has_requested */
+    int has_requested;
+    int rotation[CPU_SETSIZE];    /* --spread: the CPUs in turn (--cpus, else the allowed) */
+    int n_rotation;
+} placement;
+
+/* "1", "2-3", "0,2": 0, or -1 and why (the list's syntax). */
+int rpx__cpus_parse(const char *text, cpu_set_t *set, char *why, size_t size);
+/* This process's affinity (sched_getaffinity): 0 or -1. */
+int rpx__cpus_allowed(cpu_set_t *set);
+/* "0-1,4" */
+void rpx__cpus_text(const cpu_set_t *set, char *buf, size_t size);
+json_t *rpx__cpus_json(const cpu_set_t *set);
+/* --cpus's syntax and its CPUs among the allowed ones (refused with the
+ * allowed list), --spread with isolation: RPX_EUSAGE in the caller's spelling. */
+int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err);
+/* The placement of a checked config. */
+int rpx__placement_init(const rpx_runner_config *c, placement *pl);
+/* The CPUs process i is pinned to: 1 and *set, or 0 (inherit: the mask stays). */
+int rpx__placement_cpus_of(const placement *pl, int process, cpu_set_t *set);
+/* --spread: how many CPUs the processes rotate over; 0 without --spread. */
+int rpx__placement_spread_cpus(const rpx_runner_config *c);
+/* The report's `placement`: policy, cpus_allowed, cpus_requested, by_process
+ * (each process's CPUs as it read them itself; NULL or empty: null). */
+json_t *rpx__placement_json(const placement *pl, const cpu_set_t *const *process_cpus, int n);
 
 /* ---- layers.c ---- */
 typedef struct layers {

@@ -498,6 +498,24 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
     return now + every;
 }
 
+/* In the model's process, before the target is loaded: its CPUs (--cpus,
+ * --spread), so that every thread it starts inherits them, and the mask as
+ * it reads it back (the report's placement.by_process). -1: the stage failed
+ * (sh says why). */
+static int pin_cpus(const run_params *p, run_shared *sh)
+{
+    if (p->cpus && sched_setaffinity(0, sizeof *p->cpus, p->cpus) != 0) {
+        sh->outcome = OUTCOME_FAILED;
+        snprintf(sh->error, sizeof sh->error,
+                 "--cpus: cannot run the model's process on those CPUs: %s; give CPUs from "
+                 "the allowed list (the report's placement.cpus_allowed)",
+                 strerror(errno));
+        return -1;
+    }
+    if (sched_getaffinity(0, sizeof sh->affinity, &sh->affinity) != 0) CPU_ZERO(&sh->affinity);
+    return 0;
+}
+
 void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_shared *sh)
 {
     pid_t pid, parent = getpid();
@@ -514,7 +532,12 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
     if (g_signals > 0) sh->stop = 1; /* asked to stop before this process began */
     fflush(NULL);
     if (!isolate) {
-        measure(p, in, sh);
+        /* --cpus in this process: its thread (and the threads the model starts)
+         * runs there for the stage; the caller's mask comes back after it */
+        cpu_set_t saved;
+        int restore = p->cpus && sched_getaffinity(0, sizeof saved, &saved) == 0;
+        if (pin_cpus(p, sh) == 0) measure(p, in, sh);
+        if (restore) (void)sched_setaffinity(0, sizeof saved, &saved);
         return;
     }
     {
@@ -536,6 +559,10 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         set_handler(SIGINT, on_child_signal, NULL);
         set_handler(SIGTERM, on_child_signal, NULL);
         signal(SIGCHLD, SIG_DFL);
+        if (pin_cpus(p, sh) != 0) {
+            fflush(NULL);
+            _exit(0);
+        }
         measure(p, in, sh);
         fflush(NULL);
         _exit(0);

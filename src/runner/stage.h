@@ -5,6 +5,7 @@
 #ifndef RPX_RUNNER_STAGE_H
 #define RPX_RUNNER_STAGE_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,9 @@ typedef struct run_params {
     double rate_hz;               /* --rate for a local target: paced calls; 0: back to back */
     void (*notice)(void *ctx, const char *line); /* rpx_runner_config.notice; NULL: none */
     void *notice_ctx;
+    const struct placement *placement; /* the run's (placement.c); NULL: inherit */
+    const cpu_set_t *cpus;        /* this process's CPUs, set before the target is loaded
+                                     (the workers fill it in); NULL: the inherited mask */
 } run_params;
 
 typedef struct run_shared {
@@ -100,6 +104,9 @@ typedef struct run_shared {
     long late_starts;
     /* a write into read-only inputs: {sample + 1, array}, {0, 0} if none */
     int input_fault[2];
+    /* the CPUs the model's process may run on, as it read them itself after
+     * its mask was set (placement.c); empty: not read */
+    cpu_set_t affinity;
 } run_shared;
 
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */

@@ -110,7 +110,11 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
     rp.run_start_ns = w->start_ns; /* --timeout bounds the whole run, not each process */
     /* the samples cycle across the processes: this one goes on where the last stopped */
     rp.sample_offset = (long)w->measured;
-    rpx__run_stage(&rp, in, c->isolate, sh);
+    {
+        cpu_set_t cpus; /* --cpus, --spread: this process's CPUs */
+        if (p->placement && rpx__placement_cpus_of(p->placement, i, &cpus)) rp.cpus = &cpus;
+        rpx__run_stage(&rp, in, c->isolate, sh);
+    }
     w->measured += sh->measured;
     w->seconds = (double)(rpx_clock_now_ns() - w->start_ns) / 1e9;
     if (sh->outcome != OUTCOME_COMPLETE) {
@@ -137,14 +141,24 @@ long rpx__workers_slice(long repeats, int processes, int i)
 int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
                      int processes, workers *w, rpx_error *err)
 {
-    int i, rc = 1;
+    int i, rc = 1, most = RPX_RUNNER_MAX_PROCESSES;
     rpx__workers_init(w);
     if (processes < 1) processes = 1;
     if (processes > c->repeats) processes = (int)c->repeats;
-    for (i = 0; i < RPX_RUNNER_MAX_PROCESSES && rc == 1; i++) {
+    if (p->placement && p->placement->policy == RPX_PLACE_SPREAD && p->placement->n_rotation > 0)
+        most = most / p->placement->n_rotation * p->placement->n_rotation; /* whole rounds */
+    for (i = 0; i < most && rc == 1; i++) {
         if (i >= processes) {
             /* the stopping rule: more processes while the interval is too wide */
             if (!(c->target_precision > 0)) break;
+            /* --spread: whole rounds, the same number of processes on each CPU */
+            if (p->placement && p->placement->policy == RPX_PLACE_SPREAD &&
+                p->placement->n_rotation > 0 && i % p->placement->n_rotation != 0) {
+                rc = rpx__workers_step(c, p, in, rpx__workers_slice(c->repeats, processes, i),
+                                       w, err);
+                if (rc < 0) return rc;
+                continue;
+            }
             if (w->achieved == w->achieved && w->achieved <= c->target_precision) break;
             if (w->n >= 2 && w->achieved != w->achieved) { /* more processes cannot state it */
                 snprintf(w->stopped, sizeof w->stopped, "the p50's interval cannot be stated: %s", w->why_none);

@@ -15,6 +15,8 @@ rpx_py_test(cli.isolation cli/test_isolation.py)
 rpx_py_test(cli.safety cli/test_safety.py)
 # Samples from several processes, intervals, the stopping rule, compare --run.
 rpx_py_test(cli.processes cli/test_processes.py)
+# Placement: --cpus, --spread, the report's placement (issue 27 §3).
+rpx_py_test(cli.placement cli/test_placement.py)
 # Distinct samples (--inputs repeated or a folder) and --writable-inputs.
 rpx_py_test(cli.samples cli/test_samples.py)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.

@@ -485,3 +485,71 @@ def test_generator_and_async_functions_are_refused(fn, what, fix):
         rpxprof.profile(fn, FRAME, warmup=0, repeats=5)
     msg = str(e.value)
     assert e.value.code == 2 and what in msg and fix in msg, msg
+
+
+# ---- placement (issue 27 §3): cpus= and spread= ------------------------------------------
+
+_ALLOWED = sorted(os.sched_getaffinity(0))
+
+
+def _affinity_logger(path):
+    def record_affinity(rgb):
+        with open(path, "a") as f:
+            f.write("%d %s\n" % (os.getpid(), ",".join(map(str, sorted(os.sched_getaffinity(0))))))
+    return record_affinity
+
+
+def _logged(path):
+    with open(path) as f:
+        return [(int(a), [int(x) for x in b.split(",")]) for a, b in (l.split() for l in f)]
+
+
+@pytest.mark.skipif(len(_ALLOWED) < 2, reason="placement needs 2 allowed CPUs")
+@pytest.mark.parametrize("cpus", ["one", "list", "text"])
+def test_profile_cpus_pins_the_forked_workers(tmp_path, cpus):
+    cpu = _ALLOWED[1]
+    given = {"one": cpu, "list": [cpu], "text": str(cpu)}[cpus]
+    log = str(tmp_path / "aff.log")
+    r = rpxprof.profile(_affinity_logger(log), FRAME, warmup=0, repeats=4, processes=2,
+                        cpus=given)
+    common.validate_profile(r)
+    pl = r["placement"]
+    assert (pl["policy"], pl["cpus_requested"], pl["cpus_allowed"]) == ("pinned", [cpu], _ALLOWED)
+    assert [b["cpus"] for b in pl["by_process"]] == [[cpu], [cpu]]
+    calls = _logged(log)
+    assert len({pid for pid, _ in calls}) == 2 and {tuple(c) for _, c in calls} == {(cpu,)}
+    assert sorted(os.sched_getaffinity(0)) == _ALLOWED  # this process is untouched
+
+
+@pytest.mark.skipif(len(_ALLOWED) < 2, reason="placement needs 2 allowed CPUs")
+def test_profile_cpus_in_this_process_restores_the_mask(tmp_path):
+    log = str(tmp_path / "aff.log")
+    r = rpxprof.profile(_affinity_logger(log), FRAME, warmup=0, repeats=3, cpus=_ALLOWED[0])
+    assert r["placement"]["by_process"] == [{"process": 0, "cpus": [_ALLOWED[0]]}]
+    assert {tuple(c) for _, c in _logged(log)} == {(_ALLOWED[0],)}
+    assert sorted(os.sched_getaffinity(0)) == _ALLOWED
+
+
+@pytest.mark.skipif(len(_ALLOWED) < 2, reason="placement needs 2 allowed CPUs")
+def test_profile_spread(tmp_path):
+    log = str(tmp_path / "aff.log")
+    two = _ALLOWED[:2]
+    r = rpxprof.profile(_affinity_logger(log), FRAME, warmup=0, repeats=8, processes=4,
+                        cpus=two, spread=True)
+    assert r["placement"]["policy"] == "spread"
+    per_pid = {pid: c[0] for pid, c in _logged(log)}
+    assert sorted(per_pid.values()) == sorted(two * 2)
+
+
+def test_profile_cpus_refusals():
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, FRAME, repeats=2, cpus="x")
+    assert e.value.code == 2 and "cpus 'x': not a list of CPUs" in str(e.value)
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, FRAME, repeats=2, cpus=max(_ALLOWED) + 1)
+    assert e.value.code == 2 and "give CPUs from" in str(e.value)
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, FRAME, repeats=2, spread=True)
+    assert e.value.code == 2 and "processes=N" in str(e.value)
+    with pytest.raises(TypeError):
+        rpxprof.profile(noop, FRAME, repeats=2, cpus=[0.5])

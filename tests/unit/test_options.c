@@ -164,6 +164,43 @@ static void test_documented(void **st)
 
 /* `rpxprof run --help` is made from the table: src/cli/run.c's help places
  * every table option with a line "@NAME" (print_help), once. */
+/* --cpus's grammar (rpx_runner_cpus_list) and its messages through the table */
+static void test_cpus_list(void **st)
+{
+    int cpus[8], n;
+    rpx_error err = {0};
+    rpx_runner_config c;
+    (void)st;
+    assert_int_equal(rpx_runner_cpus_list("1", cpus, 8, &err), 1);
+    assert_int_equal(cpus[0], 1);
+    assert_int_equal(rpx_runner_cpus_list("2-3", cpus, 8, &err), 2);
+    assert_int_equal(cpus[0] * 10 + cpus[1], 23);
+    n = rpx_runner_cpus_list("5,0-1,3,1", cpus, 8, &err); /* ascending, once each */
+    assert_int_equal(n, 4);
+    assert_int_equal(cpus[0] * 1000 + cpus[1] * 100 + cpus[2] * 10 + cpus[3], 135);
+    assert_int_equal(rpx_runner_cpus_list("0-9", cpus, 8, &err), 8); /* at most max */
+    assert_int_equal(rpx_runner_cpus_list("3-1", cpus, 8, &err), RPX_EUSAGE);
+    assert_non_null(strstr(err.message, "goes backwards"));
+    assert_int_equal(rpx_runner_cpus_list("1,,2", cpus, 8, &err), RPX_EUSAGE);
+    assert_int_equal(rpx_runner_cpus_list("-1", cpus, 8, &err), RPX_EUSAGE);
+    assert_int_equal(rpx_runner_cpus_list("1-", cpus, 8, &err), RPX_EUSAGE);
+    assert_int_equal(rpx_runner_cpus_list(" 1", cpus, 8, &err), RPX_EUSAGE);
+    assert_int_equal(rpx_runner_cpus_list("", cpus, 8, &err), RPX_EUSAGE);
+    assert_int_equal(rpx_runner_cpus_list("100000", cpus, 8, NULL), RPX_EUSAGE);
+    /* through the options: in the caller's spelling */
+    rpx_runner_config_init(&c);
+    c.model = "rpxprof-demo:demo_noop";
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("cpus"), "x", "cpus", &err), 0);
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_non_null(strstr(err.message, "cpus 'x': not a list of CPUs"));
+    c.cpus = NULL;
+    c.spread = 1;
+    c.isolate = 0;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_CLI, &err), RPX_EUSAGE);
+    assert_non_null(strstr(err.message, "--spread"));
+    assert_non_null(strstr(err.message, "drop --no-isolate"));
+}
+
 static void test_help_places_every_option(void **st)
 {
     size_t n, i, len;
@@ -190,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_documented),
         cmocka_unit_test(test_help_places_every_option),
+        cmocka_unit_test(test_cpus_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

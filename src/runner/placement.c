@@ -1,0 +1,216 @@
+/* placement.c — owns where a run's processes run (issue 27 §3): --cpus LIST
+ * parsed and checked against the CPUs this process may use (its own
+ * sched_getaffinity: taskset, a cgroup cpuset, Slurm's binding), --spread's
+ * rotation of the processes over those CPUs, the CPUs each process gets, and
+ * the report's `placement` section. The mask is set in the model's process
+ * before the target is loaded, so every thread it starts inherits it
+ * (stage.c). */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpxprof/options.h"
+#include "runner/runner_internal.h"
+
+/* "1", "2-3", "0,2", "0-1,4": every CPU into set. 0, or -1 with why. */
+int rpx__cpus_parse(const char *text, cpu_set_t *set, char *why, size_t size)
+{
+    const char *p = text;
+    CPU_ZERO(set);
+    if (!text || !*text) {
+        snprintf(why, size, "it is empty");
+        return -1;
+    }
+    for (;;) {
+        char *end;
+        long lo, hi;
+        if (*p < '0' || *p > '9') goto bad;
+        lo = strtol(p, &end, 10);
+        hi = lo;
+        p = end;
+        if (*p == '-') {
+            p++;
+            if (*p < '0' || *p > '9') goto bad;
+            hi = strtol(p, &end, 10);
+            p = end;
+        }
+        if (lo >= CPU_SETSIZE || hi >= CPU_SETSIZE) {
+            snprintf(why, size, "CPU numbers go up to %d", CPU_SETSIZE - 1);
+            return -1;
+        }
+        if (hi < lo) {
+            snprintf(why, size, "the range %ld-%ld goes backwards", lo, hi);
+            return -1;
+        }
+        for (; lo <= hi; lo++) CPU_SET((int)lo, set);
+        if (*p == '\0') return 0;
+        if (*p != ',') goto bad;
+        p++;
+    }
+bad:
+    snprintf(why, size, "not a list of CPUs");
+    return -1;
+}
+
+int rpx_runner_cpus_list(const char *text, int *cpus, int max, rpx_error *err)
+{
+    cpu_set_t set;
+    char why[128];
+    int c, n = 0;
+    if (rpx__cpus_parse(text, &set, why, sizeof why) != 0)
+        return rpx_error_set(err, RPX_EUSAGE, "'%s': %s", text ? text : "", why);
+    for (c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set)) cpus[n++] = c;
+    return n;
+}
+
+int rpx__cpus_allowed(cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    return sched_getaffinity(0, sizeof *set, set);
+}
+
+/* "0-1,4" */
+void rpx__cpus_text(const cpu_set_t *set, char *buf, size_t size)
+{
+    int c, n = 0, first = 1;
+    buf[0] = '\0';
+    for (c = 0; c < CPU_SETSIZE && (size_t)n < size; c++) {
+        int e = c;
+        if (!CPU_ISSET(c, set)) continue;
+        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set)) e++;
+        n += snprintf(buf + n, size - (size_t)n, e > c ? "%s%d-%d" : "%s%d", first ? "" : ",", c,
+                      e);
+        first = 0;
+        c = e;
+    }
+}
+
+json_t *rpx__cpus_json(const cpu_set_t *set)
+{
+    json_t *a = json_array();
+    int c;
+    for (c = 0; a && c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, set)) json_array_append_new(a, json_integer(c));
+    return a;
+}
+
+/* the spelled name of an option: --cpus or cpus */
+static const char *spelled(const char *name, rpx_option_spelling sp, char *buf, size_t size)
+{
+    return rpx_run_option_spelled(rpx_run_option_find(name), sp, buf, size);
+}
+
+/* --spread over n CPUs needs n calls at least (one process on each) */
+static int spread_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
+{
+    char a[40], b[40];
+    int n = rpx__placement_spread_cpus(c);
+    if (n > 0 && c->repeats < n)
+        return rpx_error_set(err, RPX_EUSAGE, "%s over %d CPUs needs a process with a call on "
+                             "each; give %s %d or more",
+                             spelled("spread", sp, a, sizeof a), n,
+                             spelled("repeats", sp, b, sizeof b), n);
+    return 0;
+}
+
+int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
+{
+    cpu_set_t want, allowed, outside;
+    char why[128], a[40], b[40], list[512], bad[512];
+    if (c->spread && !c->isolate)
+        return rpx_error_set(err, RPX_EUSAGE, "%s gives each worker process its own CPU and "
+                             "needs isolation; drop %s",
+                             spelled("spread", sp, a, sizeof a),
+                             spelled("no-isolate", sp, b, sizeof b));
+    if (!c->cpus) return spread_check(c, sp, err);
+    if (rpx__cpus_parse(c->cpus, &want, why, sizeof why) != 0)
+        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': %s; give CPU numbers and ranges "
+                             "separated by commas, such as 1, 2-3 or 0,2",
+                             spelled("cpus", sp, a, sizeof a), c->cpus, why);
+    if (rpx__cpus_allowed(&allowed) != 0)
+        return spread_check(c, sp, err); /* nothing to check against: the kernel refuses */
+    CPU_XOR(&outside, &want, &allowed);
+    CPU_AND(&outside, &outside, &want);
+    if (CPU_COUNT(&outside) > 0) {
+        rpx__cpus_text(&allowed, list, sizeof list);
+        rpx__cpus_text(&outside, bad, sizeof bad);
+        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': CPU %s %s not among the CPUs this "
+                             "process may use (%s: its affinity, set by taskset, a cgroup "
+                             "cpuset or the batch system); give CPUs from %s",
+                             spelled("cpus", sp, a, sizeof a), c->cpus, bad,
+                             CPU_COUNT(&outside) > 1 ? "are" : "is", list, list);
+    }
+    return spread_check(c, sp, err);
+}
+
+int rpx__placement_init(const rpx_runner_config *c, placement *pl)
+{
+    cpu_set_t set;
+    char why[128];
+    int k;
+    memset(pl, 0, sizeof *pl);
+    if (rpx__cpus_allowed(&pl->allowed) != 0) CPU_ZERO(&pl->allowed);
+    pl->has_requested = c->cpus && rpx__cpus_parse(c->cpus, &pl->requested, why, sizeof why) == 0;
+    pl->policy = c->spread ? RPX_PLACE_SPREAD : pl->has_requested ? RPX_PLACE_PINNED
+                                                                  : RPX_PLACE_INHERIT;
+    set = pl->has_requested ? pl->requested : pl->allowed;
+    for (k = 0; k < CPU_SETSIZE; k++)
+        if (CPU_ISSET(k, &set)) pl->rotation[pl->n_rotation++] = k;
+    return 0;
+}
+
+int rpx__placement_cpus_of(const placement *pl, int process, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    switch (pl->policy) {
+    case RPX_PLACE_PINNED: *set = pl->requested; return 1;
+    case RPX_PLACE_SPREAD:
+        if (pl->n_rotation < 1) return 0;
+        CPU_SET(pl->rotation[process % pl->n_rotation], set);
+        return 1;
+    default: return 0;
+    }
+}
+
+int rpx__placement_spread_cpus(const rpx_runner_config *c)
+{
+    placement pl;
+    if (!c->spread) return 0;
+    rpx__placement_init(c, &pl);
+    return pl.n_rotation;
+}
+
+static const char *policy_name(int policy)
+{
+    return policy == RPX_PLACE_SPREAD ? "spread" : policy == RPX_PLACE_PINNED ? "pinned"
+                                                                             : "inherit";
+}
+
+json_t *rpx__placement_json(const placement *pl, const cpu_set_t *const *process_cpus, int n)
+{
+    json_t *o = json_object(), *by = json_array();
+    int i;
+    if (!o || !by) {
+        json_decref(o);
+        json_decref(by);
+        return NULL;
+    }
+    json_object_set_new(o, "policy", json_string(policy_name(pl->policy)));
+    json_object_set_new(o, "cpus_allowed", rpx__cpus_json(&pl->allowed));
+    json_object_set_new(o, "cpus_requested",
+                        pl->has_requested ? rpx__cpus_json(&pl->requested) : json_null());
+    for (i = 0; i < n; i++) {
+        json_t *p = json_object();
+        json_object_set_new(p, "process", json_integer(i));
+        /* what the model's process itself read after the mask was set: null when
+         * it could not (the process ended before it read it) */
+        json_object_set_new(p, "cpus", process_cpus[i] && CPU_COUNT(process_cpus[i]) > 0
+                                           ? rpx__cpus_json(process_cpus[i])
+                                           : json_null());
+        json_array_append_new(by, p);
+    }
+    json_object_set_new(o, "by_process", by);
+    return o;
+}
