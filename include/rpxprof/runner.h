@@ -77,6 +77,8 @@ typedef struct rpx_runner_config {
     double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
     double grace_s;               /* after SIGINT/SIGTERM (default 2) */
     int progress;                 /* a progress line on stderr (the only output it makes) */
+    int no_call_records;          /* 1: do not record where each timed call ran (the report's
+                                     call_records null; the least perturbation) */
     /* optional: what the run waits for, when a call, setup or load has taken
      * RPX_RUNNER_NOTICE_S seconds and then every RPX_RUNNER_NOTICE_S
      * ("waiting for URL: warmup call 2 of 10, 5 s so far (request timeout 60 s)"),

@@ -128,6 +128,8 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     const rpx_inputs *const many = cfg && cfg->n_distinct > 0 ? cfg->distinct : NULL;
     const size_t n_many = many ? cfg->n_distinct : 1;
     const rpx_inputs *const pristine = cfg ? cfg->pristine : NULL;
+    const rpx_call_recorder *const rec = cfg && cfg->records ? cfg->recorder : NULL;
+    rpx_call_mark mark;
     const rpx_inputs *in;
     size_t k;
     progress prog = {0};
@@ -158,6 +160,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     }
     result->samples_ns = samples;
     memset(&merr, 0, sizeof merr);
+    memset(&mark, 0, sizeof mark);
     if (cfg->progress) progress_start(&prog, cfg->warmup, cfg->repeats);
 
     start = rpx_clock_now_ns();
@@ -215,10 +218,12 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             if (stop && *stop) goto interrupted;
         }
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto timed_failed;
+        if (rec) rpx_call_record_begin(rec, &mark);
         t0 = rpx_clock_now_ns();
         rc = call(state, in, &merr);
         if (sync && rc == 0) rc = sync(sync_ctx, &merr);
         t1 = rpx_clock_now_ns();
+        if (rec && rc == 0) rpx_call_record_end(rec, &mark, cfg->records, measured);
         if (target_after) target_after(state, 1, rc);
         if (rc != 0) {
             if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto timed_failed;

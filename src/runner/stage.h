@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "measure/call_record.h"
 #include "rpxprof/clock.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
@@ -55,6 +56,7 @@ typedef struct run_params {
     double rate_hz;               /* --rate for a local target: paced calls; 0: back to back */
     void (*notice)(void *ctx, const char *line); /* rpx_runner_config.notice; NULL: none */
     void *notice_ctx;
+    int call_records;             /* record where each timed call ran (call_record.h) */
 } run_params;
 
 typedef struct run_shared {
@@ -100,6 +102,10 @@ typedef struct run_shared {
     long late_starts;
     /* a write into read-only inputs: {sample + 1, array}, {0, 0} if none */
     int input_fault[2];
+    /* where each timed call ran (`repeats` calls, arrays into this block,
+     * touched only when recorded) and how it was recorded (info.on 0: not) */
+    rpx_call_records records;
+    rpx_call_record_info record_info;
 } run_shared;
 
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */
