@@ -126,6 +126,43 @@ static int hybrid_lists(char *core, char *atom, size_t size)
            rpx_sys_read("/sys/devices/cpu_atom/cpus", atom, size) > 0;
 }
 
+/* Small integers (CPU numbers, counts: mostly 0) and 0.0 as shared values:
+ * an array of 100,000 calls holds pointers to a few objects instead of
+ * 100,000 of its own (jansson counts references; the arrays take one each). */
+#define SMALL 1024
+typedef struct shared_values {
+    json_t *small[SMALL];
+    json_t *zero_real;
+    json_t *performance, *efficiency;
+} shared_values;
+
+static json_t *int_value(shared_values *v, json_int_t n)
+{
+    if (n >= 0 && n < SMALL) {
+        if (!v->small[n]) v->small[n] = json_integer(n);
+        return json_incref(v->small[n]);
+    }
+    return json_integer(n);
+}
+
+static json_t *real_value(shared_values *v, double x)
+{
+    if (x == 0) {
+        if (!v->zero_real) v->zero_real = json_real(0);
+        return json_incref(v->zero_real);
+    }
+    return json_real(x);
+}
+
+static void shared_free(shared_values *v)
+{
+    int i;
+    for (i = 0; i < SMALL; i++) json_decref(v->small[i]);
+    json_decref(v->zero_real);
+    json_decref(v->performance);
+    json_decref(v->efficiency);
+}
+
 typedef struct have {
     int cpu, migrations, rusage, cpu_time, pmu;
 } have;
@@ -140,6 +177,7 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
     char lcore[1024], latom[1024];
     int hybrid, i, k, user_only = 0;
     have h = {1, 1, 1, 1, 1};
+    shared_values sv;
     for (i = 0; i < d->n_procs; i++) {
         const rpx_call_record_info *in = d->procs[i].record_info;
         if (!in || !d->procs[i].records) {
@@ -156,6 +194,9 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
         user_only |= in->pmu_user_only;
     }
     if (!first) return json_null();
+    memset(&sv, 0, sizeof sv);
+    sv.performance = json_string("performance");
+    sv.efficiency = json_string("efficiency");
     hybrid = hybrid_lists(lcore, latom, sizeof lcore);
     o = json_object();
     cs = h.cpu ? json_array() : json_null();
@@ -172,16 +213,16 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
         for (j = 0; j < p->measured; j++) {
             uint16_t c0 = p->records->cpu[2 * j], c1 = p->records->cpu[2 * j + 1];
             if (h.cpu) {
-                json_array_append_new(cs, c0 == RPX_CALL_CPU_UNKNOWN ? json_null() : json_integer(c0));
-                json_array_append_new(ce, c1 == RPX_CALL_CPU_UNKNOWN ? json_null() : json_integer(c1));
+                json_array_append_new(cs, c0 == RPX_CALL_CPU_UNKNOWN ? json_null() : int_value(&sv, c0));
+                json_array_append_new(ce, c1 == RPX_CALL_CPU_UNKNOWN ? json_null() : int_value(&sv, c1));
             }
             for (k = 0; k < RPX_REC_N_COUNTS; k++)
-                if (json_is_array(cnt[k])) json_array_append_new(cnt[k], json_integer(count(p, j, k)));
-            if (h.cpu_time) json_array_append_new(off, json_real(off_cpu_ms(p, j)));
+                if (json_is_array(cnt[k])) json_array_append_new(cnt[k], int_value(&sv, count(p, j, k)));
+            if (h.cpu_time) json_array_append_new(off, real_value(&sv, off_cpu_ms(p, j)));
             if (core)
                 json_array_append_new(core, c0 == RPX_CALL_CPU_UNKNOWN ? json_null()
-                                          : in_list(lcore, c0) ? json_string("performance")
-                                          : in_list(latom, c0) ? json_string("efficiency")
+                                          : in_list(lcore, c0) ? json_incref(sv.performance)
+                                          : in_list(latom, c0) ? json_incref(sv.efficiency)
                                                                : json_null());
             if (json_is_array(ghz)) {
                 int64_t ns = p->records->cpu_ns[j];
@@ -190,6 +231,7 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
             }
         }
     }
+    shared_free(&sv); /* the arrays hold their own references */
     json_object_set_new(o, "cpu_start", cs);
     json_object_set_new(o, "cpu_end", ce);
     for (k = 0; k < RPX_REC_N_COUNTS; k++) json_object_set_new(o, count_keys[k], cnt[k]);
