@@ -6,8 +6,8 @@
  * sched_getcpu() for the CPU (glibc reads it from rseq or the vDSO: no
  * system call), and a hardware cycles counter where a PMU is there.
  *
- * Cost here (a 2-vCPU KVM guest, kernel 6.18): sched_getcpu 1.4 ns,
- * getrusage 1.2-1.5 us, a perf group read 1.9-2.3 us,
+ * Cost here (a 2-vCPU KVM guest, kernel 6.18): sched_getcpu 1.4-3.5 ns,
+ * getrusage 1.2-1.7 us, a perf group read 1.9-2.4 us,
  * CLOCK_THREAD_CPUTIME_ID 1.6-2.0 us (bench/bench_call_records.c). RDTSCP's
  * TSC_AUX would give the CPU too, but costs a serialising instruction where
  * sched_getcpu costs a load, and this guest does not offer RDTSCP. */

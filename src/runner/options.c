@@ -201,8 +201,8 @@ static const rpx_run_option table[] = {
     {"no-call-records", "no_call_records", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL,
      0, NULL, NULL, NULL,
      "do not record where each timed call ran (CPU, migrations, context switches, page faults,"
-     " off-CPU time: the report's call_records, about 7 us of system calls per call outside the "
-     "timed span here); the smallest perturbation",
+     " off-CPU time: the report's call_records; four system calls per call, outside the timed "
+     "span): the smallest perturbation",
      F(no_call_records)},
     {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0, NULL,
      NULL, 1, NULL, NULL, NULL,
