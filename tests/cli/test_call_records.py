@@ -4,7 +4,7 @@ migrations, context_switches, page_faults and off_cpu_ms, against models whose
 truth is known: pages touched per call (minor faults), a 2 ms nanosleep (off-CPU
 time, a voluntary switch), a busy-wait (no off-CPU time), a run pinned with
 taskset -c 0 (every call on CPU 0), a faked hybrid CPU through RPX_SYSROOT
-(core types), and --no-call-records (null). Bounds are generous: the machine is
+(core types), --no-call-records and an HTTP target (null). Bounds are generous: the machine is
 shared."""
 import json
 import os
@@ -152,6 +152,22 @@ class CallRecordsTest(TempDirTest):
             self.assertIn("perf_event_open", cr["pmu"]["why"])
         for k, how in cr["source"].items():
             self.assertTrue(how, k)
+
+    def test_http_records_nothing(self):
+        # an HTTP call's time is the remote server's: null, like --no-call-records
+        from http_server import HttpTestServer
+        srv = HttpTestServer().start()
+        self.addCleanup(srv.stop)
+        npz = self.path("rgb.npz")
+        np.savez(npz, rgb=np.zeros((4, 4, 3), np.uint8))
+        _, r, _ = run_report(self, "--model", srv.url("/depth"), "--inputs", npz, "--warmup", "1",
+                             "--repeats", "5", "-q", timeout=120)
+        validate_profile(r)
+        self.assertEqual(r["measured_calls"], 5)
+        self.assertIsNone(r["call_records"])
+        for p in r["latency_by_process"]:
+            self.assertIsNone(p["cpus"])
+            self.assertIsNone(p["off_cpu_ms"])
 
     def test_no_call_records_leaves_nulls(self):
         r = self.profile("busywait", "--warmup", "1", "--repeats", "10", "--processes", "2",
