@@ -45,6 +45,10 @@ typedef enum rpx_stat { RPX_STAT_P50, RPX_STAT_P95, RPX_STAT_P99, RPX_STAT_MEAN 
 RPX_API double rpx_stats_t_cdf(double t, double df);
 RPX_API double rpx_stats_t_quantile(double p, double df);
 
+/* F distribution's upper tail P(F(df1, df2) > f) for df1, df2 > 0 (from the
+ * same incomplete beta function); 1 for f <= 0, NaN on bad arguments. */
+RPX_API double rpx_stats_f_sf(double f, double df1, double df2);
+
 /* The fewest calls for which a distribution-free interval of the q-quantile
  * (q in (0, 1)) with this confidence exists: the smallest n with
  * 1 - q^n - (1 - q)^n >= confidence (p99 at 0.95: 299). 0 on bad arguments. */

@@ -428,6 +428,37 @@ static void print_ms(FILE *f, const char *label, json_t *v, json_t *ci)
 }
 
 /* The few lines a person reads after a run, like hyperfine's. */
+/* The report's `variance` in words (src/report/variance.c): which factor, if
+ * any, explains the spread between processes, and what the slowest calls had. */
+static void print_variance(const json_t *v)
+{
+    const json_t *f, *tail = json_object_get(v, "slow_tail");
+    const char *named = json_string_value(json_object_get(v, "explained_by"));
+    double spread = json_number_value(json_object_get(v, "process_p50_ratio"));
+    char tested[200] = "";
+    size_t i, len = 0;
+    if (!json_is_object(v)) return;
+    json_array_foreach(json_object_get(v, "factors"), i, f) {
+        const char *name = json_string_value(json_object_get(f, "factor"));
+        if (json_is_true(json_object_get(f, "named")) && named && strcmp(name, named) == 0)
+            fprintf(stderr, "  why it varied: %s explains %.0f %% of the spread between processes "
+                            "(their p50s %.3gx apart; see the warning above)\n",
+                    strcmp(name, "cpu") == 0 ? "the CPU" : strcmp(name, "off_cpu") == 0 ? "off-CPU time"
+                    : strcmp(name, "page_faults") == 0 ? "page faults"
+                    : strcmp(name, "order") == 0 ? "the processes' order" : name,
+                    json_number_value(json_object_get(f, "share")) * 100, spread);
+        if (json_is_true(json_object_get(f, "tested")) && len < sizeof tested - 32)
+            len += (size_t)snprintf(tested + len, sizeof tested - len, "%s%s", len ? ", " : "", name);
+    }
+    if (!named && json_is_number(json_object_get(v, "process_p50_ratio")))
+        fprintf(stderr, "  why it varied: no factor explains the spread between processes (their "
+                        "p50s %.5gx apart; tested: %s; variance.factors says why the others were not)\n",
+                spread, len ? tested : "none");
+    if (json_is_true(json_object_get(tail, "tested")) &&
+        json_is_string(json_object_get(tail, "message")))
+        fprintf(stderr, "  slow tail: %s\n", json_string_value(json_object_get(tail, "message")));
+}
+
 static void print_summary(const rpx_runner_result *r, long asked)
 {
     json_t *rep = r->report, *lat = json_object_get(rep, "latency");
@@ -454,6 +485,7 @@ static void print_summary(const rpx_runner_result *r, long asked)
         fprintf(stderr, "  outliers: %lld mild, %lld severe (Tukey's fences; kept)\n",
                 (long long)json_integer_value(json_object_get(out, "mild")),
                 (long long)json_integer_value(json_object_get(out, "severe")));
+    print_variance(json_object_get(rep, "variance"));
     if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
         fprintf(stderr, "  inference peak RSS %.1f MiB\n",
                 json_number_value(json_object_get(mem, "cpu_inference_peak_mb")));

@@ -63,6 +63,14 @@ static double t_upper(double t, double df)
     return 0.5 * ibeta(0.5 * df, 0.5, df / (df + t * t));
 }
 
+double rpx_stats_f_sf(double f, double df1, double df2)
+{
+    if (!(df1 > 0) || !(df2 > 0) || isnan(f)) return NAN;
+    if (f <= 0) return 1.0;
+    if (isinf(f)) return 0.0;
+    return ibeta(0.5 * df2, 0.5 * df1, df2 / (df2 + df1 * f));
+}
+
 double rpx_stats_t_cdf(double t, double df)
 {
     if (!(df > 0) || isnan(t)) return NAN;

@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "report/call_records.h"
 #include "report/run_report.h"
+#include "report/variance.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/stats.h"
 
@@ -384,6 +385,14 @@ json_t *rpx__run_report(const rpx_run_data *d)
     json_object_set_new(report, "call_records", rpx__call_records_json(d));
     add_sample_keys(d, report);
     if (d->rate_hz > 0) json_object_set_new(report, "pacing", pacing_json(d));
+    {
+        /* why it varied: from the report's own keys (variance.c), after every
+         * key it reads is in place */
+        json_t *v = rpx_variance_json(report);
+        const char *m = json_string_value(json_object_get(v, "message"));
+        if (m) warn_note(d->notes, d->warnings, m);
+        json_object_set_new(report, "variance", v ? v : json_null());
+    }
     if (d->processes_asked) {
         char m[200];
         snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "

@@ -44,3 +44,6 @@ rpx_py_test(cli.pipeline_format cli/test_pipeline_format.py)
 # docs/batch.md's Slurm recipe on a single-node cluster (scripts/slurm-cluster.sh); skipped (77) where it cannot run.
 rpx_py_test(cli.slurm cli/test_slurm.py)
 set_tests_properties(cli.slurm PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
+# Why a run varied (issue 27 §2): the variance section on real runs; busy-waits, so alone.
+rpx_py_test(cli.variance cli/test_variance.py)
+set_tests_properties(cli.variance PROPERTIES RUN_SERIAL TRUE)

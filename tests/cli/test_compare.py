@@ -339,11 +339,15 @@ class CompareTest(TempDirTest):
         np.savez(npz, x=np.zeros(4, np.float32))
         demo = ("--model", "rpxprof-demo:demo_noop", "--model", "rpxprof-demo:demo_noop")
         said = ""
-        for args in ((), demo, (*demo, a, a), (*demo, "--inputs", npz, "--processes", "1")):
+        for args in ((), demo, (*demo, a, a), (*demo, "--model", "c.so:f", "--inputs", npz),
+                     (*demo, "--inputs", npz, "--processes", "1"),
+                     (*demo, "--inputs", npz, "--repeats", "11", "--processes", "2")):
             p = run("compare", "--run", *args, check=2)
             said += p.stderr
         with open(os.path.join(SOURCE, "docs", "errors.md")) as f:
-            rows = [r for r in f if r.startswith("| `compare --run`")]
+            # the rows of bad command lines (exit 2); a failing model's row quotes the model
+            rows = [r for r in f if r.startswith("| `compare --run`")
+                    and r.split(" | ")[2].strip() == "2"]
         self.assertGreaterEqual(len(rows), 2)
         for row in rows:
             self.assertNotIn("not available", row)
@@ -559,7 +563,8 @@ class CompareRunMessagesTest(TempDirTest):
         os.makedirs(od3)
         with open(self.npz, "rb") as f, open(os.path.join(od3, "base.json"), "wb") as g:
             g.write(f.read())
-        p = self.compare_run("--out-dir", od3, inputs=os.path.join(od3, "base.json"), check=1)
+        # a file the command reads named as an output: a bad command line (exit 2), as in run
+        p = self.compare_run("--out-dir", od3, inputs=os.path.join(od3, "base.json"), check=2)
         self.assertIn("this command reads", p.stderr)
         self.assert_own_options(p)
 

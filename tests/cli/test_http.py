@@ -192,7 +192,7 @@ class HttpRunTest(TempDirTest):
                       self.refused("--slo", "ttft=fast", code=2))
         self.assertIn("--slo itl=5ms: unknown name 'itl'; the SLOs are ttft, tpot and e2e",
                       self.refused("--slo", "itl=5ms", code=2))
-        self.assertIn("--slo is empty; write e.g. ttft=500ms,tpot=50ms",
+        self.assertIn("--slo is empty; give e.g. ttft=500ms,tpot=50ms",
                       self.refused("--slo", "", code=2))
         self.assertIn("--tokens-field 'usage..n': expected a dotted path to a number in each "
                       "event's JSON, e.g. usage.output_tokens",

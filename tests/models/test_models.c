@@ -5,7 +5,8 @@
  *   fail_setup    setup fails with a message
  *   fail_call     call number RPX_TEST_FAIL_AT (0-based, default 0) fails with a message
  *   counted       counts setup, calls and teardown into RPX_TEST_COUNT_FILE at teardown
- *   drifting      call k spins 100 us + k us: a model that slows down over the run */
+ *   drifting      call k spins 100 us + k us: a model that slows down over the run
+ *   cpu_skewed    1.5 ms on the lowest allowed CPU, 1.0 ms on the others (end of file) */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -693,6 +694,92 @@ int sleep_ns(void *state, const rpx_inputs *in, rpx_error *err)
     (void)in;
     (void)err;
     while (nanosleep(&ts, &ts) != 0) {
+    }
+    return 0;
+}
+
+/* cpu_skewed: a model slower on one CPU (issue 27). Each call busy-waits
+ * RPX_TEST_SLOW_NS (default 1,500,000) when it starts on the slow CPU and
+ * RPX_TEST_FAST_NS (default 1,000,000) on any other (sched_getcpu at the
+ * call). The slow CPU is RPX_TEST_SLOW_CPU, else the lowest CPU the process
+ * is allowed at setup (sched_getaffinity). With RPX_TEST_CPU_ROTATE=FILE,
+ * setup pins the process (after choosing the slow CPU) to the next allowed
+ * CPU in rotation, counted in FILE under flock: process i of a run gets
+ * allowed CPU i mod n, as `taskset` per process would; with RPX_TEST_STEP_NS
+ * too, process i's calls take i x STEP longer (a run that drifts process by
+ * process). */
+#include <sched.h>
+#include <sys/file.h>
+
+EXPORT int cpu_skewed_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                            rpx_error *err);
+EXPORT int cpu_skewed(void *state, const rpx_inputs *in, rpx_error *err);
+
+static long long skew_slow_ns = 1500000, skew_fast_ns = 1000000;
+static int skew_slow_cpu = -1;
+static long long skew_step_ns;
+
+static int rotate_pin(const char *path, const cpu_set_t *allowed, rpx_error *err)
+{
+    int fd = open(path, O_RDWR | O_CREAT, 0644), cpu, n = 0, want, i;
+    char buf[32] = "";
+    long count;
+    ssize_t got;
+    cpu_set_t one;
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        if (fd >= 0) close(fd);
+        return rpx_model_error(err, "cpu_skewed: cannot open or lock RPX_TEST_CPU_ROTATE");
+    }
+    got = read(fd, buf, sizeof buf - 1);
+    count = got > 0 ? strtol(buf, NULL, 10) : 0;
+    snprintf(buf, sizeof buf, "%ld\n", count + 1);
+    if (lseek(fd, 0, SEEK_SET) != 0 || write(fd, buf, strlen(buf)) < 0) {
+        close(fd);
+        return rpx_model_error(err, "cpu_skewed: cannot write RPX_TEST_CPU_ROTATE");
+    }
+    close(fd); /* releases the lock */
+    skew_step_ns *= count;
+    for (cpu = 0; cpu < CPU_SETSIZE; cpu++) n += CPU_ISSET(cpu, allowed) != 0;
+    want = (int)(count % (n ? n : 1));
+    for (cpu = 0, i = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, allowed) && i++ == want) break;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        return rpx_model_error(err, "cpu_skewed: sched_setaffinity refused");
+    return 0;
+}
+
+int cpu_skewed_setup(void **state, const rpx_inputs *in, const rpx_run_info *info, rpx_error *err)
+{
+    cpu_set_t allowed;
+    const char *rotate = getenv("RPX_TEST_CPU_ROTATE");
+    int cpu;
+    (void)state;
+    (void)in;
+    (void)info;
+    skew_slow_ns = env_long("RPX_TEST_SLOW_NS", 1500000);
+    skew_fast_ns = env_long("RPX_TEST_FAST_NS", 1000000);
+    skew_slow_cpu = (int)env_long("RPX_TEST_SLOW_CPU", -1);
+    skew_step_ns = env_long("RPX_TEST_STEP_NS", 0);
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return rpx_model_error(err, "cpu_skewed: sched_getaffinity refused");
+    for (cpu = 0; skew_slow_cpu < 0 && cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &allowed)) skew_slow_cpu = cpu;
+    if (rotate && *rotate) return rotate_pin(rotate, &allowed, err);
+    skew_step_ns = 0;
+    return 0;
+}
+
+int cpu_skewed(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long long end = now_ns() + skew_step_ns +
+                    (sched_getcpu() == skew_slow_cpu ? skew_slow_ns : skew_fast_ns);
+    (void)state;
+    (void)in;
+    (void)err;
+    while (now_ns() < end) {
     }
     return 0;
 }

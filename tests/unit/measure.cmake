@@ -11,3 +11,6 @@ rpx_unit_test(test_histogram ${CMAKE_CURRENT_LIST_DIR}/test_histogram.c)
 # Where each timed call ran (call_record.c): counts of this thread, and the
 # records beside the samples in the loop.
 rpx_unit_test(test_call_record ${CMAKE_CURRENT_LIST_DIR}/test_call_record.c)
+# Why a run varied: the report's variance section on synthetic reports, and its
+# false-blame rate over thousands of simulated runs (docs/statistics.md).
+rpx_unit_test(test_variance ${CMAKE_CURRENT_LIST_DIR}/test_variance.c)
