@@ -100,6 +100,16 @@ static void op_record(void *c)
     x->i = (x->i + 1) % N;
 }
 
+/* --call-records cpu: the CPU before and after, stored */
+static void op_cpu_mode(void *c)
+{
+    rec_ctx *x = c;
+    int c0 = sched_getcpu(), c1 = sched_getcpu();
+    x->out.cpu[2 * x->i] = (uint16_t)c0;
+    x->out.cpu[2 * x->i + 1] = (uint16_t)c1;
+    x->i = (x->i + 1) % N;
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 15;
@@ -108,7 +118,7 @@ int main(int argc, char **argv)
     void *mem;
     double base;
     if (rounds < 1 || rounds > 64) rounds = 15;
-    rpx_call_recorder_open(&r);
+    rpx_call_recorder_open(&r, 1);
     mem = calloc(1, rpx_call_records_bytes(N));
     if (!mem) return 1;
     rpx_call_records_layout(&x.out, mem, N);
@@ -137,7 +147,10 @@ int main(int argc, char **argv)
                median_ns(op_perf_group, &r, rounds));
     else
         printf("| read(2) of the perf group | n/a: %s |\n", r.info.migrations_why);
-    printf("| **a whole record (begin + end)** | **%.1f** |\n", median_ns(op_record, &x, rounds));
+    printf("| **--call-records cpu: a call's record (2 x sched_getcpu, stored)** | **%.1f** |\n",
+           median_ns(op_cpu_mode, &x, rounds));
+    printf("| **--call-records full: a whole record (begin + end)** | **%.1f** |\n",
+           median_ns(op_record, &x, rounds));
     printf("\nPMU: %s\n", r.info.pmu ? "available" : r.info.pmu_why);
     rpx_call_recorder_close(&r);
     free(mem);

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What recording where each call ran costs a whole run (issue 27 §1): `rpxprof run
---model rpxprof-demo:demo_noop --processes 1` with the recording (the default) and with
---no-call-records, alternating, in the same session. Per run: the process's wall time,
+--model rpxprof-demo:demo_noop --processes 1` with --call-records cpu (the default), full and
+off, alternating, in the same session (off is the baseline). Per run: the process's wall time,
 the loop's wall time (wall_time_ms: warmup + timed calls), the noop p50 and the floor
 ratio (p50 over two clock reads, timer.overhead_ns: the timed span must stay unchanged).
 
@@ -24,19 +24,17 @@ def main():
     trials = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
     warmup = 1000
-    rows = {"recorded": [], "--no-call-records": []}
+    rows = {"cpu": [], "full": [], "off": []}
     with tempfile.TemporaryDirectory() as tmp:
         inputs = os.path.join(tmp, "tiny.npz")
         subprocess.run([rpxprof, "inputs", "make", inputs, "x=1:float32"], check=True,
                        capture_output=True)
         for t in range(trials):
-            for mode in ("recorded", "--no-call-records"):
+            for mode in rows:
                 out = os.path.join(tmp, f"{t}.json")
                 args = [rpxprof, "run", "--model", "rpxprof-demo:demo_noop", "--inputs", inputs,
                         "--warmup", str(warmup), "--repeats", str(repeats), "--processes", "1",
-                        "--quiet", "--output", out]
-                if mode != "recorded":
-                    args.append(mode)
+                        "--quiet", "--output", out, "--call-records", mode]
                 t0 = time.perf_counter()
                 subprocess.run(args, check=True, capture_output=True)
                 wall = time.perf_counter() - t0
@@ -57,10 +55,12 @@ def main():
         m = [statistics.median(x[i] for x in rs) for i in range(4)]
         med[mode] = m
         print(f"| {mode} | {m[0]:.1f} | {m[1]:.1f} | {m[2]:.0f} | {m[3]:.2f} |")
-    a, b = med["recorded"], med["--no-call-records"]
-    print(f"\nrecorded / not: process wall {a[0] / b[0]:.2f}x, loop {a[1] / b[1]:.2f}x; "
-          f"per timed call {(a[1] - b[1]) * 1e6 / repeats:.0f} ns "
-          f"(the loop's difference over {repeats} calls)")
+    b = med["off"]
+    for mode in ("cpu", "full"):
+        a = med[mode]
+        print(f"\n{mode} / off: process wall {a[0] / b[0]:.2f}x, loop {a[1] / b[1]:.2f}x; "
+              f"per timed call {(a[1] - b[1]) * 1e6 / repeats:.0f} ns "
+              f"(the loop's difference over {repeats} calls)")
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ static const char usage[] =
     "@processes\n"
     "@target-precision\n"
     "@max-time\n"
-    "@no-call-records\n"
+    "@call-records\n"
     "\n"
     "Isolation (a model that crashes, hangs or is killed still leaves a report):\n"
     "@timeout\n"

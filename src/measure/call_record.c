@@ -12,6 +12,7 @@
  * TSC_AUX would give the CPU too, but costs a serialising instruction where
  * sched_getcpu costs a load, and this guest does not offer RDTSCP. */
 #include "measure/call_record.h"
+#include "rpxprof/clock.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -70,7 +71,7 @@ static int open_group(rpx_call_recorder *r, int exclude_kernel)
     return 0;
 }
 
-void rpx_call_recorder_open(rpx_call_recorder *r)
+void rpx_call_recorder_open(rpx_call_recorder *r, int full)
 {
     struct rusage ru;
     int rc, e;
@@ -78,6 +79,7 @@ void rpx_call_recorder_open(rpx_call_recorder *r)
     r->group_fd = r->cycles_fd = -1;
     r->member_fd = -1;
     r->info.on = 1;
+    r->info.full = full != 0;
     r->info.cpu = sched_getcpu() >= 0;
     r->info.rusage = getrusage(RUSAGE_THREAD, &ru) == 0;
     rc = open_group(r, 0);
@@ -108,6 +110,14 @@ void rpx_call_recorder_open(rpx_call_recorder *r)
                                        : "");
     } else {
         why_not(r->info.pmu_why, sizeof r->info.pmu_why, "PERF_COUNT_HW_CPU_CYCLES", e);
+    }
+    if (!full && r->cycles_fd >= 0) { /* the clock is per call: only in full mode */
+        close(r->cycles_fd);
+        r->cycles_fd = -1; /* info.pmu stays 1: the PMU is there */
+        snprintf(r->info.pmu_why, sizeof r->info.pmu_why,
+                 "a PMU is there (PERF_COUNT_HW_CPU_CYCLES opens%s); the effective clock is "
+                 "recorded per call with --call-records full only",
+                 r->info.pmu_user_only ? ", user mode only" : "");
     }
 }
 
@@ -183,6 +193,43 @@ void rpx_call_record_end(const rpx_call_recorder *r, const rpx_call_mark *m,
         c[RPX_REC_MINOR_FAULTS] = sat32(ru.ru_minflt - m->minflt);
         c[RPX_REC_MAJOR_FAULTS] = sat32(ru.ru_majflt - m->majflt);
     }
+}
+
+static void loop_read(const rpx_call_recorder *r, rpx_call_mark *m)
+{
+    struct rusage ru;
+    if (r->info.rusage && getrusage(RUSAGE_THREAD, &ru) == 0) {
+        m->nvcsw = ru.ru_nvcsw;
+        m->nivcsw = ru.ru_nivcsw;
+        m->minflt = ru.ru_minflt;
+        m->majflt = ru.ru_majflt;
+    }
+    if (r->group_fd >= 0) read_group(r, &m->task_ns, &m->migrations);
+    else if (r->info.cpu_time == 2) m->task_ns = thread_cpu_ns();
+}
+
+void rpx_call_loop_begin(const rpx_call_recorder *r, rpx_call_mark *m)
+{
+    memset(m, 0, sizeof *m);
+    loop_read(r, m);
+    m->wall_ns = rpx_clock_now_ns(); /* last: the reads stay out of the wall time */
+}
+
+void rpx_call_loop_end(const rpx_call_recorder *r, const rpx_call_mark *m, rpx_call_totals *out)
+{
+    rpx_call_mark e;
+    int64_t wall = rpx_clock_now_ns(); /* first */
+    memset(&e, 0, sizeof e);
+    loop_read(r, &e);
+    memset(out, 0, sizeof *out);
+    out->valid = 1;
+    out->wall_ns = wall - m->wall_ns;
+    out->cpu_ns = (int64_t)(e.task_ns - m->task_ns);
+    out->migrations = (int64_t)(e.migrations - m->migrations);
+    out->voluntary = e.nvcsw - m->nvcsw;
+    out->involuntary = e.nivcsw - m->nivcsw;
+    out->minor_faults = e.minflt - m->minflt;
+    out->major_faults = e.majflt - m->majflt;
 }
 
 size_t rpx_call_records_bytes(size_t n)

@@ -3,8 +3,14 @@
  * minor and major page faults, the calling thread's CPU time over it (off-CPU
  * time = wall - CPU time) and, where a PMU is there, its cycles.
  *
- * The loop (run.c) reads a mark before t0 and closes it after t1, so the
- * timed span keeps only the call. Everything is counted for the calling
+ * Two modes (--call-records). cpu (the default): per call only the CPU at the
+ * start and the end (sched_getcpu: no system call, a few ns); the counters
+ * are read once before the first timed call and once after the last, so a
+ * process's migrations, switches, faults and off-CPU time are over its whole
+ * timed loop (the calls and the loop's own bookkeeping between them), not per
+ * call. full: the loop (run.c) reads a mark before t0 and closes it after t1
+ * for every call (four system calls a call). Either way the timed span keeps
+ * only the call. Everything is counted for the calling
  * thread (the one the loop runs in): threads of the model's own (a thread
  * pool started in setup) are not counted; while the calling thread waits for
  * them it is off-CPU. The per-call arrays are the caller's (shared memory
@@ -43,11 +49,13 @@ typedef struct rpx_call_records {
 /* How a process recorded (it travels to the parent with the arrays). */
 typedef struct rpx_call_record_info {
     int on;                       /* the calls were recorded */
+    int full;                     /* 1: every call's counters (--call-records full); 0: the
+                                     CPU per call, the counters over the timed loop */
     int cpu;                      /* sched_getcpu worked */
     int migrations;               /* the perf software counters were open */
     int rusage;                   /* getrusage(RUSAGE_THREAD) worked */
     int cpu_time;                 /* 1: perf task-clock, 2: CLOCK_THREAD_CPUTIME_ID, 0: none */
-    int pmu;                      /* a cycles counter was open */
+    int pmu;                      /* a cycles counter could be opened (full mode: is open) */
     int pmu_user_only;            /* ... counting user mode only (kernel excluded) */
     char migrations_why[160];     /* why migrations are not counted ("" when they are) */
     char pmu_why[160];            /* why there is no cycles counter, or what it counts */
@@ -65,18 +73,34 @@ typedef struct rpx_call_mark {
     int cpu;
     uint64_t task_ns, migrations, cycles;
     long nvcsw, nivcsw, minflt, majflt;
+    int64_t wall_ns;              /* the clock (rpx_call_loop_begin only) */
 } rpx_call_mark;
 
+/* A process's counts over its whole timed loop (--call-records cpu): from
+ * before the first timed call to after the last. */
+typedef struct rpx_call_totals {
+    int valid;                    /* the loop was closed (it ran to its end) */
+    int64_t wall_ns;              /* the loop's wall time */
+    int64_t cpu_ns;               /* the thread's CPU time over it (info.cpu_time) */
+    int64_t migrations;           /* info.migrations */
+    long voluntary, involuntary, minor_faults, major_faults; /* info.rusage */
+} rpx_call_totals;
+
 /* Open the counters for the calling thread (call it from the thread that
- * runs the calls). Never fails: what cannot be opened is recorded as such in
- * r->info with the reason. */
-void rpx_call_recorder_open(rpx_call_recorder *r);
+ * runs the calls); full: every call's counters, else the CPU per call and the
+ * counters over the loop. Never fails: what cannot be opened is recorded as
+ * such in r->info with the reason. */
+void rpx_call_recorder_open(rpx_call_recorder *r, int full);
 void rpx_call_recorder_close(rpx_call_recorder *r);
 
 /* Before t0, and after t1: call i's record into `out`. */
 void rpx_call_record_begin(const rpx_call_recorder *r, rpx_call_mark *m);
 void rpx_call_record_end(const rpx_call_recorder *r, const rpx_call_mark *m,
                          const rpx_call_records *out, size_t i);
+
+/* Before the first timed call, and after the last: the loop's totals. */
+void rpx_call_loop_begin(const rpx_call_recorder *r, rpx_call_mark *m);
+void rpx_call_loop_end(const rpx_call_recorder *r, const rpx_call_mark *m, rpx_call_totals *out);
 
 /* The bytes of the per-call arrays for n calls, and the arrays laid out in
  * `mem` (8-byte aligned, that many bytes). */

@@ -88,6 +88,10 @@ typedef struct rpx_run_config {
      * sample. NULL: not recorded (no cost but a predicted branch). */
     const rpx_call_recorder *recorder;
     const rpx_call_records *records;
+    /* --call-records cpu: the counters over the whole timed loop (read once
+     * before the first timed call and once after the last); left untouched
+     * when the loop does not run to its end */
+    rpx_call_totals *record_totals;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

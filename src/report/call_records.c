@@ -76,11 +76,35 @@ void rpx__call_records_process(const rpx_run_process *p, json_t *o)
         json_object_set_new(o, "off_cpu_ms", json_null());
         return;
     }
+    json_object_set_new(o, "cpus", in->cpu ? cpus_json(p) : json_null());
+    if (!in->full) { /* --call-records cpu: the counters over the process's timed loop */
+        const rpx_call_totals *t = p->record_totals;
+        int ok = t && t->valid;
+        json_object_set_new(o, "migrations", ok && in->migrations ? json_integer(t->migrations)
+                                                                    : json_null());
+        if (ok && in->rusage) {
+            json_t *cs = json_object(), *pf = json_object();
+            json_object_set_new(cs, "voluntary", json_integer(t->voluntary));
+            json_object_set_new(cs, "involuntary", json_integer(t->involuntary));
+            json_object_set_new(pf, "minor", json_integer(t->minor_faults));
+            json_object_set_new(pf, "major", json_integer(t->major_faults));
+            json_object_set_new(o, "context_switches", cs);
+            json_object_set_new(o, "page_faults", pf);
+        } else {
+            json_object_set_new(o, "context_switches", json_null());
+            json_object_set_new(o, "page_faults", json_null());
+        }
+        json_object_set_new(o, "off_cpu_ms",
+                            ok && in->cpu_time
+                                ? json_real(t->wall_ns > t->cpu_ns ? (double)(t->wall_ns - t->cpu_ns) / 1e6
+                                                                   : 0.0)
+                                : json_null());
+        return;
+    }
     for (i = 0; i < p->measured; i++) {
         for (k = 0; k < RPX_REC_N_COUNTS; k++) sum[k] += count(p, i, k);
         if (in->cpu_time) off += off_cpu_ms(p, i);
     }
-    json_object_set_new(o, "cpus", in->cpu ? cpus_json(p) : json_null());
     json_object_set_new(o, "migrations",
                         in->migrations ? json_integer(sum[RPX_REC_MIGRATIONS]) : json_null());
     if (in->rusage) {
@@ -175,7 +199,7 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
         "major_faults"};
     json_t *o, *cs, *ce, *cnt[RPX_REC_N_COUNTS], *off, *core = NULL, *ghz, *src, *pmu;
     char lcore[1024], latom[1024];
-    int hybrid, i, k, user_only = 0;
+    int hybrid, i, k, user_only = 0, full, pmu_there;
     have h = {1, 1, 1, 1, 1};
     shared_values sv;
     for (i = 0; i < d->n_procs; i++) {
@@ -194,6 +218,12 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
         user_only |= in->pmu_user_only;
     }
     if (!first) return json_null();
+    full = first->full;
+    pmu_there = h.pmu;
+    if (!full) { /* --call-records cpu: per call only the CPU */
+        h.migrations = h.rusage = h.cpu_time = h.pmu = 0;
+        user_only = 0;
+    }
     memset(&sv, 0, sizeof sv);
     sv.performance = json_string("performance");
     sv.efficiency = json_string("efficiency");
@@ -240,7 +270,45 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
     json_object_set_new(o, "effective_clock_ghz", ghz);
     /* how each field was measured */
     src = json_object();
-    {
+    json_object_set_new(o, "mode", json_string(full ? "full" : "cpu"));
+    if (!full) {
+        const char *cpu = "sched_getcpu() before t0 and after t1 (glibc: the rseq area's cpu_id, "
+                          "or the vDSO's getcpu; no system call)";
+        const char *per_process =
+            "not recorded per call with --call-records cpu (the default: no system call a "
+            "call); counted once per process over the process's timed loop, not per call "
+            "(latency_by_process[]'s migrations, context_switches, page_faults, off_cpu_ms); "
+            "--call-records full records it per call";
+        json_object_set_new(src, "cpu_start", json_string(cpu));
+        json_object_set_new(src, "cpu_end", json_string(cpu));
+        for (k = 0; k < RPX_REC_N_COUNTS; k++) json_object_set_new(src, count_keys[k], json_string(per_process));
+        json_object_set_new(src, "off_cpu_ms", json_string(per_process));
+        json_object_set_new(src, "core_type",
+                            json_string(core ? "the start CPU in /sys/devices/cpu_core/cpus "
+                                               "(performance) or /sys/devices/cpu_atom/cpus "
+                                               "(efficiency)"
+                                             : "not a hybrid CPU: /sys/devices/cpu_core/cpus and "
+                                               "/sys/devices/cpu_atom/cpus are not both there"));
+        json_object_set_new(src, "effective_clock_ghz",
+                            json_string("recorded per call with --call-records full only (cycles "
+                                        "over the thread's CPU time, where a PMU is)"));
+        json_object_set_new(src, "per_process",
+                            json_string("latency_by_process[]'s migrations, context_switches, "
+                                        "page_faults and off_cpu_ms: over the process's timed "
+                                        "loop, not per call: perf software counters "
+                                        "(task-clock, cpu-migrations) and getrusage(RUSAGE_THREAD) "
+                                        "read once before the first timed call and once after "
+                                        "the last; they include the loop's own bookkeeping "
+                                        "between calls (about 0.1 us a call: the clock reads, "
+                                        "two sched_getcpu, storing the sample); off_cpu_ms is "
+                                        "the loop's wall time minus the thread's CPU time over "
+                                        "it"));
+    } else {
+        json_object_set_new(src, "per_process",
+                            json_string("latency_by_process[]'s counts: the sums of the calls' "
+                                        "own (per call, before t0 and after t1)"));
+    }
+    if (full) {
         const char *cpu = "sched_getcpu() before t0 and after t1 (glibc: the rseq area's cpu_id, "
                           "or the vDSO's getcpu; no system call)";
         const char *ru = "getrusage(RUSAGE_THREAD) before t0 and after t1: the calling thread";
@@ -280,7 +348,7 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
     }
     json_object_set_new(o, "source", src);
     pmu = json_object();
-    json_object_set_new(pmu, "available", json_boolean(h.pmu));
+    json_object_set_new(pmu, "available", json_boolean(pmu_there));
     json_object_set_new(pmu, "why", json_string(first->pmu_why));
     json_object_set_new(o, "pmu", pmu);
     return o;

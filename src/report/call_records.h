@@ -10,7 +10,7 @@
 #include "report/run_report.h"
 
 /* call_records for the whole run: null when no process recorded its calls
- * (--no-call-records, an HTTP target). */
+ * (--call-records off, an HTTP target). */
 json_t *rpx__call_records_json(const rpx_run_data *d);
 /* Process p's totals into its latency_by_process entry `o` (nulls when not
  * recorded). */

@@ -28,6 +28,8 @@ typedef struct rpx_run_process {
      * NULL: not recorded (call_records.c) */
     const rpx_call_records *records;
     const rpx_call_record_info *record_info;
+    /* --call-records cpu: the counters over the timed loop (record_info->full 0) */
+    const rpx_call_totals *record_totals;
 } rpx_run_process;
 
 /* Where a run that did not complete stood (the report's `failure`). */

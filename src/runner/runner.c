@@ -349,7 +349,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->rp.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
         /* where each call ran: a local model's calls (an HTTP call's time is the
          * remote server's, and the open-loop load has no calls of its own) */
-        x->rp.call_records = !c->no_call_records && strcmp(x->kind, "http") != 0;
+        x->rp.call_records = strcmp(x->kind, "http") == 0 ? RPX_CALL_RECORDS_OFF : c->call_records;
     }
     return 0;
 }
@@ -461,6 +461,7 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
         if (p->record_info.on) {
             procs[i].records = &p->records;
             procs[i].record_info = &p->record_info;
+            procs[i].record_totals = &p->record_totals;
         }
     }
     {

@@ -249,12 +249,13 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             cfg.start_lag_ns = sh->start_lag;
             cfg.late_starts = &sh->late_starts;
         }
-        if (p->call_records && !target->run_fn) {
+        if (p->call_records != RPX_CALL_RECORDS_OFF && !target->run_fn) {
             /* in this thread: the counters count the thread that makes the calls */
-            rpx_call_recorder_open(&recorder);
+            rpx_call_recorder_open(&recorder, p->call_records == RPX_CALL_RECORDS_FULL);
             sh->record_info = recorder.info;
             cfg.recorder = &recorder;
             cfg.records = &sh->records;
+            cfg.record_totals = &sh->record_totals;
         }
         (void)rpx_rss_trend_open(&sh->trend, p->repeats); /* unreadable: the report says so */
         rc = rpx_measure_run(&cfg, target, in, &res, &err);

@@ -56,7 +56,8 @@ typedef struct run_params {
     double rate_hz;               /* --rate for a local target: paced calls; 0: back to back */
     void (*notice)(void *ctx, const char *line); /* rpx_runner_config.notice; NULL: none */
     void *notice_ctx;
-    int call_records;             /* record where each timed call ran (call_record.h) */
+    int call_records;             /* where each timed call ran: RPX_CALL_RECORDS_* (runner.h;
+                                     call_record.h) */
 } run_params;
 
 typedef struct run_shared {
@@ -106,6 +107,7 @@ typedef struct run_shared {
      * touched only when recorded) and how it was recorded (info.on 0: not) */
     rpx_call_records records;
     rpx_call_record_info record_info;
+    rpx_call_totals record_totals; /* --call-records cpu: over the timed loop */
 } run_shared;
 
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */

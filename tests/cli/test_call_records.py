@@ -4,8 +4,9 @@ migrations, context_switches, page_faults and off_cpu_ms, against models whose
 truth is known: pages touched per call (minor faults), a 2 ms nanosleep (off-CPU
 time, a voluntary switch), a busy-wait (no off-CPU time), a run pinned with
 taskset -c 0 (every call on CPU 0), a faked hybrid CPU through RPX_SYSROOT
-(core types), --no-call-records and an HTTP target (null). Bounds are generous: the machine is
-shared."""
+(core types), --call-records off and an HTTP target (null). The per-call counters are
+--call-records full's; the default (cpu) records the CPU per call and the counters once per
+process over its timed loop. Bounds are generous: the machine is shared."""
 import json
 import os
 import shutil
@@ -57,7 +58,8 @@ class CallRecordsTest(TempDirTest):
     def test_touched_pages_are_minor_faults(self):
         # truth: the model writes into 64 fresh pages a call
         r = self.profile("touch_pages", "--warmup", "2", "--repeats", "40", "--processes", "2",
-                         env={"RPX_TEST_PAGES": "64"})
+                         "--call-records", "full", env={"RPX_TEST_PAGES": "64"})
+        self.assertEqual(r["call_records"]["mode"], "full")
         faults = r["call_records"]["minor_faults"]
         self.assertEqual(len(faults), 40)
         self.assertTrue(all(f >= 64 for f in faults), faults)
@@ -68,7 +70,7 @@ class CallRecordsTest(TempDirTest):
 
     def test_sleep_is_off_cpu_and_a_voluntary_switch(self):
         r = self.profile("sleep_ns", "--warmup", "2", "--repeats", "30", "--processes", "1",
-                         env={"RPX_TEST_SLEEP_NS": "2000000"})
+                         "--call-records", "full", env={"RPX_TEST_SLEEP_NS": "2000000"})
         cr = r["call_records"]
         off = np.array(cr["off_cpu_ms"])
         # nanosleep(2 ms) sleeps at least 2 ms; the thread's CPU time around it is microseconds
@@ -82,7 +84,7 @@ class CallRecordsTest(TempDirTest):
 
     def test_busy_wait_is_on_cpu(self):
         r = self.profile("busywait", "--warmup", "2", "--repeats", "60", "--processes", "1",
-                         env={"RPX_TEST_BUSY_NS": "1000000"})
+                         "--call-records", "full", env={"RPX_TEST_BUSY_NS": "1000000"})
         off = np.array(r["call_records"]["off_cpu_ms"])
         # a quiet CPU would give 0; the median allows for a busy 2-core machine
         self.assertLess(float(np.median(off)), 0.3, off)
@@ -107,7 +109,8 @@ class CallRecordsTest(TempDirTest):
 
     def test_taskset_puts_every_call_on_cpu_0(self):
         r = self.pinned(["--model", f"{MODELS}:busywait", "--inputs", self.inputs, "--quiet",
-                         "--warmup", "2", "--repeats", "50", "--processes", "3"],
+                         "--warmup", "2", "--repeats", "50", "--processes", "3",
+                         "--call-records", "full"],
                         env={"RPX_TEST_BUSY_NS": "100000"})
         validate_profile(r)
         cr = r["call_records"]
@@ -139,8 +142,14 @@ class CallRecordsTest(TempDirTest):
         self.assertIn("not a hybrid CPU", r["call_records"]["source"]["core_type"])
 
     def test_pmu_is_said_once_never_guessed(self):
+        # the default records no clock per call: null, and said why
         r = self.profile("busywait", "--warmup", "1", "--repeats", "10", "--processes", "1",
                          env={"RPX_TEST_BUSY_NS": "200000"})
+        self.assertIsNone(r["call_records"]["effective_clock_ghz"])
+        self.assertIn("--call-records full", r["call_records"]["source"]["effective_clock_ghz"])
+        self.assertTrue(r["call_records"]["pmu"]["why"])
+        r = self.profile("busywait", "--warmup", "1", "--repeats", "10", "--processes", "1",
+                         "--call-records", "full", env={"RPX_TEST_BUSY_NS": "200000"})
         cr = r["call_records"]
         self.assertTrue(cr["pmu"]["why"])
         if cr["pmu"]["available"]:
@@ -154,7 +163,7 @@ class CallRecordsTest(TempDirTest):
             self.assertTrue(how, k)
 
     def test_http_records_nothing(self):
-        # an HTTP call's time is the remote server's: null, like --no-call-records
+        # an HTTP call's time is the remote server's: null, like --call-records off
         from http_server import HttpTestServer
         srv = HttpTestServer().start()
         self.addCleanup(srv.stop)
@@ -169,9 +178,58 @@ class CallRecordsTest(TempDirTest):
             self.assertIsNone(p["cpus"])
             self.assertIsNone(p["off_cpu_ms"])
 
-    def test_no_call_records_leaves_nulls(self):
+    def test_default_is_the_cpu_per_call_and_totals_per_process(self):
+        # truth: 64 fresh pages a call; per call only the CPU, the counters per process
+        r = self.profile("touch_pages", "--warmup", "2", "--repeats", "40", "--processes", "2",
+                         env={"RPX_TEST_PAGES": "64"})
+        cr = r["call_records"]
+        self.assertEqual(cr["mode"], "cpu")
+        n = len(r["latency_samples_ms"])
+        self.assertEqual(len(cr["cpu_start"]), n)
+        self.assertEqual(len(cr["cpu_end"]), n)
+        for k in FIELDS + ("off_cpu_ms", "effective_clock_ghz"):
+            self.assertIsNone(cr[k], k)
+        for k in FIELDS + ("off_cpu_ms",):
+            self.assertIn("over the process's timed loop, not per call", cr["source"][k])
+        self.assertIn("not per call", cr["source"]["per_process"])
+        for p in r["latency_by_process"]:
+            a, m = p["sample_offset"], p["measured_calls"]
+            counted = {}
+            for c in cr["cpu_start"][a:a + m]:
+                counted[c] = counted.get(c, 0) + 1
+            self.assertEqual(p["cpus"], [{"cpu": c, "calls": counted[c]} for c in sorted(counted)])
+            # the timed calls' faults, not the warmup's twice over (2 x 64 + bookkeeping)
+            self.assertGreaterEqual(p["page_faults"]["minor"], 64 * m)
+            self.assertLess(p["page_faults"]["minor"], 64 * m + 2 * 64 + 200)
+            self.assertGreaterEqual(p["page_faults"]["major"], 0)
+            self.assertGreaterEqual(p["context_switches"]["voluntary"], 0)
+            self.assertGreaterEqual(p["off_cpu_ms"], 0)
+            self.assertTrue(p["migrations"] is None or p["migrations"] >= 0)
+            if p["migrations"] is None:
+                self.assertIn("perf_event_open", cr["source"]["per_process"] + str(cr["source"]))
+
+    def test_default_counts_a_sleep_off_cpu_per_process(self):
+        r = self.profile("sleep_ns", "--warmup", "2", "--repeats", "20", "--processes", "1",
+                         env={"RPX_TEST_SLEEP_NS": "2000000"})
+        (p,) = r["latency_by_process"]
+        self.assertIsNone(r["call_records"]["off_cpu_ms"])
+        # 20 sleeps of 2 ms: at least 36 ms off the CPU, at most the loop's wall time
+        self.assertGreaterEqual(p["off_cpu_ms"], 20 * 1.8)
+        self.assertLess(p["off_cpu_ms"], sum(r["latency_samples_ms"]) + (400 if SANITIZED else 100))
+        self.assertGreaterEqual(p["context_switches"]["voluntary"], 20)
+
+    def test_call_records_value_is_checked(self):
+        p = subprocess.run([BIN, "run", "--model", f"{MODELS}:busywait", "--inputs", self.inputs,
+                            "--call-records", "some", "--output", self.path("x.json")],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--call-records 'some'", p.stderr)
+        self.assertIn("expected cpu, full or off", p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.json")))
+
+    def test_off_leaves_nulls(self):
         r = self.profile("busywait", "--warmup", "1", "--repeats", "10", "--processes", "2",
-                         "--no-call-records", env={"RPX_TEST_BUSY_NS": "10000"})
+                         "--call-records", "off", env={"RPX_TEST_BUSY_NS": "10000"})
         self.assertIsNone(r["call_records"])
         for p in r["latency_by_process"]:
             for k in ("cpus", "migrations", "context_switches", "page_faults", "off_cpu_ms"):

@@ -58,7 +58,7 @@ static void test_begin_end_counts_this_thread(void **st)
     (void)st;
     assert_non_null(mem);
     rpx_call_records_layout(&out, mem, 2);
-    rpx_call_recorder_open(&r);
+    rpx_call_recorder_open(&r, 1);
     assert_true(r.info.on);
     assert_true(r.info.cpu);
     assert_true(r.info.rusage);
@@ -106,7 +106,7 @@ static void test_records_follow_the_samples(void **st)
     cfg.warmup = 2;
     cfg.repeats = 6;
     cfg.samples = samples;
-    rpx_call_recorder_open(&rec);
+    rpx_call_recorder_open(&rec, 1);
     cfg.recorder = &rec;
     cfg.records = &out;
     assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &res, &err), 0);
@@ -125,11 +125,72 @@ static void test_records_follow_the_samples(void **st)
     free(mem);
 }
 
+/* Warmup calls touch 1000 pages each, timed calls 10. */
+static int warm_heavy_call(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long *calls = state;
+    (void)in;
+    (void)err;
+    touch(*calls < 2 ? 1000 : 10);
+    ++*calls;
+    return 0;
+}
+
+/* --call-records cpu: each call's CPU, nothing else per call; the counters
+ * over the timed loop only (the warmup's 2000 pages stay out). */
+static void test_cpu_mode_counts_the_timed_loop_once(void **st)
+{
+    long calls = 0, ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    rpx_target t;
+    rpx_call_recorder rec;
+    rpx_call_records out;
+    rpx_call_totals tot;
+    void *mem = calloc(1, rpx_call_records_bytes(6));
+    int64_t samples[6];
+    rpx_run_config cfg;
+    rpx_run_result res;
+    rpx_error err = {0};
+    size_t i;
+    (void)st;
+    assert_non_null(mem);
+    rpx_call_records_layout(&out, mem, 6);
+    memset(&tot, 0, sizeof tot);
+    memset(&t, 0, sizeof t);
+    t.spec = "fake:call";
+    t.call = warm_heavy_call;
+    t.state = &calls;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.warmup = 2;
+    cfg.repeats = 6;
+    cfg.samples = samples;
+    rpx_call_recorder_open(&rec, 0);
+    assert_false(rec.info.full);
+    assert_true(rec.cycles_fd < 0); /* the clock is per call, full mode only */
+    cfg.recorder = &rec;
+    cfg.records = &out;
+    cfg.record_totals = &tot;
+    assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &res, &err), 0);
+    rpx_call_recorder_close(&rec);
+    assert_int_equal(res.measured, 6);
+    assert_true(tot.valid);
+    assert_true(tot.minor_faults >= 60 && tot.minor_faults < 1000);
+    assert_true(tot.wall_ns > 0 && tot.cpu_ns > 0);
+    for (i = 0; i < 6; i++) {
+        int k;
+        assert_true(out.cpu[2 * i] < ncpu && out.cpu[2 * i + 1] < ncpu);
+        for (k = 0; k < RPX_REC_N_COUNTS; k++) assert_int_equal(out.counts[RPX_REC_N_COUNTS * i + (size_t)k], 0);
+        assert_int_equal(out.cpu_ns[i], 0);
+    }
+    rpx_run_result_free(&res);
+    free(mem);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_begin_end_counts_this_thread),
         cmocka_unit_test(test_records_follow_the_samples),
+        cmocka_unit_test(test_cpu_mode_counts_the_timed_loop_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
