@@ -3,7 +3,7 @@
 two back-to-back clock reads measured in the same run (the report's
 timer.overhead_ns), and the profiler's own peak RSS for a noop run.
 
-usage: bench_floor.py RPXPROF RSS_OF [TRIALS]
+usage: bench_floor.py RPXPROF RSS_OF [TRIALS [RUN-ARGS...]]  (e.g. --call-records off)
 Prints a Markdown table for BENCHMARKS.md."""
 import json
 import os
@@ -20,6 +20,7 @@ from bench_common import machine_line  # noqa: E402
 def main():
     rpxprof, rss_of = sys.argv[1], sys.argv[2]
     trials = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    extra = sys.argv[4:]
     with tempfile.TemporaryDirectory() as tmp:
         inputs = os.path.join(tmp, "tiny.npz")
         subprocess.run([rpxprof, "inputs", "make", inputs, "x=1:float32"], check=True,
@@ -30,7 +31,7 @@ def main():
                 out = os.path.join(tmp, "noop.json")
                 p = subprocess.run([rss_of, rpxprof, "run", "--model", "rpxprof-demo:demo_noop",
                                     "--inputs", inputs, "--warmup", "1000", "--repeats",
-                                    str(repeats), "--quiet", "--output", out],
+                                    str(repeats), "--quiet", "--output", out, *extra],
                                    capture_output=True, text=True, check=True)
                 maxrss = int(re.search(r"maxrss_kib=(\d+)", p.stderr).group(1))
                 with open(out) as f:

@@ -28,3 +28,14 @@ endif()
 add_custom_target(bench-cpu-peak
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_cpu_peak.py $<TARGET_FILE:rpxprof_cli> 5
   DEPENDS rpxprof_cli USES_TERMINAL)
+# Issue 27 §1: what recording where each call ran costs (bench_call_records.c per
+# call and per system call; bench_call_records.py a demo_noop run with --call-records
+# cpu, full and off, alternating).
+add_executable(bench_call_records ${CMAKE_CURRENT_SOURCE_DIR}/bench_call_records.c)
+target_include_directories(bench_call_records PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(bench_call_records PRIVATE rpxprof_static)
+add_custom_target(bench-call-records
+  COMMAND $<TARGET_FILE:bench_call_records> 15
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_call_records.py
+          $<TARGET_FILE:rpxprof_cli> 5 100000
+  DEPENDS bench_call_records rpxprof_cli rpxprof-demo USES_TERMINAL)

@@ -38,6 +38,9 @@ extern "C" {
 #define RPX_RUNNER_DEFAULT_PROCESSES 5
 #define RPX_RUNNER_NOTICE_S 5
 
+/* rpx_runner_config.call_records (--call-records cpu|full|off) */
+enum { RPX_CALL_RECORDS_CPU = 0, RPX_CALL_RECORDS_FULL = 1, RPX_CALL_RECORDS_OFF = 2 };
+
 typedef struct rpx_runner_config {
     const char *model;            /* --model TARGET (required) */
     const char *inputs;           /* NPZ or NPY file (required unless sample_files, or HTTP) */
@@ -83,6 +86,10 @@ typedef struct rpx_runner_config {
     double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
     double grace_s;               /* after SIGINT/SIGTERM (default 2) */
     int progress;                 /* a progress line on stderr (the only output it makes) */
+    int call_records;             /* where each timed call ran: RPX_CALL_RECORDS_CPU (the
+                                     default: the CPU per call, the counters once per process),
+                                     RPX_CALL_RECORDS_FULL (every call's counters: 4 system calls
+                                     a call) or RPX_CALL_RECORDS_OFF (nothing) */
     /* optional: what the run waits for, when a call, setup or load has taken
      * RPX_RUNNER_NOTICE_S seconds and then every RPX_RUNNER_NOTICE_S
      * ("waiting for URL: warmup call 2 of 10, 5 s so far (request timeout 60 s)"),

@@ -91,6 +91,7 @@ static const char usage[] =
     "@spread\n"
     "@target-precision\n"
     "@max-time\n"
+    "@call-records\n"
     "\n"
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"

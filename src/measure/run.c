@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,9 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     const rpx_inputs *const many = cfg && cfg->n_distinct > 0 ? cfg->distinct : NULL;
     const size_t n_many = many ? cfg->n_distinct : 1;
     const rpx_inputs *const pristine = cfg ? cfg->pristine : NULL;
+    const rpx_call_recorder *const rec = cfg && cfg->records ? cfg->recorder : NULL;
+    const int rec_full = rec && rec->info.full;
+    rpx_call_mark mark, loop_mark;
     const rpx_inputs *in;
     size_t k;
     progress prog = {0};
@@ -158,6 +162,8 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     }
     result->samples_ns = samples;
     memset(&merr, 0, sizeof merr);
+    memset(&mark, 0, sizeof mark);
+    memset(&loop_mark, 0, sizeof loop_mark);
     if (cfg->progress) progress_start(&prog, cfg->warmup, cfg->repeats);
 
     start = rpx_clock_now_ns();
@@ -199,6 +205,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     rpx_memory_begin_inference(&result->memory);
     if (cfg->peaks_reset) cfg->peaks_reset(cfg->peaks_ctx);
     k = many && cfg->distinct_offset > 0 ? (size_t)cfg->distinct_offset % n_many : 0;
+    if (rec && !rec_full) rpx_call_loop_begin(rec, &loop_mark); /* right before the first call */
     pace_start = rpx_clock_now_ns();
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
@@ -215,10 +222,21 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             if (stop && *stop) goto interrupted;
         }
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto timed_failed;
+        if (rec_full) rpx_call_record_begin(rec, &mark);
+        else if (rec) mark.cpu = sched_getcpu(); /* the vDSO or rseq: no system call */
         t0 = rpx_clock_now_ns();
         rc = call(state, in, &merr);
         if (sync && rc == 0) rc = sync(sync_ctx, &merr);
         t1 = rpx_clock_now_ns();
+        if (rec_full && rc == 0) {
+            rpx_call_record_end(rec, &mark, cfg->records, measured);
+        } else if (rec && rc == 0) {
+            int c1 = sched_getcpu();
+            cfg->records->cpu[2 * measured] =
+                mark.cpu >= 0 && mark.cpu < 0xFFFF ? (uint16_t)mark.cpu : RPX_CALL_CPU_UNKNOWN;
+            cfg->records->cpu[2 * measured + 1] =
+                c1 >= 0 && c1 < 0xFFFF ? (uint16_t)c1 : RPX_CALL_CPU_UNKNOWN;
+        }
         if (target_after) target_after(state, 1, rc);
         if (rc != 0) {
             if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto timed_failed;
@@ -240,6 +258,8 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (cfg->progress)
             atomic_store_explicit(&prog.done, cfg->warmup + i + 1, memory_order_relaxed);
     }
+    if (rec && !rec_full && cfg->record_totals) /* right after the last call */
+        rpx_call_loop_end(rec, &loop_mark, cfg->record_totals);
     rpx_memory_end_inference(&result->memory);
     result->wall_ns = rpx_clock_now_ns() - start;
     result->status = RPX_RUN_COMPLETE;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "measure/call_record.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
 #include "rpxprof/target.h"
@@ -81,6 +82,16 @@ typedef struct rpx_run_config {
     int64_t period_ns;
     int64_t *start_lag_ns;
     long *late_starts;
+    /* optional: where each timed call ran (call_record.h). The mark is read
+     * after the sync before t0 and closed right after t1, outside the timed
+     * span; a successful call's record goes to index `measured`, beside its
+     * sample. NULL: not recorded (no cost but a predicted branch). */
+    const rpx_call_recorder *recorder;
+    const rpx_call_records *records;
+    /* --call-records cpu: the counters over the whole timed loop (read once
+     * before the first timed call and once after the last); left untouched
+     * when the loop does not run to its end */
+    rpx_call_totals *record_totals;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

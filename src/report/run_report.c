@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "report/call_records.h"
 #include "report/run_report.h"
 #include "report/variance.h"
 #include "rpxprof/latency.h"
@@ -67,8 +68,8 @@ static double *samples_ms(const rpx_run_data *d, size_t *offsets, size_t *counts
 }
 
 /* latency_by_process: each process's own statistics and where its samples are */
-static json_t *by_process_json(int n_procs, const double *ms, const size_t *offsets,
-                               const size_t *counts)
+static json_t *by_process_json(const rpx_run_data *d, int n_procs, const double *ms,
+                               const size_t *offsets, const size_t *counts)
 {
     json_t *a = json_array();
     int i;
@@ -85,6 +86,7 @@ static json_t *by_process_json(int n_procs, const double *ms, const size_t *offs
         json_object_set_new(o, "process", json_integer(i));
         json_object_set_new(o, "sample_offset", json_integer((json_int_t)offsets[i]));
         json_object_set_new(o, "measured_calls", json_integer((json_int_t)counts[i]));
+        rpx__call_records_process(&d->procs[i], o); /* where its calls ran */
         json_array_append_new(a, o);
     }
     return a;
@@ -103,7 +105,7 @@ static void add_process_keys(const rpx_run_data *d, json_t *report)
     json_object_set_new(report, "processes", json_integer(d->n_procs));
     if (ms) {
         json_object_set_new(report, "latency_by_process",
-                            by_process_json(d->n_procs, ms, offsets, counts));
+                            by_process_json(d, d->n_procs, ms, offsets, counts));
         if (d->latency_ci) json_object_set(report, "latency_ci", d->latency_ci);
         rpx_stats_tukey(ms, d->measured, &mild, &severe);
     }
@@ -381,6 +383,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
                             rss_trend_json(d->rss_trend));
     add_process_keys(d, report);
     if (d->placement) json_object_set(report, "placement", d->placement);
+    json_object_set_new(report, "call_records", rpx__call_records_json(d));
     add_sample_keys(d, report);
     if (d->rate_hz > 0) json_object_set_new(report, "pacing", pacing_json(d));
     {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "measure/call_record.h"
 #include "measure/rss_trend.h"
 #include "rpxprof/report.h"
 
@@ -23,6 +24,12 @@ typedef struct rpx_run_process {
     int64_t restore_warmup_ns;    /* the warmup calls' restores together */
     const int64_t *start_lag;     /* --rate: how late each timed call started, ns */
     long late_starts;
+    /* where each timed call ran (`measured` entries) and how it was recorded;
+     * NULL: not recorded (call_records.c) */
+    const rpx_call_records *records;
+    const rpx_call_record_info *record_info;
+    /* --call-records cpu: the counters over the timed loop (record_info->full 0) */
+    const rpx_call_totals *record_totals;
 } rpx_run_process;
 
 /* Where a run that did not complete stood (the report's `failure`). */

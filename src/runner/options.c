@@ -19,6 +19,8 @@ static const char *const devices[] = {"cpu", "cuda", NULL};
 static const char *const streams[] = {"sse", "lines", "chunked", NULL};
 static const char *const arrivals[] = {"constant", "poisson", NULL};
 static const char *const engines[] = {"auto", "curl", "sockets", NULL};
+/* index = RPX_CALL_RECORDS_* */
+static const char *const call_records[] = {"cpu", "full", "off", NULL};
 
 /* In `rpxprof run --help` order. Options that are not one field of the
  * config (--model, --inputs, --output, --meta, --input, --dim, --header,
@@ -209,6 +211,12 @@ static const rpx_run_option table[] = {
      "after SIGINT/SIGTERM, wait S seconds for the call in progress, then kill the model's "
      "process; a second SIGINT kills it at once",
      F(grace_s)},
+    {"call-records", "call_records", RPX_OPT_ENUM, RPX_OPT_INT_FIELD, 0, 0, 0, call_records, "M",
+     RPX_CALL_RECORDS_CPU, "cpu", "expected cpu, full or off", NULL,
+     "where each timed call ran: cpu = its CPU at start and end (no system call) and each "
+     "process's migrations, switches, faults and off-CPU time over its timed loop; full = those "
+     "counters per call too (4 system calls, ~7 us a call, outside the timed span); off = nothing",
+     F(call_records)},
     {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0, NULL,
      NULL, 1, NULL, NULL, NULL,
      "run the model in this process (for debuggers)",

@@ -373,6 +373,9 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->rp.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
         rpx__placement_init(c, &x->place);
         x->rp.placement = &x->place;
+        /* where each call ran: a local model's calls (an HTTP call's time is the
+         * remote server's, and the open-loop load has no calls of its own) */
+        x->rp.call_records = strcmp(x->kind, "http") == 0 ? RPX_CALL_RECORDS_OFF : c->call_records;
     }
     return 0;
 }
@@ -481,6 +484,11 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
         procs[i].restore_warmup_ns = p->restore_warmup_ns;
         procs[i].start_lag = p->start_lag;
         procs[i].late_starts = p->late_starts;
+        if (p->record_info.on) {
+            procs[i].records = &p->records;
+            procs[i].record_info = &p->record_info;
+            procs[i].record_totals = &p->record_totals;
+        }
     }
     {
         size_t offsets[RPX_RUNNER_MAX_PROCESSES], counts[RPX_RUNNER_MAX_PROCESSES];

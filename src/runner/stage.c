@@ -36,7 +36,7 @@
 run_shared *rpx__run_shared_create(long repeats, long warmup)
 {
     size_t head = (sizeof(run_shared) + 63) & ~(size_t)63;
-    size_t samples, warm, json_cap, total;
+    size_t samples, warm, json_cap, total, recs;
     long keep = warmup < RPX_WARMUP_KEEP ? warmup : RPX_WARMUP_KEEP;
     run_shared *sh;
     void *m;
@@ -49,7 +49,9 @@ run_shared *rpx__run_shared_create(long repeats, long warmup)
     json_cap = ((size_t)64 << 10) + (size_t)repeats * 32;
     /* the restore times after the samples: mapped, touched only with
      * --writable-inputs */
-    total = head + samples + warm + json_cap + samples + samples; /* + the start lags (--rate) */
+    recs = rpx_call_records_bytes((size_t)repeats); /* touched only when recorded */
+    total = head + samples + warm + json_cap + samples + samples /* + the start lags (--rate) */
+            + recs;
     m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1,
              0);
     if (m == MAP_FAILED) return NULL;
@@ -62,6 +64,8 @@ run_shared *rpx__run_shared_create(long repeats, long warmup)
     sh->json_cap = json_cap;
     sh->restore_samples = (int64_t *)((char *)m + head + samples + warm + json_cap);
     sh->start_lag = (int64_t *)((char *)m + head + samples + warm + json_cap + samples);
+    rpx_call_records_layout(&sh->records, (char *)m + head + samples + warm + json_cap + 2 * samples,
+                            (size_t)repeats);
     sh->failed_call = -1;
     sh->child_maxrss_bytes = -1;
     rpx_memory_peaks_init(&sh->memory);
@@ -212,6 +216,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     {
         peaks_ctx pk = {gmem, target};
         after_ctx ac = {gtime, &sh->trend};
+        rpx_call_recorder recorder;
         rpx_run_config cfg = {.warmup = p->warmup, .repeats = p->repeats,
                               .progress = p->progress, .stop = &sh->stop,
                               .peaks_reset = peaks_reset, .peaks_ctx = &pk,
@@ -244,8 +249,17 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             cfg.start_lag_ns = sh->start_lag;
             cfg.late_starts = &sh->late_starts;
         }
+        if (p->call_records != RPX_CALL_RECORDS_OFF && !target->run_fn) {
+            /* in this thread: the counters count the thread that makes the calls */
+            rpx_call_recorder_open(&recorder, p->call_records == RPX_CALL_RECORDS_FULL);
+            sh->record_info = recorder.info;
+            cfg.recorder = &recorder;
+            cfg.records = &sh->records;
+            cfg.record_totals = &sh->record_totals;
+        }
         (void)rpx_rss_trend_open(&sh->trend, p->repeats); /* unreadable: the report says so */
         rc = rpx_measure_run(&cfg, target, in, &res, &err);
+        if (cfg.recorder) rpx_call_recorder_close(&recorder);
         numeric_locale_restore(numeric);
         if (!p->pristine && p->samples) rpx__samples_guard_end();
         rpx_rss_trend_close(&sh->trend);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "measure/call_record.h"
 #include "rpxprof/clock.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
@@ -59,6 +60,8 @@ typedef struct run_params {
     const struct placement *placement; /* the run's (placement.c); NULL: inherit */
     const cpu_set_t *cpus;        /* this process's CPUs, set before the target is loaded
                                      (the workers fill it in); NULL: the inherited mask */
+    int call_records;             /* where each timed call ran: RPX_CALL_RECORDS_* (runner.h;
+                                     call_record.h) */
 } run_params;
 
 typedef struct run_shared {
@@ -107,6 +110,11 @@ typedef struct run_shared {
     /* the CPUs the model's process may run on, as it read them itself after
      * its mask was set (placement.c); empty: not read */
     cpu_set_t affinity;
+    /* where each timed call ran (`repeats` calls, arrays into this block,
+     * touched only when recorded) and how it was recorded (info.on 0: not) */
+    rpx_call_records records;
+    rpx_call_record_info record_info;
+    rpx_call_totals record_totals; /* --call-records cpu: over the timed loop */
 } run_shared;
 
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */

@@ -17,6 +17,9 @@ rpx_py_test(cli.safety cli/test_safety.py)
 rpx_py_test(cli.processes cli/test_processes.py)
 # Placement: --cpus, --spread, the report's placement (issue 27 §3).
 rpx_py_test(cli.placement cli/test_placement.py)
+# Where each call ran: call_records and the per-process totals against known models (issue 27).
+rpx_py_test(cli.call_records cli/test_call_records.py)
+set_tests_properties(cli.call_records PROPERTIES RUN_SERIAL TRUE)
 # Distinct samples (--inputs repeated or a folder) and --writable-inputs.
 rpx_py_test(cli.samples cli/test_samples.py)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.

@@ -657,6 +657,47 @@ EXPORT int pristine_edit(void *state, const rpx_inputs *in, rpx_error *err)
     return 0;
 }
 
+/* ---- where each call ran (tests/cli/test_call_records.py, issue 27 §1) ----
+ *   touch_pages   maps RPX_TEST_PAGES (default 64) fresh pages, writes one byte
+ *                 into each, unmaps them: at least that many minor faults a call
+ *   sleep_ns      nanosleep(RPX_TEST_SLEEP_NS) (default 2,000,000): off-CPU, a
+ *                 voluntary switch a call */
+#include <sys/mman.h>
+#include <unistd.h>
+
+EXPORT int touch_pages(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int sleep_ns(void *state, const rpx_inputs *in, rpx_error *err);
+
+int touch_pages(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long pages = env_long("RPX_TEST_PAGES", 64), i;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    volatile char *p;
+    (void)state;
+    (void)in;
+    p = mmap(NULL, (size_t)pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+             0);
+    if (p == MAP_FAILED) {
+        snprintf(err->message, sizeof err->message, "mmap of %ld pages failed", pages);
+        return 1;
+    }
+    for (i = 0; i < pages; i++) p[(size_t)i * page] = 1;
+    munmap((void *)p, (size_t)pages * page);
+    return 0;
+}
+
+int sleep_ns(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long ns = env_long("RPX_TEST_SLEEP_NS", 2000000);
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    (void)state;
+    (void)in;
+    (void)err;
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    return 0;
+}
+
 /* cpu_skewed: a model slower on one CPU (issue 27). Each call busy-waits
  * RPX_TEST_SLOW_NS (default 1,500,000) when it starts on the slow CPU and
  * RPX_TEST_FAST_NS (default 1,000,000) on any other (sched_getcpu at the
