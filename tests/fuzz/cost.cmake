@@ -6,7 +6,7 @@
 file(GLOB RPX_FUZZ_COST_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cost/*.c
      ${CMAKE_SOURCE_DIR}/src/common/*.c)
 add_executable(fuzz_cost ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cost.c ${RPX_FUZZ_COST_SOURCES}
-               ${RPX_ONNX_PROTO_SOURCES} ${CMAKE_SOURCE_DIR}/src/report/json.c)
+               ${RPX_ONNX_PROTO_SOURCES})
 add_dependencies(fuzz_cost rpx_onnx_proto)
 target_include_directories(fuzz_cost PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
                            ${RPX_ONNX_PROTO_INCLUDE})
