@@ -457,7 +457,7 @@ static void print_variance(const json_t *v)
     }
     if (!named && json_is_number(json_object_get(v, "process_p50_ratio")))
         fprintf(stderr, "  why it varied: no factor explains the spread between processes (their "
-                        "p50s %.5gx apart; tested: %s; variance.factors says why the others were not)\n",
+                        "p50s %.3gx apart; tested: %s; variance.factors says why the others were not)\n",
                 spread, len ? tested : "none");
     if (json_is_true(json_object_get(tail, "tested")) &&
         json_is_string(json_object_get(tail, "message")))
