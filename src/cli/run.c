@@ -447,7 +447,7 @@ static void print_variance(const json_t *v)
         const char *name = json_string_value(json_object_get(f, "factor"));
         if (json_is_true(json_object_get(f, "named")) && named && strcmp(name, named) == 0)
             fprintf(stderr, "  why it varied: %s explains %.0f %% of the spread between processes "
-                            "(their p50s %.3gx apart; see the warning above)\n",
+                            "(their p50s %#.3gx apart; see the warning above)\n",
                     strcmp(name, "cpu") == 0 ? "the CPU" : strcmp(name, "off_cpu") == 0 ? "off-CPU time"
                     : strcmp(name, "page_faults") == 0 ? "page faults"
                     : strcmp(name, "order") == 0 ? "the processes' order" : name,
@@ -457,7 +457,7 @@ static void print_variance(const json_t *v)
     }
     if (!named && json_is_number(json_object_get(v, "process_p50_ratio")))
         fprintf(stderr, "  why it varied: no factor explains the spread between processes (their "
-                        "p50s %.3gx apart; tested: %s; variance.factors says why the others were not)\n",
+                        "p50s %#.3gx apart; tested: %s; variance.factors says why the others were not)\n",
                 spread, len ? tested : "none");
     if (json_is_true(json_object_get(tail, "tested")) &&
         json_is_string(json_object_get(tail, "message")))
