@@ -164,7 +164,7 @@ rpx_proc_snapshot *rpx_system_procs_take(char *why, size_t whysize)
         s->e[s->n++] = e;
     }
     closedir(d);
-    qsort(s->e, s->n, sizeof *s->e, cmp_pid);
+    if (s->n) qsort(s->e, s->n, sizeof *s->e, cmp_pid);
     if (rpx_sys_read("/proc/uptime", text, sizeof text) > 0 && sscanf(text, "%lf", &s->uptime_s) == 1)
         s->have_uptime = 1;
     s->allowed_cpus = rpx__sys_affinity(&set, text, sizeof text);
@@ -291,7 +291,7 @@ json_t *rpx_system_other_processes(const rpx_proc_snapshot *a, const rpx_proc_sn
         }
     }
     if (ticks < 0) ticks = 0;
-    qsort(c, n, sizeof *c, cmp_contrib);
+    if (n) qsort(c, n, sizeof *c, cmp_contrib); /* c is NULL when nothing was counted */
     top = json_array();
     for (i = 0; i < n; i++) {
         long long uid = uid_of(c[i].pid);
