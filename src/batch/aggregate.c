@@ -112,16 +112,7 @@ typedef struct agg {
     size_t nreps, cap;
 } agg;
 
-static void msg(json_t *arr, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void msg(json_t *arr, const char *f, ...)
-{
-    char buf[2048];
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, sizeof buf, f, ap);
-    va_end(ap);
-    json_array_append_new(arr, json_string(buf));
-}
+#define msg rpx__report_msg /* report_check.c: one message appender for both */
 
 /* A JSON value serialised canonically (NULL for absent); strings unquoted. */
 static char *canon(const json_t *v)

@@ -19,8 +19,7 @@
 
 static const char *const ci_keys[4] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms"};
 
-static void msg(json_t *arr, const char *f, ...) __attribute__((format(printf, 2, 3)));
-static void msg(json_t *arr, const char *f, ...)
+void rpx__report_msg(json_t *arr, const char *f, ...)
 {
     char buf[2048];
     va_list ap;
@@ -29,6 +28,7 @@ static void msg(json_t *arr, const char *f, ...)
     va_end(ap);
     json_array_append_new(arr, json_string(buf));
 }
+#define msg rpx__report_msg
 
 static double num_or_nan(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
 

@@ -40,5 +40,8 @@ const char *rpx__report_shape_problem(const json_t *r);
 int rpx__report_check(const char *file, const json_t *r, rpx_report_kind kind, json_t *errors,
                       json_t *warnings, rpx__report_checked *out);
 void rpx__report_check_free(rpx__report_checked *c);
+/* Append a formatted message (at most 2047 bytes) to the JSON array `arr`: the
+ * errors and warnings of aggregate and of the validator. */
+void rpx__report_msg(json_t *arr, const char *f, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
