@@ -68,3 +68,19 @@ void rpx__fmt_shortest(char *buf, size_t size, double v)
     }
     if (old) uselocale(old);
 }
+
+int rpx__strv_push(char ***list, size_t *n, const char *s)
+{
+    char **p;
+    char *c;
+    if (!s || !*s) return 0;
+    if (!(c = strdup(s))) return -1;
+    if (!(p = realloc(*list, (*n + 2) * sizeof *p))) {
+        free(c);
+        return -1;
+    }
+    p[(*n)++] = c;
+    p[*n] = NULL;
+    *list = p;
+    return 0;
+}

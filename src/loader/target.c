@@ -10,28 +10,13 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "rpxprof/error.h"
 #include "rpxprof/target.h"
 #include "loader/kinds.h"
 
 #define DEMO_PREFIX "rpxprof-demo:"
 #define DEMO_FILE "librpxprof-demo.so" /* also in companions.c */
-
-static int add_file(char ***list, size_t *n, const char *path)
-{
-    char **p;
-    char *c;
-    if (!path || !*path) return 0;
-    if (!(c = strdup(path))) return -1;
-    if (!(p = realloc(*list, (*n + 2) * sizeof *p))) {
-        free(c);
-        return -1;
-    }
-    p[(*n)++] = c;
-    p[*n] = NULL;
-    *list = p;
-    return 0;
-}
 
 int rpx_target_files(const char *spec, char ***files, size_t *n_files, rpx_error *err)
 {
@@ -45,22 +30,22 @@ int rpx_target_files(const char *spec, char ***files, size_t *n_files, rpx_error
     kind = rpx_target_kind_name(spec);
     colon = strrchr(spec, ':');
     if (strcmp(kind, "http") == 0) {
-        bad = add_file(&list, &n, rpx__plugin_path("http", buf, sizeof buf));
+        bad = rpx__strv_push(&list, &n, rpx__plugin_path("http", buf, sizeof buf));
     } else if (strcmp(kind, "python") == 0) {
         char *module = strndup(spec, (size_t)(colon - spec));
-        bad = !module || add_file(&list, &n, rpx__plugin_path("python", buf, sizeof buf));
+        bad = !module || rpx__strv_push(&list, &n, rpx__plugin_path("python", buf, sizeof buf));
         if (!bad && rpx__python_module_files(module, &mod, &n_mod) == 0)
-            for (i = 0; i < n_mod; i++) bad |= add_file(&list, &n, mod[i]);
+            for (i = 0; i < n_mod; i++) bad |= rpx__strv_push(&list, &n, mod[i]);
         for (i = 0; i < n_mod; i++) free(mod[i]);
         free(mod);
         free(module);
     } else if (colon && colon > spec) {
         size_t plen = (size_t)(colon - spec);
         if (plen + 1 == strlen(DEMO_PREFIX) && strncmp(spec, DEMO_PREFIX, plen) == 0)
-            bad = add_file(&list, &n, rpx_demo_library_path(buf, sizeof buf));
+            bad = rpx__strv_push(&list, &n, rpx_demo_library_path(buf, sizeof buf));
         else if (plen < sizeof buf) {
             snprintf(buf, sizeof buf, "%.*s", (int)plen, spec);
-            bad = add_file(&list, &n, buf);
+            bad = rpx__strv_push(&list, &n, buf);
         }
     }
     if (bad) {

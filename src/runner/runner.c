@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/json.h"
+#include "common/strbuf.h"
 #include "rpxprof/clock.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
@@ -120,30 +121,13 @@ static void merge_cuda_peaks(json_t *into, const json_t *peaks)
     }
 }
 
-static int push_file(char ***list, size_t *n, size_t *cap, const char *path)
-{
-    char *c;
-    if (!path || !*path) return 0;
-    if (*n + 2 > *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        char **p = realloc(*list, nc * sizeof *p);
-        if (!p) return -1;
-        *list = p;
-        *cap = nc;
-    }
-    if (!(c = strdup(path))) return -1;
-    (*list)[(*n)++] = c;
-    (*list)[*n] = NULL;
-    return 0;
-}
-
 int rpx_runner_read_files(const rpx_runner_config *c, char ***files, size_t *n_files,
                           rpx_error *err)
 {
     char **expanded = NULL;       /* the files of a folder given as --inputs */
     char **model = NULL;          /* the files the target resolves */
     char **list = NULL;
-    size_t n_expanded = 0, n_model = 0, n = 0, cap = 0, i;
+    size_t n_expanded = 0, n_model = 0, n = 0, i;
     int rc = 0, bad = 0;
     rpx_error ignored = {0};      /* a bad --inputs is reported when the inputs are loaded */
     *files = NULL;
@@ -156,13 +140,13 @@ int rpx_runner_read_files(const rpx_runner_config *c, char ***files, size_t *n_f
     if (!c->target.custom && c->model &&
         (rc = rpx_target_files(c->model, &model, &n_model, err)) != 0)
         goto done;
-    for (i = 0; i < n_expanded; i++) bad |= push_file(&list, &n, &cap, expanded[i]);
-    for (i = 0; i < n_model; i++) bad |= push_file(&list, &n, &cap, model[i]);
-    for (i = 0; i < c->n_sample_files; i++) bad |= push_file(&list, &n, &cap, c->sample_files[i]);
-    bad |= push_file(&list, &n, &cap, c->inputs);
-    bad |= push_file(&list, &n, &cap, c->cost);
-    bad |= push_file(&list, &n, &cap, c->target.body_path);
-    bad |= push_file(&list, &n, &cap, c->gpu_spec);
+    for (i = 0; i < n_expanded; i++) bad |= rpx__strv_push(&list, &n, expanded[i]);
+    for (i = 0; i < n_model; i++) bad |= rpx__strv_push(&list, &n, model[i]);
+    for (i = 0; i < c->n_sample_files; i++) bad |= rpx__strv_push(&list, &n, c->sample_files[i]);
+    bad |= rpx__strv_push(&list, &n, c->inputs);
+    bad |= rpx__strv_push(&list, &n, c->cost);
+    bad |= rpx__strv_push(&list, &n, c->target.body_path);
+    bad |= rpx__strv_push(&list, &n, c->gpu_spec);
     if (bad) {
         for (i = 0; i < n; i++) free(list[i]);
         free(list);
