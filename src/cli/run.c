@@ -13,6 +13,7 @@
 #include "rpxprof/error.h"
 #include "rpxprof/options.h"
 #include "rpxprof/runner.h"
+#include "rpxprof/summary.h"
 #include "rpxprof/target.h"
 
 /* The help: lines as they are, except "@NAME", which stands for the table
@@ -404,96 +405,15 @@ static int parse(int argc, char **argv, run_opts *o)
     return 0;
 }
 
-/* "0.0191 ms [0.0188, 0.0194]": three significant digits at most, fewer when
- * the interval is wide: a number is never printed more precisely than it
- * reproduces. */
-static void print_ms(FILE *f, const char *label, json_t *v, json_t *ci)
-{
-    double x = json_number_value(v);
-    int digits = 3;
-    if (!json_is_number(v)) {
-        fprintf(f, "  %-5s n/a\n", label);
-        return;
-    }
-    if (json_is_array(ci) && json_array_size(ci) == 2) {
-        double lo = json_number_value(json_array_get(ci, 0)), hi = json_number_value(json_array_get(ci, 1));
-        /* how far the interval reaches from the value, on its wider side */
-        double rel = x > 0 ? (hi - x > x - lo ? hi - x : x - lo) / x : 1;
-        /* one rounding for all three, so the value stays inside its bounds */
-        digits = rel >= 0.05 ? 2 : rel >= 0.005 ? 3 : 4;
-        if (rel * 100 < 0.01)
-            fprintf(f, "  %-5s %#.*g ms  95%% CI [%#.*g, %#.*g] (+-<0.01%%)\n", label, digits, x,
-                    digits, lo, digits, hi);
-        else
-            fprintf(f, "  %-5s %#.*g ms  95%% CI [%#.*g, %#.*g] (+-%.2g%%)\n", label, digits, x,
-                    digits, lo, digits, hi, rel * 100);
-    } else {
-        fprintf(f, "  %-5s %.*g ms\n", label, digits, x);
-    }
-}
-
-/* The few lines a person reads after a run, like hyperfine's. */
-/* The report's `variance` in words (src/report/variance.c): which factor, if
- * any, explains the spread between processes, and what the slowest calls had. */
-static void print_variance(const json_t *v)
-{
-    const json_t *f, *tail = json_object_get(v, "slow_tail");
-    const char *named = json_string_value(json_object_get(v, "explained_by"));
-    double spread = json_number_value(json_object_get(v, "process_p50_ratio"));
-    char tested[200] = "";
-    size_t i, len = 0;
-    if (!json_is_object(v)) return;
-    json_array_foreach(json_object_get(v, "factors"), i, f) {
-        const char *name = json_string_value(json_object_get(f, "factor"));
-        if (json_is_true(json_object_get(f, "named")) && named && strcmp(name, named) == 0)
-            fprintf(stderr, "  why it varied: %s explains %.0f %% of the spread between processes "
-                            "(their p50s %#.3gx apart; see the warning above)\n",
-                    strcmp(name, "cpu") == 0 ? "the CPU" : strcmp(name, "off_cpu") == 0 ? "off-CPU time"
-                    : strcmp(name, "page_faults") == 0 ? "page faults"
-                    : strcmp(name, "order") == 0 ? "the processes' order" : name,
-                    json_number_value(json_object_get(f, "share")) * 100, spread);
-        if (json_is_true(json_object_get(f, "tested")) && len < sizeof tested - 32)
-            len += (size_t)snprintf(tested + len, sizeof tested - len, "%s%s", len ? ", " : "", name);
-    }
-    if (!named && json_is_number(json_object_get(v, "process_p50_ratio")))
-        fprintf(stderr, "  why it varied: no factor explains the spread between processes (their "
-                        "p50s %#.3gx apart; tested: %s; variance.factors says why the others were not)\n",
-                spread, len ? tested : "none");
-    if (json_is_true(json_object_get(tail, "tested")) &&
-        json_is_string(json_object_get(tail, "message")))
-        fprintf(stderr, "  slow tail: %s\n", json_string_value(json_object_get(tail, "message")));
-}
-
+/* The few lines a person reads after a run, like hyperfine's: the library's
+ * summary (src/report/summary.c), the same text as the Python package's
+ * Report.summary(). */
 static void print_summary(const rpx_runner_result *r, long asked)
 {
-    json_t *rep = r->report, *lat = json_object_get(rep, "latency");
-    json_t *ci = json_object_get(rep, "latency_ci");
-    json_t *mem = json_object_get(rep, "memory");
-    const char *covers = json_string_value(json_object_get(ci, "covers"));
-    json_t *out = json_object_get(lat, "outliers");
-    fprintf(stderr, "%s: %zu timed calls in %d process%s\n",
-            json_string_value(json_object_get(rep, "model_callable")), r->measured, r->processes,
-            r->processes == 1 ? "" : "es");
-    print_ms(stderr, "p50", json_object_get(lat, "p50_ms"), json_object_get(ci, "p50_ms"));
-    print_ms(stderr, "p95", json_object_get(lat, "p95_ms"), json_object_get(ci, "p95_ms"));
-    print_ms(stderr, "p99", json_object_get(lat, "p99_ms"), json_object_get(ci, "p99_ms"));
-    print_ms(stderr, "mean", json_object_get(lat, "mean_ms"), json_object_get(ci, "mean_ms"));
-    print_ms(stderr, "min", json_object_get(lat, "min_ms"), NULL);
-    if (covers && strcmp(covers, "within-process") == 0 && asked == 1)
-        fprintf(stderr, "  (one process: the intervals do not cover run-to-run variation; use "
-                        "--processes 5 or more)\n");
-    else if (covers && strcmp(covers, "within-process") == 0)
-        fprintf(stderr, "  (only one process ran: the intervals do not cover run-to-run "
-                        "variation)\n");
-    if (json_is_object(out) &&
-        json_integer_value(json_object_get(out, "mild")) + json_integer_value(json_object_get(out, "severe")) > 0)
-        fprintf(stderr, "  outliers: %lld mild, %lld severe (Tukey's fences; kept)\n",
-                (long long)json_integer_value(json_object_get(out, "mild")),
-                (long long)json_integer_value(json_object_get(out, "severe")));
-    print_variance(json_object_get(rep, "variance"));
-    if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
-        fprintf(stderr, "  inference peak RSS %.1f MiB\n",
-                json_number_value(json_object_get(mem, "cpu_inference_peak_mb")));
+    rpx_summary_opts so = {asked, 0};
+    char *text = rpx_report_summary(r->report, &so);
+    if (text) fputs(text, stderr);
+    free(text);
 }
 
 /* The runner's "waiting for ..." lines (a call, setup or load that takes a while); over a
