@@ -24,6 +24,7 @@ except ImportError as _e:  # pragma: no cover - a build without the extension
 
 __all__ = ["profile", "cost", "roofline", "system_card", "gpus", "Report", "RpxprofError",
            "RpxprofTypeError", "Interrupted", "__version__"]
+__all__ += ["compare", "compare_run", "Comparison", "to_dataframe"]
 __version__ = _core.version
 
 
@@ -61,10 +62,14 @@ class Interrupted(KeyboardInterrupt):
 
 _core._set_error_class(RpxprofError)
 
+from ._results import ReportView as _ReportView  # noqa: E402  (needs _core)
 
-class Report(dict):
+
+class Report(_ReportView, dict):
     """The "rpxprof.profile/1" report (a dict), with `.warnings` (what `rpxprof run`
-    prints as warnings) and `.write(path, force=False)`."""
+    prints as warnings) and `.write(path, force=False)`; at a glance (rpxprof._results):
+    `.summary()` / str() (the CLI's summary), `_repr_html_` (Jupyter), `.p50_ms`,
+    `.ci("p50")`, `.bound("h100-sxm")`, `.to_row()`."""
 
     warnings = ()
 
@@ -334,3 +339,6 @@ def _list(x):
     if isinstance(x, str):
         return [x]
     return [str(v) for v in x]
+
+
+from ._results import Comparison, compare, compare_run, to_dataframe  # noqa: E402

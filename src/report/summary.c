@@ -125,8 +125,12 @@ static void line_cost(rpx_strbuf *s, const json_t *eff)
            traffic = num(eff, "traffic_bytes_ideal");
     const char *src = json_string_value(json_object_get(eff, "source"));
     if (!json_is_object(eff) || (!isfinite(flops) && !isfinite(macs) && !isfinite(params))) return;
-    rpx__sb_printf(s, "  cost: %s FLOPs (%s MACs), %s params", isfinite(flops) ? si(a, sizeof a, flops) : "n/a",
-                   isfinite(macs) ? si(b, sizeof b, macs) : "n/a", isfinite(params) ? si(c, sizeof c, params) : "n/a");
+    /* what is known, in this order: the unknown are left out */
+    rpx__sb_str(s, "  cost:");
+    if (isfinite(flops)) rpx__sb_printf(s, " %s FLOPs", si(a, sizeof a, flops));
+    if (isfinite(macs)) rpx__sb_printf(s, isfinite(flops) ? " (%s MACs)" : " %s MACs", si(b, sizeof b, macs));
+    if (isfinite(params))
+        rpx__sb_printf(s, "%s %s params", isfinite(flops) || isfinite(macs) ? "," : "", si(c, sizeof c, params));
     if (isfinite(traffic)) rpx__sb_printf(s, ", %sB moved (ideal)", si(d, sizeof d, traffic));
     rpx__sb_printf(s, " per call%s%s%s%s\n", src ? " (" : "", src ? src : "", src ? ")" : "",
                    json_is_true(json_object_get(eff, "partial")) ? "; partial: some ops have no formula" : "");
