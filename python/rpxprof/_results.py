@@ -21,6 +21,16 @@ def _fmt(x):
     return _core.format_3g(float(x))
 
 
+def _si(x):
+    """"1.81 G" of 1814073344: the rule's three digits and an SI prefix (as the summary)."""
+    if x is None or isinstance(x, bool) or not isinstance(x, (int, float)):
+        return "n/a"
+    x, i = float(x), 0
+    while abs(x) >= 999.5 and i < 5:
+        x, i = x / 1000, i + 1
+    return _fmt(x) + ("", " k", " M", " G", " T", " P")[i]
+
+
 def _stat_key(stat):
     """"p50", "p50_ms" -> "p50_ms"; anything else: a KeyError naming what exists."""
     s = str(stat)
@@ -166,8 +176,8 @@ class ReportView:
         eff = self.get("efficiency") or {}
         if any(isinstance(eff.get(k), (int, float)) for k in ("flops", "macs", "params")):
             parts.append("<p>cost per call: %s FLOPs, %s MACs, %s params (%s)</p>"
-                         % (_fmt(eff.get("flops")), _fmt(eff.get("macs")),
-                            _fmt(eff.get("params")), e(str(eff.get("source")))))
+                         % (_si(eff.get("flops")), _si(eff.get("macs")),
+                            _si(eff.get("params")), e(str(eff.get("source")))))
         roof = self.get("roofline") or {}
         if roof:
             rr = "".join("<tr><td>%s</td><td>%s ms</td><td>%s</td></tr>"
