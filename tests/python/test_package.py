@@ -337,8 +337,15 @@ def test_the_extension_does_not_link_libpython():
     assert not any("libpython" in l for l in needed), needed
 
 
+def _tree(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root)
+                  for d, dirs, files in os.walk(root) for f in files + dirs)
+
+
 def test_pip_install_into_a_virtualenv_without_network(tmp_path):
-    """From a copy of the checkout (its tracked and new files only), as a user would."""
+    """From a copy of the checkout (its tracked and new files only), made read-only, as a
+    user would: the package, the `rpxprof` command (the same program), `python -m rpxprof`
+    and the pytest plugin's entry point; nothing written into the checkout."""
     files = subprocess.run(["git", "-C", SOURCE, "ls-files", "-co", "--exclude-standard", "-z"],
                            capture_output=True, check=True).stdout.split(b"\0")
     src = tmp_path / "src"
@@ -363,10 +370,42 @@ def test_pip_install_into_a_virtualenv_without_network(tmp_path):
     venv = tmp_path / "v"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)],
                    check=True, env=env)
-    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                        "--no-build-isolation", "./python"], cwd=src, env=env,
-                       capture_output=True, text=True, timeout=900)
+    before = _tree(src)
+    subprocess.run(["chmod", "-R", "a-w", str(src)], check=True)  # (root writes anyway:
+    env["RPXPROF_BUILD_DIR"] = str(tmp_path / "out")               # the listing below counts)
+    try:
+        p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                            "--no-build-isolation", "./python"], cwd=src, env=env,
+                           capture_output=True, text=True, timeout=900)
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(src)], check=True)
     assert p.returncode == 0, p.stdout + p.stderr
+    assert _tree(src) == before, "the install wrote into the source tree: %s" % (
+        sorted(set(_tree(src)) - set(before)))
+    assert (tmp_path / "out" / "build").is_dir()
+    # the command and python -m rpxprof: the program itself, which finds its plugins and demo
+    # beside it
+    for cmd in ([str(venv / "bin" / "rpxprof")], [str(venv / "bin" / "python"), "-m", "rpxprof"]):
+        q = subprocess.run(cmd + ["--help"], env=env, capture_output=True, text=True, timeout=60)
+        assert q.returncode == 0 and "Usage: rpxprof" in q.stdout + q.stderr, q.stderr
+        q = subprocess.run(cmd + ["compare"], env=env, capture_output=True, text=True, timeout=60)
+        assert q.returncode == 2 and q.stderr.startswith("rpxprof compare: error: "), q.stderr
+    np_ = subprocess.run([str(venv / "bin" / "python"), "-c",
+                          "import numpy as np; np.savez(%r, rgb=np.zeros((4, 4, 3), np.uint8))"
+                          % str(tmp_path / "in.npz")], env=env, check=True)
+    q = subprocess.run([str(venv / "bin" / "rpxprof"), "run", "--model", "rpxprof-demo:demo_noop",
+                        "--inputs", str(tmp_path / "in.npz"), "--repeats", "20", "-o",
+                        str(tmp_path / "r.json")], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert q.returncode == 0 and "20 timed calls" in q.stderr, q.stderr
+    q = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "--help"], env=env,
+                       cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+    assert "--rpxprof-compare" in q.stdout, "the pytest11 entry point did not load the plugin"
+    q = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "-p",
+                        "rpxprof.pytest_plugin", "--help"], env=env, cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0 and "--rpxprof-compare" in q.stdout, q.stderr  # loaded once
+    del np_
     p = subprocess.run([str(venv / "bin" / "python"), "-c", textwrap.dedent("""
         import numpy as np, rpxprof
         r = rpxprof.profile(lambda rgb: None, {"rgb": np.zeros(4)}, warmup=1, repeats=20)
