@@ -14,6 +14,7 @@
 #include "common/user_file.h"
 #include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
+#include "rpxprof/summary.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
@@ -631,7 +632,11 @@ static void fmt_ratio(rpx_strbuf *s, double r, double lo, double hi)
 {
     int sig, dec;
     if (!isfinite(r)) { rpx__sb_str(s, "n/a"); return; }
-    if (!isfinite(lo) || !isfinite(hi)) { rpx__sb_printf(s, "%.3g (no interval)", r); return; }
+    if (!isfinite(lo) || !isfinite(hi)) { /* the summary's rule: "1.00", never "1" */
+        char b[40];
+        rpx__sb_printf(s, "%s (no interval)", rpx_format_3g(b, sizeof b, r));
+        return;
+    }
     sig = digits_for((hi - lo) / 2, r, 4); /* a zero-width interval: 4 digits (1.000) */
     dec = decimals_of(r, sig);
     put_num(s, r, sig, dec);
@@ -655,7 +660,8 @@ static void fmt_ms(rpx_strbuf *s, const json_t *st, const char *name)
         int sig = digits_for((hi - lo) / 2, v, 4);
         put_num(s, v, sig, decimals_of(v, sig));
     } else {
-        rpx__sb_printf(s, "%.3g", v);
+        char b[40];
+        rpx__sb_str(s, rpx_format_3g(b, sizeof b, v)); /* the summary's rule: no exponent */
     }
 }
 

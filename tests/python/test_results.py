@@ -4,6 +4,7 @@ and to_row, to_dataframe with and without pandas, compare and compare_run."""
 import html.parser
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -139,6 +140,7 @@ def test_compare_reports_and_paths(tmp_path):
     assert 1.02 < c.ratio < 1.08 and c.ci[0] <= c.ratio <= c.ci[1] and 0 <= c.p <= 1
     assert c["base"] == a.name and "test_results:spin_slower" in str(c)
     assert "verdict: slower" in c.summary() and "/tmp" not in c.summary()
+    assert not re.search(r"\de[+-]\d", c.summary()), c.summary()  # the rule: no exponent
     k = _Checker()
     k.feed(c._repr_html_())
     assert k.errors == [] and k.stack == []
