@@ -31,6 +31,8 @@ if(TARGET rpxprof_core)
         ENVIRONMENT_MODIFICATION "${RPX_TEST_ENV_MOD}" TIMEOUT 1200 SKIP_RETURN_CODE 77)
     endif()
   endforeach()
+  # busy-wait benchmarks compared at 5 %: alone, as the CLI's timing tests
+  set_tests_properties(python.results python.pytest_plugin PROPERTIES RUN_SERIAL TRUE)
 else()
   foreach(t ${RPX_PY_PACKAGE_TESTS})
     add_test(NAME python.${t} COMMAND sh -c
