@@ -169,3 +169,14 @@ def test_compare_run_interleaved():
     assert d["base"] != d["new"]  # the same callable twice, told apart
     with pytest.raises(rpxprof.RpxprofError, match="2 or more"):
         rpxprof.compare_run(spin, spin, INPUTS, processes=1)
+
+
+def test_python_m_rpxprof_runs_the_program(tmp_path):
+    """From the build tree `python -m rpxprof` is the build's program (an installed package:
+    its own copy, test_package.py's virtualenv test): its output and exit status."""
+    p = subprocess.run([sys.executable, "-m", "rpxprof", "compare"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.startswith("rpxprof compare: error: give two"), p.stderr
+    p = subprocess.run([sys.executable, "-m", "rpxprof", "gpus", "--json"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and json.loads(p.stdout)["gpus"] == rpxprof.gpus()
