@@ -365,7 +365,7 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1
     (default) pair k runs both on CPU k mod n of `cpus` (else the allowed CPUs) and the
     ratio's interval comes from the within-pair ratios. Each is called as fn(*args,
     **kwargs) (an nn.Module under torch.inference_mode()); or, the old form, one dict
-    name -> numpy array (or an NPZ path) passed by name. repeats: timed calls per
+    name -> numpy array (or an NPZ file's path, *.npz) passed by name. repeats: timed calls per
     callable. Returns a Comparison (fb/fa: fb is the new one) whose .base and .new are
     the two Reports. RpxprofError when a run fails or is refused."""
     from . import Report, RpxprofError, RpxprofTypeError, _check_fn, _npz_of
@@ -389,8 +389,12 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1
         na, nb = na + " (a)", nb + " (b)"
     tmp = _tempfile.mkdtemp(prefix="rpxprof-compare-")
     try:
-        legacy = len(args) == 1 and not kwargs and isinstance(
-            args[0], (dict, str, bytes, _os.PathLike))
+        # the old form: one dict of numpy arrays (passed by name), or an NPZ file's path
+        legacy = len(args) == 1 and not kwargs and (
+            (isinstance(args[0], dict) and args[0] and all(
+                type(v).__name__ == "ndarray" for v in args[0].values()))
+            or (isinstance(args[0], (str, bytes, _os.PathLike))
+                and _os.fsdecode(_os.fspath(args[0])).endswith(".npz")))
         if legacy and isinstance(args[0], dict):
             inputs, label, ca, cb = _npz_of(args[0], tmp, 0), "<dict>", fa, fb
         elif legacy:
