@@ -178,7 +178,7 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
                  unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
                  params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
                  cpus=None, spread=False, native=None, progress=False, target_precision=None,
-                 max_time=None):
+                 max_time=None, stop_after=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
     native: (args, kwargs) to call fn(*args, **kwargs) with the caller's own objects
     instead of arrays (inputs is then None).
@@ -241,6 +241,9 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             if isinstance(x, bool) or not isinstance(x, int):
                 raise RpxprofTypeError("cpus: CPU numbers are ints, not %s" % type(x).__name__)
         cpus = ",".join(str(x) for x in items)
+    first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else inputs
+    if native is None and isinstance(first, dict) and first:
+        _check_arrays_call(fn, first)
     tmp = _tempfile.mkdtemp(prefix="rpxprof-")
     try:
         has_dict = False
@@ -287,7 +290,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             params=float("nan") if params is None else float(params), gpus=gpus,
             timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
             cpus=cpus, spread=bool(spread), **_native_keywords(native, progress,
-                                                                target_precision, max_time))
+                                                                target_precision, max_time,
+                                                                stop_after))
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))
@@ -302,12 +306,32 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
     return report
 
 
+def _check_arrays_call(fn, arrays):
+    """profile(fn, {"name": array}) calls fn(name=array): refused before anything runs,
+    in Python's words, when fn's parameters do not take those names."""
+    import inspect
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(**{k: None for k in arrays if isinstance(k, str)})
+    except TypeError as e:
+        label = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+        raise RpxprofTypeError(
+            "rpxprof.profile(%s%s, {%s}): a dict of arrays is passed by name, as "
+            "fn(%s), and %s does not take that: %s; name its parameters after the dict's keys, "
+            "or pass the arrays as positional arguments: rpxprof.profile(fn, %s)"
+            % (label, sig, ", ".join("%r: ..." % k for k in arrays), ", ".join(
+                "%s=..." % k for k in arrays), label, e, ", ".join(str(k) for k in arrays)))
+
+
 def _native_label(native):
     from . import _torch
     return _torch.describe(*native)
 
 
-def _native_keywords(native, progress, target_precision, max_time):
+def _native_keywords(native, progress, target_precision, max_time, stop_after=None):
     kw = {"progress": bool(progress)}
     if native is not None:
         kw["args"], kw["kwargs"] = native
@@ -317,6 +341,8 @@ def _native_keywords(native, progress, target_precision, max_time):
         kw["target_precision"] = float(target_precision)
     if max_time is not None:
         kw["max_time"] = float(max_time)
+    if stop_after is not None:
+        kw["stop_after"] = max(float(stop_after), 1e-3)
     return kw
 
 

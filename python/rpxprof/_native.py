@@ -73,7 +73,10 @@ def _calibrate(call, max_time):
     kept = sorted(times[1:] if len(times) > 1 else times)  # the first call pays lazy setup
     med = _percentile(kept, 0.5)
     iqr = _percentile(kept, 0.75) - _percentile(kept, 0.25)
-    mean = sum(kept) / len(kept)  # what the time budget pays per call (the tail included)
+    # what the time budget pays per call: the mean of the fastest 90 % (a single stall of
+    # a busy machine in the calibration must not shrink the run; the deadline guards the rest)
+    body = kept[:max(1, int(0.9 * len(kept)))] if len(kept) >= 10 else kept
+    mean = sum(body) / len(body)
     return max(med, 1e-9), max(mean, med, 1e-9), (iqr / med if med > 0 else 0.0), \
         len(times), time.perf_counter() - start
 
@@ -136,11 +139,14 @@ def profile(fn, *args, kwargs=None, warmup=10, repeats=None, device="cpu",
     from . import RpxprofError, RpxprofTypeError, _check_fn, _profile_run
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
+        import difflib
+        close = difflib.get_close_matches(unknown[0], OPTIONS, 1)
         raise RpxprofTypeError(
-            "rpxprof.profile(): unknown option%s %s; the options are %s. The model's own "
+            "rpxprof.profile(): unknown option%s %s%s; the options are %s. The model's own "
             "keyword arguments go in kwargs=, e.g. rpxprof.profile(model, x, kwargs={%r: ...})"
             % ("s" if len(unknown) > 1 else "", ", ".join(repr(u) for u in unknown),
-               ", ".join(OPTIONS), unknown[0]))
+               " (did you mean %r?)" % close[0] if close else "", ", ".join(OPTIONS),
+               unknown[0]))
     if kwargs is not None and not isinstance(kwargs, dict):
         raise RpxprofTypeError("rpxprof.profile(fn, *args, kwargs=...): kwargs is the model's "
                                "keyword arguments, a dict name -> value, not %s"
@@ -209,6 +215,8 @@ def profile(fn, *args, kwargs=None, warmup=10, repeats=None, device="cpu",
         auto = None
         if repeats is None:
             auto = _autorange(call, options, min_time, max_time, precision)
+            # the soft deadline: no timed call starts after it (the report's time is kept)
+            options["stop_after"] = auto["deadline"] - time.perf_counter()
         report = _profile_run(fn, None, native=(tuple(args), call_kw), progress=progress,
                               **options)
     finally:
@@ -271,7 +279,8 @@ def _autorange(call, options, min_time, max_time, precision):
         # the p50's interval is wider than +-precision and another process fits the time left
         options["target_precision"] = min(precision, 0.5)
         options["max_time"] = max(max_time - (time.perf_counter() - t0), 1e-3)
-    return {"min_time_s": min_time, "max_time_s": max_time, "target_precision": precision,
+    reserve = min(0.5, 0.1 * max_time)  # for the report: statistics, system card
+    return {"deadline": t0 + max_time - reserve, "min_time_s": min_time, "max_time_s": max_time, "target_precision": precision,
             "calibration_calls": n_cal, "calibration_s": spent,
             "calibration_p50_ms": p50 * 1e3, "calibration_mean_ms": per_call * 1e3,
             "calibration_spread": spread,
@@ -281,11 +290,15 @@ def _autorange(call, options, min_time, max_time, precision):
 
 def _autorange_note(report, auto):
     started = auto.pop("started")
+    auto.pop("deadline")
     auto["seconds"] = time.perf_counter() - started
     n_procs = report.get("processes")
     measured = len(report.get("latency_samples_ms") or ())
     auto["calls"] = measured
     auto["processes_run"] = n_procs
+    if measured < auto["repeats"] and not auto["limited_by"]:
+        auto["limited_by"] = ("the calls ran slower than calibrated: the deadline before "
+                              "max_time stopped them after %d of %d" % (measured, auto["repeats"]))
     text = ("auto-ranging (repeats=None): %d timed calls%s after %d warmup, picked from %d "
             "calibration calls (p50 %.4g ms) for min_time %g s, max_time %g s and a target "
             "precision of +-%g %%; the whole profile() took %.2f s%s"

@@ -271,6 +271,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
         if (stop && *stop) goto interrupted;
+        if (cfg->deadline_ns > 0 && i > 0 && rpx_clock_now_ns() >= cfg->deadline_ns) break;
         if (many) in = &many[k];
         if (pristine) {
             int64_t r0 = rpx_clock_now_ns();

@@ -99,6 +99,9 @@ typedef struct rpx_run_config {
     long progress_before;         /* timed calls of the run's processes before this one */
     long progress_total;          /* timed calls of the whole run; 0: this loop's repeats */
     int progress_process;         /* this process's number from 1; 0: not shown */
+    /* a soft deadline (CLOCK_MONOTONIC ns; 0: none): once it has passed, no further
+     * timed call starts (after the first); the run completes with what it measured */
+    int64_t deadline_ns;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

@@ -346,6 +346,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         run_params rp = {.model = c->model, .device = c->device, .precision = c->precision,
                          .unit = c->unit, .warmup = c->warmup, .repeats = c->repeats,
                          .gpu_time = c->gpu_time, .progress = c->progress,
+                         .stop_after_s = c->stop_after_s,
                          .timeout_s = c->timeout_s, .call_timeout_s = c->call_timeout_s,
                          .setup_timeout_s = c->setup_timeout_s, .grace_s = c->grace_s,
                          .target = &c->target, .max_failures = c->max_failures};

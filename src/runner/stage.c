@@ -223,6 +223,11 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
                               .progress_before = p->sample_offset,
                               .progress_total = p->progress_total,
                               .progress_process = p->process_index + 1,
+                              .deadline_ns = p->stop_after_s > 0
+                                                 ? (p->run_start_ns > 0 ? p->run_start_ns
+                                                                        : rpx_clock_now_ns()) +
+                                                       (int64_t)(p->stop_after_s * 1e9)
+                                                 : 0,
                               .peaks_reset = peaks_reset, .peaks_ctx = &pk,
                               .after_call = after_call, .after_ctx = &ac,
                               .samples = sh->samples, .calls_done = &sh->calls_done,
