@@ -241,9 +241,6 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             if isinstance(x, bool) or not isinstance(x, int):
                 raise RpxprofTypeError("cpus: CPU numbers are ints, not %s" % type(x).__name__)
         cpus = ",".join(str(x) for x in items)
-    first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else inputs
-    if native is None and isinstance(first, dict) and first:
-        _check_arrays_call(fn, first)
     tmp = _tempfile.mkdtemp(prefix="rpxprof-")
     try:
         has_dict = False
@@ -266,6 +263,9 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             single = _npz_of(inputs, tmp, 0)
         else:
             single = _as_path(inputs, "inputs")
+        first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else inputs
+        if native is None and isinstance(first, dict) and first:
+            _check_arrays_call(fn, first)  # after the dtypes (each refused by its key)
         cost_path = None
         if isinstance(cost, (bytes, bytearray, memoryview)):
             cost_path = _os.path.join(tmp, "model.onnx")
