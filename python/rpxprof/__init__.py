@@ -67,6 +67,7 @@ class Report(dict):
     prints as warnings) and `.write(path, force=False)`."""
 
     warnings = ()
+    autorange = None  # what auto-ranging chose (repeats=None), docs/python.md
 
     @property
     def status(self):
