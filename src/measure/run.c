@@ -63,6 +63,8 @@ static void *progress_main(void *arg)
     progress *p = arg;
     const struct timespec tick = {0, 200 * 1000 * 1000};
     int printed = 0;
+    int64_t p50_at = 0;           /* the p50 is taken again at most once a second */
+    double p50_ms = (double)NAN;
     while (!atomic_load_explicit(&p->finished, memory_order_acquire)) {
         long done = atomic_load_explicit(&p->done, memory_order_relaxed);
         int64_t now = rpx_clock_now_ns();
@@ -83,7 +85,11 @@ static void *progress_main(void *arg)
             /* this loop's pace over every timed call of the run still to come */
             double per = timed > 0 ? (elapsed / (double)done) : 0.0;
             double left = per * (double)(p->run_total - all);
-            progress_ms(progress_p50(p), p50, sizeof p50);
+            if (p50_ms != p50_ms || now - p50_at >= 1000000000LL) {
+                p50_ms = progress_p50(p);
+                p50_at = now;
+            }
+            progress_ms(p50_ms, p50, sizeof p50);
             fprintf(stderr, "\r\033[Krpxprof: %ld/%ld calls%s, p50 %s, %.0f s left", all,
                     p->run_total, proc, p50, left < 0 ? 0.0 : left + 0.5);
         }
