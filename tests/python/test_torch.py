@@ -146,6 +146,18 @@ def test_forked_workers_get_the_tensors_by_fork():
     assert len(r["latency_samples_ms"]) == 20
 
 
+def test_forked_workers_after_cuda_initialised_are_refused(monkeypatch):
+    # no GPU needed: the refusal depends on torch.cuda.is_initialized() only
+    monkeypatch.setattr(rpxprof._torch, "cuda_initialized", lambda: True)
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(lambda: None, processes=2, repeats=5)
+    text = str(e.value)
+    assert e.value.code == 2 and "forked child" in text and "processes=None" in text, text
+    monkeypatch.undo()
+    r = rpxprof.profile(lambda: None, processes=2, repeats=6, warmup=0)
+    assert r["status"] == "complete"
+
+
 def test_errors_speak_python():
     with pytest.raises(rpxprof.RpxprofTypeError) as e:
         rpxprof.profile(lambda *a: 0, {"rgb": np.zeros(3)})
