@@ -206,13 +206,19 @@ def test_cost_of_a_module_is_the_forward_hook_count():
 
 @pytest.mark.skipif(SANITIZED, reason="resnet18's export is slow on 2 cores under ASan; "
                     "the normal build checks it")
-def test_cost_of_resnet18_is_1814073344_macs():
+def test_resnet18_in_one_line_and_its_cost_is_1814073344_macs():
     torchvision = pytest.importorskip("torchvision")
     m = torchvision.models.resnet18().eval()
     x = torch.randn(1, 3, 224, 224)
     truth = hook_macs(m, x)
     assert truth == 1814073344
     assert rpxprof.cost(m, x)["macs"] == truth
+    # the issue's one line works (its speed against Timer: bench/bench_torch_timer.py)
+    r = rpxprof.profile(m, x, max_time=4.0)
+    assert r["status"] == "complete" and r["model_callable"] == "torchvision.models.resnet:ResNet"
+    assert len(r["latency_samples_ms"]) >= 1 and r.autorange["max_time_s"] == 4.0
+    r = rpxprof.profile(lambda: m(x), repeats=3, warmup=1)
+    assert r["status"] == "complete"
 
 
 def test_autoranging_stops_within_max_time_and_says_what_it_chose():
