@@ -145,6 +145,14 @@ def test_forked_workers_get_the_tensors_by_fork():
     assert r["status"] == "complete" and r["processes"] == 2
     assert len(r["latency_samples_ms"]) == 20
 
+    class Strict(torch.nn.Module):  # a forked worker keeps the module's inference mode
+        def forward(self, t):
+            if not torch.is_inference_mode_enabled():
+                raise AssertionError("not under inference_mode in the worker")
+            return t * 2
+    r = rpxprof.profile(Strict(), x, processes=2, warmup=1, repeats=10)
+    assert r["status"] == "complete"
+
 
 def test_forked_workers_after_cuda_initialised_are_refused(monkeypatch):
     # no GPU needed: the refusal depends on torch.cuda.is_initialized() only
