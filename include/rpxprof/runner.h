@@ -104,6 +104,10 @@ typedef struct rpx_runner_config {
      * +-target_precision of it (0: off), or max_time_s has passed */
     double target_precision;
     double max_time_s;
+    /* a soft deadline (the Python package's auto-ranging): no timed call starts once this
+     * many seconds have passed since the first process began, and the run completes
+     * with the samples it has (at least one per process); 0: none */
+    double stop_after_s;
     /* paced calls (a shared object or Python callable): one timed call per
      * 1/rate_hz seconds on absolute deadlines, late starts counted; the
      * report's `pacing` (src/runner/pacing.c). 0: back to back. */

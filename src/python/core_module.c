@@ -113,6 +113,8 @@ static int str_list(PyObject *list, const char *what, const char ***out, size_t 
 typedef struct core_state {
     rpx__pycall call;             /* first: the py_call hooks take this state */
     const char *module, *qualname;
+    PyObject *args, *kwargs;      /* profile(fn, *args, kwargs=): the caller's objects, or
+                                     NULL (the arrays of the inputs, by name) */
 } core_state;
 
 static int core_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
@@ -121,7 +123,9 @@ static int core_setup(void **state, const rpx_inputs *in, const rpx_run_info *in
     core_state *s = *state;
     int rc;
     s->call.cuda = info && info->device && strcmp(info->device, "cuda") == 0;
-    if ((rc = rpx__pycall_bind(&s->call, in, err)) != 0) return rc;
+    rc = s->args ? rpx__pycall_bind_native(&s->call, s->args, s->kwargs, err)
+                 : rpx__pycall_bind(&s->call, in, err);
+    if (rc != 0) return rc;
     return rpx__pycall_check_signature(&s->call, err);
 }
 
@@ -193,7 +197,11 @@ static const char *status_text(rpx_runner_status st)
 
 /* profile(fn, model, module, qualname, inputs, samples, label, writable,
  *         warmup, repeats, device, precision, unit, processes, meta_json,
- *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread)
+ *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread,
+ *         args, kwargs, progress, target_precision, max_time, stop_after)
+ * args (a tuple) / kwargs (a dict or None): fn(*args, **kwargs) with the caller's
+ * own objects, and no inputs file (model may be any name); progress: the
+ * loop's progress line on stderr (the caller checked the terminal).
  * -> (report_json, status, exit_code, warnings, error)
  * processes 0: one worker in this process (no fork). */
 static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
@@ -201,8 +209,10 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"fn", "model", "module", "qualname", "inputs", "samples", "label",
                             "writable", "warmup", "repeats", "device", "precision", "unit",
                             "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
-                            "call_timeout", "cpus", "spread", NULL};
+                            "call_timeout", "cpus", "spread", "args", "kwargs", "progress",
+                            "target_precision", "max_time", "stop_after", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
+    PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
     const char *meta = NULL;
     const char **sample_files = NULL;
@@ -217,12 +227,19 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzp", names, &fn, &model,
-                                     &module, &qualname, &inputs, &samples_obj, &label,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpddd", names, &fn,
+                                     &model, &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
-                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread))
+                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
+                                     &call_args, &call_kwargs, &c.progress, &c.target_precision,
+                                     &c.max_time_s, &c.stop_after_s))
         return NULL;
+    if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
+        (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "args: a tuple, kwargs: a dict");
+        return NULL;
+    }
     if (!PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_TypeError, "fn must be callable");
         return NULL;
@@ -247,6 +264,10 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     st.call.function_name = qualname;
     st.module = module;
     st.qualname = qualname;
+    st.args = call_args != Py_None ? call_args : NULL;
+    st.kwargs = call_kwargs != Py_None ? call_kwargs : NULL;
+    if (call_kwargs != Py_None && !st.args) st.args = PyTuple_New(0); /* kwargs only */
+    else Py_XINCREF(st.args);
     custom.kind_name = "python";
     custom.call = rpx__pycall_call;
     custom.setup = core_setup;
@@ -303,6 +324,7 @@ done:
     Py_XDECREF(warnings);
     rpx_runner_result_free(&res);
     rpx__pycall_clear(&st.call);
+    Py_XDECREF(st.args);
     json_decref(meta_json);
     free(sample_files);
     return out;

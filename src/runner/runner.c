@@ -286,7 +286,9 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
     x->kind = config_kind(c);
     /* an HTTP request's body may come from --body (or be none): no inputs file then */
-    if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0)
+    /* ... nor for a caller-made target that brings its own arguments (rpxprof.profile(fn, x)) */
+    if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0 &&
+        !c->target.custom)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     /* ranges and combinations, as `rpxprof run`, manifests and Python check them */
     if ((rc = rpx_runner_config_check(c, RPX_SPELL_KEY, err)) != 0) return rc;
@@ -344,6 +346,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         run_params rp = {.model = c->model, .device = c->device, .precision = c->precision,
                          .unit = c->unit, .warmup = c->warmup, .repeats = c->repeats,
                          .gpu_time = c->gpu_time, .progress = c->progress,
+                         .stop_after_s = c->stop_after_s,
                          .timeout_s = c->timeout_s, .call_timeout_s = c->call_timeout_s,
                          .setup_timeout_s = c->setup_timeout_s, .grace_s = c->grace_s,
                          .target = &c->target, .max_failures = c->max_failures};

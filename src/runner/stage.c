@@ -219,6 +219,15 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         rpx_call_recorder recorder;
         rpx_run_config cfg = {.warmup = p->warmup, .repeats = p->repeats,
                               .progress = p->progress, .stop = &sh->stop,
+                              .progress_since_ns = p->run_start_ns,
+                              .progress_before = p->sample_offset,
+                              .progress_total = p->progress_total,
+                              .progress_process = p->process_index + 1,
+                              .deadline_ns = p->stop_after_s > 0
+                                                 ? (p->run_start_ns > 0 ? p->run_start_ns
+                                                                        : rpx_clock_now_ns()) +
+                                                       (int64_t)(p->stop_after_s * 1e9)
+                                                 : 0,
                               .peaks_reset = peaks_reset, .peaks_ctx = &pk,
                               .after_call = after_call, .after_ctx = &ac,
                               .samples = sh->samples, .calls_done = &sh->calls_done,

@@ -38,6 +38,9 @@ typedef struct run_params {
     const char *model, *device, *precision, *unit;
     long warmup, repeats;
     int gpu_time, progress;
+    long progress_total;          /* the progress line's timed calls of the whole run */
+    double stop_after_s;          /* rpx_runner_config.stop_after_s (from run_start_ns) */
+    int process_index;            /* this process's index among the run's (0 first) */
     double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
     double grace_s;               /* after SIGINT/SIGTERM: how long the call in progress may
                                      take before the model's process is killed */
