@@ -42,7 +42,7 @@ int rpx_cli_report(int argc, char **argv);
  * output before the work (RPX_OUTPUT_HTML, `protect` never replaced); then
  * write the page of `in`, or of files and folders as `rpxprof report` reads
  * them. Each returns 0 or the exit code after printing the error; `out` is
- * committed or discarded either way. */
+ * committed or discarded either way. `force` < 0: the command has no --force. */
 int rpx__cli_html_open(const char *cmd, const char *path, int force, const char *const *protect, size_t np,
                        rpx_output **out);
 int rpx__cli_html(const char *cmd, rpx_output *out, const rpx_html_input *in);

@@ -265,7 +265,8 @@ static int load_inputs(loaded *l, char **inputs, size_t n)
             } else if (sc && !strcmp(sc, RPX_VALIDATION_SCHEMA)) {
                 json_decref(j);
                 rc = rpx_cli_fail("report", RPX_EXIT_USAGE, "%s: give the aggregate folder that holds it, not the file", in);
-            } else if (!sc && json_object_get(j, "verdict") && json_object_get(j, "base") && json_object_get(j, "new")) {
+            } else if (!sc && json_object_get(j, "base") && json_object_get(j, "new") &&
+                       (json_object_get(j, "verdict") || json_is_array(json_object_get(j, "rows")))) {
                 if (l->compare) { json_decref(j); rc = rpx_cli_fail("report", RPX_EXIT_USAGE, "%s: a second comparison; give one", in); break; }
                 l->compare = j;
                 l->cbase = compare_side(in, json_string_value(json_object_get(j, "base")));
@@ -304,7 +305,8 @@ int rpx__cli_html_open(const char *cmd, const char *path, int force, const char 
     rpx_output_options oo = {RPX_OUTPUT_HTML, NULL, 0, NULL, 0, "--html", 0};
     rpx_error err = {0};
     int c;
-    oo.force = force;
+    oo.force = force > 0;
+    oo.no_force = force < 0;      /* the command has no --force */
     oo.protect = protect;
     oo.n_protect = np;
     if ((c = rpx_output_open(path, &oo, out, &err)) != 0)

@@ -628,6 +628,33 @@ static void run_view(hout *o, const json_t *r, const char *name, const char *id)
 
 /* ---- a comparison ---------------------------------------------------------- */
 
+/* Two batch folders compared row by row (compare DIR DIR --json). */
+static void compare_rows_view(hout *o, const json_t *c)
+{
+    static const char *const keys[] = {"task", "model", "status", "verdict", "p50_ratio", "p50_ratio_ci", "p95_ratio",
+                                       "mean_ratio", "p_value_holm", "reason"};
+    put(o, "<section class=\"compare\" id=\"compare\">\n<h2>Comparison of two batch folders: ");
+    rpx__h_esc(o, jstr(c, "new"));
+    put(o, " against ");
+    rpx__h_esc(o, jstr(c, "base"));
+    put(o, "</h2>\n<p class=\"headline\">");
+    put_jnum(o, json_object_get(c, "compared"));
+    put(o, " (task, model) rows compared, ");
+    put_jnum(o, json_object_get(c, "refused"));
+    put(o, " refused; geometric mean of the p50 ratios new/base: ");
+    put_jnum(o, json_object_get(c, "geomean_p50_ratio"));
+    put(o, ".</p>\n<div class=\"wide\">");
+    rows_table(o, json_object_get(c, "rows"), keys, sizeof keys / sizeof *keys);
+    put(o, "</div>\n");
+    if (json_array_size(json_object_get(c, "only_in_base")) || json_array_size(json_object_get(c, "only_in_new"))) {
+        put(o, "<div class=\"alert\"><b>Not in both</b><ul>");
+        list_items(o, json_object_get(c, "only_in_base"), "only-base");
+        list_items(o, json_object_get(c, "only_in_new"), "only-new");
+        put(o, "</ul></div>\n");
+    }
+    put(o, "</section>\n");
+}
+
 static void compare_view(hout *o, const json_t *c, const json_t *base, const json_t *nw)
 {
     const char *v = jstr(c, "verdict");
@@ -792,7 +819,8 @@ int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err)
     rpx__h_esc(&o, title);
     put(&o, "</h1>\n");
     if (in->validation) batch_view(&o, in);
-    if (in->compare) compare_view(&o, in->compare, in->compare_base, in->compare_new);
+    if (in->compare && json_is_array(json_object_get(in->compare, "rows"))) compare_rows_view(&o, in->compare);
+    else if (in->compare) compare_view(&o, in->compare, in->compare_base, in->compare_new);
     if (in->n_runs > 1 || in->validation) {
         put(&o, "<nav><b>Runs:</b> ");
         for (i = 0; i < in->n_runs; i++) {

@@ -277,6 +277,41 @@ class HtmlReportTest(unittest.TestCase):
         self.report("run.json", out="own.html")
         self.report("run2.json", out="own.html")     # its own page is replaced
 
+    def test_html_beside_each_command(self):
+        d = self.tmp
+        def page(name):
+            with open(self.path(name)) as f:
+                html = f.read()
+            self.check_static(html)
+            return html
+        p = run("run", "--model", "rpxprof-demo:demo_depth", "--inputs", "frame.npz", "--repeats", "30", "-q",
+                "--output", "h-run.json", "--html", "h-run.html", check=0, cwd=d)
+        self.assertEqual(p.stdout.split(), ["h-run.json", "h-run.html"])
+        with open(self.path("h-run.json")) as f:
+            r = json.load(f)
+        self.assertIn(f'data-ms="{r["latency"]["p50_ms"]!r}"', page("h-run.html"))
+        run("compare", "run.json", "run2.json", "--html", "h-cmp.html", check=0, cwd=d)
+        self.assertIn('id="compare-two"', page("h-cmp.html"))
+        run("compare", "bo", "bo", "--html", "h-cmpd.html", check=0, cwd=d)
+        self.assertIn("Comparison of two batch folders", page("h-cmpd.html"))
+        run("batch", "m.json", "--out-dir", "bo2", "-q", "--html", "h-batch.html", check=0, cwd=d)
+        self.assertIn('<span class="status FAIL">FAIL</span>', page("h-batch.html"))
+        run("aggregate", "bo", "--out-dir", "ag3", "-q", "--html", "h-agg.html", check=1, cwd=d)
+        html = page("h-agg.html")
+        self.assertIn('<span class="status FAIL">FAIL</span>', html)
+        self.assertIn('id="run-1"', html)
+        # what a command reads is never its page; a file rpxprof did not write is kept
+        p = run("run", "--model", "rpxprof-demo:demo_depth", "--inputs", "frame.npz", "--repeats", "5", "-q",
+                "--output", "h2.json", "--html", "frame.npz", cwd=d)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--html frame.npz: is one of the files this command reads", p.stderr)
+        self.assertFalse(os.path.exists(self.path("h2.json")))   # refused before the first call
+        with open(self.path("notes.html"), "w") as f:
+            f.write("mine")
+        p = run("compare", "run.json", "run2.json", "--html", "notes.html", cwd=d)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("choose another --html path", p.stderr)
+
     def test_many_calls_draw_ranges_not_a_subsample(self):
         if SANITIZED:
             self.skipTest("60,000 calls: normal build only")
