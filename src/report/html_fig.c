@@ -29,6 +29,7 @@
 typedef struct axis {
     double lo, hi;
     int log;
+    int integer;                  /* ticks at whole numbers only (CPU numbers) */
     double p0, p1;                /* pixel range */
 } axis;
 
@@ -44,11 +45,13 @@ static void amake(axis *a, double mn, double mx, int allow_log, double p0, doubl
 {
     a->p0 = p0;
     a->p1 = p1;
+    a->integer = 0;
     if (!isfinite(mn) || !isfinite(mx)) mn = 0, mx = 1;
-    a->log = allow_log && mn > 0 && mx / mn > 20;
-    if (a->log) {
-        a->lo = pow(10, floor(log10(mn)));
-        a->hi = pow(10, ceil(log10(mx)));
+    /* latency spans more than 5x (a cold first call, a stall): log, so that the body shows */
+    a->log = allow_log && mn > 0 && mx / mn > 5;
+    if (a->log) {   /* the data's own range, a little room each side */
+        a->lo = mn / 1.15;
+        a->hi = mx * 1.15;
         if (!(a->lo > 0)) a->lo = 1e-300;
         if (!isfinite(a->hi)) a->hi = 1e308;
         if (a->hi <= a->lo) a->hi = a->lo * 10;
@@ -66,12 +69,14 @@ static void amake(axis *a, double mn, double mx, int allow_log, double p0, doubl
 static void aticks(hout *o, const axis *a, int vertical, double c0, double c1)
 {
     char b[64];
-    if (a->log) {
-        double v;
-        int i = 0, decades = (int)lround(log10(a->hi / a->lo)), every = decades > 10 ? (decades + 9) / 10 : 1;
-        for (v = a->lo; v <= a->hi * 1.0001 && i < 700; v *= 10, i++) {
-            double p = apos(a, v);
-            if (i % every) continue;
+    if (a->log) {   /* 1-2-5 ticks over a few decades, every k-th decade over many */
+        static const double m125[3] = {1, 2, 5};
+        int k0 = (int)floor(log10(a->lo)), k1 = (int)ceil(log10(a->hi)), decades = k1 - k0, k, j;
+        int every = decades > 10 ? (decades + 9) / 10 : 1, nm = decades <= 3 ? 3 : 1;
+        for (k = k0; k <= k1 && k - k0 < 700; k++) for (j = 0; j < nm; j++) {
+            double v = m125[j] * pow(10, k), p;
+            if ((k - k0) % every || v < a->lo || v > a->hi) continue;
+            p = apos(a, v);
             snprintf(b, sizeof b, "%g", v);
             if (vertical)
                 put(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/><text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
@@ -85,6 +90,7 @@ static void aticks(hout *o, const axis *a, int vertical, double c0, double c1)
         int i;
         if (span / step > 10) step *= 2;
         if (span / step > 10) step = step / 2 * 5;
+        if (a->integer && step < 1) step = 1;
         for (i = 0, v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-9 && i < 40; i++, v = (ceil(a->lo / step) + i) * step) {
             double p = apos(a, v);
             if (fabs(v) < step * 1e-9) v = 0;
@@ -265,7 +271,13 @@ static void series(hout *o, const rpx_h_run *run, const double *values, const ch
     else xmax = (double)(run->n - 1);
     if (xmax <= xmin) xmax = xmin + 1;
     amake(&y, mn, mx, allow_log, B, T);
+    if (!allow_log) { /* CPU numbers: whole ticks, half a CPU of room */
+        y.lo = mn - 0.5;
+        y.hi = mx + 0.5;
+        y.integer = 1;
+    }
     x.log = 0;
+    x.integer = !xs;
     x.lo = xmin;
     x.hi = xmax;
     x.p0 = 0;

@@ -129,6 +129,15 @@ class HtmlReportTest(unittest.TestCase):
         self.assertIn("@media print", html)
         self.assertIn("prefers-color-scheme:dark", html)
 
+    def shot(self, html_name, png, *flags, size="1100,2400"):
+        prof = tempfile.mkdtemp(prefix="rpxchrome-")
+        try:
+            chromium("--hide-scrollbars", f"--window-size={size}", *flags, f"--screenshot={png}",
+                     "file://" + self.path(html_name), prof=prof)
+        finally:
+            shutil.rmtree(prof, ignore_errors=True)
+        self.assertTrue(os.path.exists(png) and os.path.getsize(png) > 10000, f"{png}: no screenshot")
+
     def browse(self, html_name, view):
         """Open a copy with the probe from file://; returns what it found. Keeps a
         screenshot of the page itself as test-artifacts/html/VIEW.png."""
@@ -198,6 +207,10 @@ class HtmlReportTest(unittest.TestCase):
         found = self.browse("run.html", "run")
         self.check_p50(found, [r])
         self.check_zoom(found)
+        # the README's picture (docs/images/report-run.png is a copy of it) and the dark scheme
+        self.shot("run.html", os.path.join(ARTIFACTS, "run-readme.png"), size="1000,1700")
+        self.shot("run.html", os.path.join(ARTIFACTS, "run-dark.png"), "--force-dark-mode",
+                  "--blink-settings=preferredColorScheme=0")
 
     def test_crashed_run_view(self):
         r = self.reports["crashed"]
