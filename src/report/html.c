@@ -809,7 +809,9 @@ int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err)
         return rpx_error_set(err, RPX_EINVAL, "nothing to show: give a run report, a comparison or a batch");
     if (in->title) snprintf(title, sizeof title, "%s", in->title);
     else if (in->validation) snprintf(title, sizeof title, "rpxprof batch: %s", jstr(in->validation, "status") ? jstr(in->validation, "status") : "");
-    else if (in->compare) snprintf(title, sizeof title, "rpxprof compare: %s", jstr(in->compare, "verdict") ? jstr(in->compare, "verdict") : "");
+    else if (in->compare)
+        snprintf(title, sizeof title, "rpxprof compare: %s",
+                 jstr(in->compare, "verdict") ? jstr(in->compare, "verdict") : "two batch folders");
     else {
         const json_t *r = in->runs[0];
         snprintf(title, sizeof title, "rpxprof run: %s", jstr(r, "model_name") ? jstr(r, "model_name") : jstr(r, "model_callable") ? jstr(r, "model_callable") : "report");
