@@ -138,7 +138,7 @@ class HtmlReportTest(unittest.TestCase):
             shutil.rmtree(prof, ignore_errors=True)
         self.assertTrue(os.path.exists(png) and os.path.getsize(png) > 10000, f"{png}: no screenshot")
 
-    def browse(self, html_name, view):
+    def browse(self, html_name, view, size="1100,2400"):
         """Open a copy with the probe from file://; returns what it found. Keeps a
         screenshot of the page itself as test-artifacts/html/VIEW.png."""
         if SANITIZED:
@@ -157,7 +157,7 @@ class HtmlReportTest(unittest.TestCase):
             png = os.path.join(ARTIFACTS, view + ".png")
             if os.path.exists(png):
                 os.unlink(png)
-            chromium("--hide-scrollbars", "--window-size=1100,2400", f"--screenshot={png}", "file://" + src, prof=prof)
+            chromium("--hide-scrollbars", f"--window-size={size}", f"--screenshot={png}", "file://" + src, prof=prof)
         finally:
             shutil.rmtree(prof, ignore_errors=True)
         m = re.search(r'<pre id="rpx-probe">(.*?)</pre>', p.stdout, re.S)
@@ -204,13 +204,26 @@ class HtmlReportTest(unittest.TestCase):
             self.assertIn('id="run-0-cpu"', html)  # the CPU each call started on
         for n in r["notes"]:
             self.assertIn(n.replace("'", "&#39;").replace('"', "&quot;"), html)
-        found = self.browse("run.html", "run")
+        # its screenshot is the README's picture (docs/images/report-run.png is a copy of it)
+        found = self.browse("run.html", "run", size="1000,1700")
         self.check_p50(found, [r])
         self.check_zoom(found)
-        # the README's picture (docs/images/report-run.png is a copy of it) and the dark scheme
-        self.shot("run.html", os.path.join(ARTIFACTS, "run-readme.png"), size="1000,1700")
+        # the dark scheme
         self.shot("run.html", os.path.join(ARTIFACTS, "run-dark.png"), "--force-dark-mode",
                   "--blink-settings=preferredColorScheme=0")
+        # printed: chromium's own PDF of the page (@media print), kept beside the screenshots
+        pdf = os.path.join(ARTIFACTS, "run.pdf")
+        if os.path.exists(pdf):
+            os.unlink(pdf)
+        prof = tempfile.mkdtemp(prefix="rpxchrome-")
+        try:
+            chromium("--no-pdf-header-footer", f"--print-to-pdf={pdf}", "file://" + self.path("run.html"), prof=prof)
+        finally:
+            shutil.rmtree(prof, ignore_errors=True)
+        with open(pdf, "rb") as f:
+            data = f.read()
+        self.assertTrue(data.startswith(b"%PDF"), "chromium printed no PDF")
+        self.assertGreater(data.count(b"/Type /Page") + data.count(b"/Type/Page"), 1, "the print has one page or none")
 
     def test_crashed_run_view(self):
         r = self.reports["crashed"]
