@@ -43,18 +43,47 @@ void rpx__h_esc(hout *o, const char *s)
     rpx__sb_add(o, run, (size_t)(s - run));
 }
 
+/* Fixed-point text of v with `decimals` digits, trailing zeros dropped. */
+static void fixed(char *buf, size_t size, double v, int decimals)
+{
+    char *e;
+    snprintf(buf, size, "%.*f", decimals, v);
+    if (!strchr(buf, '.')) return;
+    for (e = buf + strlen(buf) - 1; *e == '0'; e--) *e = '\0';
+    if (*e == '.') *e = '\0';
+}
+
 const char *rpx__h_num(char *buf, size_t size, double v)
 {
+    int d;
     if (!isfinite(v)) return "n/a";
-    if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, size, "%.0f", v); /* 200, not 2e+02 */
-    else rpx__fmt_shortest(buf, size, v);
+    if (v == floor(v) && fabs(v) < 1e15) { snprintf(buf, size, "%.0f", v); return buf; } /* 200, not 2e+02 */
+    if (fabs(v) >= 1e-9 && fabs(v) < 1e15)   /* 0.00006, not 6e-05: the shortest fixed text that reads back */
+        for (d = 1; d <= 26; d++) {
+            fixed(buf, size, v, d);
+            if (strtod(buf, NULL) == v) return buf;
+        }
+    rpx__fmt_shortest(buf, size, v);
+    return buf;
+}
+
+/* Six significant digits in fixed point where that reads well. */
+static const char *num6(char *buf, size_t size, double v)
+{
+    if (fabs(v) >= 1e-9 && fabs(v) < 1e15) {
+        int d = 6 - ((int)floor(log10(fabs(v))) + 1);
+        fixed(buf, size, v, d < 0 ? 0 : d > 24 ? 24 : d);
+    } else snprintf(buf, size, "%.6g", v);
     return buf;
 }
 
 const char *rpx__h_num3(char *buf, size_t size, double v)
 {
     if (!isfinite(v)) return "n/a";
-    if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-4)) snprintf(buf, size, "%.3g", v);
+    if (v != 0 && fabs(v) < 1e-4 && fabs(v) >= 1e-9) {   /* 0.0000213, not 2.13e-05 */
+        int d = 3 - ((int)floor(log10(fabs(v))) + 1);
+        snprintf(buf, size, "%.*f", d, v);
+    } else if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-4)) snprintf(buf, size, "%.3g", v);
     else {
         int digits = v == 0 ? 1 : (int)floor(log10(fabs(v))) + 1, dec = 3 - digits;
         if (dec < 0) dec = 0;
@@ -82,7 +111,7 @@ static void put_jnum(hout *o, const json_t *v)
     double x = rpx__h_jnum(v);
     rpx__h_num(b, sizeof b, x);
     if (!isfinite(x)) { put(o, "<span class=\"na\">n/a</span>"); return; }
-    snprintf(s6, sizeof s6, "%.6g", x);
+    num6(s6, sizeof s6, x);
     if (strtod(s6, NULL) == x || (x == floor(x) && fabs(x) < 1e15)) { rpx__h_esc(o, b); return; }
     put(o, "<span title=\"%s\">%s</span>", b, s6);
 }

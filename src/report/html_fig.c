@@ -65,6 +65,14 @@ static void amake(axis *a, double mn, double mx, int allow_log, double p0, doubl
     }
 }
 
+/* A tick's label: six significant digits at most, in fixed point (0.00002, not 2e-05). */
+static void tick_text(char *b, size_t size, double v)
+{
+    char t[64];
+    snprintf(t, sizeof t, "%.6g", v);
+    rpx__h_num(b, size, strtod(t, NULL));
+}
+
 /* Ticks of an axis: along x at baseline y (grid up to y_top), or along y. */
 static void aticks(hout *o, const axis *a, int vertical, double c0, double c1)
 {
@@ -77,7 +85,7 @@ static void aticks(hout *o, const axis *a, int vertical, double c0, double c1)
             double v = m125[j] * pow(10, k), p;
             if ((k - k0) % every || v < a->lo || v > a->hi) continue;
             p = apos(a, v);
-            snprintf(b, sizeof b, "%g", v);
+            tick_text(b, sizeof b, v);
             if (vertical)
                 put(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/><text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
                     c0, p, c1, p, c0 - 5, p + 4, b);
@@ -94,7 +102,7 @@ static void aticks(hout *o, const axis *a, int vertical, double c0, double c1)
         for (i = 0, v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-9 && i < 40; i++, v = (ceil(a->lo / step) + i) * step) {
             double p = apos(a, v);
             if (fabs(v) < step * 1e-9) v = 0;
-            snprintf(b, sizeof b, "%.6g", v);
+            tick_text(b, sizeof b, v);
             if (vertical)
                 put(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/><text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
                     c0, p, c1, p, c0 - 5, p + 4, b);
