@@ -1,6 +1,6 @@
 /* html_int.h — what the rooms of the HTML report share (internal):
- * html.c (the page, its style and script, the views) and html_fig.c (the SVG
- * figures). Text goes into an rpx_strbuf; every figure is an inline <svg>
+ * html.c (the page, its style and script, the views), html_fig.c (the SVG
+ * figures) and html_util.c (escaping, numbers, a run's samples). Text goes into an rpx_strbuf; every figure is an inline <svg>
  * with class "fig" and a <title> on each mark that has a value. */
 #ifndef RPX_REPORT_HTML_INT_H
 #define RPX_REPORT_HTML_INT_H
@@ -16,6 +16,8 @@ typedef rpx_strbuf hout;
 void rpx__h_esc(hout *o, const char *s);
 /* A number as the report holds it (shortest round trip), "n/a" when not finite. */
 const char *rpx__h_num(char *buf, size_t size, double v);
+/* Six significant digits in fixed point where that reads well (tables). */
+const char *rpx__h_num6(char *buf, size_t size, double v);
 /* Three significant digits, for axis labels and intervals. */
 const char *rpx__h_num3(char *buf, size_t size, double v);
 /* A JSON number (integer or real) or NaN. */
