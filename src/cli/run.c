@@ -38,6 +38,8 @@ static const char usage[] =
     "  -o, --output FILE      report path (folders are created; '-' = stdout); an\n"
     "                         existing file is replaced only when it is an rpxprof\n"
     "                         report; checked before the first call\n"
+    "      --html FILE        also write the run's HTML report (as 'rpxprof report'\n"
+    "                         makes it) to FILE, checked before the first call\n"
     "@force\n"
     "@device\n"
     "@precision\n"
@@ -176,6 +178,7 @@ typedef struct run_opts {
     size_t n_headers;
     unsigned char given[64];      /* a table option given on the command line, by its index */
     char http_option[64];         /* the last HTTP-only option given, for errors */
+    const char *html;             /* --html FILE */
 } run_opts;
 
 /* whether the table option NAME was given */
@@ -243,7 +246,7 @@ static int add_meta(json_t *meta, const char *arg)
 static int parse(int argc, char **argv, run_opts *o)
 {
     /* the command line's own options; the table's follow them (val O_TABLE + index) */
-    enum { O_META = 256, O_INPUT, O_DIM, O_BUDGET, O_HEADER, O_BACK_TO_BACK, O_TABLE = 512 };
+    enum { O_META = 256, O_INPUT, O_DIM, O_BUDGET, O_HEADER, O_BACK_TO_BACK, O_HTML, O_TABLE = 512 };
     static const struct option own[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"meta", required_argument, 0, O_META},
@@ -251,6 +254,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"dim", required_argument, 0, O_DIM},     {"budget-hz", required_argument, 0, O_BUDGET},
         {"header", required_argument, 0, O_HEADER},
         {"compare-back-to-back", no_argument, 0, O_BACK_TO_BACK},
+        {"html", required_argument, 0, O_HTML},
         {"help", no_argument, 0, 'h'}};
     struct option longs[sizeof own / sizeof own[0] + 64 + 1];
     size_t n_table, k, n_own = sizeof own / sizeof own[0];
@@ -290,6 +294,7 @@ static int parse(int argc, char **argv, run_opts *o)
             break;
         case 'o': o->c.output = optarg; break;
         case 'q': o->quiet = 1; break;
+        case O_HTML: o->html = optarg; break;
         case 'h': print_help(stdout); return -2;
         case O_META:
             if (add_meta(o->meta, optarg) != 0)
@@ -434,6 +439,7 @@ int rpx_cli_run(int argc, char **argv)
     int rc, exit_code = RPX_EXIT_FAILURE;
     json_t *w;
     size_t wi;
+    rpx_output *html_out = NULL;  /* --html: opened before the first call */
 
     memset(&o, 0, sizeof o);
     memset(&res, 0, sizeof res);
@@ -487,6 +493,16 @@ int rpx_cli_run(int argc, char **argv)
         c.repeats = (long)llround(c.target.load_rate * c.target.load_duration_s);
     }
 
+    if (o.html) {
+        const char **keep = calloc(o.n_inputs + 2, sizeof *keep);
+        size_t k;
+        if (!keep) { rpx_cli_fail("run", 0, "out of memory"); goto out; }
+        keep[0] = c.output;
+        for (k = 0; k < o.n_inputs; k++) keep[k + 1] = o.inputs_list[k];
+        rc = rpx__cli_html_open("run", o.html, c.force, keep, o.n_inputs + 1, &html_out);
+        free(keep);
+        if (rc) { exit_code = rc; goto out; }
+    }
     if (o.back_to_back) {
         /* the same run unpaced, first, with no report of its own */
         rpx_runner_config b = c;
@@ -519,6 +535,17 @@ int rpx_cli_run(int argc, char **argv)
         print_summary(&res, o.c.processes);
     }
     if (!res.to_stdout) printf("%s\n", c.output);
+    if (html_out) {
+        const json_t *one = res.report;
+        rpx_html_input in = {0};
+        rpx_output *h = html_out;
+        in.runs = &one;
+        in.run_names = &c.output;
+        in.n_runs = 1;
+        html_out = NULL;
+        if (rpx__cli_html("run", h, &in) == 0 && !res.to_stdout) printf("%s\n", o.html);
+        else if (res.status == RPX_RUNNER_COMPLETE) { exit_code = RPX_EXIT_FAILURE; goto out; }
+    }
     switch (res.status) {
     case RPX_RUNNER_COMPLETE: exit_code = RPX_EXIT_OK; break;
     case RPX_RUNNER_INTERRUPTED:
@@ -537,6 +564,7 @@ int rpx_cli_run(int argc, char **argv)
                 res.error, res.measured,
                 json_string_value(json_object_get(res.report, "status")));
 out:
+    rpx_output_discard(html_out);
     json_decref(c.back_to_back_latency);
     rpx_runner_result_free(&res);
     json_decref(o.meta);
