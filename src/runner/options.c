@@ -217,6 +217,23 @@ static const rpx_run_option table[] = {
      "process's migrations, switches, faults and off-CPU time over its timed loop; full = those "
      "counters per call too (4 system calls, ~7 us a call, outside the timed span); off = nothing",
      F(call_records)},
+    {"audit", "audit", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "LIST", 0, NULL,
+     "cache, seed or cache,seed", NULL,
+     "cache: measure the target twice more, interleaved by process, every call on sample 0 "
+     "against calls cycling through the distinct samples (or bodies), and say whether the "
+     "repeated input is faster (MLPerf LoadGen TEST04); seed: measure it again with the "
+     "sample-order/schedule seed + 1 and say whether the result moved (TEST05); the report's "
+     "audit (docs/audits.md)",
+     F(audit)},
+    {"audit-threshold", "audit_threshold", RPX_OPT_FRACTION, 0, 0, 0.5, 1, NULL, "T", 0.10,
+     "10%", "10% or 0.1 (above 0, at most 50%)", NULL,
+     "--audit cache: a repeated-input p50 faster than the distinct-input p50 by more than T is "
+     "suspect",
+     F(audit_threshold)},
+    {"audit-seed-threshold", "audit_seed_threshold", RPX_OPT_FRACTION, 0, 0, 0.5, 1, NULL, "T",
+     0.05, "5%", "5% or 0.05 (above 0, at most 50%)", NULL,
+     "--audit seed: a p50 that moves by more than T with another seed is suspect",
+     F(audit_seed_threshold)},
     {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0, NULL,
      NULL, 1, NULL, NULL, NULL,
      "run the model in this process (for debuggers)",
@@ -521,6 +538,13 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
         if (rpx_http_slo_parse(c->target.slo, &ttft, &tpot, &e2e, &serr) != 0)
             return rpx_error_set(err, RPX_EUSAGE, "%s", serr.message);
     }
+    if (c->audit && rpx__audit_parse(c->audit, NULL) < 0)
+        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': expected cache, seed or cache,seed",
+                             sp_("audit", sp, a, sizeof a), c->audit);
+    if (c->audit && !c->isolate)
+        return rpx_error_set(err, RPX_EUSAGE, "%s measures the target in interleaved worker "
+                             "processes; drop %s", sp_("audit", sp, a, sizeof a),
+                             sp_("no-isolate", sp, b, sizeof b));
     if (c->cost && (c->flops == c->flops || c->params == c->params))
         return rpx_error_set(err, RPX_EUSAGE, "%s and %s/%s both describe the model's cost; give "
                              "one or the other",

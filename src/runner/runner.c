@@ -245,6 +245,7 @@ typedef struct run_ctx {
     int processes_asked;          /* more than the calls: reduced, and said so */
     int spread_asked;             /* --spread changed the count from this (0: it did not) */
     placement place;              /* --cpus, --spread (placement.c) */
+    json_t *audit;                /* --audit: the report's audit (audit.c), or NULL */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -257,6 +258,7 @@ static void ctx_free(run_ctx *x)
     json_decref(x->cond_start);
     json_decref(x->cond_end);
     json_decref(x->cpu_probe);
+    json_decref(x->audit);
     rpx_system_procs_free(x->procs_start);
     rpx_system_procs_free(x->procs_end);
     rpx__workers_free(&x->w);
@@ -680,6 +682,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                       lat, &trend, res->warnings};
         report = notes && card ? build_report(x, sh, &g) : NULL;
     }
+    if (report && x->audit) json_object_set(report, "audit", x->audit);
     if (!report || !card || !notes) {
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
         goto out;
@@ -748,6 +751,8 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     int rc, sig;
     if ((rc = result_init(res, err)) != 0) return rc;
     if ((rc = ctx_prepare(cfg, &x, err)) != 0) goto out;
+    /* the audits first: two more runs, interleaved, in their own processes */
+    if (cfg->audit && (rc = rpx__audit_run(&x.c, &x.audit, res->warnings, err)) != 0) goto out;
     cpu_probe(&x);
     x.procs_start = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     x.cond_start = rpx_system_conditions(x.nvml);
