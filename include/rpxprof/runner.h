@@ -127,6 +127,9 @@ typedef struct rpx_runner_config {
     /* the cycle through the distinct samples starts this many samples later
      * (0; the seed audit's other arm: 1) */
     long sample_shift;
+    /* HTTP --server-metrics URL: Prometheus text read before and after the
+     * run (vLLM's prefix-cache counters); the report's server_metrics */
+    const char *server_metrics;
 } rpx_runner_config;
 
 /* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry

@@ -104,6 +104,8 @@ typedef struct rpx_target_options {
     int prompts_sample;
     const char *nonce_field;
     int body_repeat;
+    long bodies_first;            /* the bodies sent by the processes before this one (set by the
+                                     runner): the cycle goes on where they stopped */
 } rpx_target_options;
 
 #define RPX_HTTP_DEFAULT_DRAIN_S 5.0

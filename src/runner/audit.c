@@ -130,7 +130,7 @@ static void free_paths(char **p, size_t n)
 
 static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *warnings)
 {
-    char pa[4200], pb[4200], why[1400], w[2400];
+    char pa[4200], pb[4200], why[1400], w[2400], nbuf[32];
     rpx_runner_config rep, dis;
     char **paths = NULL;
     size_t n = 0;
@@ -196,18 +196,23 @@ static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *
     fill_common(o, cmp, &dis, t);
     json_object_set_new(o, "repeated_p50_ms", num_or_null(num_at(json_object_get(cmp, "new_stats"), "p50_ms")));
     json_object_set_new(o, "distinct_p50_ms", num_or_null(num_at(json_object_get(cmp, "base_stats"), "p50_ms")));
-    json_object_set_new(o, "distinct_inputs", json_integer((json_int_t)n));
+    /* --nonce: every body unique (null: as many as were sent) */
+    json_object_set_new(o, "distinct_inputs", n == SIZE_MAX ? json_null() : json_integer((json_int_t)n));
     json_object_set_new(o, "reason", json_null());
+    if (n == SIZE_MAX) snprintf(nbuf, sizeof nbuf, "as many");
+    else snprintf(nbuf, sizeof nbuf, "%zu", n);
     if (strcmp(verdict, "suspect") == 0) {
         snprintf(w, sizeof w,
                  "--audit cache: suspect: the same input every call took p50 %.4g ms, distinct "
                  "inputs %.4g ms (repeated/distinct %.3g, 95%% interval [%.3g, %.3g], more than "
                  "%g%% faster): the target answers a repeated input faster, so a run on one input "
                  "measures a cache (a memoised answer, a server's prefix or response cache, a "
-                 "data-dependent fast path), not the model; time it on distinct inputs (--inputs "
-                 "DIR: rpxprof inputs make DIR --samples N; HTTP: --prompts or --nonce)",
+                 "data-dependent fast path), not the model; this run cycled through %s distinct "
+                 "inputs, so its own numbers hold where no input came back while cached (give at "
+                 "least as many distinct inputs as calls: inputs make --samples N, --prompts; "
+                 "--nonce defeats a cache of whole bodies only)",
                  num_at(o, "repeated_p50_ms"), num_at(o, "distinct_p50_ms"), num_at(o, "ratio"), lo,
-                 hi, 100 * t);
+                 hi, 100 * t, nbuf);
         json_array_append_new(warnings, json_string(w));
     }
     json_decref(cmp);
@@ -246,7 +251,10 @@ static json_t *audit_seed(const rpx_runner_config *c, const char *dir, json_t *w
     arm_config(c, &a, pa);
     arm_config(c, &b, pb);
     b.target.load_seed = c->target.load_seed + 1;
-    b.sample_shift = c->sample_shift + 1;
+    /* a local run: the cycle through the samples starts one later; HTTP: the
+     * bodies go on after the other arm's (a server's cache sees none twice) */
+    b.sample_shift = http ? a.sample_shift + a.repeats + (long)a.processes * a.warmup
+                          : c->sample_shift + 1;
     cmp = measure_pair(&a, &b, t, why, sizeof why);
     if (!cmp) {
         json_array_append_new(warnings, json_pack("s+", "--audit seed: ", why));
