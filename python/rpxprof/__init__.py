@@ -177,7 +177,7 @@ def _check_fn(fn):
 def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
             unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
             params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
-            cpus=None, spread=False):
+            cpus=None, spread=False, audit=None, audit_threshold=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
 
     inputs: a dict name -> numpy array, an NPZ path, or a list of those (distinct samples,
@@ -196,6 +196,9 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     `rpxprof run --cpus` takes it ("2-3", "0,2"); with processes=None, this thread for the
     run (its mask restored after). spread: the processes take those (else the allowed) CPUs in
     turn, the same number on each (needs processes=N). The report's placement says where.
+    audit: "cache", "seed" or "cache,seed" (needs processes=N and, for cache, a list of
+    distinct samples): the report's audit (docs/audits.md); audit_threshold: what the cache
+    audit calls faster (default 0.10).
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
     of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
     an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
@@ -280,7 +283,8 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             flops=float("nan") if flops is None else float(flops),
             params=float("nan") if params is None else float(params), gpus=gpus,
             timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
-            cpus=cpus, spread=bool(spread))
+            cpus=cpus, spread=bool(spread), audit=audit,
+            audit_threshold=0.10 if audit_threshold is None else float(audit_threshold))
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))

@@ -21,7 +21,8 @@ struct rpx_bodies {
     int shuffled, repeat;
     unsigned long long seed;
     long first;                   /* bodies of the processes before this one */
-    long sent;                    /* by this process */
+    long sent;                    /* bodies made by this process: the one made for the next
+                                     request is not sent yet */
     unsigned long long pid;
 };
 
@@ -261,7 +262,7 @@ char *rpx__bodies_next(rpx_bodies *b, size_t *len)
 
 json_t *rpx__bodies_json(const rpx_bodies *b)
 {
-    long total = b->first + b->sent;
+    long total = b->first + (b->sent > 0 ? b->sent - 1 : 0);
     size_t distinct;
     json_t *o = json_object();
     if (b->repeat) {

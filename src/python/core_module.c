@@ -190,7 +190,8 @@ static const char *status_text(rpx_runner_status st)
 
 /* profile(fn, model, module, qualname, inputs, samples, label, writable,
  *         warmup, repeats, device, precision, unit, processes, meta_json,
- *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread)
+ *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread, audit,
+ *         audit_threshold)
  * -> (report_json, status, exit_code, warnings, error)
  * processes 0: one worker in this process (no fork). */
 static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
@@ -198,7 +199,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"fn", "model", "module", "qualname", "inputs", "samples", "label",
                             "writable", "warmup", "repeats", "device", "precision", "unit",
                             "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
-                            "call_timeout", "cpus", "spread", NULL};
+                            "call_timeout", "cpus", "spread", "audit", "audit_threshold", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
     const char *meta = NULL;
@@ -214,11 +215,12 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzp", names, &fn, &model,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpzd", names, &fn, &model,
                                      &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
-                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread))
+                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
+                                     &c.audit, &c.audit_threshold))
         return NULL;
     if (!PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_TypeError, "fn must be callable");
