@@ -352,8 +352,9 @@ static int parse(int argc, char **argv, run_opts *o)
         const char *m = o->c.target.method;
         if (!o->c.target.body_path && !o->c.target.body_template &&
             (!m || (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)))
-            return rpx_cli_fail("run", -1, "--inputs, --body or --body-template is required: the "
-                                           "request body (--method GET and HEAD send none)");
+            return rpx_cli_fail("run", -1, "--inputs or --body is required: the request body "
+                                           "(--method GET and HEAD send none); or --body-template "
+                                           "with --prompts");
     } else if (!o->c.inputs)
         return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file, several, or a folder "
                                        "of them)");

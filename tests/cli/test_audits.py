@@ -7,6 +7,7 @@ and Python: suspect, with ratio and interval) and an honest one (never suspect,
 by --server-metrics, distinct prompts are not. Timing is only compared within
 one run, as ratios far from the threshold (a memo answers in nanoseconds, a
 miss spins 200 us; a cache hit sleeps 1 ms, a miss 15 ms)."""
+import csv
 import json
 import os
 import signal
@@ -154,6 +155,46 @@ class AuditTest(TempDirTest):
         self.assertEqual(s["threshold"], 0.05)
         self.assertIn("moved_beyond_interval", s)
         self.assertNotIn("cache", r["audit"])
+
+
+class BatchAuditTest(TempDirTest):
+    def test_batch_runs_the_audit_and_aggregate_refuses_a_suspect_row(self):
+        run("inputs", "make", self.path("smp"), "--samples", 3, "x=128:float32=random", check=0)
+        manifest = {"schema": "rpxprof.manifest/1",
+                    "defaults": {"warmup": 1, "repeats": 60, "processes": 2, "audit": "cache"},
+                    "tasks": {"t": {"inputs": "smp"}},
+                    "models": [{"name": "memo", "model": f"{os.path.abspath(MODELS)}:memo_last", "tasks": ["t"]},
+                               {"name": "honest", "model": f"{os.path.abspath(MODELS)}:busywait", "tasks": ["t"],
+                                "audit_threshold": 0.2}]}
+        with open(self.path("m.json"), "w") as f:
+            json.dump(manifest, f)
+        run("batch", self.path("m.json"), "--out-dir", self.path("out"), "--quiet", check=0,
+            env={"RPX_TEST_BUSY_NS": "100000"})
+        with open(self.path("out", "t", "memo.json")) as f:
+            memo = json.load(f)
+        with open(self.path("out", "t", "honest.json")) as f:
+            honest = json.load(f)
+        self.assertEqual(memo["audit"]["cache"]["verdict"], "suspect")
+        self.assertEqual(honest["audit"]["cache"]["threshold"], 0.2)
+        self.assertNotEqual(honest["audit"]["cache"]["verdict"], "suspect")
+        p = run("aggregate", self.path("out"), "--out-dir", self.path("agg"),
+                "--allow-incomplete-flops", check=1)
+        self.assertIn("FAIL", p.stdout)
+        with open(self.path("agg", "validation.json")) as f:
+            errors = json.load(f)["errors"]
+        self.assertTrue(any("memo.json: --audit cache says suspect" in e and
+                            "--allow-audit-failures" in e for e in errors), errors)
+        p = run("aggregate", self.path("out"), "--out-dir", self.path("agg"),
+                "--allow-incomplete-flops", "--allow-audit-failures", check=0)
+        self.assertIn("PASS", p.stdout)
+        with open(self.path("agg", "summary.csv")) as f:
+            rows = {r["model"]: r for r in csv.DictReader(f)}
+        self.assertEqual(rows["memo"]["audit"], "cache suspect")
+        self.assertIn(rows["honest"]["audit"], ("cache pass", "cache inconclusive"))
+        with open(self.path("agg", "summary.md")) as f:
+            md = f.read()
+        self.assertIn("| audit |", md)
+        self.assertIn("| cache suspect |", md)
 
 
 class HttpAuditTest(TempDirTest):
