@@ -177,7 +177,7 @@ def _check_fn(fn):
 def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
             unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
             params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
-            cpus=None, spread=False, audit=None, audit_threshold=None):
+            cpus=None, spread=False, audit=None, audit_threshold=0.1):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
 
     inputs: a dict name -> numpy array, an NPZ path, or a list of those (distinct samples,
@@ -284,7 +284,7 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             params=float("nan") if params is None else float(params), gpus=gpus,
             timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
             cpus=cpus, spread=bool(spread), audit=audit,
-            audit_threshold=0.10 if audit_threshold is None else float(audit_threshold))
+            audit_threshold=float(audit_threshold))
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))

@@ -476,6 +476,34 @@ static void print_variance(const json_t *v)
         fprintf(stderr, "  slow tail: %s\n", json_string_value(json_object_get(tail, "message")));
 }
 
+/* "  audit cache: suspect (repeated/distinct p50 0.087 [0.081, 0.096], threshold 10 %)",
+ * and the server's prefix-cache hit rate (docs/audits.md) */
+static void print_audit(const json_t *audit, const json_t *sm)
+{
+    static const char *const names[] = {"cache", "seed"};
+    size_t i;
+    for (i = 0; i < 2; i++) {
+        const json_t *o = json_object_get(audit, names[i]), *ci = json_object_get(o, "ci");
+        const char *v = json_string_value(json_object_get(o, "verdict"));
+        if (!v) continue;
+        if (!strcmp(v, "not_run")) {
+            fprintf(stderr, "  audit %s: not run (%s)\n", names[i],
+                    json_string_value(json_object_get(o, "reason")));
+        } else if (json_is_array(ci)) {
+            fprintf(stderr, "  audit %s: %s (%s p50 %.3g [%.3g, %.3g], threshold %g %%)\n",
+                    names[i], v, i == 0 ? "repeated/distinct" : "other seed/this seed",
+                    json_number_value(json_object_get(o, "ratio")),
+                    json_number_value(json_array_get(ci, 0)), json_number_value(json_array_get(ci, 1)),
+                    100 * json_number_value(json_object_get(o, "threshold")));
+        } else {
+            fprintf(stderr, "  audit %s: %s (no interval: too few processes)\n", names[i], v);
+        }
+    }
+    if (json_is_number(json_object_get(sm, "hit_rate")))
+        fprintf(stderr, "  server prefix-cache hit rate %.1f %% over the run\n",
+                100 * json_number_value(json_object_get(sm, "hit_rate")));
+}
+
 static void print_summary(const rpx_runner_result *r, long asked)
 {
     json_t *rep = r->report, *lat = json_object_get(rep, "latency");
@@ -506,6 +534,7 @@ static void print_summary(const rpx_runner_result *r, long asked)
     if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
         fprintf(stderr, "  inference peak RSS %.1f MiB\n",
                 json_number_value(json_object_get(mem, "cpu_inference_peak_mb")));
+    print_audit(json_object_get(rep, "audit"), json_object_get(rep, "server_metrics"));
 }
 
 /* The runner's "waiting for ..." lines (a call, setup or load that takes a while); over a

@@ -294,7 +294,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
             }
             Py_DECREF(s);
         }
-        out = Py_BuildValue("(Osi(O)s)", report, status_text(res.status), rpx_runner_exit_code(&res),
+        out = Py_BuildValue("(OsiOs)", report, status_text(res.status), rpx_runner_exit_code(&res),
                             warnings, res.error);
     }
 done:

@@ -92,6 +92,7 @@ class AuditTest(TempDirTest):
         self.assertIn("--audit cache: suspect", p.stderr)
         self.assertIn("cache", p.stderr)
         self.assertIn("repeated/distinct", p.stderr)
+        self.assertIn("  audit cache: suspect (repeated/distinct p50 ", p.stderr)  # the summary
 
     def test_memoising_python_model_is_suspect(self):
         with open(self.path("memo_model.py"), "w") as f:
@@ -228,6 +229,7 @@ class HttpAuditTest(TempDirTest):
         self.assertGreater(m["hit_rate"], 0.9)
         self.assertIsNone(m["reason"])
         self.assertIn("prefix cache answered", p.stderr)
+        self.assertIn("  server prefix-cache hit rate ", p.stderr)
         self.assertNotIn("bodies", r["http"])
 
     def test_distinct_prompts_are_not_flagged_and_the_fixed_body_is_by_the_audit(self):
