@@ -792,6 +792,7 @@ int cpu_skewed(void *state, const rpx_inputs *in, rpx_error *err)
 EXPORT int memo_last_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
                            rpx_error *err);
 EXPORT int memo_last(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT void memo_last_teardown(void *state);
 
 static long long memo_ns = 200000;
 static unsigned char *memo_bytes;
@@ -824,4 +825,12 @@ int memo_last(void *state, const rpx_inputs *in, rpx_error *err)
     memcpy(memo_bytes, t->data, t->nbytes);
     memo_len = t->nbytes;
     return 0;
+}
+
+void memo_last_teardown(void *state)
+{
+    (void)state;
+    free(memo_bytes);
+    memo_bytes = NULL;
+    memo_len = 0;
 }
