@@ -284,6 +284,14 @@ class HttpAuditTest(TempDirTest):
                 "--repeats", 2, "-o", self.path("x.json"))
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("--body-template needs --prompts", p.stderr)
+        p = run("run", "--model", self.url, "--body-template", self.path("t.json"),
+                "--prompts", self.path("prompts.jsonl"), "--rate", 5, "--duration", 1,
+                "-o", self.path("x.json"))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("--rate with --body-template: the open-loop engines send one prepared", p.stderr)
+        p = run("run", "--model", f"{MODELS}:busywait", "--inputs", self.path("t.json"),
+                "--nonce", "x", "-o", self.path("x.json"), check=2)
+        self.assertIn("--nonce is for HTTP API targets", p.stderr)
 
 
 if __name__ == "__main__":
