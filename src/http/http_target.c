@@ -353,7 +353,7 @@ static void http_after_call(void *state, int timed, int rc)
     rpx__stream_end(s->stream, timed, rc == 0);
     record(s, s->curl, s->last_res, s->status, s->t_start_ns, s->t_first_ns, s->t_end_ns, timed,
            rc);
-    if (s->bodies && !s->load) { /* the next request's body, outside the timed span */
+    if (s->bodies) { /* the next request's body, outside the timed span */
         size_t len;
         char *b = rpx__bodies_next(s->bodies, &len);
         if (b) {
@@ -984,6 +984,12 @@ static int configure(rpx_target *t, http_state *s, const rpx_target_options *opt
     return 0;
 }
 
+/* --rate with bodies that vary: each request's body, made by curl's engine when it is due */
+static char *load_next_body(void *ud, size_t *len)
+{
+    return rpx__bodies_next(ud, len);
+}
+
 RPX_PLUGIN_EXPORT const int rpx_http_plugin_abi = RPX_PLUGIN_ABI;
 
 RPX_PLUGIN_EXPORT int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt,
@@ -1025,12 +1031,6 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
     t->after_call_fn = http_after_call;
     t->section_fn = http_section;
     t->setup_fn = http_setup;
-    if (opt->load_rate > 0 && s->bodies)
-        return rpx_error_set(err, RPX_EUNSUPPORTED,
-                             "--rate with %s: the open-loop engines send one prepared request "
-                             "body; bodies that vary are sent one request after another (drop "
-                             "--rate) (docs/audits.md)",
-                             opt->body_template ? "--body-template" : "--nonce");
     if (opt->load_rate > 0) {
         rpx_http_load_opts lo;
         memset(&lo, 0, sizeof lo);
@@ -1047,6 +1047,10 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
                      : opt->load_drain_s < 0 ? 0
                                              : RPX_HTTP_DEFAULT_DRAIN_S;
         s->load_bound_s = lo.duration_s + lo.drain_s;
+        if (s->bodies) {
+            lo.next_body = load_next_body;
+            lo.body_ud = s->bodies;
+        }
         if ((i = rpx__http_load_create(&lo, &s->load, err)) != 0 ||
             (i = rpx__http_load_prepare(s->load, t->spec, s->display_url, s->method, s->headers,
                                         s->body, s->body_len, s->send_body, s->http2, err)) != 0)

@@ -253,6 +253,18 @@ class HttpAuditTest(TempDirTest):
         self.assertEqual(a["distinct_inputs"], 600)
         self.assertIn("--audit cache: suspect", p.stderr)
 
+    def test_open_loop_sends_distinct_prompts(self):
+        p, r, _ = run_report(self, "--model", self.url, "--body-template", self.path("t.json"),
+                             "--prompts", self.path("prompts.jsonl"), "--rate", 40,
+                             "--duration", 1, "--warmup", 2, "--server-metrics", self.metrics)
+        validate_profile(r)
+        b = r["http"]["bodies"]
+        self.assertEqual(r["http"]["load"]["engine"], "curl")
+        self.assertEqual(b["sent"], 2 + r["measured_calls"] + r["failed_calls"])
+        self.assertEqual(b["distinct"], b["sent"])
+        self.assertEqual(r["server_metrics"]["hit_rate"], 0.0)
+        self.assertNotIn("prefix cache answered", p.stderr)
+
     def test_fixed_body_audit_says_how_to_vary_it(self):
         p, r, _ = run_report(self, "--model", self.url, "--body", self.path("fixed.json"),
                              "--repeats", 10, "--warmup", 1, "--audit", "cache")
@@ -286,9 +298,10 @@ class HttpAuditTest(TempDirTest):
         self.assertIn("--body-template needs --prompts", p.stderr)
         p = run("run", "--model", self.url, "--body-template", self.path("t.json"),
                 "--prompts", self.path("prompts.jsonl"), "--rate", 5, "--duration", 1,
-                "-o", self.path("x.json"))
+                "--load-engine", "sockets", "-o", self.path("x.json"))
         self.assertEqual(p.returncode, 1)
-        self.assertIn("--rate with --body-template: the open-loop engines send one prepared", p.stderr)
+        self.assertIn("--load-engine sockets sends one prepared request, and the bodies vary",
+                      p.stderr)
         p = run("run", "--model", f"{MODELS}:busywait", "--inputs", self.path("t.json"),
                 "--nonce", "x", "-o", self.path("x.json"), check=2)
         self.assertIn("--nonce is for HTTP API targets", p.stderr)
