@@ -253,6 +253,17 @@ class HttpAuditTest(TempDirTest):
         self.assertEqual(a["distinct_inputs"], 600)
         self.assertIn("--audit cache: suspect", p.stderr)
 
+    def test_unreadable_metrics_say_why(self):
+        p, r, _ = run_report(self, "--model", self.url, "--body", self.path("fixed.json"),
+                             "--repeats", 3, "--warmup", 1, "--server-metrics",
+                             f"http://127.0.0.1:{self.port}/nothing")
+        validate_profile(r)
+        m = r["server_metrics"]
+        self.assertIsNone(m["hit_rate"])
+        self.assertIsNone(m["hits"])
+        self.assertIn("instead of 200", m["reason"])
+        self.assertIn("no prefix-cache hit rate", p.stderr)
+
     def test_open_loop_sends_distinct_prompts(self):
         p, r, _ = run_report(self, "--model", self.url, "--body-template", self.path("t.json"),
                              "--prompts", self.path("prompts.jsonl"), "--rate", 40,
