@@ -38,6 +38,8 @@ typedef struct rpx_batch_job {
     int gpu_time;                 /* --gpu-time (the manifest's gpu_time) */
     const char *cpus;             /* --cpus (the manifest's cpus: "1", "0,2"), or NULL */
     int spread;                   /* --spread */
+    const char *audit;            /* --audit (the manifest's audit: "cache", "seed"), or NULL */
+    double audit_threshold;       /* --audit-threshold (0: the default) */
     /* every input the task names (files or folders, resolved), one distinct
      * sample each; `inputs` is the first. n_inputs >= 1. */
     const char *const *inputs_list;

@@ -119,6 +119,21 @@ typedef struct rpx_runner_config {
     /* 1 (default): time the cheap CPU probe before the run (the card's
      * cpu_probe, docs/system.md#cpu_probe); 0: cpu_probe is null, with why */
     int cpu_probe;
+    /* audits (docs/audits.md): "cache", "seed" or "cache,seed" (NULL: none).
+     * cache: the target measured twice more, interleaved by process, every
+     * call on sample 0 against calls cycling through the distinct samples;
+     * seed: measured again with the sample-order/schedule seed + 1. The
+     * report's `audit`. audit_threshold: what the cache audit calls faster
+     * (0.10, MLPerf LoadGen TEST04); audit_seed_threshold: how far the seed
+     * audit's result may move (0.05, TEST05). */
+    const char *audit;
+    double audit_threshold, audit_seed_threshold;
+    /* the cycle through the distinct samples starts this many samples later
+     * (0; the seed audit's other arm: 1) */
+    long sample_shift;
+    /* HTTP --server-metrics URL: Prometheus text read before and after the
+     * run (vLLM's prefix-cache counters); the report's server_metrics */
+    const char *server_metrics;
 } rpx_runner_config;
 
 /* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry

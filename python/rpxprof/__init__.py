@@ -184,7 +184,7 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
                  unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
                  params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
                  cpus=None, spread=False, native=None, progress=False, target_precision=None,
-                 max_time=None, stop_after=None):
+                 max_time=None, stop_after=None, audit=None, audit_threshold=0.1):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
     native: (args, kwargs) to call fn(*args, **kwargs) with the caller's own objects
     instead of arrays (inputs is then None).
@@ -205,6 +205,9 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
     `rpxprof run --cpus` takes it ("2-3", "0,2"); with processes=None, this thread for the
     run (its mask restored after). spread: the processes take those (else the allowed) CPUs in
     turn, the same number on each (needs processes=N). The report's placement says where.
+    audit: "cache", "seed" or "cache,seed" (needs processes=N and, for cache, a list of
+    distinct samples): the report's audit (docs/audits.md); audit_threshold: what the cache
+    audit calls faster (default 0.10).
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
     of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
     an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
@@ -297,7 +300,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
             cpus=cpus, spread=bool(spread), **_native_keywords(native, progress,
                                                                 target_precision, max_time,
-                                                                stop_after))
+                                                                stop_after),
+            audit=audit, audit_threshold=float(audit_threshold))
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))

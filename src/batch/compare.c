@@ -325,6 +325,12 @@ static json_t *run_stats(const crep *c, const rpx_stats_runs *r, double confiden
 int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts, json_t **out,
                         rpx_error *err)
 {
+    return rpx__compare_files(base_path, new_path, opts, 1, out, err);
+}
+
+int rpx__compare_files(const char *base_path, const char *new_path, const rpx_compare_opts *opts,
+                       int same_work, json_t **out, rpx_error *err)
+{
     crep b, n;
     json_t *errors, *warnings, *o, *reasons;
     rpx_stats_runs rb, rn;
@@ -335,7 +341,7 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
     if ((rc = load_report(base_path, &b, warnings, err))) { json_decref(warnings); return rc; }
     if ((rc = load_report(new_path, &n, warnings, err))) { crep_free(&b); json_decref(warnings); return rc; }
     errors = json_array();
-    rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
+    if (same_work) rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
     if (json_array_size(errors)) {
         rpx_strbuf s = {0};
         for (i = 0; i < json_array_size(errors); i++) {

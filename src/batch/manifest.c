@@ -288,12 +288,30 @@ static int valid_name(const char *s)
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
 static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
-                                           "precision", "gpus", "gpu_time", "cpus", "spread"};
+                                           "precision", "gpus", "gpu_time", "cpus", "spread",
+                                           "audit", "audit_threshold"};
 static const char *const task_keys[] = {"inputs", "unit", "meta"};
 static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
                                          "params", "device",    "precision", "warmup",
                                          "repeats", "processes", "gpu_time", "cpus",
-                                         "spread"};
+                                         "spread", "audit", "audit_threshold"};
+
+/* audit_threshold: a number (its range: the run options' table, checked with the
+ * job's config). Absent or null: dflt. */
+static double get_share(const json_t *o, const char *key, double dflt, const char *path,
+                        const char *where, rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) return dflt;
+    if (!json_is_number(v)) {
+        char field[640];
+        snprintf(field, sizeof field, "%s.%s", where, key);
+        *rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s: has the wrong type: expected a number such "
+                            "as 0.1, got %s", path, field, rpx_json_type_name(v));
+        return dflt;
+    }
+    return json_number_value(v);
+}
 
 static int parse(rpx_manifest *m, const char *path, rpx_error *err)
 {
@@ -301,7 +319,8 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     const char *dev, *prec, *key, *gpus = NULL;
     long warmup, repeats, processes;
     int gpu_time, spread;
-    const char *cpus;
+    const char *cpus, *audit;
+    double audit_threshold;
     size_t mi, ti, nm;
     int rc = 0;
 
@@ -335,6 +354,8 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     gpu_time = get_bool(defaults, "gpu_time", 0, path, "defaults", err, &rc);
     cpus = get_cpus(m, defaults, NULL, path, "defaults", err, &rc);
     spread = get_bool(defaults, "spread", 0, path, "defaults", err, &rc);
+    audit = get_str(defaults, "audit", 0, path, "defaults", err, &rc);
+    audit_threshold = get_share(defaults, "audit_threshold", 0, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
     if (rc) return rc;
@@ -504,6 +525,11 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
             j.gpu_time = get_bool(mo, "gpu_time", gpu_time, path, mw, err, &rc);
             j.cpus = get_cpus(m, mo, cpus, path, mw, err, &rc);
             j.spread = get_bool(mo, "spread", spread, path, mw, err, &rc);
+            j.audit = json_is_string(json_object_get(mo, "audit"))
+                          ? get_str(mo, "audit", 0, path, mw, err, &rc) : audit;
+            if (json_object_get(mo, "audit") && !json_is_string(json_object_get(mo, "audit")))
+                (void)get_str(mo, "audit", 0, path, mw, err, &rc);
+            j.audit_threshold = get_share(mo, "audit_threshold", audit_threshold, path, mw, err, &rc);
             if (!rc) {    /* the combinations `rpxprof run` refuses, named as keys */
                 rpx_runner_config jc;
                 rpx_error cerr = {0};
@@ -599,6 +625,8 @@ void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
     c->gpu_time = j->gpu_time;
     c->cpus = j->cpus;
     c->spread = j->spread;
+    c->audit = j->audit;
+    if (j->audit_threshold != 0) c->audit_threshold = j->audit_threshold;
     c->meta = (json_t *)j->meta;
     c->cost = j->cost;
     c->gpus = j->gpus;

@@ -11,7 +11,7 @@
 
 static const char usage[] =
     "Usage: rpxprof aggregate DIR... --out-dir OUT [--expect MANIFEST.json]\n"
-    "                         [--allow-incomplete-flops] [--force]\n"
+    "                         [--allow-incomplete-flops] [--allow-audit-failures] [--force]\n"
     "Check every report DIR/<task>/<model>.json of rpxprof batch (schema, identity,\n"
     "status, samples against statistics, same work across models, same machine) and\n"
     "write OUT/summary.csv, OUT/summary.md, OUT/validation.json and OUT/figure.svg.\n"
@@ -22,6 +22,8 @@ static const char usage[] =
     "  -o, --out-dir OUT           where the summary goes (required)\n"
     "  --expect MANIFEST           every job of the manifest must be there, and nothing else\n"
     "  --allow-incomplete-flops    unknown FLOPs are a warning, not an error\n"
+    "  --allow-audit-failures      a report whose --audit says suspect is a warning, not\n"
+    "                              an error (docs/audits.md)\n"
     "  --force                     replace files in OUT that rpxprof did not write\n"
     "                              (without it, only a folder holding rpxprof's\n"
     "                              validation.json has its files replaced)\n"
@@ -37,6 +39,7 @@ int rpx_cli_aggregate(int argc, char **argv)
         {"out-dir", required_argument, NULL, 'o'}, {"expect", required_argument, NULL, 'e'},
         {"allow-incomplete-flops", no_argument, NULL, 'a'}, {"quiet", no_argument, NULL, 'q'},
         {"force", no_argument, NULL, 'f'}, {"html", required_argument, NULL, 'H'},
+        {"allow-audit-failures", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     rpx_aggregate_opts o = {0};
     rpx_aggregate_result res;
@@ -52,6 +55,7 @@ int rpx_cli_aggregate(int argc, char **argv)
         case 'e': o.expect = optarg; break;
         case 'a': o.allow_incomplete_flops = 1; break;
         case 'f': o.force = 1; break;
+        case 'A': o.allow_audit_failures = 1; break;
         case 'q': quiet = 1; break;
         case 'H': html = optarg; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;

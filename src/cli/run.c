@@ -65,6 +65,12 @@ static const char usage[] =
     "\n"
     "HTTP APIs (--model http://... or https://...):\n"
     "@body\n"
+    "@body-template\n"
+    "@prompts\n"
+    "@prompt-field\n"
+    "@prompts-order\n"
+    "@nonce\n"
+    "@server-metrics\n"
     "      --header 'K: V'    add a request header (repeatable); ${VAR} in V is read\n"
     "                         from the environment; secret values are never reported\n"
     "@method\n"
@@ -95,6 +101,11 @@ static const char usage[] =
     "@target-precision\n"
     "@max-time\n"
     "@call-records\n"
+    "\n"
+    "Audits (docs/audits.md):\n"
+    "@audit\n"
+    "@audit-threshold\n"
+    "@audit-seed-threshold\n"
     "\n"
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
@@ -345,10 +356,11 @@ static int parse(int argc, char **argv, run_opts *o)
     if (!o->c.inputs && strcmp(kind, "http") == 0) {
         /* an API's request body: the inputs file, --body, or none (GET, HEAD) */
         const char *m = o->c.target.method;
-        if (!o->c.target.body_path &&
+        if (!o->c.target.body_path && !o->c.target.body_template &&
             (!m || (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)))
             return rpx_cli_fail("run", -1, "--inputs or --body is required: the request body "
-                                           "(--method GET and HEAD send none)");
+                                           "(--method GET and HEAD send none); or --body-template "
+                                           "with --prompts");
     } else if (!o->c.inputs)
         return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file, several, or a folder "
                                        "of them)");

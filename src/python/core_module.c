@@ -198,7 +198,8 @@ static const char *status_text(rpx_runner_status st)
 /* profile(fn, model, module, qualname, inputs, samples, label, writable,
  *         warmup, repeats, device, precision, unit, processes, meta_json,
  *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread,
- *         args, kwargs, progress, target_precision, max_time, stop_after)
+ *         args, kwargs, progress, target_precision, max_time, stop_after, audit,
+ *         audit_threshold)
  * args (a tuple) / kwargs (a dict or None): fn(*args, **kwargs) with the caller's
  * own objects, and no inputs file (model may be any name); progress: the
  * loop's progress line on stderr (the caller checked the terminal).
@@ -210,7 +211,8 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
                             "writable", "warmup", "repeats", "device", "precision", "unit",
                             "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
                             "call_timeout", "cpus", "spread", "args", "kwargs", "progress",
-                            "target_precision", "max_time", "stop_after", NULL};
+                            "target_precision", "max_time", "stop_after", "audit",
+                            "audit_threshold", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
@@ -227,13 +229,13 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpddd", names, &fn,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzd", names, &fn,
                                      &model, &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
                                      &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
                                      &call_args, &call_kwargs, &c.progress, &c.target_precision,
-                                     &c.max_time_s, &c.stop_after_s))
+                                     &c.max_time_s, &c.stop_after_s, &c.audit, &c.audit_threshold))
         return NULL;
     if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
         (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
@@ -316,7 +318,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
             }
             Py_DECREF(s);
         }
-        out = Py_BuildValue("(Osi(O)s)", report, status_text(res.status), rpx_runner_exit_code(&res),
+        out = Py_BuildValue("(OsiOs)", report, status_text(res.status), rpx_runner_exit_code(&res),
                             warnings, res.error);
     }
 done:

@@ -181,6 +181,37 @@ static void line_budget(rpx_strbuf *s, const json_t *rb)
     rpx__sb_str(s, "\n");
 }
 
+/* "  audit cache: suspect (repeated/distinct p50 0.0870 [0.0810, 0.0960], threshold 10 %)",
+ * and the server's prefix-cache hit rate (docs/audits.md) */
+static void lines_audit(rpx_strbuf *s, const json_t *audit, const json_t *sm)
+{
+    static const char *const names[] = {"cache", "seed"};
+    char a[40], b[40], c[40], d[40];
+    size_t i;
+    for (i = 0; i < 2; i++) {
+        const json_t *o = json_object_get(audit, names[i]), *ci = json_object_get(o, "ci");
+        const char *v = json_string_value(json_object_get(o, "verdict"));
+        if (!v) continue;
+        if (!strcmp(v, "not_run")) {
+            const char *why = json_string_value(json_object_get(o, "reason"));
+            rpx__sb_printf(s, "  audit %s: not run (%s)\n", names[i], why ? why : "no reason given");
+        } else if (json_is_array(ci) && json_is_number(json_array_get(ci, 0)) &&
+                   json_is_number(json_array_get(ci, 1))) {
+            rpx__sb_printf(s, "  audit %s: %s (%s p50 %s [%s, %s], threshold %s %%)\n", names[i], v,
+                           i == 0 ? "repeated/distinct" : "other seed/this seed",
+                           rpx_format_3g(a, sizeof a, num(o, "ratio")),
+                           rpx_format_3g(b, sizeof b, json_number_value(json_array_get(ci, 0))),
+                           rpx_format_3g(c, sizeof c, json_number_value(json_array_get(ci, 1))),
+                           rpx_format_3g(d, sizeof d, 100 * num(o, "threshold")));
+        } else {
+            rpx__sb_printf(s, "  audit %s: %s (no interval: too few processes)\n", names[i], v);
+        }
+    }
+    if (json_is_number(json_object_get(sm, "hit_rate")))
+        rpx__sb_printf(s, "  server prefix-cache hit rate %s %% over the run\n",
+                       rpx_format_3g(a, sizeof a, 100 * num(sm, "hit_rate")));
+}
+
 char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
 {
     rpx_strbuf s = {0};
@@ -220,6 +251,7 @@ char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
     line_cost(&s, json_object_get(rep, "efficiency"));
     lines_roofline(&s, json_object_get(rep, "roofline"));
     line_budget(&s, json_object_get(rep, "realtime_budget"));
+    lines_audit(&s, json_object_get(rep, "audit"), json_object_get(rep, "server_metrics"));
     if (s.oom || !s.p) {
         free(s.p);
         return NULL;

@@ -245,6 +245,8 @@ typedef struct run_ctx {
     int processes_asked;          /* more than the calls: reduced, and said so */
     int spread_asked;             /* --spread changed the count from this (0: it did not) */
     placement place;              /* --cpus, --spread (placement.c) */
+    json_t *audit;                /* --audit: the report's audit (audit.c), or NULL */
+    json_t *server_metrics;       /* --server-metrics: the report's (server_metrics.c), or NULL */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -257,6 +259,8 @@ static void ctx_free(run_ctx *x)
     json_decref(x->cond_start);
     json_decref(x->cond_end);
     json_decref(x->cpu_probe);
+    json_decref(x->audit);
+    json_decref(x->server_metrics);
     rpx_system_procs_free(x->procs_start);
     rpx_system_procs_free(x->procs_end);
     rpx__workers_free(&x->w);
@@ -683,6 +687,8 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                       lat, &trend, res->warnings};
         report = notes && card ? build_report(x, sh, &g) : NULL;
     }
+    if (report && x->audit) json_object_set(report, "audit", x->audit);
+    if (report && x->server_metrics) json_object_set(report, "server_metrics", x->server_metrics);
     if (!report || !card || !notes) {
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
         goto out;
@@ -748,16 +754,31 @@ static int result_init(rpx_runner_result *res, rpx_error *err)
 int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err)
 {
     run_ctx x;
+    rpx__counters before, after;
     int rc, sig;
     if ((rc = result_init(res, err)) != 0) return rc;
     if ((rc = ctx_prepare(cfg, &x, err)) != 0) goto out;
     cpu_probe(&x);
     x.procs_start = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     x.cond_start = rpx_system_conditions(x.nvml);
+    if (cfg->server_metrics) (void)rpx__server_metrics_read(cfg->server_metrics, &before);
     rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
     rc = rpx__workers_run(&x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err);
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
+    if (cfg->server_metrics) {
+        (void)rpx__server_metrics_read(cfg->server_metrics, &after);
+        x.server_metrics = rpx__server_metrics_json(cfg->server_metrics, &before, &after,
+                                                    res->warnings);
+    }
+    /* the audits after the run (a server's cache must not see the run's inputs
+     * first): more runs, interleaved, in their own processes, on inputs the run
+     * did not send (the bodies go on after the run's) */
+    if (rc == 0 && cfg->audit && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
+        rpx_runner_config ac = x.c;
+        ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
+        rc = rpx__audit_run(&ac, &x.audit, res->warnings, err);
+    }
     x.cond_end = rpx_system_conditions(x.nvml);
     if (x.procs_start) x.procs_end = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     if (rc == 0) rc = ctx_finish(&x, sig, res, err);

@@ -183,7 +183,15 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     numeric_locale_save(numeric, sizeof numeric);
     sh->outcome = OUTCOME_FAILED;
     set_phase(sh, PHASE_LOAD);
-    if ((rc = rpx_target_open_ex(p->model, p->target, &target, &err)) != 0) goto fail;
+    {
+        rpx_target_options topt; /* the bodies of an HTTP target go on from the last process's */
+        if (p->target) {
+            topt = *p->target;
+            topt.bodies_first = p->bodies_first;
+        }
+        if ((rc = rpx_target_open_ex(p->model, p->target ? &topt : NULL, &target, &err)) != 0)
+            goto fail;
+    }
     if (strcmp(p->device, "cuda") == 0) {
         /* the primary contexts exist before setup: memory is tracked from there */
         if ((rc = rpx_cuda_open(&cuda, &err)) != 0 ||

@@ -55,6 +55,8 @@ typedef struct run_params {
     const rpx_inputs *pristine;   /* --writable-inputs: the bytes restored before every
                                      call; NULL: the inputs are read-only */
     long sample_offset;           /* the timed calls of the processes before this one */
+    long bodies_first;            /* the calls (warmup and timed) of the processes before this
+                                     one: where an HTTP target's varying bodies go on */
     struct rpx_nvml_watch *gpu_watch; /* NULL: none; else sampled by the parent's watch loop
                                      while the child is in its timed loop (gpu_watch.c) */
     double rate_hz;               /* --rate for a local target: paced calls; 0: back to back */

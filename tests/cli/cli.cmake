@@ -22,6 +22,10 @@ rpx_py_test(cli.call_records cli/test_call_records.py)
 set_tests_properties(cli.call_records PROPERTIES RUN_SERIAL TRUE)
 # Distinct samples (--inputs repeated or a folder) and --writable-inputs.
 rpx_py_test(cli.samples cli/test_samples.py)
+# Inputs that vary and the audits (issue 30): inputs make --samples, --audit cache|seed,
+# HTTP bodies that vary and --server-metrics (tests/cli/cache_server.py).
+rpx_py_test(cli.audits cli/test_audits.py)
+set_tests_properties(cli.audits PROPERTIES RUN_SERIAL TRUE)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.
 rpx_py_test(cli.python cli/test_python.py)
 # --rate HZ for local targets: paced calls on absolute deadlines.

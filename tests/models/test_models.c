@@ -6,7 +6,8 @@
  *   fail_call     call number RPX_TEST_FAIL_AT (0-based, default 0) fails with a message
  *   counted       counts setup, calls and teardown into RPX_TEST_COUNT_FILE at teardown
  *   drifting      call k spins 100 us + k us: a model that slows down over the run
- *   cpu_skewed    1.5 ms on the lowest allowed CPU, 1.0 ms on the others (end of file) */
+ *   cpu_skewed    1.5 ms on the lowest allowed CPU, 1.0 ms on the others (end of file)
+ *   memo_last     memoises its last input: instant on a repeat, RPX_TEST_BUSY_NS on a new one */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -782,4 +783,54 @@ int cpu_skewed(void *state, const rpx_inputs *in, rpx_error *err)
     while (now_ns() < end) {
     }
     return 0;
+}
+
+/* memo_last: a model that memoises its last input's answer (issue 30, the
+ * cache audit): a call whose input bytes equal the last call's returns at
+ * once; a new input spins RPX_TEST_BUSY_NS (default 200,000 ns) and becomes
+ * the remembered one. Fast on a repeated sample, slow on a new one. */
+EXPORT int memo_last_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                           rpx_error *err);
+EXPORT int memo_last(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT void memo_last_teardown(void *state);
+
+static long long memo_ns = 200000;
+static unsigned char *memo_bytes;
+static size_t memo_len;
+
+int memo_last_setup(void **state, const rpx_inputs *in, const rpx_run_info *info, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)info;
+    (void)err;
+    memo_ns = env_long("RPX_TEST_BUSY_NS", 200000);
+    return 0;
+}
+
+int memo_last(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    const rpx_tensor *t = in && in->count ? &in->tensors[0] : NULL;
+    long long end;
+    (void)state;
+    if (!t) return rpx_model_error(err, "memo_last: needs one input array");
+    if (memo_bytes && memo_len == t->nbytes && memcmp(memo_bytes, t->data, memo_len) == 0)
+        return 0; /* the remembered answer */
+    end = now_ns() + memo_ns;
+    while (now_ns() < end) {
+    }
+    free(memo_bytes);
+    memo_bytes = malloc(t->nbytes ? t->nbytes : 1);
+    if (!memo_bytes) return rpx_model_error(err, "memo_last: out of memory");
+    memcpy(memo_bytes, t->data, t->nbytes);
+    memo_len = t->nbytes;
+    return 0;
+}
+
+void memo_last_teardown(void *state)
+{
+    (void)state;
+    free(memo_bytes);
+    memo_bytes = NULL;
+    memo_len = 0;
 }

@@ -594,3 +594,33 @@ def test_profile_cpus_refusals():
     assert e.value.code == 2 and "processes=N" in str(e.value)
     with pytest.raises(TypeError):
         rpxprof.profile(noop, FRAME, repeats=2, cpus=[0.5])
+
+
+# ---- audit= (issue 30 §2: the cache audit through the package) ----
+
+_MEMO_LAST = []
+
+
+def memo_last(x):
+    """Memoises its last input's answer: instant on a repeat, 400 us on a new one."""
+    b = x.tobytes()
+    if _MEMO_LAST and _MEMO_LAST[0] == b:
+        return 0
+    end = time.perf_counter() + 0.0004
+    while time.perf_counter() < end:
+        pass
+    _MEMO_LAST[:] = [b]
+    return 1
+
+
+def test_audit_cache_flags_a_memoising_callable():
+    samples = [{"x": np.full(64, k, np.float32)} for k in range(4)]
+    r = rpxprof.profile(memo_last, samples, warmup=1, repeats=60, processes=2, audit="cache")
+    common.validate_profile(r)
+    a = r["audit"]["cache"]
+    assert a["verdict"] == "suspect", a
+    assert a["ci"][1] < 0.9 and a["distinct_inputs"] == 4
+    assert any("--audit cache: suspect" in w for w in r.warnings)
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(memo_last, samples, repeats=10, audit="cache")  # no processes=N
+    assert "audit" in str(e.value) and e.value.code == 2
