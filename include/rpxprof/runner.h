@@ -115,6 +115,10 @@ typedef struct rpx_runner_config {
     /* 1 (default): time the cheap CPU probe before the run (the card's
      * cpu_probe, docs/system.md#cpu_probe); 0: cpu_probe is null, with why */
     int cpu_probe;
+    /* 1: keep when each process set up and tore down the model and when each
+     * call and input restore began (the report's `timeline`, which `rpxprof
+     * trace` draws); 0 (default): not kept */
+    int timeline;
 } rpx_runner_config;
 
 /* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry

@@ -25,6 +25,7 @@ static const char usage[] =
     "  aggregate check batch reports and combine them: CSV, Markdown, validation, figure\n"
     "  plot      draw the latency distribution of reports as an SVG figure\n"
     "  compare   compare two reports (or two batch folders): ratios, intervals, verdict\n"
+    "  trace     a run report as a Chrome trace (Perfetto, chrome://tracing)\n"
     "\n"
     "Options:\n"
     "  -h, --help     show this help and exit\n"
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "aggregate") == 0) return rpx_cli_aggregate(argc - 1, argv + 1);
     if (strcmp(cmd, "plot") == 0) return rpx_cli_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return rpx_cli_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "trace") == 0) return rpx_cli_trace(argc - 1, argv + 1);
     return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
                         "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
 }

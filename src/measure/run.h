@@ -92,6 +92,17 @@ typedef struct rpx_run_config {
      * before the first timed call and once after the last); left untouched
      * when the loop does not run to its end */
     rpx_call_totals *record_totals;
+    /* optional (--timeline): when each call started, on the clock of the
+     * samples, stored after the call ends, outside the timed span.
+     * call_start_ns: each successful timed call's t0 (index `measured`, beside
+     * its sample); warmup_start_ns: the first warmup_keep warmup calls' w0;
+     * restore_start_ns: each timed call's restore start (`repeats` entries,
+     * like restore_ns); warmup_restore_ns: {start, duration} of the first
+     * warmup_keep warmup calls' restores. NULL: not kept. */
+    int64_t *call_start_ns;
+    int64_t *warmup_start_ns;
+    int64_t *restore_start_ns;
+    int64_t *warmup_restore_ns;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

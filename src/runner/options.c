@@ -217,6 +217,11 @@ static const rpx_run_option table[] = {
      "process's migrations, switches, faults and off-CPU time over its timed loop; full = those "
      "counters per call too (4 system calls, ~7 us a call, outside the timed span); off = nothing",
      F(call_records)},
+    {"timeline", "timeline", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
+     NULL,
+     "keep when each process set up and tore down the model and when each call and input "
+     "restore began, in the report's timeline (for rpxprof trace; implied by --trace)",
+     F(timeline)},
     {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0, NULL,
      NULL, 1, NULL, NULL, NULL,
      "run the model in this process (for debuggers)",

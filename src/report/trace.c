@@ -1,0 +1,237 @@
+/* trace.c — owns the Chrome trace-event JSON of a run (trace.h): the JSON
+ * object format of the Trace Event Format ({"traceEvents": [...],
+ * "displayTimeUnit": "ns", "otherData": {...}}), drawn from the report alone
+ * (its `timeline`, `latency_samples_ms`, `latency_by_process`, `call_records`):
+ *
+ * - one process track per worker process (pid = process + 1, named by "M"
+ *   process_name/thread_name metadata events; tid 1 carries its calls);
+ * - "X" complete events on the samples' clock, ts and dur in microseconds
+ *   from the run's origin, rounded to the nanosecond: load and setup (cat
+ *   "setup"), each warmup call ("warmup"), each timed call ("timed", dur =
+ *   its sample), each input restore ("restore") and teardown ("teardown");
+ *   args: the call's index in its process, its index in latency_samples_ms,
+ *   the input sample, the CPU it started and ended on;
+ * - "C" counter events: the resident set readings (rss_mb) at the end of the
+ *   call they followed;
+ * - at most max_events events; when the bound cuts a process's events, the
+ *   first ones are kept and a global "i" instant event (cat "note") says how
+ *   many were left out. */
+#include "report/trace.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ms from the report to µs rounded to the nanosecond */
+static double us(double ms)
+{
+    return round(ms * 1e6) / 1e3;
+}
+
+typedef struct sink {
+    json_t *events;
+    long left;                    /* events this process may still add */
+    long dropped;
+} sink;
+
+static void add(sink *s, json_t *e)
+{
+    if (s->left <= 0) {
+        s->dropped++;
+        json_decref(e);
+        return;
+    }
+    s->left--;
+    json_array_append_new(s->events, e);
+}
+
+static json_t *complete(const char *name, const char *cat, int pid, double ts_ms, double dur_ms)
+{
+    return json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", cat, "ph", "X",
+                     "ts", us(ts_ms), "dur", us(dur_ms), "pid", pid, "tid", 1);
+}
+
+static json_t *meta(const char *what, int pid, const char *name)
+{
+    return json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", what, "ph", "M", "pid", pid, "tid",
+                     1, "args", "name", name);
+}
+
+static int span_of(const json_t *a, double *start, double *end)
+{
+    if (!json_is_array(a) || json_array_size(a) != 2) return 0;
+    *start = json_number_value(json_array_get(a, 0));
+    *end = json_number_value(json_array_get(a, 1));
+    return 1;
+}
+
+static double num_at(const json_t *a, size_t i)
+{
+    return json_number_value(json_array_get(a, i));
+}
+
+/* One process's events into s. */
+static void process_events(const json_t *report, const json_t *tp, sink *s, int *no_calls)
+{
+    const json_t *samples = json_object_get(report, "latency_samples_ms");
+    const json_t *byp = json_object_get(report, "latency_by_process");
+    const json_t *recs = json_object_get(report, "call_records");
+    const json_t *cs = json_object_get(recs, "cpu_start"), *ce = json_object_get(recs, "cpu_end");
+    const json_t *starts = json_object_get(tp, "call_start_ms");
+    const json_t *ws = json_object_get(tp, "warmup_start_ms"), *wd = json_object_get(tp, "warmup_ms");
+    const json_t *rs = json_object_get(tp, "restore_start_ms"), *rd = json_object_get(tp, "restore_ms");
+    const json_t *wrs = json_object_get(tp, "warmup_restore_start_ms");
+    const json_t *wrd = json_object_get(tp, "warmup_restore_ms");
+    const json_t *rc = json_object_get(tp, "rss_after_call"), *rm = json_object_get(tp, "rss_mb");
+    json_int_t proc = json_integer_value(json_object_get(tp, "process"));
+    long n_distinct = (long)json_integer_value(json_object_get(report, "distinct_samples"));
+    const json_t *bp = json_array_get(byp, (size_t)proc);
+    size_t offset = (size_t)json_integer_value(json_object_get(bp, "sample_offset"));
+    size_t i, n_calls = json_array_size(starts), n_warm = json_array_size(ws);
+    int pid = (int)proc + 1;
+    double a, b;
+    if (n_distinct < 1) n_distinct = 1;
+    if (span_of(json_object_get(tp, "load_ms"), &a, &b))
+        add(s, complete("load", "setup", pid, a, b - a));
+    if (span_of(json_object_get(tp, "setup_ms"), &a, &b))
+        add(s, complete("setup", "setup", pid, a, b - a));
+    if (span_of(json_object_get(tp, "teardown_ms"), &a, &b))
+        add(s, complete("teardown", "teardown", pid, a, b - a));
+    for (i = 0; i < n_warm; i++) {
+        char name[48];
+        json_t *e;
+        if (json_is_array(wrs) && i < json_array_size(wrs)) {
+            e = complete("restore", "restore", pid, num_at(wrs, i), num_at(wrd, i));
+            json_object_set_new(e, "args", json_pack("{s:s, s:I}", "before", "warmup", "index",
+                                                     (json_int_t)i));
+            add(s, e);
+        }
+        snprintf(name, sizeof name, "warmup %zu", i);
+        e = complete(name, "warmup", pid, num_at(ws, i), num_at(wd, i));
+        json_object_set_new(e, "args", json_pack("{s:I, s:I}", "index", (json_int_t)i, "sample",
+                                                 (json_int_t)(i % (size_t)n_distinct)));
+        add(s, e);
+    }
+    if (!json_is_array(starts)) *no_calls = 1;
+    for (i = 0; i < n_calls; i++) {
+        char name[48];
+        size_t g = offset + i;
+        json_t *e, *args;
+        if (json_is_array(rs) && i < json_array_size(rs)) {
+            e = complete("restore", "restore", pid, num_at(rs, i), num_at(rd, i));
+            json_object_set_new(e, "args", json_pack("{s:s, s:I}", "before", "timed", "index",
+                                                     (json_int_t)i));
+            add(s, e);
+        }
+        snprintf(name, sizeof name, "call %zu", i);
+        e = complete(name, "timed", pid, num_at(starts, i), num_at(samples, g));
+        args = json_pack("{s:I, s:I, s:I}", "index", (json_int_t)i, "sample_index", (json_int_t)g,
+                         "sample", (json_int_t)(g % (size_t)n_distinct));
+        json_object_set(args, "cpu_start", json_is_array(cs) ? json_array_get(cs, g) : json_null());
+        json_object_set(args, "cpu_end", json_is_array(ce) ? json_array_get(ce, g) : json_null());
+        json_object_set_new(e, "args", args);
+        add(s, e);
+    }
+    for (i = 0; json_is_array(rc) && i < json_array_size(rc) && n_calls > 0; i++) {
+        json_int_t after = json_integer_value(json_array_get(rc, i)); /* 1-based */
+        size_t k = after >= 1 && (size_t)after <= n_calls ? (size_t)after - 1 : n_calls - 1;
+        double t = num_at(starts, k) + num_at(samples, offset + k);
+        add(s, json_pack("{s:s, s:s, s:s, s:f, s:i, s:{s:f}}", "name", "resident set (MiB)", "cat",
+                         "memory", "ph", "C", "ts", us(t), "pid", pid, "args", "rss_mb",
+                         num_at(rm, i)));
+    }
+}
+
+json_t *rpx__trace_from_report(const json_t *report, const char *source, long max_events,
+                               rpx_error *err)
+{
+    const json_t *tl = json_object_get(report, "timeline"), *procs, *tp;
+    const char *schema = json_string_value(json_object_get(report, "schema"));
+    json_t *trace, *events, *other;
+    long budget, share, dropped = 0;
+    size_t i, n;
+    int no_calls = 0;
+    if (!source) source = "the report";
+    if (!schema || strcmp(schema, "rpxprof.profile/1") != 0)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "%s: schema '%s' is not a run report (rpxprof.profile/1); give the "
+                             "report of rpxprof run",
+                             source, schema ? schema : "(none)"),
+               NULL;
+    if (!json_is_object(tl))
+        return rpx_error_set(err, RPX_EINVAL,
+                             "%s: timeline: %s; the report did not keep when each call began. "
+                             "Run again with --timeline (or --trace FILE)",
+                             source, tl ? "null" : "missing"),
+               NULL;
+    procs = json_object_get(tl, "processes");
+    n = json_array_size(procs);
+    if (n == 0 || !json_is_array(json_object_get(report, "latency_samples_ms")))
+        return rpx_error_set(err, RPX_EINVAL,
+                             "%s: timeline.processes or latency_samples_ms: empty or missing; "
+                             "give a complete report of rpxprof run --timeline",
+                             source),
+               NULL;
+    if (max_events < RPX_TRACE_MIN_MAX_EVENTS || (size_t)max_events < 2 * n + 1)
+        return rpx_error_set(err, RPX_EINVAL,
+                             "--trace-max-events %ld: a trace of %zu processes needs at least "
+                             "%zu events (and never fewer than %ld); give a larger bound",
+                             max_events, n,
+                             2 * n + 1 > (size_t)RPX_TRACE_MIN_MAX_EVENTS
+                                 ? 2 * n + 1
+                                 : (size_t)RPX_TRACE_MIN_MAX_EVENTS,
+                             RPX_TRACE_MIN_MAX_EVENTS),
+               NULL;
+    events = json_array();
+    /* the metadata first (2 a process) and room for the note */
+    budget = max_events - (long)(2 * n) - 1;
+    share = budget / (long)n;
+    json_array_foreach(procs, i, tp)
+    {
+        json_int_t proc = json_integer_value(json_object_get(tp, "process"));
+        const json_t *pid = json_object_get(tp, "pid");
+        char name[96];
+        sink s = {events, share, 0};
+        if (json_is_integer(pid))
+            snprintf(name, sizeof name, "process %lld (pid %lld)", (long long)proc,
+                     (long long)json_integer_value(pid));
+        else
+            snprintf(name, sizeof name, "process %lld", (long long)proc);
+        json_array_append_new(events, meta("process_name", (int)proc + 1, name));
+        json_array_append_new(events, meta("thread_name", (int)proc + 1, "calls"));
+        process_events(report, tp, &s, &no_calls);
+        dropped += s.dropped;
+    }
+    other = json_object();
+    if (dropped > 0) {
+        char m[200];
+        snprintf(m, sizeof m,
+                 "trace cut at --trace-max-events %ld: %ld events left out (each process keeps "
+                 "its first %ld)",
+                 max_events, dropped, share);
+        json_array_append_new(events,
+                              json_pack("{s:s, s:s, s:s, s:s, s:f, s:i, s:i, s:{s:I, s:I}}", "name",
+                                        m, "cat", "note", "ph", "i", "s", "g", "ts", 0.0, "pid", 1,
+                                        "tid", 1, "args", "max_events", (json_int_t)max_events,
+                                        "left_out", (json_int_t)dropped));
+    }
+    json_object_set_new(other, "source", json_string(source));
+    json_object_set(other, "model", json_object_get(report, "model_callable"));
+    json_object_set(other, "status", json_object_get(report, "status"));
+    json_object_set_new(other, "clock",
+                        json_string("CLOCK_MONOTONIC (the samples' clock); ts and dur in "
+                                    "microseconds from the run's first process's load start, "
+                                    "rounded to the nanosecond"));
+    json_object_set_new(other, "max_events", json_integer(max_events));
+    json_object_set_new(other, "events_left_out", json_integer(dropped));
+    json_object_set_new(other, "calls",
+                        json_string(no_calls ? "the calls' start times were not kept (an "
+                                               "open-loop HTTP load has no calls of its own)"
+                                             : "every warmup call kept and every timed call"));
+    trace = json_object();
+    json_object_set_new(trace, "schema", json_string(RPX_TRACE_SCHEMA));
+    json_object_set_new(trace, "displayTimeUnit", json_string("ns"));
+    json_object_set_new(trace, "traceEvents", events);
+    json_object_set_new(trace, "otherData", other);
+    return trace;
+}
