@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device/nvml.h"
 #include "measure/call_record.h"
 #include "measure/rss_trend.h"
 #include "rpxprof/report.h"
@@ -89,6 +90,11 @@ typedef struct rpx_run_data {
     json_t *notes;                /* the report's notes (desc.notes), appended to */
     json_t *warnings;             /* the notes the user should see too, or NULL */
     json_t *placement;            /* the report's placement (borrowed), or NULL */
+    /* --timeline on cuda runs: the GPU watch's readings (borrowed; gpu_watch.c) */
+    const rpx_nvml_reading *gpu_readings;
+    size_t n_gpu_readings;
+    long gpu_readings_dropped;
+    int gpu_watched;              /* a watch ran (else the timeline's gpu is null) */
 } rpx_run_data;
 
 /* The report's `timeline` (timeline.c): null unless a process kept one. */

@@ -4,6 +4,7 @@
  * (CLOCK_MONOTONIC), in milliseconds from the run's origin (the first
  * process's load start). `rpxprof trace` draws the Chrome trace from it
  * (trace.c); the durations of the timed calls stay in latency_samples_ms. */
+#include <math.h>
 #include <stdint.h>
 
 #include "report/run_report.h"
@@ -96,6 +97,35 @@ static json_t *process_json(const rpx_run_process *p, int index, int64_t origin)
     return o;
 }
 
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* The GPU watch's readings, one entry per GPU in NVML's order. */
+static json_t *gpu_json(const rpx_run_data *d, int64_t origin)
+{
+    json_t *a = json_array();
+    size_t i, k;
+    for (i = 0; i < d->n_gpu_readings; i++) {
+        const rpx_nvml_reading *r = &d->gpu_readings[i];
+        json_t *g = NULL, *e;
+        json_array_foreach(a, k, e)
+            if (json_integer_value(json_object_get(e, "index")) == (json_int_t)r->index) g = e;
+        if (!g) {
+            g = json_pack("{s:I, s:i, s:[], s:[], s:[], s:[]}", "index", (json_int_t)r->index,
+                          "visible_ordinal", r->visible_ordinal, "t_ms", "sm_clock_mhz",
+                          "power_w", "temperature_c");
+            json_array_append_new(a, g);
+        }
+        json_array_append_new(json_object_get(g, "t_ms"), ms_at(r->t_ns, origin));
+        json_array_append_new(json_object_get(g, "sm_clock_mhz"), num_or_null(r->sm_clock_mhz));
+        json_array_append_new(json_object_get(g, "power_w"), num_or_null(r->power_w));
+        json_array_append_new(json_object_get(g, "temperature_c"), num_or_null(r->temperature_c));
+    }
+    return a;
+}
+
 json_t *rpx__timeline_json(const rpx_run_data *d)
 {
     int64_t origin = 0;
@@ -117,5 +147,8 @@ json_t *rpx__timeline_json(const rpx_run_data *d)
         if (d->procs[i].timeline)
             json_array_append_new(procs, process_json(&d->procs[i], i, origin));
     json_object_set_new(o, "processes", procs);
+    json_object_set_new(o, "gpu", d->gpu_watched ? gpu_json(d, origin) : json_null());
+    json_object_set_new(o, "gpu_readings_left_out",
+                        d->gpu_watched ? json_integer(d->gpu_readings_dropped) : json_null());
     return o;
 }

@@ -142,14 +142,31 @@ static void process_events(const json_t *report, const json_t *tp, sink *s, int 
     }
 }
 
+/* One GPU's readings as counter tracks of their own process track. */
+static void gpu_events(const json_t *g, int pid, sink *s)
+{
+    static const char *const keys[] = {"sm_clock_mhz", "power_w", "temperature_c"};
+    static const char *const names[] = {"SM clock (MHz)", "power (W)", "temperature (C)"};
+    const json_t *t = json_object_get(g, "t_ms");
+    size_t i, k;
+    for (i = 0; i < json_array_size(t); i++)
+        for (k = 0; k < 3; k++) {
+            const json_t *v = json_array_get(json_object_get(g, keys[k]), i);
+            if (!json_is_number(v)) continue; /* not read: no point, never a 0 */
+            add(s, json_pack("{s:s, s:s, s:s, s:f, s:i, s:{s:f}}", "name", names[k], "cat", "gpu",
+                             "ph", "C", "ts", us(num_at(t, i)), "pid", pid, "args", keys[k],
+                             json_number_value(v)));
+        }
+}
+
 json_t *rpx__trace_from_report(const json_t *report, const char *source, long max_events,
                                rpx_error *err)
 {
-    const json_t *tl = json_object_get(report, "timeline"), *procs, *tp;
+    const json_t *tl = json_object_get(report, "timeline"), *procs, *tp, *gpus;
     const char *schema = json_string_value(json_object_get(report, "schema"));
     json_t *trace, *events, *other;
     long budget, share, dropped = 0;
-    size_t i, n;
+    size_t i, n, n_gpus;
     int no_calls = 0;
     if (!source) source = "the report";
     if (!schema || strcmp(schema, "rpxprof.profile/1") != 0)
@@ -166,26 +183,28 @@ json_t *rpx__trace_from_report(const json_t *report, const char *source, long ma
                NULL;
     procs = json_object_get(tl, "processes");
     n = json_array_size(procs);
+    gpus = json_object_get(tl, "gpu");
+    n_gpus = json_array_size(gpus);
     if (n == 0 || !json_is_array(json_object_get(report, "latency_samples_ms")))
         return rpx_error_set(err, RPX_EINVAL,
                              "%s: timeline.processes or latency_samples_ms: empty or missing; "
                              "give a complete report of rpxprof run --timeline",
                              source),
                NULL;
-    if (max_events < RPX_TRACE_MIN_MAX_EVENTS || (size_t)max_events < 2 * n + 1)
+    if (max_events < RPX_TRACE_MIN_MAX_EVENTS || (size_t)max_events < 2 * n + n_gpus + 1)
         return rpx_error_set(err, RPX_EINVAL,
                              "--trace-max-events %ld: a trace of %zu processes needs at least "
                              "%zu events (and never fewer than %ld); give a larger bound",
                              max_events, n,
-                             2 * n + 1 > (size_t)RPX_TRACE_MIN_MAX_EVENTS
-                                 ? 2 * n + 1
+                             2 * n + n_gpus + 1 > (size_t)RPX_TRACE_MIN_MAX_EVENTS
+                                 ? 2 * n + n_gpus + 1
                                  : (size_t)RPX_TRACE_MIN_MAX_EVENTS,
                              RPX_TRACE_MIN_MAX_EVENTS),
                NULL;
     events = json_array();
-    /* the metadata first (2 a process) and room for the note */
-    budget = max_events - (long)(2 * n) - 1;
-    share = budget / (long)n;
+    /* the metadata first (2 a process, 1 a GPU) and room for the note */
+    budget = max_events - (long)(2 * n + n_gpus) - 1;
+    share = budget / (long)(n + n_gpus);
     json_array_foreach(procs, i, tp)
     {
         json_int_t proc = json_integer_value(json_object_get(tp, "process"));
@@ -200,6 +219,18 @@ json_t *rpx__trace_from_report(const json_t *report, const char *source, long ma
         json_array_append_new(events, meta("process_name", (int)proc + 1, name));
         json_array_append_new(events, meta("thread_name", (int)proc + 1, "calls"));
         process_events(report, tp, &s, &no_calls);
+        dropped += s.dropped;
+    }
+    for (i = 0; i < n_gpus; i++) { /* the GPU watch (cuda runs), after the processes */
+        const json_t *g = json_array_get(gpus, i);
+        char name[96];
+        int pid = (int)(n + 1 + i);
+        sink s = {events, share, 0};
+        snprintf(name, sizeof name, "GPU %lld (NVML index %lld)",
+                 (long long)json_integer_value(json_object_get(g, "visible_ordinal")),
+                 (long long)json_integer_value(json_object_get(g, "index")));
+        json_array_append_new(events, meta("process_name", pid, name));
+        gpu_events(g, pid, &s);
         dropped += s.dropped;
     }
     other = json_object();

@@ -571,6 +571,11 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
         for (i = 0; i < wp->n; i++) cpus[i] = &wp->proc[i]->affinity;
         rd.placement = rpx__placement_json(&x->place, cpus, wp->n);
     }
+    if (c.timeline && x->watch) { /* the GPU's clocks, power and temperature over time */
+        rd.gpu_watched = 1;
+        rd.n_gpu_readings = rpx_nvml_watch_readings(x->watch, &rd.gpu_readings,
+                                                    &rd.gpu_readings_dropped);
+    }
     report = rpx__run_report(&rd);
     json_decref(rd.placement);
     json_decref(ci);

@@ -101,7 +101,8 @@ class TraceTest(TempDirTest):
     def check_against_report(self, t, r, warmup):
         samples = r["latency_samples_ms"]
         names = {e["pid"]: e["args"]["name"] for e in t["traceEvents"]
-                 if e["ph"] == "M" and e["name"] == "process_name"}
+                 if e["ph"] == "M" and e["name"] == "process_name"
+                 and e["args"]["name"].startswith("process ")}
         # one track per worker process, named with its pid
         self.assertEqual(sorted(names), list(range(1, r["processes"] + 1)))
         for p, tp in zip(r["latency_by_process"], r["timeline"]["processes"]):
@@ -227,6 +228,49 @@ class TraceTest(TempDirTest):
         text = read(src)
         run("trace", src, "-o", src, check=2)
         self.assertEqual(read(src), text)
+
+    def test_gpu_watch_as_counter_tracks(self):
+        # the stub NVML (tests/stubs/nvml): an H100 at 1755 MHz and 690 W whose temperature
+        # read fails, and an A100 whose power read is not supported; sampled by the parent
+        # while the model's process is in its timed loop
+        from test_cuda import CUPTI, NVML, STUB
+        from test_cuda import MODELS as CUDA_MODELS
+        env = {"RPX_CUDA_LIBRARY": STUB, "RPX_STUB_CUDA_LOG": self.path("cuda.log"),
+               "RPX_NVML_LIBRARY": NVML, "RPX_STUB_NVML_BUSY_FILE": self.path("busy"),
+               "RPX_TEST_CUPTI": CUPTI, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+        trace = self.path("gpu.trace.json")
+        p, r, _ = run_report(self, "--model", f"{CUDA_MODELS}:gpu_kernels", "--inputs",
+                             self.inputs, "--device", "cuda", "--processes", 1, "--warmup", 5,
+                             "--repeats", 300, "--quiet", "--trace", trace, env=env)
+        validate_profile(r)
+        with open(trace) as f:
+            t = json.load(f)
+        self.check_format(t)
+        self.check_nesting(t)
+        self.check_against_report(t, r, 5)
+        gpus = r["timeline"]["gpu"]
+        self.assertEqual([g["index"] for g in gpus], [0, 1])
+        self.assertGreaterEqual(len(gpus[0]["t_ms"]), 1)
+        self.assertEqual(r["timeline"]["gpu_readings_left_out"], 0)
+        names = {e["pid"]: e["args"]["name"] for e in t["traceEvents"]
+                 if e["ph"] == "M" and e["name"] == "process_name"}
+        self.assertEqual(names[2], "GPU 0 (NVML index 0)")
+        self.assertEqual(names[3], "GPU 1 (NVML index 1)")
+        h100 = [e for e in t["traceEvents"] if e["ph"] == "C" and e["pid"] == 2]
+        a100 = [e for e in t["traceEvents"] if e["ph"] == "C" and e["pid"] == 3]
+        self.assertEqual({e["args"]["sm_clock_mhz"] for e in h100 if e["name"] == "SM clock (MHz)"},
+                         {1755})
+        self.assertEqual({e["args"]["power_w"] for e in h100 if e["name"] == "power (W)"}, {690})
+        # a value NVML did not give is no point at all (never a 0)
+        self.assertFalse([e for e in h100 if e["name"] == "temperature (C)"])
+        self.assertFalse([e for e in a100 if e["name"] == "power (W)"])
+        self.assertEqual(len([e for e in h100 if e["name"] == "SM clock (MHz)"]),
+                         len(gpus[0]["t_ms"]))
+        # the readings were taken while the process was in its timed loop
+        tp = r["timeline"]["processes"][0]
+        for ts in gpus[0]["t_ms"]:
+            self.assertGreaterEqual(ts, tp["setup_ms"][1])
+            self.assertLessEqual(ts, tp["teardown_ms"][1])
 
     def test_crashed_run_keeps_its_trace(self):
         p, r, t = self.traced("--repeats", 10, "--warmup", 2, "--processes", 1,
