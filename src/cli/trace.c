@@ -46,20 +46,14 @@ int rpx_cli_trace_write(const char *cmd, rpx_output *out, const json_t *report,
                         const char *source, long max_events)
 {
     rpx_error err = {0};
-    json_t *trace = rpx__trace_from_report(report, source, max_events, &err);
-    char *text;
+    size_t len = 0;
+    char *text = rpx__trace_from_report(report, source, max_events, &len, &err);
     int rc;
-    if (!trace) {
+    if (!text) {
         rpx_output_discard(out);
         return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
     }
-    text = json_dumps(trace, JSON_COMPACT | JSON_REAL_PRECISION(16));
-    json_decref(trace);
-    if (!text) {
-        rpx_output_discard(out);
-        return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "out of memory writing the trace");
-    }
-    rc = rpx_output_commit(out, text, strlen(text), &err);
+    rc = rpx_output_commit(out, text, len, &err);
     free(text);
     if (rc != 0) return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
     return 0;

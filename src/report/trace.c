@@ -20,41 +20,96 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* ms from the report to µs rounded to the nanosecond */
-static double us(double ms)
-{
-    return round(ms * 1e6) / 1e3;
-}
+#include "common/strbuf.h"
 
+/* The events are written as text, one a line: a million of them as jansson
+ * objects would take gigabytes. */
 typedef struct sink {
-    json_t *events;
-    long left;                    /* events this process may still add */
+    rpx_strbuf *b;
+    long left;                    /* events this track may still add */
     long dropped;
+    long *written;
 } sink;
 
-static void add(sink *s, json_t *e)
+/* ms from the report as "µs.nnn": integer nanoseconds, written exactly */
+static void put_us(rpx_strbuf *b, double ms)
+{
+    long long ns = llround(ms * 1e6);
+    if (!(ns > 0)) ns = 0;
+    rpx__sb_printf(b, "%lld.%03lld", ns / 1000, ns % 1000);
+}
+
+static void put_num(rpx_strbuf *b, double v)
+{
+    char buf[40];
+    if (!isfinite(v)) {
+        rpx__sb_str(b, "null");
+        return;
+    }
+    rpx__fmt_shortest(buf, sizeof buf, v);
+    rpx__sb_str(b, buf);
+}
+
+static void put_int_or_null(rpx_strbuf *b, const json_t *v)
+{
+    if (json_is_integer(v)) rpx__sb_printf(b, "%lld", (long long)json_integer_value(v));
+    else rpx__sb_str(b, "null");
+}
+
+static void begin(rpx_strbuf *b, long *written)
+{
+    if (*written) rpx__sb_str(b, ",\n");
+    (*written)++;
+}
+
+/* Room for one more event on this track? Counts the ones left out. */
+static int room(sink *s)
 {
     if (s->left <= 0) {
         s->dropped++;
-        json_decref(e);
-        return;
+        return 0;
     }
     s->left--;
-    json_array_append_new(s->events, e);
+    begin(s->b, s->written);
+    return 1;
 }
 
-static json_t *complete(const char *name, const char *cat, int pid, double ts_ms, double dur_ms)
+/* {"name":..,"cat":..,"ph":"X","ts":..,"dur":..,"pid":..,"tid":1 — the caller closes it */
+static int complete(sink *s, const char *name, const char *cat, int pid, double ts_ms,
+                    double dur_ms)
 {
-    return json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", cat, "ph", "X",
-                     "ts", us(ts_ms), "dur", us(dur_ms), "pid", pid, "tid", 1);
+    if (!room(s)) return 0;
+    rpx__sb_printf(s->b, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":", name, cat);
+    put_us(s->b, ts_ms);
+    rpx__sb_str(s->b, ",\"dur\":");
+    put_us(s->b, dur_ms);
+    rpx__sb_printf(s->b, ",\"pid\":%d,\"tid\":1", pid);
+    return 1;
 }
 
-static json_t *meta(const char *what, int pid, const char *name)
+static void meta(rpx_strbuf *b, long *written, const char *what, int pid, const char *name)
 {
-    return json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", what, "ph", "M", "pid", pid, "tid",
-                     1, "args", "name", name);
+    json_t *n = json_string(name);
+    char *q = n ? json_dumps(n, JSON_ENCODE_ANY) : NULL;
+    begin(b, written);
+    rpx__sb_printf(b, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":1,\"args\":{\"name\":%s}}",
+                   what, pid, q ? q : "\"?\"");
+    free(q);
+    json_decref(n);
+}
+
+static void counter(sink *s, const char *name, const char *cat, int pid, double ts_ms,
+                    const char *key, double v)
+{
+    if (!room(s)) return;
+    rpx__sb_printf(s->b, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"C\",\"ts\":", name, cat);
+    put_us(s->b, ts_ms);
+    rpx__sb_printf(s->b, ",\"pid\":%d,\"args\":{\"%s\":", pid, key);
+    put_num(s->b, v);
+    rpx__sb_str(s->b, "}}");
 }
 
 static int span_of(const json_t *a, double *start, double *end)
@@ -70,7 +125,7 @@ static double num_at(const json_t *a, size_t i)
     return json_number_value(json_array_get(a, i));
 }
 
-/* One process's events into s. */
+/* One process's events. */
 static void process_events(const json_t *report, const json_t *tp, sink *s, int *no_calls)
 {
     const json_t *samples = json_object_get(report, "latency_samples_ms");
@@ -88,57 +143,51 @@ static void process_events(const json_t *report, const json_t *tp, sink *s, int 
     const json_t *bp = json_array_get(byp, (size_t)proc);
     size_t offset = (size_t)json_integer_value(json_object_get(bp, "sample_offset"));
     size_t i, n_calls = json_array_size(starts), n_warm = json_array_size(ws);
+    size_t n_samples = json_array_size(samples);
     int pid = (int)proc + 1;
+    char name[48];
     double a, b;
     if (n_distinct < 1) n_distinct = 1;
-    if (span_of(json_object_get(tp, "load_ms"), &a, &b))
-        add(s, complete("load", "setup", pid, a, b - a));
-    if (span_of(json_object_get(tp, "setup_ms"), &a, &b))
-        add(s, complete("setup", "setup", pid, a, b - a));
-    if (span_of(json_object_get(tp, "teardown_ms"), &a, &b))
-        add(s, complete("teardown", "teardown", pid, a, b - a));
+    if (offset > n_samples) offset = n_samples;
+    if (n_calls > n_samples - offset) n_calls = n_samples - offset; /* an altered report */
+    if (span_of(json_object_get(tp, "load_ms"), &a, &b) && complete(s, "load", "setup", pid, a, b - a))
+        rpx__sb_str(s->b, "}");
+    if (span_of(json_object_get(tp, "setup_ms"), &a, &b) &&
+        complete(s, "setup", "setup", pid, a, b - a))
+        rpx__sb_str(s->b, "}");
+    if (span_of(json_object_get(tp, "teardown_ms"), &a, &b) &&
+        complete(s, "teardown", "teardown", pid, a, b - a))
+        rpx__sb_str(s->b, "}");
     for (i = 0; i < n_warm; i++) {
-        char name[48];
-        json_t *e;
-        if (json_is_array(wrs) && i < json_array_size(wrs)) {
-            e = complete("restore", "restore", pid, num_at(wrs, i), num_at(wrd, i));
-            json_object_set_new(e, "args", json_pack("{s:s, s:I}", "before", "warmup", "index",
-                                                     (json_int_t)i));
-            add(s, e);
-        }
+        if (json_is_array(wrs) && i < json_array_size(wrs) &&
+            complete(s, "restore", "restore", pid, num_at(wrs, i), num_at(wrd, i)))
+            rpx__sb_printf(s->b, ",\"args\":{\"before\":\"warmup\",\"index\":%zu}}", i);
         snprintf(name, sizeof name, "warmup %zu", i);
-        e = complete(name, "warmup", pid, num_at(ws, i), num_at(wd, i));
-        json_object_set_new(e, "args", json_pack("{s:I, s:I}", "index", (json_int_t)i, "sample",
-                                                 (json_int_t)(i % (size_t)n_distinct)));
-        add(s, e);
+        if (complete(s, name, "warmup", pid, num_at(ws, i), num_at(wd, i)))
+            rpx__sb_printf(s->b, ",\"args\":{\"index\":%zu,\"sample\":%zu}}", i,
+                           i % (size_t)n_distinct);
     }
     if (!json_is_array(starts)) *no_calls = 1;
     for (i = 0; i < n_calls; i++) {
-        char name[48];
         size_t g = offset + i;
-        json_t *e, *args;
-        if (json_is_array(rs) && i < json_array_size(rs)) {
-            e = complete("restore", "restore", pid, num_at(rs, i), num_at(rd, i));
-            json_object_set_new(e, "args", json_pack("{s:s, s:I}", "before", "timed", "index",
-                                                     (json_int_t)i));
-            add(s, e);
-        }
+        if (json_is_array(rs) && i < json_array_size(rs) &&
+            complete(s, "restore", "restore", pid, num_at(rs, i), num_at(rd, i)))
+            rpx__sb_printf(s->b, ",\"args\":{\"before\":\"timed\",\"index\":%zu}}", i);
         snprintf(name, sizeof name, "call %zu", i);
-        e = complete(name, "timed", pid, num_at(starts, i), num_at(samples, g));
-        args = json_pack("{s:I, s:I, s:I}", "index", (json_int_t)i, "sample_index", (json_int_t)g,
-                         "sample", (json_int_t)(g % (size_t)n_distinct));
-        json_object_set(args, "cpu_start", json_is_array(cs) ? json_array_get(cs, g) : json_null());
-        json_object_set(args, "cpu_end", json_is_array(ce) ? json_array_get(ce, g) : json_null());
-        json_object_set_new(e, "args", args);
-        add(s, e);
+        if (!complete(s, name, "timed", pid, num_at(starts, i), num_at(samples, g))) continue;
+        rpx__sb_printf(s->b, ",\"args\":{\"index\":%zu,\"sample_index\":%zu,\"sample\":%zu,"
+                             "\"cpu_start\":",
+                       i, g, g % (size_t)n_distinct);
+        put_int_or_null(s->b, json_array_get(cs, g));
+        rpx__sb_str(s->b, ",\"cpu_end\":");
+        put_int_or_null(s->b, json_array_get(ce, g));
+        rpx__sb_str(s->b, "}}");
     }
     for (i = 0; json_is_array(rc) && i < json_array_size(rc) && n_calls > 0; i++) {
         json_int_t after = json_integer_value(json_array_get(rc, i)); /* 1-based */
         size_t k = after >= 1 && (size_t)after <= n_calls ? (size_t)after - 1 : n_calls - 1;
-        double t = num_at(starts, k) + num_at(samples, offset + k);
-        add(s, json_pack("{s:s, s:s, s:s, s:f, s:i, s:{s:f}}", "name", "resident set (MiB)", "cat",
-                         "memory", "ph", "C", "ts", us(t), "pid", pid, "args", "rss_mb",
-                         num_at(rm, i)));
+        counter(s, "resident set (MiB)", "memory", pid,
+                num_at(starts, k) + num_at(samples, offset + k), "rss_mb", num_at(rm, i));
     }
 }
 
@@ -153,21 +202,21 @@ static void gpu_events(const json_t *g, int pid, sink *s)
         for (k = 0; k < 3; k++) {
             const json_t *v = json_array_get(json_object_get(g, keys[k]), i);
             if (!json_is_number(v)) continue; /* not read: no point, never a 0 */
-            add(s, json_pack("{s:s, s:s, s:s, s:f, s:i, s:{s:f}}", "name", names[k], "cat", "gpu",
-                             "ph", "C", "ts", us(num_at(t, i)), "pid", pid, "args", keys[k],
-                             json_number_value(v)));
+            counter(s, names[k], "gpu", pid, num_at(t, i), keys[k], json_number_value(v));
         }
 }
 
-json_t *rpx__trace_from_report(const json_t *report, const char *source, long max_events,
-                               rpx_error *err)
+char *rpx__trace_from_report(const json_t *report, const char *source, long max_events,
+                             size_t *len, rpx_error *err)
 {
     const json_t *tl = json_object_get(report, "timeline"), *procs, *tp, *gpus;
     const char *schema = json_string_value(json_object_get(report, "schema"));
-    json_t *trace, *events, *other;
-    long budget, share, dropped = 0;
+    json_t *other;
+    rpx_strbuf b = {0};
+    long budget, share, dropped = 0, written = 0;
     size_t i, n, n_gpus;
     int no_calls = 0;
+    char *text;
     if (!source) source = "the report";
     if (!schema || strcmp(schema, "rpxprof.profile/1") != 0)
         return rpx_error_set(err, RPX_EINVAL,
@@ -201,23 +250,24 @@ json_t *rpx__trace_from_report(const json_t *report, const char *source, long ma
                                  : (size_t)RPX_TRACE_MIN_MAX_EVENTS,
                              RPX_TRACE_MIN_MAX_EVENTS),
                NULL;
-    events = json_array();
     /* the metadata first (2 a process, 1 a GPU) and room for the note */
     budget = max_events - (long)(2 * n + n_gpus) - 1;
     share = budget / (long)(n + n_gpus);
+    rpx__sb_printf(&b, "{\"schema\":\"%s\",\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n",
+                   RPX_TRACE_SCHEMA);
     json_array_foreach(procs, i, tp)
     {
         json_int_t proc = json_integer_value(json_object_get(tp, "process"));
         const json_t *pid = json_object_get(tp, "pid");
         char name[96];
-        sink s = {events, share, 0};
+        sink s = {&b, share, 0, &written};
         if (json_is_integer(pid))
             snprintf(name, sizeof name, "process %lld (pid %lld)", (long long)proc,
                      (long long)json_integer_value(pid));
         else
             snprintf(name, sizeof name, "process %lld", (long long)proc);
-        json_array_append_new(events, meta("process_name", (int)proc + 1, name));
-        json_array_append_new(events, meta("thread_name", (int)proc + 1, "calls"));
+        meta(&b, &written, "process_name", (int)proc + 1, name);
+        meta(&b, &written, "thread_name", (int)proc + 1, "calls");
         process_events(report, tp, &s, &no_calls);
         dropped += s.dropped;
     }
@@ -225,27 +275,24 @@ json_t *rpx__trace_from_report(const json_t *report, const char *source, long ma
         const json_t *g = json_array_get(gpus, i);
         char name[96];
         int pid = (int)(n + 1 + i);
-        sink s = {events, share, 0};
+        sink s = {&b, share, 0, &written};
         snprintf(name, sizeof name, "GPU %lld (NVML index %lld)",
                  (long long)json_integer_value(json_object_get(g, "visible_ordinal")),
                  (long long)json_integer_value(json_object_get(g, "index")));
-        json_array_append_new(events, meta("process_name", pid, name));
+        meta(&b, &written, "process_name", pid, name);
         gpu_events(g, pid, &s);
         dropped += s.dropped;
     }
-    other = json_object();
     if (dropped > 0) {
-        char m[200];
-        snprintf(m, sizeof m,
-                 "trace cut at --trace-max-events %ld: %ld events left out (each process keeps "
-                 "its first %ld)",
-                 max_events, dropped, share);
-        json_array_append_new(events,
-                              json_pack("{s:s, s:s, s:s, s:s, s:f, s:i, s:i, s:{s:I, s:I}}", "name",
-                                        m, "cat", "note", "ph", "i", "s", "g", "ts", 0.0, "pid", 1,
-                                        "tid", 1, "args", "max_events", (json_int_t)max_events,
-                                        "left_out", (json_int_t)dropped));
+        begin(&b, &written);
+        rpx__sb_printf(&b,
+                       "{\"name\":\"trace cut at --trace-max-events %ld: %ld events left out "
+                       "(each track keeps its first %ld)\",\"cat\":\"note\",\"ph\":\"i\","
+                       "\"s\":\"g\",\"ts\":0.000,\"pid\":1,\"tid\":1,\"args\":{\"max_events\":%ld,"
+                       "\"left_out\":%ld}}",
+                       max_events, dropped, share, max_events, dropped);
     }
+    other = json_object();
     json_object_set_new(other, "source", json_string(source));
     json_object_set(other, "model", json_object_get(report, "model_callable"));
     json_object_set(other, "status", json_object_get(report, "status"));
@@ -259,10 +306,16 @@ json_t *rpx__trace_from_report(const json_t *report, const char *source, long ma
                         json_string(no_calls ? "the calls' start times were not kept (an "
                                                "open-loop HTTP load has no calls of its own)"
                                              : "every warmup call kept and every timed call"));
-    trace = json_object();
-    json_object_set_new(trace, "schema", json_string(RPX_TRACE_SCHEMA));
-    json_object_set_new(trace, "displayTimeUnit", json_string("ns"));
-    json_object_set_new(trace, "traceEvents", events);
-    json_object_set_new(trace, "otherData", other);
-    return trace;
+    text = json_dumps(other, JSON_COMPACT);
+    json_decref(other);
+    rpx__sb_str(&b, "\n],\"otherData\":");
+    rpx__sb_str(&b, text ? text : "{}");
+    rpx__sb_str(&b, "}\n");
+    free(text);
+    if (b.oom || !text) {
+        free(b.p);
+        return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory writing the trace", source), NULL;
+    }
+    if (len) *len = b.len;
+    return b.p;
 }

@@ -12,11 +12,12 @@
 #define RPX_TRACE_DEFAULT_MAX_EVENTS 1000000L
 #define RPX_TRACE_MIN_MAX_EVENTS 16L
 
-/* The trace of `report` (an "rpxprof.profile/1" report with its `timeline`):
- * at most max_events events (>= RPX_TRACE_MIN_MAX_EVENTS), metadata
- * included, with a note event when the bound cut it. `source` names the
- * report in messages. NULL with err (RPX_EINVAL) saying what is missing. */
-json_t *rpx__trace_from_report(const json_t *report, const char *source, long max_events,
-                               rpx_error *err);
+/* The trace of `report` (an "rpxprof.profile/1" report with its `timeline`)
+ * as JSON text (malloc'ed, *len bytes): at most max_events events (>=
+ * RPX_TRACE_MIN_MAX_EVENTS), metadata included, with a note event when the
+ * bound cut it. `source` names the report in messages. NULL with err
+ * (RPX_EINVAL) saying what is missing, or RPX_ENOMEM. */
+char *rpx__trace_from_report(const json_t *report, const char *source, long max_events,
+                             size_t *len, rpx_error *err);
 
 #endif
