@@ -4,7 +4,8 @@ field by field against that format; the events of each process track nest (no tw
 complete events of one track overlap, setup before the calls before teardown); every
 timed call's dur equals its sample in latency_samples_ms to the format's rounding
 (ts and dur are microseconds with three decimals: one nanosecond); the bound
-(--trace-max-events) and its note; a report without a timeline; protected paths."""
+(--trace-max-events) and its note; a report without a timeline; protected paths; the GPU
+watch's counters against the NVML stub; HTTP calls (closed loop) and an open-loop load."""
 import json
 import os
 
@@ -30,9 +31,12 @@ class TraceTest(TempDirTest):
         self.inputs = self.path("in.npz")
         np.savez(self.inputs, x=np.zeros(16, np.float32))
 
-    def traced(self, *args, check=0, trace=None, env=None, model="sleep_ns"):
+    def traced(self, *args, check=0, trace=None, env=None, model="sleep_ns", url=None,
+               body=None):
         trace = trace or self.path("run.trace.json")
-        p, r, _ = run_report(self, "--model", f"{MODELS}:{model}", "--inputs", self.inputs,
+        target = ["--model", url, "--body", body] if url else ["--model", f"{MODELS}:{model}",
+                                                                "--inputs", self.inputs]
+        p, r, _ = run_report(self, *target,
                              "--quiet", "--trace", trace, *map(str, args), check=check,
                              env=dict({"RPX_TEST_SLEEP_NS": "200000"}, **(env or {})))
         t = None
@@ -271,6 +275,32 @@ class TraceTest(TempDirTest):
         for ts in gpus[0]["t_ms"]:
             self.assertGreaterEqual(ts, tp["setup_ms"][1])
             self.assertLessEqual(ts, tp["teardown_ms"][1])
+
+    def test_http_calls_and_an_open_loop_load(self):
+        from http_server import HttpTestServer
+        body = self.path("body.json")
+        with open(body, "w") as f:
+            f.write("{}")
+        with HttpTestServer() as srv:
+            # closed loop: every request is a timed call of the one process
+            p, r, t = self.traced("--repeats", 8, "--warmup", 2, model=None,
+                                  url=srv.url("/sleep?ms=1"), body=body)
+            validate_profile(r)
+            self.check_format(t)
+            self.check_nesting(t)
+            self.check_against_report(t, r, 2)
+            self.assertTrue(all(e["args"]["cpu_start"] is None for e in t["traceEvents"]
+                                if e.get("cat") == "timed"))  # no call_records for HTTP
+            # an open-loop load has no calls of its own: the process's phases only
+            p, r, t = self.traced("--rate", 200, "--duration", 0.05, "--warmup", 1, model=None,
+                                  url=srv.url("/sleep?ms=1"), body=body)
+            validate_profile(r)
+            self.check_format(t)
+            self.assertIsNone(r["timeline"]["processes"][0]["call_start_ms"])
+            self.assertFalse([e for e in t["traceEvents"] if e.get("cat") == "timed"])
+            self.assertEqual({e["cat"] for e in t["traceEvents"] if e["ph"] == "X"},
+                             {"setup", "teardown"})
+            self.assertIn("open-loop", t["otherData"]["calls"])
 
     def test_crashed_run_keeps_its_trace(self):
         p, r, t = self.traced("--repeats", 10, "--warmup", 2, "--processes", 1,
