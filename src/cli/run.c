@@ -640,6 +640,13 @@ int rpx_cli_run(int argc, char **argv)
             exit_code = rc;
             goto out;
         }
+        if (rpx_output_is_stdout(trace_out)) {
+            exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
+                                     "--trace %s: the standard output carries the report or its "
+                                     "path; give a file (or rpxprof trace REPORT -o - later)",
+                                     o.trace);
+            goto out;
+        }
         if (strcmp(o.trace, c.output) == 0) {
             exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
                                      "--trace %s: the same path as --output; give another path",

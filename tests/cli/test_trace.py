@@ -226,6 +226,10 @@ class TraceTest(TempDirTest):
         q = run("run", "--model", f"{MODELS}:sleep_ns", "--inputs", self.inputs, "-o", rep,
                 "--trace", rep, "--quiet", "--repeats", 3, check=2)
         self.assertIn("--trace", q.stderr)
+        # the standard output carries the report's path: a trace there is refused
+        q = run("run", "--model", f"{MODELS}:sleep_ns", "--inputs", self.inputs, "-o", rep,
+                "--trace", "-", "--quiet", "--repeats", 3, check=2)
+        self.assertIn("--trace -", q.stderr)
         # rpxprof trace never replaces the report it reads
         _, r, _ = self.traced("--repeats", 3, "--warmup", 1, "--processes", 1)
         src = self.report_path()
