@@ -125,6 +125,37 @@ static double num_at(const json_t *a, size_t i)
     return json_number_value(json_array_get(a, i));
 }
 
+/* A streamed HTTP response's events (http.streaming.events_kept: t_ms from
+ * the request's start, which the call's start stands for) as thread-scoped
+ * instants on the one process's track. Not drawn when calls failed: the
+ * kept events count every timed call, the call starts only the successful. */
+static void stream_events(const json_t *report, const json_t *starts, size_t n_calls, int pid,
+                          sink *s)
+{
+    const json_t *http = json_object_get(report, "http");
+    const json_t *kept = json_object_get(json_object_get(http, "streaming"), "events_kept");
+    const json_t *k;
+    size_t i, j;
+    if (!json_is_array(kept) || json_integer_value(json_object_get(http, "failed_calls")) != 0)
+        return;
+    json_array_foreach(kept, i, k)
+    {
+        json_int_t call = json_integer_value(json_object_get(k, "call"));
+        const json_t *t = json_object_get(k, "t_ms"), *content = json_object_get(k, "content");
+        if (call < 0 || (size_t)call >= n_calls) continue;
+        for (j = 0; j < json_array_size(t); j++) {
+            if (!room(s)) continue;
+            rpx__sb_str(s->b, "{\"name\":\"streamed event\",\"cat\":\"stream\",\"ph\":\"i\","
+                              "\"s\":\"t\",\"ts\":");
+            put_us(s->b, num_at(starts, (size_t)call) + num_at(t, j));
+            rpx__sb_printf(s->b, ",\"pid\":%d,\"tid\":1,\"args\":{\"call\":%lld,\"event\":%zu,"
+                                 "\"content\":%s}}",
+                           pid, (long long)call, j,
+                           json_is_true(json_array_get(content, j)) ? "true" : "false");
+        }
+    }
+}
+
 /* One process's events. */
 static void process_events(const json_t *report, const json_t *tp, sink *s, int *no_calls)
 {
@@ -183,6 +214,7 @@ static void process_events(const json_t *report, const json_t *tp, sink *s, int 
         put_int_or_null(s->b, json_array_get(ce, g));
         rpx__sb_str(s->b, "}}");
     }
+    if (proc == 0 && n_calls > 0) stream_events(report, starts, n_calls, pid, s);
     for (i = 0; json_is_array(rc) && i < json_array_size(rc) && n_calls > 0; i++) {
         json_int_t after = json_integer_value(json_array_get(rc, i)); /* 1-based */
         size_t k = after >= 1 && (size_t)after <= n_calls ? (size_t)after - 1 : n_calls - 1;

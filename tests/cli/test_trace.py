@@ -79,9 +79,11 @@ class TraceTest(TempDirTest):
                 self.assertTrue(e["args"], e)
                 for v in e["args"].values():
                     self.assertIsInstance(v, (int, float), e)
-            else:  # an instant: the bound's note
-                self.assertEqual(e["cat"], "note")
+            else:  # an instant: the bound's note, a streamed event
+                self.assertIn(e["cat"], ("note", "stream"))
                 self.assertIn(e["s"], ("g", "p", "t"))
+                self.assertLessEqual(set(e), {"name", "cat", "ph", "s", "ts", "pid", "tid",
+                                              "args"})
 
     def check_nesting(self, t, teardown=True):
         """On each (pid, tid) track: setup events first, teardown last, no two complete
@@ -295,6 +297,22 @@ class TraceTest(TempDirTest):
             self.check_against_report(t, r, 2)
             self.assertTrue(all(e["args"]["cpu_start"] is None for e in t["traceEvents"]
                                 if e.get("cat") == "timed"))  # no call_records for HTTP
+            # a streamed response: each kept event an instant inside its call
+            p, r, t = self.traced("--repeats", 3, "--warmup", 1, "--keep-events", 100,
+                                  model=None, url=srv.url("/sse?first=5&every=2&n=4"), body=body)
+            validate_profile(r)
+            self.check_format(t)
+            self.check_nesting(t)
+            kept = r["http"]["streaming"]["events_kept"]
+            inst = [e for e in t["traceEvents"] if e.get("cat") == "stream"]
+            self.assertEqual(len(inst), sum(len(k["t_ms"]) for k in kept))
+            self.assertGreaterEqual(len(inst), 3 * 4)
+            calls = {e["args"]["index"]: e for e in t["traceEvents"] if e.get("cat") == "timed"}
+            for e in inst:
+                c = calls[e["args"]["call"]]
+                self.assertEqual(e["s"], "t")
+                self.assertGreaterEqual(e["ts"], c["ts"])
+                self.assertLessEqual(e["ts"], c["ts"] + c["dur"] + 0.001)
             # an open-loop load has no calls of its own: the process's phases only
             p, r, t = self.traced("--rate", 200, "--duration", 0.05, "--warmup", 1, model=None,
                                   url=srv.url("/sleep?ms=1"), body=body)
