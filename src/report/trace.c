@@ -12,7 +12,10 @@
  *   args: the call's index in its process, its index in latency_samples_ms,
  *   the input sample, the CPU it started and ended on;
  * - "C" counter events: the resident set readings (rss_mb) at the end of the
- *   call they followed;
+ *   call they followed; on cuda runs one more track per GPU with the GPU
+ *   watch's SM clock, power and temperature (timeline.gpu);
+ * - "i" instants: an HTTP run's streamed events (http.streaming.events_kept)
+ *   on their calls;
  * - at most max_events events; when the bound cuts a process's events, the
  *   first ones are kept and a global "i" instant event (cat "note") says how
  *   many were left out. */
