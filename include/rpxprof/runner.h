@@ -134,6 +134,10 @@ typedef struct rpx_runner_config {
     /* HTTP --server-metrics URL: Prometheus text read before and after the
      * run (vLLM's prefix-cache counters); the report's server_metrics */
     const char *server_metrics;
+    /* 1: keep when each process set up and tore down the model and when each
+     * call and input restore began (the report's `timeline`, which `rpxprof
+     * trace` draws); 0 (default): not kept */
+    int timeline;
 } rpx_runner_config;
 
 /* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry

@@ -47,6 +47,16 @@ int rpx__cli_html_open(const char *cmd, const char *path, int force, const char 
                        rpx_output **out);
 int rpx__cli_html(const char *cmd, rpx_output *out, const rpx_html_input *in);
 int rpx__cli_html_of_files(const char *cmd, rpx_output *out, char **inputs, size_t n);
+int rpx_cli_trace(int argc, char **argv);
+/* the trace file of `run --trace` and `trace` (trace.c): its guard opened
+ * before any work (never one of protect), then the trace of `report`
+ * written through it (or discarded). 0, or the exit code after a message */
+struct rpx_output;
+struct json_t;
+int rpx_cli_trace_open(const char *cmd, const char *option, const char *path, int force,
+                       const char *const *protect, size_t n_protect, struct rpx_output **out);
+int rpx_cli_trace_write(const char *cmd, struct rpx_output *out, const struct json_t *report,
+                        const char *source, long max_events);
 /* compare --run (compare_run.c) */
 int rpx__cli_compare_run(int argc, char **argv);
 

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/output.h"
+#include "report/trace.h"
 #include "rpxprof/error.h"
 #include "rpxprof/options.h"
 #include "rpxprof/runner.h"
@@ -106,6 +108,14 @@ static const char usage[] =
     "@audit\n"
     "@audit-threshold\n"
     "@audit-seed-threshold\n"
+    "Traces (docs/report.md#traces):\n"
+    "      --trace FILE       also write a Chrome trace-event JSON of the run (open it in\n"
+    "                         ui.perfetto.dev or chrome://tracing): one track per\n"
+    "                         process, setup, every call, restore and teardown;\n"
+    "                         implies --timeline\n"
+    "      --trace-max-events N  at most N events in the trace (default 1000000; a\n"
+    "                         note event says what the bound left out)\n"
+    "@timeline\n"
     "\n"
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
@@ -190,6 +200,8 @@ typedef struct run_opts {
     unsigned char given[64];      /* a table option given on the command line, by its index */
     char http_option[64];         /* the last HTTP-only option given, for errors */
     const char *html;             /* --html FILE */
+    const char *trace;            /* --trace FILE, or NULL */
+    long trace_max;               /* --trace-max-events */
 } run_opts;
 
 /* whether the table option NAME was given */
@@ -257,7 +269,8 @@ static int add_meta(json_t *meta, const char *arg)
 static int parse(int argc, char **argv, run_opts *o)
 {
     /* the command line's own options; the table's follow them (val O_TABLE + index) */
-    enum { O_META = 256, O_INPUT, O_DIM, O_BUDGET, O_HEADER, O_BACK_TO_BACK, O_HTML, O_TABLE = 512 };
+    enum { O_META = 256, O_INPUT, O_DIM, O_BUDGET, O_HEADER, O_BACK_TO_BACK, O_HTML, O_TRACE,
+           O_TRACE_MAX, O_TABLE = 512 };
     static const struct option own[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"meta", required_argument, 0, O_META},
@@ -266,6 +279,8 @@ static int parse(int argc, char **argv, run_opts *o)
         {"header", required_argument, 0, O_HEADER},
         {"compare-back-to-back", no_argument, 0, O_BACK_TO_BACK},
         {"html", required_argument, 0, O_HTML},
+        {"trace", required_argument, 0, O_TRACE},
+        {"trace-max-events", required_argument, 0, O_TRACE_MAX},
         {"help", no_argument, 0, 'h'}};
     struct option longs[sizeof own / sizeof own[0] + 64 + 1];
     size_t n_table, k, n_own = sizeof own / sizeof own[0];
@@ -307,6 +322,15 @@ static int parse(int argc, char **argv, run_opts *o)
         case 'q': o->quiet = 1; break;
         case O_HTML: o->html = optarg; break;
         case 'h': print_help(stdout); return -2;
+        case O_TRACE: o->trace = optarg; break;
+        case O_TRACE_MAX:
+            if (rpx_cli_parse_long(optarg, &o->trace_max) != 0 ||
+                o->trace_max < RPX_TRACE_MIN_MAX_EVENTS)
+                return rpx_cli_fail("run", -1,
+                                    "--trace-max-events '%s': expected a whole number of at "
+                                    "least %ld",
+                                    optarg, RPX_TRACE_MIN_MAX_EVENTS);
+            break;
         case O_META:
             if (add_meta(o->meta, optarg) != 0)
                 return rpx_cli_fail("run", -1, "--meta '%s': expected KEY=VALUE", optarg);
@@ -452,11 +476,13 @@ int rpx_cli_run(int argc, char **argv)
     json_t *w;
     size_t wi;
     rpx_output *html_out = NULL;  /* --html: opened before the first call */
+    rpx_output *trace_out = NULL;
 
     memset(&o, 0, sizeof o);
     memset(&res, 0, sizeof res);
     rpx_runner_config_init(&o.c);
     o.c.target.load_seed = 1;     /* --seed's default */
+    o.trace_max = RPX_TRACE_DEFAULT_MAX_EVENTS;
     o.meta = json_object();
     if (!o.meta) return rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
     rc = parse(argc, argv, &o);
@@ -519,6 +545,7 @@ int rpx_cli_run(int argc, char **argv)
         /* the same run unpaced, first, with no report of its own */
         rpx_runner_config b = c;
         rpx_runner_result bres;
+        b.timeline = 0; /* the trace is the paced run's */
         b.rate_hz = 0;
         b.output = NULL;
         b.progress = 0;
@@ -535,11 +562,58 @@ int rpx_cli_run(int argc, char **argv)
             goto out;
         }
     }
+    if (o.trace) {
+        /* the trace's place, checked before the first call: never a file the run
+         * reads, never the report */
+        char **files = NULL;
+        size_t nf = 0, k;
+        c.timeline = 1;
+        if (rpx_runner_read_files(&c, &files, &nf, &err) != 0) {
+            rpx_cli_fail("run", 0, "%s", err.message);
+            goto out;
+        }
+        files = realloc(files, (nf + 2) * sizeof *files);
+        if (files) {
+            files[nf] = (char *)c.output;
+            rc = rpx_cli_trace_open("run", "--trace", o.trace, c.force,
+                                    (const char *const *)files, nf + 1, &trace_out);
+            files[nf] = NULL;
+        } else {
+            rc = rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
+        }
+        for (k = 0; files && k < nf; k++) free(files[k]);
+        free(files);
+        if (rc != 0) {
+            exit_code = rc;
+            goto out;
+        }
+        if (rpx_output_is_stdout(trace_out)) {
+            exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
+                                     "--trace %s: the standard output carries the report or its "
+                                     "path; give a file (or rpxprof trace REPORT -o - later)",
+                                     o.trace);
+            goto out;
+        }
+        if (strcmp(o.trace, c.output) == 0) {
+            exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
+                                     "--trace %s: the same path as --output; give another path",
+                                     o.trace);
+            goto out;
+        }
+    }
     rc = rpx_runner_run(&c, &res, &err);
     if (rc != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);
         exit_code = rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE;
         goto out;
+    }
+    if (trace_out) {
+        int trc = rpx_cli_trace_write("run", trace_out, res.report, c.output, o.trace_max);
+        trace_out = NULL;
+        if (trc != 0) {
+            exit_code = trc;
+            goto out;
+        }
     }
     if (!o.quiet) {
         json_array_foreach(res.warnings, wi, w)
@@ -577,6 +651,7 @@ int rpx_cli_run(int argc, char **argv)
                 json_string_value(json_object_get(res.report, "status")));
 out:
     rpx_output_discard(html_out);
+    rpx_output_discard(trace_out);
     json_decref(c.back_to_back_latency);
     rpx_runner_result_free(&res);
     json_decref(o.meta);

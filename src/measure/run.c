@@ -240,9 +240,14 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (stop && *stop) goto interrupted;
         if (many) in = &many[k];
         if (pristine) {
-            int64_t r0 = rpx_clock_now_ns();
+            int64_t r0 = rpx_clock_now_ns(), r1;
             restore_sample(in, &pristine[k]);
-            if (cfg->restore_warmup_ns) *cfg->restore_warmup_ns += rpx_clock_now_ns() - r0;
+            r1 = rpx_clock_now_ns();
+            if (cfg->restore_warmup_ns) *cfg->restore_warmup_ns += r1 - r0;
+            if (cfg->warmup_restore_ns && i < cfg->warmup_keep) {
+                cfg->warmup_restore_ns[2 * i] = r0;
+                cfg->warmup_restore_ns[2 * i + 1] = r1 - r0;
+            }
         }
         if (++k == n_many) k = 0;
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
@@ -251,6 +256,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (rc == 0 && sync) rc = sync(sync_ctx, &merr);
         w1 = rpx_clock_now_ns();
         if (cfg->warmup_samples && i < cfg->warmup_keep) cfg->warmup_samples[i] = w1 - w0;
+        if (cfg->warmup_start_ns && i < cfg->warmup_keep) cfg->warmup_start_ns[i] = w0;
         if (target_after) target_after(state, 0, rc);
         if (rc != 0) {
             if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto warmup_failed;
@@ -283,6 +289,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             int64_t r0 = rpx_clock_now_ns();
             restore_sample(in, &pristine[k]);
             if (cfg->restore_ns) cfg->restore_ns[i] = rpx_clock_now_ns() - r0;
+            if (cfg->restore_start_ns) cfg->restore_start_ns[i] = r0;
         }
         if (++k == n_many) k = 0;
         if (cfg->period_ns > 0) { /* after the restore: the call itself starts on its deadline */
@@ -312,6 +319,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr.message);
             if (failed_done) __atomic_store_n(failed_done, result->failed_calls, __ATOMIC_RELEASE);
         } else {
+            if (cfg->call_start_ns) cfg->call_start_ns[measured] = t0;
             samples[measured++] = t1 - t0;
             result->measured = measured;
             if (cfg->progress) atomic_store_explicit(&prog.measured, measured, memory_order_release);

@@ -102,6 +102,17 @@ typedef struct rpx_run_config {
     /* a soft deadline (CLOCK_MONOTONIC ns; 0: none): once it has passed, no further
      * timed call starts (after the first); the run completes with what it measured */
     int64_t deadline_ns;
+    /* optional (--timeline): when each call started, on the clock of the
+     * samples, stored after the call ends, outside the timed span.
+     * call_start_ns: each successful timed call's t0 (index `measured`, beside
+     * its sample); warmup_start_ns: the first warmup_keep warmup calls' w0;
+     * restore_start_ns: each timed call's restore start (`repeats` entries,
+     * like restore_ns); warmup_restore_ns: {start, duration} of the first
+     * warmup_keep warmup calls' restores. NULL: not kept. */
+    int64_t *call_start_ns;
+    int64_t *warmup_start_ns;
+    int64_t *restore_start_ns;
+    int64_t *warmup_restore_ns;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

@@ -262,6 +262,11 @@ static const rpx_run_option table[] = {
      0.05, "5%", "5% or 0.05 (above 0, at most 50%)", NULL,
      "--audit seed: a p50 that moves by more than T with another seed is suspect",
      F(audit_seed_threshold)},
+    {"timeline", "timeline", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
+     NULL,
+     "keep when each process set up and tore down the model and when each call and input "
+     "restore began, in the report's timeline (for rpxprof trace; implied by --trace)",
+     F(timeline)},
     {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0, NULL,
      NULL, 1, NULL, NULL, NULL,
      "run the model in this process (for debuggers)",

@@ -367,6 +367,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         /* where each call ran: a local model's calls (an HTTP call's time is the
          * remote server's, and the open-loop load has no calls of its own) */
         x->rp.call_records = strcmp(x->kind, "http") == 0 ? RPX_CALL_RECORDS_OFF : c->call_records;
+        x->rp.timeline = c->timeline;
     }
     return 0;
 }
@@ -460,11 +461,16 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
     const char *kind = x->kind;
     json_t *section = g->section, *peaks = g->peaks, *devjson = g->devjson, *ci = NULL, *report;
     rpx_run_process *procs;
+    rpx_run_timeline *tl;
     rpx_run_data rd;
     rpx_profile_desc *d = &rd.desc;
     int i;
     memset(&rd, 0, sizeof rd);
     if (!(procs = calloc((size_t)wp->n + 1, sizeof *procs))) return NULL;
+    if (!(tl = calloc((size_t)wp->n + 1, sizeof *tl))) {
+        free(procs);
+        return NULL;
+    }
     for (i = 0; i < wp->n; i++) {
         const run_shared *p = wp->proc[i];
         procs[i].samples = p->samples;
@@ -479,6 +485,17 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
             procs[i].records = &p->records;
             procs[i].record_info = &p->record_info;
             procs[i].record_totals = &p->record_totals;
+        }
+        if (p->timeline) { /* --timeline */
+            rpx_run_timeline t = {p->pid, p->load_start_ns, p->setup_start_ns, p->setup_end_ns,
+                                  p->teardown_start_ns, p->teardown_end_ns,
+                                  p->timeline_calls ? p->call_start : NULL,
+                                  x->smp.writable && p->timeline_calls ? p->restore_start : NULL,
+                                  p->timeline_calls ? p->warmup_start : NULL,
+                                  x->smp.writable && p->timeline_calls ? p->warmup_restore : NULL,
+                                  p->phase >= PHASE_LOOP ? &p->trend : NULL};
+            tl[i] = t;
+            procs[i].timeline = &tl[i];
         }
     }
     {
@@ -561,10 +578,16 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
         for (i = 0; i < wp->n; i++) cpus[i] = &wp->proc[i]->affinity;
         rd.placement = rpx__placement_json(&x->place, cpus, wp->n);
     }
+    if (c.timeline && x->watch) { /* the GPU's clocks, power and temperature over time */
+        rd.gpu_watched = 1;
+        rd.n_gpu_readings = rpx_nvml_watch_readings(x->watch, &rd.gpu_readings,
+                                                    &rd.gpu_readings_dropped);
+    }
     report = rpx__run_report(&rd);
     json_decref(rd.placement);
     json_decref(ci);
     free(procs);
+    free(tl);
     return report;
 }
 

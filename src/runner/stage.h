@@ -67,6 +67,8 @@ typedef struct run_params {
                                      (the workers fill it in); NULL: the inherited mask */
     int call_records;             /* where each timed call ran: RPX_CALL_RECORDS_* (runner.h;
                                      call_record.h) */
+    int timeline;                 /* --timeline: keep when setup, each call, restore and
+                                     teardown began (run_shared's timeline arrays) */
 } run_params;
 
 typedef struct run_shared {
@@ -120,6 +122,18 @@ typedef struct run_shared {
     rpx_call_records records;
     rpx_call_record_info record_info;
     rpx_call_totals record_totals; /* --call-records cpu: over the timed loop */
+    /* --timeline (run_params.timeline): the model's process and when its
+     * phases began and ended (CLOCK_MONOTONIC ns, the samples' clock; 0: not
+     * reached), and when each call and restore began (arrays into this
+     * block, touched only when kept; see rpx_run_config) */
+    int timeline;
+    int timeline_calls;           /* the arrays were kept (not for an open-loop load) */
+    int pid;
+    int64_t load_start_ns, setup_start_ns, setup_end_ns, teardown_start_ns, teardown_end_ns;
+    int64_t *call_start;          /* `repeats` entries, by measured call */
+    int64_t *restore_start;       /* `repeats` entries, by timed call */
+    int64_t *warmup_start;        /* warmup_keep entries */
+    int64_t *warmup_restore;      /* 2 x warmup_keep: {start, duration} */
 } run_shared;
 
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */

@@ -19,6 +19,8 @@ rpx_py_test(cli.processes cli/test_processes.py)
 rpx_py_test(cli.placement cli/test_placement.py)
 # Where each call ran: call_records and the per-process totals against known models (issue 27).
 rpx_py_test(cli.call_records cli/test_call_records.py)
+# Traces: run --trace, rpxprof trace (Chrome trace-event JSON; issue 28 §2).
+rpx_py_test(cli.trace cli/test_trace.py)
 set_tests_properties(cli.call_records PROPERTIES RUN_SERIAL TRUE)
 # Distinct samples (--inputs repeated or a folder) and --writable-inputs.
 rpx_py_test(cli.samples cli/test_samples.py)
