@@ -177,7 +177,7 @@ def _check_fn(fn):
 def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
             unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
             params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
-            cpus=None, spread=False):
+            cpus=None, spread=False, call_records=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
 
     inputs: a dict name -> numpy array, an NPZ path, or a list of those (distinct samples,
@@ -196,6 +196,8 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     `rpxprof run --cpus` takes it ("2-3", "0,2"); with processes=None, this thread for the
     run (its mask restored after). spread: the processes take those (else the allowed) CPUs in
     turn, the same number on each (needs processes=N). The report's placement says where.
+    call_records: "cpu" (the default), "full" or "off", as `rpxprof run --call-records`:
+    where each timed call ran (the report's call_records; docs/report.md).
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
     of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
     an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
@@ -221,6 +223,9 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     if spread and nproc == 0:
         raise RpxprofError("spread gives each worker process its own CPU: pass processes=N "
                            "(N >= 1), or drop it", 2)
+    if call_records is not None and not isinstance(call_records, str):
+        raise RpxprofTypeError("call_records: \"cpu\", \"full\" or \"off\", not %s"
+                               % type(call_records).__name__)
     for label, v in (("warmup", warmup), ("repeats", repeats)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
@@ -280,7 +285,7 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             flops=float("nan") if flops is None else float(flops),
             params=float("nan") if params is None else float(params), gpus=gpus,
             timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
-            cpus=cpus, spread=bool(spread))
+            cpus=cpus, spread=bool(spread), call_records=call_records)
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))

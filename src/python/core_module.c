@@ -190,7 +190,7 @@ static const char *status_text(rpx_runner_status st)
 
 /* profile(fn, model, module, qualname, inputs, samples, label, writable,
  *         warmup, repeats, device, precision, unit, processes, meta_json,
- *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread)
+ *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread, call_records)
  * -> (report_json, status, exit_code, warnings, error)
  * processes 0: one worker in this process (no fork). */
 static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
@@ -198,10 +198,10 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"fn", "model", "module", "qualname", "inputs", "samples", "label",
                             "writable", "warmup", "repeats", "device", "precision", "unit",
                             "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
-                            "call_timeout", "cpus", "spread", NULL};
+                            "call_timeout", "cpus", "spread", "call_records", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
-    const char *meta = NULL;
+    const char *meta = NULL, *call_records = NULL;
     const char **sample_files = NULL;
     size_t n_samples = 0;
     int writable = 0, processes = 0, rc;
@@ -214,12 +214,17 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzp", names, &fn, &model,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpz", names, &fn, &model,
                                      &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
-                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread))
+                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
+                                     &call_records))
         return NULL;
+    /* call_records: the options' table's words and message, as --call-records */
+    if (call_records && rpx_run_option_set_text(&c, rpx_run_option_find("call_records"),
+                                                call_records, "call_records", &err) != 0)
+        return raise_error(err.message, RPX_EXIT_USAGE);
     if (!PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_TypeError, "fn must be callable");
         return NULL;
