@@ -44,6 +44,7 @@ typedef struct rpx_batch_job {
      * sample each; `inputs` is the first. n_inputs >= 1. */
     const char *const *inputs_list;
     size_t n_inputs;
+    int call_records;             /* --call-records: RPX_CALL_RECORDS_CPU (0, the default), _FULL, _OFF */
 } rpx_batch_job;
 
 typedef struct rpx_manifest rpx_manifest;
@@ -56,7 +57,7 @@ RPX_API size_t rpx_manifest_job_count(const rpx_manifest *m);
 RPX_API const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i);
 /* The run of a job: c (rpx_runner_config_init'ed here) with the job's
  * model, inputs, unit, device, precision, warmup, repeats, processes,
- * cpus, spread, gpu_time, metadata, cost and roofline targets; borrowed from the job. */
+ * cpus, spread, call_records, gpu_time, metadata, cost and roofline targets; borrowed from the job. */
 RPX_API void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c);
 
 /* The report of a job inside an output folder: DIR/<task>/<model>.json

@@ -184,7 +184,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
                  unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
                  params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
                  cpus=None, spread=False, native=None, progress=False, target_precision=None,
-                 max_time=None, stop_after=None, audit=None, audit_threshold=0.1):
+                 max_time=None, stop_after=None, audit=None, audit_threshold=0.1,
+                 call_records=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
     native: (args, kwargs) to call fn(*args, **kwargs) with the caller's own objects
     instead of arrays (inputs is then None).
@@ -208,6 +209,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
     audit: "cache", "seed" or "cache,seed" (needs processes=N and, for cache, a list of
     distinct samples): the report's audit (docs/audits.md); audit_threshold: what the cache
     audit calls faster (default 0.10).
+    call_records: "cpu" (the default), "full" or "off", as `rpxprof run --call-records`:
+    where each timed call ran (the report's call_records; docs/report.md).
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
     of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
     an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
@@ -233,6 +236,9 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
     if spread and nproc == 0:
         raise RpxprofError("spread gives each worker process its own CPU: pass processes=N "
                            "(N >= 1), or drop it", 2)
+    if call_records is not None and not isinstance(call_records, str):
+        raise RpxprofTypeError("call_records: \"cpu\", \"full\" or \"off\", not %s"
+                               % type(call_records).__name__)
     for label, v in (("warmup", warmup), ("repeats", repeats)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
@@ -301,7 +307,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             cpus=cpus, spread=bool(spread), **_native_keywords(native, progress,
                                                                 target_precision, max_time,
                                                                 stop_after),
-            audit=audit, audit_threshold=float(audit_threshold))
+            audit=audit, audit_threshold=float(audit_threshold),
+            call_records=call_records)
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))

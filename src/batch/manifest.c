@@ -193,6 +193,31 @@ static long get_count(const json_t *o, const char *key, long dflt, const char *p
     return (long)json_integer_value(v);
 }
 
+/* call_records: "cpu", "full" or "off", as `rpxprof run --call-records` (the
+ * options' table's words and message). Absent or null: dflt. */
+static int get_call_records(const json_t *o, int dflt, const char *path, const char *where,
+                            rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, "call_records");
+    const rpx_run_option *opt = rpx_run_option_find("call_records");
+    rpx_runner_config scratch;
+    char label[700], range[400];
+    if (!v || json_is_null(v)) return dflt;
+    snprintf(label, sizeof label, "%s: %s.call_records", path, where);
+    if (!json_is_string(v)) {
+        rpx_run_option_range_text(opt, range, sizeof range);
+        *rc = rpx_error_set(err, RPX_EFORMAT, "%s: has the wrong type: expected %s, got %s",
+                            label, range, rpx_json_type_name(v));
+        return dflt;
+    }
+    rpx_runner_config_init(&scratch);
+    if (rpx_run_option_set_text(&scratch, opt, json_string_value(v), label, err) != 0) {
+        *rc = RPX_EFORMAT;
+        return dflt;
+    }
+    return scratch.call_records;
+}
+
 /* cpus: a list as `rpxprof run --cpus` takes it ("0,2", "2-3") or one CPU as a
  * number (1); checked with the run's options (rpx_runner_config_check). Absent
  * or null: dflt. */
@@ -289,12 +314,14 @@ static int valid_name(const char *s)
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
 static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
                                            "precision", "gpus", "gpu_time", "cpus", "spread",
-                                           "audit", "audit_threshold"};
+                                           "audit", "audit_threshold",
+                                           "call_records"};
 static const char *const task_keys[] = {"inputs", "unit", "meta"};
 static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
                                          "params", "device",    "precision", "warmup",
                                          "repeats", "processes", "gpu_time", "cpus",
-                                         "spread", "audit", "audit_threshold"};
+                                         "spread", "audit", "audit_threshold",
+                                         "call_records"};
 
 /* audit_threshold: a number (its range: the run options' table, checked with the
  * job's config). Absent or null: dflt. */
@@ -318,7 +345,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     json_t *root = m->root, *defaults, *tasks, *models, *v;
     const char *dev, *prec, *key, *gpus = NULL;
     long warmup, repeats, processes;
-    int gpu_time, spread;
+    int gpu_time, spread, call_records;
     const char *cpus, *audit;
     double audit_threshold;
     size_t mi, ti, nm;
@@ -627,6 +654,7 @@ void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
     c->spread = j->spread;
     c->audit = j->audit;
     if (j->audit_threshold != 0) c->audit_threshold = j->audit_threshold;
+    c->call_records = j->call_records;
     c->meta = (json_t *)j->meta;
     c->cost = j->cost;
     c->gpus = j->gpus;

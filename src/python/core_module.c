@@ -199,7 +199,7 @@ static const char *status_text(rpx_runner_status st)
  *         warmup, repeats, device, precision, unit, processes, meta_json,
  *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread,
  *         args, kwargs, progress, target_precision, max_time, stop_after, audit,
- *         audit_threshold)
+ *         audit_threshold, call_records)
  * args (a tuple) / kwargs (a dict or None): fn(*args, **kwargs) with the caller's
  * own objects, and no inputs file (model may be any name); progress: the
  * loop's progress line on stderr (the caller checked the terminal).
@@ -212,11 +212,11 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
                             "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
                             "call_timeout", "cpus", "spread", "args", "kwargs", "progress",
                             "target_precision", "max_time", "stop_after", "audit",
-                            "audit_threshold", NULL};
+                            "audit_threshold", "call_records", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
-    const char *meta = NULL;
+    const char *meta = NULL, *call_records = NULL;
     const char **sample_files = NULL;
     size_t n_samples = 0;
     int writable = 0, processes = 0, rc;
@@ -229,19 +229,24 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzd", names, &fn,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdz", names, &fn,
                                      &model, &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
                                      &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
                                      &call_args, &call_kwargs, &c.progress, &c.target_precision,
-                                     &c.max_time_s, &c.stop_after_s, &c.audit, &c.audit_threshold))
+                                     &c.max_time_s, &c.stop_after_s, &c.audit, &c.audit_threshold,
+                                     &call_records))
         return NULL;
     if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
         (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
         PyErr_SetString(PyExc_TypeError, "args: a tuple, kwargs: a dict");
         return NULL;
     }
+    /* call_records: the options' table's words and message, as --call-records */
+    if (call_records && rpx_run_option_set_text(&c, rpx_run_option_find("call_records"),
+                                                call_records, "call_records", &err) != 0)
+        return raise_error(err.message, RPX_EXIT_USAGE);
     if (!PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_TypeError, "fn must be callable");
         return NULL;

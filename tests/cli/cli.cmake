@@ -17,6 +17,10 @@ rpx_py_test(cli.safety cli/test_safety.py)
 rpx_py_test(cli.processes cli/test_processes.py)
 # Placement: --cpus, --spread, the report's placement (issue 27 §3).
 rpx_py_test(cli.placement cli/test_placement.py)
+# compare --run's pairs by CPU against a model 1.5x slower on one CPU and its 5 % slower twin
+# (issue 27 acceptance): 20 comparisons of busy-waits, so alone; normal build only.
+rpx_py_test(cli.compare_paired cli/test_compare_paired.py)
+set_tests_properties(cli.compare_paired PROPERTIES RUN_SERIAL TRUE)
 # Where each call ran: call_records and the per-process totals against known models (issue 27).
 rpx_py_test(cli.call_records cli/test_call_records.py)
 # Traces: run --trace, rpxprof trace (Chrome trace-event JSON; issue 28 §2).

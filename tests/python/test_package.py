@@ -624,3 +624,30 @@ def test_audit_cache_flags_a_memoising_callable():
     with pytest.raises(rpxprof.RpxprofError) as e:
         rpxprof.profile(memo_last, samples, repeats=10, audit="cache")  # no processes=N
     assert "audit" in str(e.value) and e.value.code == 2
+
+
+# ---- where each call ran (issue 27 §1): call_records= ----------------------------------
+
+
+@pytest.mark.parametrize("mode", ["cpu", "full", "off", None])
+def test_profile_call_records(mode):
+    r = rpxprof.profile(noop, FRAME, warmup=1, repeats=6, processes=2, call_records=mode)
+    common.validate_profile(r)
+    if mode == "off":
+        assert r["call_records"] is None
+        assert all(b["cpus"] is None for b in r["latency_by_process"])
+        return
+    cr = r["call_records"]
+    assert cr["mode"] == (mode or "cpu")
+    assert len(cr["cpu_start"]) == 6
+    assert (cr["off_cpu_ms"] is None) == (mode != "full")
+    if mode == "full":
+        assert len(cr["involuntary_switches"]) == 6
+
+
+def test_profile_call_records_refusals():
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, FRAME, repeats=2, call_records="some")
+    assert e.value.code == 2 and "expected cpu, full or off" in str(e.value)
+    with pytest.raises(TypeError):
+        rpxprof.profile(noop, FRAME, repeats=2, call_records=1)
