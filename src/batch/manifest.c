@@ -383,6 +383,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     spread = get_bool(defaults, "spread", 0, path, "defaults", err, &rc);
     audit = get_str(defaults, "audit", 0, path, "defaults", err, &rc);
     audit_threshold = get_share(defaults, "audit_threshold", 0, path, "defaults", err, &rc);
+    call_records = get_call_records(defaults, RPX_CALL_RECORDS_CPU, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
     if (rc) return rc;
@@ -557,6 +558,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
             if (json_object_get(mo, "audit") && !json_is_string(json_object_get(mo, "audit")))
                 (void)get_str(mo, "audit", 0, path, mw, err, &rc);
             j.audit_threshold = get_share(mo, "audit_threshold", audit_threshold, path, mw, err, &rc);
+            j.call_records = get_call_records(mo, call_records, path, mw, err, &rc);
             if (!rc) {    /* the combinations `rpxprof run` refuses, named as keys */
                 rpx_runner_config jc;
                 rpx_error cerr = {0};
