@@ -240,7 +240,7 @@ class RunTest(TempDirTest):
         master, slave = pty.openpty()
         out = self.path("pty.json")
         p = subprocess.Popen([BIN, "run", "--model", f"{MODELS}:busywait", "--inputs",
-                              self.inputs(), "--warmup", "1", "--repeats", "700", "--output",
+                              self.inputs(), "--warmup", "1", "--repeats", "2500", "--output",
                               out, *extra], stdout=subprocess.DEVNULL, stderr=slave,
                              stdin=subprocess.DEVNULL)
         os.close(slave)
@@ -259,6 +259,7 @@ class RunTest(TempDirTest):
         return b"".join(chunks).decode(errors="replace")
 
     def test_progress_on_a_terminal(self):
+        # 2,500 calls of 1 ms: the line is drawn once the run has lasted a second
         text = self._progress_under_pty()
         self.assertIn("calls", text)
         # the loop's line: timed calls done of the run, the p50 so far, the time left
