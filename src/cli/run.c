@@ -608,6 +608,7 @@ int rpx_cli_run(int argc, char **argv)
     case RPX_RUNNER_TIMED_OUT: exit_code = RPX_EXIT_TIMED_OUT; break;
     case RPX_RUNNER_KILLED: exit_code = RPX_EXIT_KILLED; break;
     case RPX_RUNNER_CALLS_FAILED: exit_code = RPX_EXIT_CALLS_FAILED; break;
+    case RPX_RUNNER_OUTPUTS_DIFFER: exit_code = RPX_EXIT_OUTPUTS_DIFFER; break;
     }
     if (res.status == RPX_RUNNER_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",

@@ -184,6 +184,7 @@ static const char *status_text(rpx_runner_status st)
     case RPX_RUNNER_TIMED_OUT: return "timed_out";
     case RPX_RUNNER_KILLED: return "killed";
     case RPX_RUNNER_CALLS_FAILED: return "failed";
+    case RPX_RUNNER_OUTPUTS_DIFFER: return "outputs_differ";
     }
     return "failed";
 }

@@ -62,6 +62,8 @@ typedef struct run_params {
                                      (the workers fill it in); NULL: the inherited mask */
     int call_records;             /* where each timed call ran: RPX_CALL_RECORDS_* (runner.h;
                                      call_record.h) */
+    const struct outputs_params *outputs; /* --check-outputs (outputs.h); NULL: not checked */
+    int process_index;            /* this process's index in the run (workers.c) */
 } run_params;
 
 typedef struct run_shared {

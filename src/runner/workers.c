@@ -110,6 +110,7 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
     rp.run_start_ns = w->start_ns; /* --timeout bounds the whole run, not each process */
     /* the samples cycle across the processes: this one goes on where the last stopped */
     rp.sample_offset = (long)w->measured;
+    rp.process_index = i;
     {
         cpu_set_t cpus; /* --cpus, --spread: this process's CPUs */
         if (p->placement && rpx__placement_cpus_of(p->placement, i, &cpus)) rp.cpus = &cpus;
