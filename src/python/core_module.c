@@ -254,6 +254,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     custom.peaks_reset = rpx__pycall_peaks_reset;
     custom.section = core_section;
     custom.samples = rpx__pycall_samples;
+    custom.outputs = rpx__pycall_outputs;
     custom.before_fork = core_before_fork;
     custom.after_fork_parent = core_after_fork_parent;
     custom.after_fork_child = core_after_fork_child;
