@@ -609,6 +609,7 @@ static void outputs_section(const run_ctx *x, json_t *report, rpx_runner_result 
                      ? "; and the reference passes of the processes disagreed"
                      : "");
         json_array_append_new(res->warnings, json_string(m));
+        json_object_set_new(report, "error", json_string(m));
         snprintf(res->error, sizeof res->error, "%s", m);
     }
     json_object_set_new(report, "outputs", o);
