@@ -96,6 +96,15 @@ static const char usage[] =
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
     "\n"
+    "Output checks (docs/output-checks.md):\n"
+    "@check-outputs\n"
+    "@check-fraction\n"
+    "@rtol\n"
+    "@atol\n"
+    "@output-field\n"
+    "@save-outputs\n"
+    "@reference-outputs\n"
+    "\n"
     "Isolation (a model that crashes, hangs or is killed still leaves a report):\n"
     "@timeout\n"
     "@call-timeout\n"
@@ -107,9 +116,9 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
-    "--max-failures, or a warmup call), 130 interrupted by SIGINT, 143 by SIGTERM\n"
-    "(3-6, 130 and 143 write the report with every sample measured before the\n"
-    "event).\n";
+    "--max-failures, or a warmup call), 7 outputs differed (--check-outputs),\n"
+    "130 interrupted by SIGINT, 143 by SIGTERM (3-7, 130 and 143 write the report\n"
+    "with every sample measured before the event).\n";
 
 /* One table option's lines: "      --NAME METAVAR" to column 25, then its help
  * and "(default: D)", words wrapped before column 80. */

@@ -234,7 +234,8 @@ static const rpx_run_option table[] = {
      F(check_outputs)},
     {"check-fraction", "check_fraction", RPX_OPT_FRACTION, 0, 0, 1, 1, NULL, "P", 0.01, "1%",
      "a share above 0, at most 1 (1% or 0.01)", NULL,
-     "the share of timed calls --check-outputs compares, drawn with --seed; at least one per "
+     "the share of timed calls --check-outputs compares, drawn with the --seed value (default "
+     "1); at least one per "
      "process",
      F(check_fraction)},
     {"rtol", "rtol", RPX_OPT_DOUBLE, 0, 0, 1e9, 0, NULL, "R", 0, NULL, NULL, NULL,
