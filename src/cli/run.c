@@ -473,6 +473,18 @@ static void print_variance(const json_t *v)
         fprintf(stderr, "  slow tail: %s\n", json_string_value(json_object_get(tail, "message")));
 }
 
+/* --check-outputs: one line, "outputs: 0 of 983 checked calls differ from the reference (bit-exact)". */
+static void print_outputs(const json_t *o)
+{
+    const char *cmp;
+    if (!json_is_object(o)) return;
+    cmp = json_string_value(json_object_get(o, "comparison"));
+    fprintf(stderr, "  outputs: %lld of %lld checked calls differ from the reference (%s)\n",
+            (long long)json_integer_value(json_object_get(o, "mismatched_calls")),
+            (long long)json_integer_value(json_object_get(o, "checked_calls")),
+            cmp && strcmp(cmp, "tolerance") == 0 ? "within --rtol/--atol" : "bit-exact");
+}
+
 static void print_summary(const rpx_runner_result *r, long asked)
 {
     json_t *rep = r->report, *lat = json_object_get(rep, "latency");
@@ -503,6 +515,7 @@ static void print_summary(const rpx_runner_result *r, long asked)
     if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
         fprintf(stderr, "  inference peak RSS %.1f MiB\n",
                 json_number_value(json_object_get(mem, "cpu_inference_peak_mb")));
+    print_outputs(json_object_get(rep, "outputs"));
 }
 
 /* The runner's "waiting for ..." lines (a call, setup or load that takes a while); over a

@@ -34,8 +34,10 @@ class Base(TempDirTest):
 
 class CModels(Base):
     def test_exact_model_passes(self):
-        _, r = self.check(f"{OUT_MODELS}:exact", "--check-fraction", 1)
+        p, r = self.check(f"{OUT_MODELS}:exact", "--check-fraction", 1)
         o = r["outputs"]
+        self.assertIn("outputs: 0 of 200 checked calls differ from the reference (bit-exact)",
+                      p.stderr)
         self.assertEqual(r["status"], "complete")
         self.assertEqual(o["verdict"], "match")
         self.assertEqual(o["checked_calls"], 200)
