@@ -73,6 +73,15 @@ class CModels(Base):
         self.assertEqual((o["comparison"], o["rtol"], o["atol"]), ("tolerance", 1e-5, 0.0))
         self.assertGreater(o["max_abs_diff"], 0)
 
+    def test_float16_differences_are_measured(self):
+        _, r = self.check(f"{OUT_MODELS}:half", "--check-fraction", 1, processes=1, code=7)
+        o = r["outputs"]
+        self.assertEqual(o["max_abs_diff"], 2.0 ** -10)
+        self.assertEqual(o["mismatches"][0]["elements_differing"], 1)
+        _, r = self.check(f"{OUT_MODELS}:half", "--check-fraction", 1, "--atol", "0.001",
+                          processes=1)
+        self.assertEqual(r["outputs"]["verdict"], "match")
+
     def test_save_then_compare_against_the_saved_outputs(self):
         saved = self.path("ref")
         _, r = self.check(f"{OUT_MODELS}:exact", "--save-outputs", saved)

@@ -7,6 +7,8 @@
  *             included) adds 1 to "sum"
  *   jitter    the same, but every third call multiplies "head" by (1 + 1e-7):
  *             not bit-exact, equal within --rtol 1e-6
+ *   half      one float16 output "h" of 4 ones; every third call the first is the
+ *             next float16 above 1 (1 + 2^-10)
  *   no_outputs the answer without NAME_outputs */
 #include <stdint.h>
 #include <string.h>
@@ -60,6 +62,8 @@ int wrong50_outputs(void *state, rpx_outputs *out, rpx_error *err);
 int jitter(void *state, const rpx_inputs *in, rpx_error *err);
 int jitter_outputs(void *state, rpx_outputs *out, rpx_error *err);
 int no_outputs(void *state, const rpx_inputs *in, rpx_error *err);
+int half(void *state, const rpx_inputs *in, rpx_error *err);
+int half_outputs(void *state, rpx_outputs *out, rpx_error *err);
 
 int exact(void *state, const rpx_inputs *in, rpx_error *err)
 {
@@ -109,4 +113,34 @@ int jitter_outputs(void *state, rpx_outputs *out, rpx_error *err)
 int no_outputs(void *state, const rpx_inputs *in, rpx_error *err)
 {
     return exact(state, in, err);
+}
+
+static uint16_t half_value[4];
+
+int half(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    size_t j;
+    (void)state;
+    (void)in;
+    (void)err;
+    calls++;
+    for (j = 0; j < 4; j++) half_value[j] = 0x3C00; /* 1.0 */
+    if (calls % 3 == 0) half_value[0] = 0x3C01;     /* 1 + 2^-10 */
+    return 0;
+}
+
+int half_outputs(void *state, rpx_outputs *out, rpx_error *err)
+{
+    (void)state;
+    (void)err;
+    out_tensors[0].name = "h";
+    out_tensors[0].dtype = RPX_DTYPE_FLOAT16;
+    out_tensors[0].ndim = 1;
+    out_tensors[0].shape[0] = 4;
+    out_tensors[0].count = 4;
+    out_tensors[0].nbytes = sizeof half_value;
+    out_tensors[0].data = half_value;
+    out->count = 1;
+    out->tensors = out_tensors;
+    return 0;
 }
