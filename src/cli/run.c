@@ -182,7 +182,7 @@ typedef struct run_opts {
     size_t n_bind_inputs, n_bind_dims;
     const char *headers[MAX_HEADERS];
     size_t n_headers;
-    unsigned char given[64];      /* a table option given on the command line, by its index */
+    unsigned char given[128];     /* a table option given on the command line, by its index */
     char http_option[64];         /* the last HTTP-only option given, for errors */
 } run_opts;
 
@@ -260,13 +260,13 @@ static int parse(int argc, char **argv, run_opts *o)
         {"header", required_argument, 0, O_HEADER},
         {"compare-back-to-back", no_argument, 0, O_BACK_TO_BACK},
         {"help", no_argument, 0, 'h'}};
-    struct option longs[sizeof own / sizeof own[0] + 64 + 1];
+    struct option longs[sizeof own / sizeof own[0] + 128 + 1];
     size_t n_table, k, n_own = sizeof own / sizeof own[0];
     const rpx_run_option *table = rpx_run_options(&n_table);
     rpx_error err = {0};
     int c;
     const char *kind;
-    if (n_table > 64) return rpx_cli_fail("run", -1, "internal: too many options");
+    if (n_table > 128) return rpx_cli_fail("run", -1, "internal: too many options");
     memcpy(longs, own, sizeof own);
     for (k = 0; k < n_table; k++) {
         longs[n_own + k].name = table[k].name;
@@ -288,6 +288,11 @@ static int parse(int argc, char **argv, run_opts *o)
                 return rpx_cli_fail("run", -1, "%s", err.message);
             o->given[c - O_TABLE] = 1;
             if (t->flags & RPX_OPT_HTTP) snprintf(o->http_option, sizeof o->http_option, "%s", label);
+            /* `--check-outputs DIR` (run takes no other bare argument): the saved
+             * reference, as --reference-outputs DIR */
+            if (strcmp(t->name, "check-outputs") == 0 && optind < argc && argv[optind][0] &&
+                argv[optind][0] != '-')
+                o->c.reference_outputs = argv[optind++];
             continue;
         }
         switch (c) {

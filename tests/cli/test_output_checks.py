@@ -94,6 +94,13 @@ class CModels(Base):
         _, r = self.check(f"{OUT_MODELS}:exact", "--reference-outputs", saved)
         self.assertEqual(r["outputs"]["reference"]["source"], "saved")
         self.assertEqual(r["outputs"]["verdict"], "match")
+        # `--check-outputs DIR` says the same
+        p, r, _ = run_report(self, "--model", f"{OUT_MODELS}:exact", "--inputs", self.a,
+                             "--inputs", self.b, "--repeats", 20, "--processes", 1,
+                             "--check-outputs", saved)
+        self.assertEqual(r["outputs"]["reference"], {
+            "source": "saved", "path": saved, "saved_to": None, "samples": 2,
+            "sha256": r["outputs"]["reference"]["sha256"]})
         # the samples in the other order: every checked call differs from the saved answer
         p, r, _ = run_report(self, "--model", f"{OUT_MODELS}:exact", "--inputs", self.b,
                              "--inputs", self.a, "--repeats", 50, "--processes", 1,
