@@ -230,7 +230,7 @@ static const rpx_run_option table[] = {
      NULL, NULL, NULL,
      "an untimed reference pass over each distinct sample, then --check-fraction of the timed "
      "calls compared with it outside the timed span (docs/output-checks.md); a difference: "
-     "status outputs_differ, exit 7. `rpxprof run --check-outputs DIR`: against the outputs "
+     "status outputs_differ, exit 7. --check-outputs DIR (command line): against the outputs "
      "saved in DIR (--reference-outputs)",
      F(check_outputs)},
     {"check-fraction", "check_fraction", RPX_OPT_FRACTION, 0, 0, 1, 1, NULL, "P", 0.01, "1%",
