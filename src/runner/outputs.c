@@ -449,7 +449,21 @@ json_t *rpx__outputs_json(const outputs_check *oc)
 {
     json_t *o = json_object(), *sha = json_array(), *names = json_array();
     size_t k, t;
-    for (k = 0; k < oc->n; k++) json_array_append_new(sha, json_string(oc->refs[k].sha256));
+    char digest[65];
+    {
+        /* every sample's SHA-256 in one (the processes' passes compare on it), and the
+         * list itself for up to RPX_OUTPUTS_MAX_LISTED samples (the shared block is bounded) */
+        struct sha256_ctx ctx;
+        uint8_t md[SHA256_DIGEST_SIZE];
+        sha256_init(&ctx);
+        for (k = 0; k < oc->n; k++) sha256_update(&ctx, 64, (const uint8_t *)oc->refs[k].sha256);
+        sha256_digest(&ctx, SHA256_DIGEST_SIZE, md);
+        hex_of(md, digest);
+    }
+    if (oc->n <= RPX_OUTPUTS_MAX_LISTED)
+        for (k = 0; k < oc->n; k++) json_array_append_new(sha, json_string(oc->refs[k].sha256));
+    json_object_set_new(o, "reference_digest", json_string(digest));
+    json_object_set_new(o, "reference_samples", json_integer((json_int_t)oc->n));
     if (oc->n)
         for (t = 0; t < oc->refs[0].count; t++) {
             const rpx_tensor *x = &oc->refs[0].tensors[t];
@@ -491,7 +505,8 @@ json_t *rpx__outputs_merge(const outputs_params *op, json_t *const *per_process,
                            int *differ)
 {
     json_t *o = json_object(), *shown = json_array(), *first_sha = NULL, *outs = NULL,
-           *by_proc = json_array(), *ref = json_object();
+           *by_proc = json_array(), *ref = json_object(), *first_digest = NULL,
+           *first_n = NULL;
     long checked = 0, mismatched = 0, ref_differ = 0;
     double maxd = (double)NAN;
     int i, reported = 0;
@@ -512,11 +527,13 @@ json_t *rpx__outputs_merge(const outputs_params *op, json_t *const *per_process,
         }
         json_array_foreach(json_object_get(p, "shown"), j, m)
             if (json_array_size(shown) < RPX_OUTPUTS_MAX_SHOWN) json_array_append(shown, m);
-        if (!first_sha) {
+        if (!first_digest) {
             first_sha = json_object_get(p, "reference_sha256");
+            first_digest = json_object_get(p, "reference_digest");
+            first_n = json_object_get(p, "reference_samples");
             outs = json_object_get(p, "outputs");
         } else if (!op->reference_dir &&
-                   !json_equal(first_sha, json_object_get(p, "reference_sha256"))) {
+                   !json_equal(first_digest, json_object_get(p, "reference_digest"))) {
             ref_differ++; /* this process's reference pass returned other outputs */
         }
         {
@@ -524,8 +541,8 @@ json_t *rpx__outputs_merge(const outputs_params *op, json_t *const *per_process,
             json_object_set_new(b, "checked", json_incref(json_object_get(p, "checked")));
             json_object_set_new(b, "mismatched", json_incref(json_object_get(p, "mismatched")));
             json_object_set_new(b, "reference_matches_first",
-                                json_boolean(json_equal(first_sha,
-                                                        json_object_get(p, "reference_sha256"))));
+                                json_boolean(json_equal(first_digest,
+                                                        json_object_get(p, "reference_digest"))));
             json_array_append_new(by_proc, b);
         }
     }
@@ -546,10 +563,9 @@ json_t *rpx__outputs_merge(const outputs_params *op, json_t *const *per_process,
     json_object_set_new(ref, "path", op->reference_dir ? json_string(op->reference_dir)
                                                        : json_null());
     json_object_set_new(ref, "saved_to", op->save_dir ? json_string(op->save_dir) : json_null());
-    json_object_set_new(ref, "samples",
-                        first_sha ? json_integer((json_int_t)json_array_size(first_sha))
-                                  : json_null());
+    json_object_set_new(ref, "samples", first_n ? json_incref(first_n) : json_null());
     json_object_set_new(ref, "sha256", first_sha ? json_deep_copy(first_sha) : json_array());
+    json_object_set_new(ref, "digest", first_digest ? json_incref(first_digest) : json_null());
     json_object_set_new(o, "reference", ref);
     json_object_set_new(o, "outputs", outs ? json_deep_copy(outs) : json_array());
     json_object_set_new(o, "by_process", by_proc);

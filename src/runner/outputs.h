@@ -20,6 +20,7 @@
 
 #define RPX_OUTPUTS_DEFAULT_FRACTION 0.01
 #define RPX_OUTPUTS_MAX_SHOWN 10      /* mismatches listed per run */
+#define RPX_OUTPUTS_MAX_LISTED 100    /* samples whose reference SHA-256 is listed */
 
 typedef struct outputs_params {
     double fraction;              /* share of timed calls checked (at least one per process) */

@@ -100,7 +100,8 @@ class CModels(Base):
                              "--check-outputs", saved)
         self.assertEqual(r["outputs"]["reference"], {
             "source": "saved", "path": saved, "saved_to": None, "samples": 2,
-            "sha256": r["outputs"]["reference"]["sha256"]})
+            "sha256": r["outputs"]["reference"]["sha256"],
+            "digest": r["outputs"]["reference"]["digest"]})
         # the samples in the other order: every checked call differs from the saved answer
         p, r, _ = run_report(self, "--model", f"{OUT_MODELS}:exact", "--inputs", self.b,
                              "--inputs", self.a, "--repeats", 50, "--processes", 1,
@@ -144,6 +145,17 @@ class PythonModels(Base):
                           code=7, env=PY)
         self.assertEqual(r["outputs"]["mismatched_calls"], 8)
         self.assertEqual(r["outputs"]["mismatches"][0]["output"], "mean")
+
+    def test_processes_that_disagree_are_caught(self):
+        p, r = self.check("rpx_output_models:per_process", "--check-fraction", 1, processes=3,
+                          code=7, env=PY)
+        o = r["outputs"]
+        self.assertEqual(o["mismatched_calls"], 0)  # each process agrees with itself
+        self.assertEqual(o["processes_with_other_reference"], 2)
+        self.assertEqual([b["reference_matches_first"] for b in o["by_process"]],
+                         [True, False, False])
+        self.assertIn("reference passes of the processes disagreed", p.stderr)
+        self.assertRegex(o["reference"]["digest"], "^[0-9a-f]{64}$")
 
     def test_text_return_value(self):
         _, r = self.check("rpx_output_models:text", env=PY)
