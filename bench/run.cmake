@@ -18,6 +18,13 @@ if(TARGET rpxprof_core)
             $<TARGET_FILE:rpxprof_cli> ${rpx_bench_pypath}
     DEPENDS rpxprof_cli rpxprof-python rpxprof_core USES_TERMINAL)
 endif()
+# rpxprof.profile(resnet18, x) against torch.utils.benchmark's adaptive_autorange (issue 29).
+if(TARGET rpxprof_core)
+  add_custom_target(bench-torch-timer
+    COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${rpx_bench_pypath}
+            /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_torch_timer.py 5
+    DEPENDS rpxprof_core USES_TERMINAL)
+endif()
 # Real networks through the runtime examples against the host-CPU bound (issue 11).
 if(TARGET rpx-opencv-dnn AND TARGET rpx-libtorch)
   add_custom_target(bench-examples

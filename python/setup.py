@@ -1,18 +1,30 @@
-"""Builds rpxprof._core with the repository's own CMake build (the folder above this one),
-so that the package and `cmake --build build` compile the same sources the same way.
-Used by `python3 -m pip install --no-build-isolation ./python`; needs no network."""
+"""Builds rpxprof._core and the rpxprof program with the repository's own CMake build (the
+folder above this one), so that the package and `cmake --build build` compile the same
+sources the same way. Used by `python3 -m pip install --no-build-isolation ./python`; needs
+no network. Everything the build writes (CMake's folder, setuptools' build/ and egg-info)
+goes outside the source tree, under RPXPROF_BUILD_DIR or the temporary folder, so a
+read-only checkout installs."""
 import glob
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sysconfig
+import tempfile
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# one folder per checkout and user, kept between installs (CMake rebuilds what changed)
+OUT = os.environ.get("RPXPROF_BUILD_DIR") or os.path.join(
+    tempfile.gettempdir(), "rpxprof-build-%d-%s" % (os.getuid(),
+                                                   hashlib.sha1(ROOT.encode()).hexdigest()[:10]))
+# The program and the files it finds beside itself (src/loader/companions.c), shipped in
+# rpxprof/_bin: `rpxprof` and `python -m rpxprof` run it (rpxprof/__main__.py).
+PROGRAM = ["rpxprof", "librpxprof-python.so", "librpxprof-http.so", "librpxprof-demo.so"]
 
 
 def version():
@@ -32,8 +44,8 @@ class CMakeBuild(build_ext):
         subprocess.check_call(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
                                "-DRPX_TESTS=OFF", "-DRPX_EXAMPLES=OFF",
                                "-DRPX_CUDA_EXAMPLES=OFF", "-DRPX_PYTHON_PACKAGE_DIR=" + pkg])
-        subprocess.check_call(["cmake", "--build", build, "--target", "rpxprof_core", "-j",
-                               str(min(os.cpu_count() or 2, 8))])
+        subprocess.check_call(["cmake", "--build", build, "--target", "rpxprof_core",
+                               "rpxprof_cli", "-j", str(min(os.cpu_count() or 2, 8))])
         want = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
         built = glob.glob(os.path.join(pkg, "_core*.so"))
         if not built:
@@ -46,8 +58,17 @@ class CMakeBuild(build_ext):
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(built[0], target)
+        bindir = os.path.join(os.path.dirname(target), "_bin")
+        os.makedirs(bindir, exist_ok=True)
+        for name in PROGRAM:
+            src = os.path.join(build, name)
+            if not os.path.exists(src):
+                raise RuntimeError("the CMake build made no %s in %s" % (name, build))
+            shutil.copy2(src, os.path.join(bindir, name))  # the mode too: the program runs
 
 
 setup(version=version(),
       ext_modules=[Extension("rpxprof._core", sources=[])],
-      cmdclass={"build_ext": CMakeBuild})
+      cmdclass={"build_ext": CMakeBuild},
+      options={"build": {"build_base": os.path.join(OUT, "build")},
+               "egg_info": {"egg_base": OUT}})

@@ -22,6 +22,7 @@ packages=(
   chromium                                  # renders the SVG figures in the tests
   python3-dev                               # the Python target (embeds CPython)
   python3-setuptools python3-wheel python3-venv python3-pip python3-pytest  # the Python package: pip install --no-build-isolation ./python, its tests
+  python3-pandas                            # rpxprof.to_dataframe, tested with and without it
   libcurl4-openssl-dev                      # the HTTP target
   libhttp-parser-dev                        # the HTTP target's open-loop engine (responses parsed as wrk does)
   python3-h2 openssl                        # an HTTP/2 test server and its TLS certificate (tests/cli/test_http2.py)

@@ -23,6 +23,8 @@ typedef struct rpx_aggregate_opts {
     const char *expect;           /* manifest path or NULL */
     int allow_incomplete_flops;
     int force;                    /* replace files in out_dir that rpxprof did not write */
+    int allow_audit_failures;     /* a report whose --audit says suspect is a warning, not an
+                                     error (docs/audits.md) */
 } rpx_aggregate_opts;
 
 typedef struct rpx_aggregate_result {

@@ -38,10 +38,13 @@ typedef struct rpx_batch_job {
     int gpu_time;                 /* --gpu-time (the manifest's gpu_time) */
     const char *cpus;             /* --cpus (the manifest's cpus: "1", "0,2"), or NULL */
     int spread;                   /* --spread */
+    const char *audit;            /* --audit (the manifest's audit: "cache", "seed"), or NULL */
+    double audit_threshold;       /* --audit-threshold (0: the default) */
     /* every input the task names (files or folders, resolved), one distinct
      * sample each; `inputs` is the first. n_inputs >= 1. */
     const char *const *inputs_list;
     size_t n_inputs;
+    int call_records;             /* --call-records: RPX_CALL_RECORDS_CPU (0, the default), _FULL, _OFF */
 } rpx_batch_job;
 
 typedef struct rpx_manifest rpx_manifest;
@@ -54,7 +57,7 @@ RPX_API size_t rpx_manifest_job_count(const rpx_manifest *m);
 RPX_API const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i);
 /* The run of a job: c (rpx_runner_config_init'ed here) with the job's
  * model, inputs, unit, device, precision, warmup, repeats, processes,
- * cpus, spread, gpu_time, metadata, cost and roofline targets; borrowed from the job. */
+ * cpus, spread, call_records, gpu_time, metadata, cost and roofline targets; borrowed from the job. */
 RPX_API void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c);
 
 /* The report of a job inside an output folder: DIR/<task>/<model>.json

@@ -104,6 +104,10 @@ typedef struct rpx_runner_config {
      * +-target_precision of it (0: off), or max_time_s has passed */
     double target_precision;
     double max_time_s;
+    /* a soft deadline (the Python package's auto-ranging): no timed call starts once this
+     * many seconds have passed since the first process began, and the run completes
+     * with the samples it has (at least one per process); 0: none */
+    double stop_after_s;
     /* paced calls (a shared object or Python callable): one timed call per
      * 1/rate_hz seconds on absolute deadlines, late starts counted; the
      * report's `pacing` (src/runner/pacing.c). 0: back to back. */
@@ -126,6 +130,25 @@ typedef struct rpx_runner_config {
     double check_fraction;        /* --check-fraction: share of timed calls checked (0.01);
                                      at least one per process */
     double rtol, atol;            /* --rtol/--atol: numpy's allclose rule; both 0: bit-exact */
+    /* audits (docs/audits.md): "cache", "seed" or "cache,seed" (NULL: none).
+     * cache: the target measured twice more, interleaved by process, every
+     * call on sample 0 against calls cycling through the distinct samples;
+     * seed: measured again with the sample-order/schedule seed + 1. The
+     * report's `audit`. audit_threshold: what the cache audit calls faster
+     * (0.10, MLPerf LoadGen TEST04); audit_seed_threshold: how far the seed
+     * audit's result may move (0.05, TEST05). */
+    const char *audit;
+    double audit_threshold, audit_seed_threshold;
+    /* the cycle through the distinct samples starts this many samples later
+     * (0; the seed audit's other arm: 1) */
+    long sample_shift;
+    /* HTTP --server-metrics URL: Prometheus text read before and after the
+     * run (vLLM's prefix-cache counters); the report's server_metrics */
+    const char *server_metrics;
+    /* 1: keep when each process set up and tore down the model and when each
+     * call and input restore began (the report's `timeline`, which `rpxprof
+     * trace` draws); 0 (default): not kept */
+    int timeline;
 } rpx_runner_config;
 
 /* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry

@@ -94,6 +94,21 @@ typedef struct rpx_target_options {
                                      towards max_failures instead of ending the run at once */
     const char *output_field;     /* HTTP --output-field PATH: the response's output is this
                                      JSON value of the body (NULL: the whole body) */
+    /* HTTP bodies that vary (docs/audits.md): --body-template FILE (JSON)
+     * with --prompts FILE.jsonl: request i sends the template with the field
+     * --prompt-field PATH (default "prompt") set to the value of line k of
+     * the file (each line a JSON value; k = i cycled, or drawn with load_seed
+     * when prompts_sample); --nonce FIELD: a unique string at that dotted path
+     * of every body (the template's, or --body's JSON). body_repeat: every
+     * request sends the first body (the cache audit's repeated arm). */
+    const char *body_template;
+    const char *prompts_path;
+    const char *prompt_field;
+    int prompts_sample;
+    const char *nonce_field;
+    int body_repeat;
+    long bodies_first;            /* the bodies sent by the processes before this one (set by the
+                                     runner): the cycle goes on where they stopped */
 } rpx_target_options;
 
 #define RPX_HTTP_DEFAULT_DRAIN_S 5.0
@@ -194,6 +209,10 @@ RPX_API int rpx_http_header_is_secret(const char *name);
  * e2e): each SLO in ms into ttft_ms, tpot_ms, e2e_ms (NaN where not given). 0, or RPX_EINVAL
  * with the message naming the part and the fix. The CLI checks --slo with it before a run
  * (a bad value is a bad command line), the HTTP target reads it. */
+/* How many distinct request bodies a run with these options sends at most:
+ * the distinct lines of --prompts, SIZE_MAX with --nonce (each body unique),
+ * else 1; 0 when the prompts file cannot be read. */
+RPX_API size_t rpx_http_distinct_bodies(const rpx_target_options *o);
 RPX_API int rpx_http_slo_parse(const char *slo, double *ttft_ms, double *tpot_ms, double *e2e_ms,
                                rpx_error *err);
 

@@ -24,6 +24,7 @@ except ImportError as _e:  # pragma: no cover - a build without the extension
 
 __all__ = ["profile", "cost", "roofline", "system_card", "gpus", "Report", "RpxprofError",
            "RpxprofTypeError", "Interrupted", "__version__"]
+__all__ += ["compare", "compare_run", "Comparison", "to_dataframe"]
 __version__ = _core.version
 
 
@@ -61,12 +62,17 @@ class Interrupted(KeyboardInterrupt):
 
 _core._set_error_class(RpxprofError)
 
+from ._results import ReportView as _ReportView  # noqa: E402  (needs _core)
 
-class Report(dict):
+
+class Report(_ReportView, dict):
     """The "rpxprof.profile/1" report (a dict), with `.warnings` (what `rpxprof run`
-    prints as warnings) and `.write(path, force=False)`."""
+    prints as warnings) and `.write(path, force=False)`; at a glance (rpxprof._results):
+    `.summary()` / str() (the CLI's summary), `_repr_html_` (Jupyter), `.p50_ms`,
+    `.ci("p50")`, `.bound("h100-sxm")`, `.to_row()`."""
 
     warnings = ()
+    autorange = None  # what auto-ranging chose (repeats=None), docs/python.md
 
     @property
     def status(self):
@@ -174,11 +180,15 @@ def _check_fn(fn):
                 "runs it, e.g. lambda **a: %s" % (label, what, made, fix % label), 2)
 
 
-def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
-            unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
-            params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
-            cpus=None, spread=False):
+def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
+                 unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
+                 params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
+                 cpus=None, spread=False, native=None, progress=False, target_precision=None,
+                 max_time=None, stop_after=None, audit=None, audit_threshold=0.1,
+                 call_records=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
+    native: (args, kwargs) to call fn(*args, **kwargs) with the caller's own objects
+    instead of arrays (inputs is then None).
 
     inputs: a dict name -> numpy array, an NPZ path, or a list of those (distinct samples,
     the same array names in each; the timed calls cycle through them sample-major).
@@ -196,6 +206,11 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     `rpxprof run --cpus` takes it ("2-3", "0,2"); with processes=None, this thread for the
     run (its mask restored after). spread: the processes take those (else the allowed) CPUs in
     turn, the same number on each (needs processes=N). The report's placement says where.
+    audit: "cache", "seed" or "cache,seed" (needs processes=N and, for cache, a list of
+    distinct samples): the report's audit (docs/audits.md); audit_threshold: what the cache
+    audit calls faster (default 0.10).
+    call_records: "cpu" (the default), "full" or "off", as `rpxprof run --call-records`:
+    where each timed call ran (the report's call_records; docs/report.md).
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
     of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
     an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
@@ -221,6 +236,9 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
     if spread and nproc == 0:
         raise RpxprofError("spread gives each worker process its own CPU: pass processes=N "
                            "(N >= 1), or drop it", 2)
+    if call_records is not None and not isinstance(call_records, str):
+        raise RpxprofTypeError("call_records: \"cpu\", \"full\" or \"off\", not %s"
+                               % type(call_records).__name__)
     for label, v in (("warmup", warmup), ("repeats", repeats)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
@@ -243,7 +261,9 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
         has_dict = False
         single, samples = None, None
         items = inputs if isinstance(inputs, (list, tuple)) else None
-        if items is not None:
+        if native is not None:
+            pass  # the caller's own objects: no inputs file
+        elif items is not None:
             if not items:
                 raise RpxprofError("inputs: the list of samples is empty", 2)
             samples = []
@@ -258,6 +278,9 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             single = _npz_of(inputs, tmp, 0)
         else:
             single = _as_path(inputs, "inputs")
+        first = inputs[0] if isinstance(inputs, (list, tuple)) and inputs else inputs
+        if native is None and isinstance(first, dict) and first:
+            _check_arrays_call(fn, first)  # after the dtypes (each refused by its key)
         cost_path = None
         if isinstance(cost, (bytes, bytearray, memoryview)):
             cost_path = _os.path.join(tmp, "model.onnx")
@@ -272,15 +295,20 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
             if not isinstance(meta, dict):
                 raise RpxprofTypeError("meta: a dict of str, not %s" % type(meta).__name__)
             meta_text = _json.dumps({str(k): str(v) for k, v in meta.items()})
-        text, status, code, warnings, error = _core.profile(
+        text, status, code, warnings, error = _call_core(name, 
             fn, name, module=module, qualname=qualname, inputs=single, samples=samples,
-            label="<dict>" if has_dict else None, writable=bool(writable_inputs),
+            label=_native_label(native) if native is not None else "<dict>" if has_dict
+            else None, writable=bool(writable_inputs),
             warmup=warmup, repeats=repeats, device=device, precision=precision, unit=unit,
             processes=nproc, meta=meta_text, cost=cost_path,
             flops=float("nan") if flops is None else float(flops),
             params=float("nan") if params is None else float(params), gpus=gpus,
             timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
-            cpus=cpus, spread=bool(spread))
+            cpus=cpus, spread=bool(spread), **_native_keywords(native, progress,
+                                                                target_precision, max_time,
+                                                                stop_after),
+            audit=audit, audit_threshold=float(audit_threshold),
+            call_records=call_records)
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))
@@ -290,18 +318,90 @@ def profile(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="uns
                           "in .report" % len(report.get("latency_samples_ms") or ()),
                           report, code)
     if status != "complete":
-        raise RpxprofError(error or ("the run ended with status " + status), code, report)
+        raise RpxprofError(_python_words(error or ("the run ended with status " + status),
+                                         name), code, report)
     return report
 
 
-def cost(model, *, bind_inputs=None, bind_dims=None, precision=None, per_op=False):
+def _check_arrays_call(fn, arrays):
+    """profile(fn, {"name": array}) calls fn(name=array): refused before anything runs,
+    in Python's words, when fn's parameters do not take those names."""
+    import inspect
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(**{k: None for k in arrays if isinstance(k, str)})
+    except TypeError as e:
+        label = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+        raise RpxprofTypeError(
+            "rpxprof.profile(%s%s, {%s}): a dict of arrays is passed by name, as "
+            "fn(%s), and %s does not take that: %s; name its parameters after the dict's keys, "
+            "or pass the arrays as positional arguments: rpxprof.profile(fn, %s)"
+            % (label, sig, ", ".join("%r: ..." % k for k in arrays), ", ".join(
+                "%s=..." % k for k in arrays), label, e, ", ".join(str(k) for k in arrays)))
+
+
+def _native_label(native):
+    from . import _torch
+    return _torch.describe(*native)
+
+
+def _native_keywords(native, progress, target_precision, max_time, stop_after=None):
+    kw = {"progress": bool(progress)}
+    if native is not None:
+        kw["args"], kw["kwargs"] = native
+        if kw["kwargs"] is None:
+            kw["kwargs"] = {}
+    if target_precision is not None:
+        kw["target_precision"] = float(target_precision)
+    if max_time is not None:
+        kw["max_time"] = float(max_time)
+    if stop_after is not None:
+        kw["stop_after"] = max(float(stop_after), 1e-3)
+    return kw
+
+
+def _python_words(message, name):
+    """The library's messages name the callable as the CLI's `--model NAME`; from Python
+    there is no --model: say rpxprof.profile(NAME) instead."""
+    if name:
+        message = message.replace("--model %s: " % name, "rpxprof.profile(%s): " % name)
+    return message
+
+
+def _call_core(name, fn, *a, **kw):
+    try:
+        return _core.profile(fn, *a, **kw)
+    except RpxprofError as e:
+        raise type(e)(_python_words(str(e), name), e.code, e.report) from None
+
+
+from ._native import profile  # noqa: E402  (PyTorch in, auto-ranging: docs/python.md)
+
+
+def cost(model, *example_args, kwargs=None, bind_inputs=None, bind_dims=None, precision=None,
+         per_op=False):
     """The model cost of an ONNX model (a path, or its bytes, e.g. from torch.onnx.export to
-    io.BytesIO): the same object as `rpxprof cost MODEL --json` (params, macs, flops,
-    traffic, by_op, ...). bind_inputs: ["name=1x3x224x224", ...]; bind_dims: ["N=1", ...]."""
+    io.BytesIO), or of a torch.nn.Module called on `example_args` (exported to ONNX in
+    memory, nothing written): the same object as `rpxprof cost MODEL --json` (params, macs,
+    flops, traffic, by_op, ...). bind_inputs: ["name=1x3x224x224", ...]; bind_dims:
+    ["N=1", ...]. See docs/python.md, "PyTorch in"."""
+    from . import _torch
+    if _torch.is_module(model):
+        model = _torch.export_onnx(model, example_args, kwargs)
+    elif example_args or kwargs is not None:
+        raise RpxprofTypeError(
+            "rpxprof.cost(model, *example_args): example arguments are for a torch.nn.Module "
+            "(exported to ONNX in memory); model is %s, so give an ONNX model alone: "
+            "rpxprof.cost(\"model.onnx\") or rpxprof.cost(onnx_bytes)" % type(model).__name__)
     if isinstance(model, (bytearray, memoryview)):
         model = bytes(model)
     elif not isinstance(model, bytes):
-        model = _as_path(model, "model", "an ONNX model: a path, or its bytes")
+        model = _as_path(model, "rpxprof.cost(model)",
+                         "an ONNX model (a path, or its bytes) or a torch.nn.Module with "
+                         "example arguments (rpxprof.cost(model, torch.randn(1, 3, 224, 224)))")
     return _json.loads(_core.cost(model, bind_inputs=_list(bind_inputs),
                                   bind_dims=_list(bind_dims), precision=precision,
                                   per_op=bool(per_op)))
@@ -334,3 +434,6 @@ def _list(x):
     if isinstance(x, str):
         return [x]
     return [str(v) for v in x]
+
+
+from ._results import Comparison, compare, compare_run, to_dataframe  # noqa: E402

@@ -39,6 +39,7 @@ typedef struct rep {
     char *driver, *governor, *os, *created;
     char *mode;                   /* the run's schedule (open-loop load or pacing), NULL: neither */
     char *placement;              /* the placement policy and its CPUs (placement_of) */
+    char *audit;                  /* the audits' verdicts ("cache suspect, seed pass"), NULL: none */
     long warmup, measured;
     double xnum[7];               /* streamed, load and paced runs (x_cols), NaN when n/a */
     double num[16];               /* the CSV's numbers, NaN when unknown */
@@ -182,7 +183,36 @@ static json_t *load_json(const char *path, json_error_t *je)
     return r;
 }
 
-static void read_report(agg *a, rep *p, int allow_incomplete)
+/* The report's audit (docs/audits.md): the verdicts as one cell, and a
+ * suspect one an error (a warning with allow_failures). */
+static void read_audit(agg *a, rep *p, const json_t *r, int allow_failures)
+{
+    static const char *const names[] = {"cache", "seed"};
+    const json_t *au = json_object_get(r, "audit");
+    char cell[128] = "";
+    size_t i, len = 0;
+    if (!json_is_object(au)) return;
+    for (i = 0; i < 2; i++) {
+        const json_t *o = json_object_get(au, names[i]), *ci = json_object_get(o, "ci");
+        const char *v = json_string_value(json_object_get(o, "verdict"));
+        if (!v) continue;
+        len += (size_t)snprintf(cell + len, sizeof cell - len, "%s%s %s", len ? ", " : "", names[i], v);
+        if (len >= sizeof cell) len = sizeof cell - 1;
+        if (strcmp(v, "suspect") == 0)
+            msg(allow_failures ? a->warnings : a->errors,
+                "%s: --audit %s says suspect (ratio %.3g, 95%% interval [%.3g, %.3g]): %s; "
+                "rerun the job on %s%s (docs/audits.md)",
+                p->file, names[i], num_or_nan(json_object_get(o, "ratio")),
+                num_or_nan(json_array_get(ci, 0)), num_or_nan(json_array_get(ci, 1)),
+                i == 0 ? "the target answers a repeated input faster, so its numbers may measure a cache"
+                       : "the result moved with another sample-order/schedule seed",
+                i == 0 ? "distinct inputs with the cache off" : "more samples or more calls",
+                allow_failures ? "" : ", or pass --allow-audit-failures to publish it anyway");
+    }
+    if (len) p->audit = strdup(cell);
+}
+
+static void read_report(agg *a, rep *p, int allow_incomplete, int allow_audit)
 {
     json_error_t je;
     json_t *r = NULL, *v, *eff, *mem, *card, *rt;
@@ -271,6 +301,7 @@ static void read_report(agg *a, rep *p, int allow_incomplete)
         free(c.counts);
     }
     p->complete = 1;
+    read_audit(a, p, r, allow_audit);
     read_modes(p, r);
     p->sha = canon(json_object_get(r, "inputs_sha256"));
     v = json_object_get(r, "inputs");
@@ -728,12 +759,12 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
                "ci_confidence,p50_ci_lo_ms,p50_ci_hi_ms,p95_ci_lo_ms,p95_ci_hi_ms,p99_ci_lo_ms,p99_ci_hi_ms,"
                "mean_ci_lo_ms,mean_ci_hi_ms");
     for (k = 0; k < X_COUNT; k++) { sb_str(&c, ","); sb_str(&c, x_cols[k]); }
-    sb_str(&c, "\n");
+    sb_str(&c, ",audit\n");
     md_caption(&m, a);
     sb_str(&m, "| task | model | params | FLOPs | processes | p50 | p95 | p99 | mean | per-frame p50 | "
                "throughput /s | CPU peak MiB | CUDA peak MiB | device | precision | GPU | CPU | "
-               "TTFT p50 | ITL p50 | load achieved /s | load p99 from intended | paced Hz |\n"
-               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|--:|--:|--:|--:|--:|\n");
+               "TTFT p50 | ITL p50 | load achieved /s | load p99 from intended | paced Hz | audit |\n"
+               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|--:|--:|--:|--:|--:|---|\n");
     for (i = 0; i < a->nreps; i++) {
         rep *p = &a->reps[i];
         int dec[N_COUNT], j;
@@ -780,6 +811,7 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
             if (have) csv_num(&c, p->ci[j][1], dec[stat_col[j]]);
         }
         for (k = 0; k < X_COUNT; k++) { sb_str(&c, ","); csv_num(&c, p->xnum[k], -1000); }
+        sb_str(&c, ","); csv_cell(&c, p->audit);
         sb_str(&c, "\n");
         sb_str(&m, "| "); md_cell(&m, p->task); sb_str(&m, " | "); md_cell(&m, p->model);
         fmt_num(num, sizeof num, p->num[N_PARAMS]); sb_str(&m, " | "); md_cell(&m, num);
@@ -815,6 +847,7 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         num[0] = '\0';
         if (isfinite(p->xnum[X_PACE_ACHIEVED])) fmt_fixed(num, sizeof num, p->xnum[X_PACE_ACHIEVED], 3);
         sb_str(&m, " | "); md_cell(&m, num);
+        sb_str(&m, " | "); md_cell(&m, p->audit);
         sb_str(&m, " |\n");
     }
     md_reasons(&m, a);
@@ -961,7 +994,7 @@ int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *res, rpx
         if (err) *err = scan_err;
         goto done;
     }
-    for (i = 0; i < a.nreps; i++) read_report(&a, &a.reps[i], opts->allow_incomplete_flops);
+    for (i = 0; i < a.nreps; i++) read_report(&a, &a.reps[i], opts->allow_incomplete_flops, opts->allow_audit_failures);
     if (a.nreps == 0) msg(a.errors, "no reports (DIR/<task>/<model>.json) found; give the --out-dir of rpxprof batch");
     cross_checks(&a);
     if (opts->expect) {
@@ -992,7 +1025,7 @@ done:
         rep *p = &a.reps[i];
         free(p->file); free(p->task); free(p->model); free(p->sha); free(p->shapes); free(p->unit);
         free(p->meta); free(p->device); free(p->precision); free(p->cvd); free(p->gpu); free(p->cpu);
-        free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->samples); free(p->mode);
+        free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->audit); free(p->samples); free(p->mode);
         free(p->placement);
         free(p->covers);
         for (k = 0; k < 4; k++) free(p->ci_reason[k]);

@@ -14,6 +14,7 @@
 #include "common/user_file.h"
 #include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
+#include "rpxprof/summary.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
@@ -324,6 +325,12 @@ static json_t *run_stats(const crep *c, const rpx_stats_runs *r, double confiden
 int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts, json_t **out,
                         rpx_error *err)
 {
+    return rpx__compare_files(base_path, new_path, opts, 1, out, err);
+}
+
+int rpx__compare_files(const char *base_path, const char *new_path, const rpx_compare_opts *opts,
+                       int same_work, json_t **out, rpx_error *err)
+{
     crep b, n;
     json_t *errors, *warnings, *o, *reasons;
     rpx_stats_runs rb, rn;
@@ -334,7 +341,7 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
     if ((rc = load_report(base_path, &b, warnings, err))) { json_decref(warnings); return rc; }
     if ((rc = load_report(new_path, &n, warnings, err))) { crep_free(&b); json_decref(warnings); return rc; }
     errors = json_array();
-    rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
+    if (same_work) rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
     if (json_array_size(errors)) {
         rpx_strbuf s = {0};
         for (i = 0; i < json_array_size(errors); i++) {
@@ -631,7 +638,11 @@ static void fmt_ratio(rpx_strbuf *s, double r, double lo, double hi)
 {
     int sig, dec;
     if (!isfinite(r)) { rpx__sb_str(s, "n/a"); return; }
-    if (!isfinite(lo) || !isfinite(hi)) { rpx__sb_printf(s, "%.3g (no interval)", r); return; }
+    if (!isfinite(lo) || !isfinite(hi)) { /* the summary's rule: "1.00", never "1" */
+        char b[40];
+        rpx__sb_printf(s, "%s (no interval)", rpx_format_3g(b, sizeof b, r));
+        return;
+    }
     sig = digits_for((hi - lo) / 2, r, 4); /* a zero-width interval: 4 digits (1.000) */
     dec = decimals_of(r, sig);
     put_num(s, r, sig, dec);
@@ -655,7 +666,8 @@ static void fmt_ms(rpx_strbuf *s, const json_t *st, const char *name)
         int sig = digits_for((hi - lo) / 2, v, 4);
         put_num(s, v, sig, decimals_of(v, sig));
     } else {
-        rpx__sb_printf(s, "%.3g", v);
+        char b[40];
+        rpx__sb_str(s, rpx_format_3g(b, sizeof b, v)); /* the summary's rule: no exponent */
     }
 }
 

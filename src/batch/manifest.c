@@ -193,6 +193,31 @@ static long get_count(const json_t *o, const char *key, long dflt, const char *p
     return (long)json_integer_value(v);
 }
 
+/* call_records: "cpu", "full" or "off", as `rpxprof run --call-records` (the
+ * options' table's words and message). Absent or null: dflt. */
+static int get_call_records(const json_t *o, int dflt, const char *path, const char *where,
+                            rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, "call_records");
+    const rpx_run_option *opt = rpx_run_option_find("call_records");
+    rpx_runner_config scratch;
+    char label[700], range[400];
+    if (!v || json_is_null(v)) return dflt;
+    snprintf(label, sizeof label, "%s: %s.call_records", path, where);
+    if (!json_is_string(v)) {
+        rpx_run_option_range_text(opt, range, sizeof range);
+        *rc = rpx_error_set(err, RPX_EFORMAT, "%s: has the wrong type: expected %s, got %s",
+                            label, range, rpx_json_type_name(v));
+        return dflt;
+    }
+    rpx_runner_config_init(&scratch);
+    if (rpx_run_option_set_text(&scratch, opt, json_string_value(v), label, err) != 0) {
+        *rc = RPX_EFORMAT;
+        return dflt;
+    }
+    return scratch.call_records;
+}
+
 /* cpus: a list as `rpxprof run --cpus` takes it ("0,2", "2-3") or one CPU as a
  * number (1); checked with the run's options (rpx_runner_config_check). Absent
  * or null: dflt. */
@@ -288,20 +313,41 @@ static int valid_name(const char *s)
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
 static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
-                                           "precision", "gpus", "gpu_time", "cpus", "spread"};
+                                           "precision", "gpus", "gpu_time", "cpus", "spread",
+                                           "audit", "audit_threshold",
+                                           "call_records"};
 static const char *const task_keys[] = {"inputs", "unit", "meta"};
 static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
                                          "params", "device",    "precision", "warmup",
                                          "repeats", "processes", "gpu_time", "cpus",
-                                         "spread"};
+                                         "spread", "audit", "audit_threshold",
+                                         "call_records"};
+
+/* audit_threshold: a number (its range: the run options' table, checked with the
+ * job's config). Absent or null: dflt. */
+static double get_share(const json_t *o, const char *key, double dflt, const char *path,
+                        const char *where, rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) return dflt;
+    if (!json_is_number(v)) {
+        char field[640];
+        snprintf(field, sizeof field, "%s.%s", where, key);
+        *rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s: has the wrong type: expected a number such "
+                            "as 0.1, got %s", path, field, rpx_json_type_name(v));
+        return dflt;
+    }
+    return json_number_value(v);
+}
 
 static int parse(rpx_manifest *m, const char *path, rpx_error *err)
 {
     json_t *root = m->root, *defaults, *tasks, *models, *v;
     const char *dev, *prec, *key, *gpus = NULL;
     long warmup, repeats, processes;
-    int gpu_time, spread;
-    const char *cpus;
+    int gpu_time, spread, call_records;
+    const char *cpus, *audit;
+    double audit_threshold;
     size_t mi, ti, nm;
     int rc = 0;
 
@@ -335,6 +381,9 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     gpu_time = get_bool(defaults, "gpu_time", 0, path, "defaults", err, &rc);
     cpus = get_cpus(m, defaults, NULL, path, "defaults", err, &rc);
     spread = get_bool(defaults, "spread", 0, path, "defaults", err, &rc);
+    audit = get_str(defaults, "audit", 0, path, "defaults", err, &rc);
+    audit_threshold = get_share(defaults, "audit_threshold", 0, path, "defaults", err, &rc);
+    call_records = get_call_records(defaults, RPX_CALL_RECORDS_CPU, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
     if (rc) return rc;
@@ -504,6 +553,12 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
             j.gpu_time = get_bool(mo, "gpu_time", gpu_time, path, mw, err, &rc);
             j.cpus = get_cpus(m, mo, cpus, path, mw, err, &rc);
             j.spread = get_bool(mo, "spread", spread, path, mw, err, &rc);
+            j.audit = json_is_string(json_object_get(mo, "audit"))
+                          ? get_str(mo, "audit", 0, path, mw, err, &rc) : audit;
+            if (json_object_get(mo, "audit") && !json_is_string(json_object_get(mo, "audit")))
+                (void)get_str(mo, "audit", 0, path, mw, err, &rc);
+            j.audit_threshold = get_share(mo, "audit_threshold", audit_threshold, path, mw, err, &rc);
+            j.call_records = get_call_records(mo, call_records, path, mw, err, &rc);
             if (!rc) {    /* the combinations `rpxprof run` refuses, named as keys */
                 rpx_runner_config jc;
                 rpx_error cerr = {0};
@@ -599,6 +654,9 @@ void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
     c->gpu_time = j->gpu_time;
     c->cpus = j->cpus;
     c->spread = j->spread;
+    c->audit = j->audit;
+    if (j->audit_threshold != 0) c->audit_threshold = j->audit_threshold;
+    c->call_records = j->call_records;
     c->meta = (json_t *)j->meta;
     c->cost = j->cost;
     c->gpus = j->gpus;

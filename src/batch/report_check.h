@@ -44,4 +44,12 @@ void rpx__report_check_free(rpx__report_checked *c);
  * errors and warnings of aggregate and of the validator. */
 void rpx__report_msg(json_t *arr, const char *f, ...) __attribute__((format(printf, 2, 3)));
 
+/* rpx_compare_reports (compare.c), with the same-work check only when
+ * `same_work`: the audits (src/runner/audit.c) compare two arms of one target
+ * that differ in their inputs or seed on purpose. */
+struct rpx_compare_opts;
+int rpx__compare_files(const char *base_path, const char *new_path,
+                       const struct rpx_compare_opts *opts, int same_work, json_t **out,
+                       rpx_error *err);
+
 #endif

@@ -11,7 +11,7 @@
 
 static const char usage[] =
     "Usage: rpxprof aggregate DIR... --out-dir OUT [--expect MANIFEST.json]\n"
-    "                         [--allow-incomplete-flops] [--force]\n"
+    "                         [--allow-incomplete-flops] [--allow-audit-failures] [--force]\n"
     "Check every report DIR/<task>/<model>.json of rpxprof batch (schema, identity,\n"
     "status, samples against statistics, same work across models, same machine) and\n"
     "write OUT/summary.csv, OUT/summary.md, OUT/validation.json and OUT/figure.svg.\n"
@@ -22,9 +22,13 @@ static const char usage[] =
     "  -o, --out-dir OUT           where the summary goes (required)\n"
     "  --expect MANIFEST           every job of the manifest must be there, and nothing else\n"
     "  --allow-incomplete-flops    unknown FLOPs are a warning, not an error\n"
+    "  --allow-audit-failures      a report whose --audit says suspect is a warning, not\n"
+    "                              an error (docs/audits.md)\n"
     "  --force                     replace files in OUT that rpxprof did not write\n"
     "                              (without it, only a folder holding rpxprof's\n"
     "                              validation.json has its files replaced)\n"
+    "  --html FILE                 also write the HTML report: the validation, the table,\n"
+    "                              the figure and one section per report\n"
     "  -q, --quiet                 print nothing but errors of the command itself\n"
     "  -h, --help                  show this help and exit\n"
     "Exit status: 0 PASS, 1 FAIL (everything is still written), 2 bad command line.\n";
@@ -34,12 +38,15 @@ int rpx_cli_aggregate(int argc, char **argv)
     static const struct option opts[] = {
         {"out-dir", required_argument, NULL, 'o'}, {"expect", required_argument, NULL, 'e'},
         {"allow-incomplete-flops", no_argument, NULL, 'a'}, {"quiet", no_argument, NULL, 'q'},
-        {"force", no_argument, NULL, 'f'},
+        {"force", no_argument, NULL, 'f'}, {"html", required_argument, NULL, 'H'},
+        {"allow-audit-failures", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     rpx_aggregate_opts o = {0};
     rpx_aggregate_result res;
     rpx_error err = {0};
     int c, quiet = 0;
+    const char *html = NULL;
+    rpx_output *hout = NULL;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":" "o:qh", opts, NULL)) != -1) {
@@ -48,7 +55,9 @@ int rpx_cli_aggregate(int argc, char **argv)
         case 'e': o.expect = optarg; break;
         case 'a': o.allow_incomplete_flops = 1; break;
         case 'f': o.force = 1; break;
+        case 'A': o.allow_audit_failures = 1; break;
         case 'q': quiet = 1; break;
+        case 'H': html = optarg; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: return rpx_cli_bad_option("aggregate", c, argv);
         }
@@ -63,9 +72,31 @@ int rpx_cli_aggregate(int argc, char **argv)
     }
     o.dirs = (const char *const *)(argv + optind);
     o.ndirs = (size_t)(argc - optind);
-    if ((c = rpx_aggregate(&o, &res, &err)) != 0)
+    if (html) {
+        const char **keep = calloc(o.ndirs + 2, sizeof *keep);
+        size_t k;
+        if (!keep) return rpx_cli_fail("aggregate", RPX_EXIT_FAILURE, "out of memory");
+        for (k = 0; k < o.ndirs; k++) keep[k] = o.dirs[k];
+        keep[o.ndirs] = o.expect;
+        c = rpx__cli_html_open("aggregate", html, o.force, keep, o.ndirs + 1, &hout);
+        free(keep);
+        if (c) return c;
+    }
+    if ((c = rpx_aggregate(&o, &res, &err)) != 0) {
+        rpx_output_discard(hout);
         return rpx_cli_fail("aggregate", c == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE,
                             "%s", err.message);
+    }
+    if (hout) {   /* the out-dir's validation, table and figure; the reports of the DIRs */
+        char **inputs = calloc(o.ndirs + 1, sizeof *inputs);
+        size_t k;
+        if (!inputs) { rpx_output_discard(hout); return rpx_cli_fail("aggregate", RPX_EXIT_FAILURE, "out of memory"); }
+        inputs[0] = (char *)o.out_dir;
+        for (k = 0; k < o.ndirs; k++) inputs[k + 1] = (char *)o.dirs[k];
+        c = rpx__cli_html_of_files("aggregate", hout, inputs, o.ndirs + 1);
+        free(inputs);
+        if (c) return c;
+    }
     if (!quiet)
         printf("aggregate: %zu reports, %zu errors, %zu warnings: %s (see %s/validation.json)\n",
                res.profiles_found, res.errors, res.warnings, res.errors ? "FAIL" : "PASS", o.out_dir);

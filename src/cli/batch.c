@@ -48,6 +48,8 @@ static const char usage[] =
     "                     not MIN, MIN+STEP, ..., MAX)\n"
     "  --force            replace files at the reports' paths that rpxprof did not\n"
     "                     write (never the manifest or an inputs file)\n"
+    "  --html FILE        also write the HTML report of DIR (as 'rpxprof report DIR'\n"
+    "                     makes it: aggregate's checks, the table, each job's run)\n"
     "  -q, --quiet        no progress line\n"
     "  -h, --help         show this help and exit\n"
     "Exit status: 0 all jobs complete or skipped, 1 a job failed, 2 bad command line,\n"
@@ -111,8 +113,10 @@ int rpx_cli_batch(int argc, char **argv)
         {"out-dir", required_argument, NULL, 'o'}, {"resume", no_argument, NULL, 'r'},
         {"shard", required_argument, NULL, 's'},   {"quiet", no_argument, NULL, 'q'},
         {"force", no_argument, NULL, 'f'},         {"help", no_argument, NULL, 'h'},
+        {"html", required_argument, NULL, 'H'},
         {NULL, 0, NULL, 0}};
-    const char *out_dir = NULL, *shard = NULL;
+    const char *out_dir = NULL, *shard = NULL, *html = NULL;
+    rpx_output *hout = NULL;
     char *dir_owned = NULL;
     int resume = 0, quiet = 0, force = 0, c, rc;
     long si = 0, sn = 1;
@@ -131,6 +135,7 @@ int rpx_cli_batch(int argc, char **argv)
         case 's': shard = optarg; break;
         case 'q': quiet = 1; break;
         case 'f': force = 1; break;
+        case 'H': html = optarg; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: return rpx_cli_bad_option("batch", c, argv);
         }
@@ -150,7 +155,12 @@ int rpx_cli_batch(int argc, char **argv)
         rpx_manifest_free(m);
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "%s", err.message);
     }
+    if (html && (rc = rpx__cli_html_open("batch", html, force, (const char *const *)argv + optind, 1, &hout)) != 0) {
+        rpx_manifest_free(m);
+        return rc;
+    }
     if (!(dir_owned = rpx_batch_dir_clean(out_dir))) {
+        rpx_output_discard(hout);
         rpx_manifest_free(m);
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "out of memory");
     }
@@ -181,6 +191,7 @@ int rpx_cli_batch(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &pr.t0);
     rc = rpx_batch_run(m, &bo, &br, &err);
     if (rc != 0 && !br.started) {
+        rpx_output_discard(hout);
         free(dir_owned);
         rpx_manifest_free(m);
         /* a report path that is one of the files the batch reads: a bad command line */
@@ -199,6 +210,12 @@ int rpx_cli_batch(int argc, char **argv)
                "reports in %s\n",
                br.mine, si, sn, br.total, br.complete, br.failed, br.skipped, dir_owned);
     rpx_manifest_free(m);
+    if (hout) {   /* the page of the folder, interrupted or not */
+        char *dirs[1];
+        dirs[0] = dir_owned;
+        if (rpx__cli_html_of_files("batch", hout, dirs, 1) == 0) printf("%s\n", html);
+        else if (!br.failed && !br.interrupted) { free(dir_owned); return RPX_EXIT_FAILURE; }
+    }
     free(dir_owned);
     if (br.interrupted) {
         fprintf(stderr, "rpxprof batch: interrupted; rerun with --resume to finish the remaining jobs\n");

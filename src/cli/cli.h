@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include "common/output.h"
+#include "rpxprof/html.h"
 #include "rpxprof/runner.h"
 
 /* Exit codes: RPX_EXIT_* of rpxprof/runner.h (docs/cli.md). */
@@ -35,6 +37,26 @@ int rpx_cli_batch(int argc, char **argv);
 int rpx_cli_aggregate(int argc, char **argv);
 int rpx_cli_plot(int argc, char **argv);
 int rpx_cli_compare(int argc, char **argv);
+int rpx_cli_report(int argc, char **argv);
+/* report.c: --html FILE of run, batch, compare and aggregate. Open the page's
+ * output before the work (RPX_OUTPUT_HTML, `protect` never replaced); then
+ * write the page of `in`, or of files and folders as `rpxprof report` reads
+ * them. Each returns 0 or the exit code after printing the error; `out` is
+ * committed or discarded either way. `force` < 0: the command has no --force. */
+int rpx__cli_html_open(const char *cmd, const char *path, int force, const char *const *protect, size_t np,
+                       rpx_output **out);
+int rpx__cli_html(const char *cmd, rpx_output *out, const rpx_html_input *in);
+int rpx__cli_html_of_files(const char *cmd, rpx_output *out, char **inputs, size_t n);
+int rpx_cli_trace(int argc, char **argv);
+/* the trace file of `run --trace` and `trace` (trace.c): its guard opened
+ * before any work (never one of protect), then the trace of `report`
+ * written through it (or discarded). 0, or the exit code after a message */
+struct rpx_output;
+struct json_t;
+int rpx_cli_trace_open(const char *cmd, const char *option, const char *path, int force,
+                       const char *const *protect, size_t n_protect, struct rpx_output **out);
+int rpx_cli_trace_write(const char *cmd, struct rpx_output *out, const struct json_t *report,
+                        const char *source, long max_events);
 /* compare --run (compare_run.c) */
 int rpx__cli_compare_run(int argc, char **argv);
 

@@ -29,6 +29,8 @@ static const char usage[] =
     "  -j, --json              print JSON instead of a table (folders: the rows; the\n"
     "                          table is Markdown ready for a pull request)\n"
     "  --fail-on-regression    exit 3 when the verdict is slower (folders: any row)\n"
+    "  --html FILE             also write the comparison's HTML report (as 'rpxprof\n"
+    "                          report' makes it): both distributions, the ratios\n"
     "  --run                   measure two targets interleaved: see\n"
     "                          'rpxprof compare --run --help'\n"
     "  -h, --help              show this help and exit\n"
@@ -65,6 +67,7 @@ int rpx_cli_compare(int argc, char **argv)
     static const struct option opts[] = {
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"fail-on-regression", no_argument, NULL, 'F'}, {"run", no_argument, NULL, 'R'},
+        {"html", required_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     rpx_compare_opts o = {0.01, 0.95};
     rpx_error err = {0};
@@ -72,6 +75,8 @@ int rpx_cli_compare(int argc, char **argv)
     int c, json = 0, gate = 0, run = 0, dirs, rc = RPX_EXIT_OK;
     size_t i;
     char *text;
+    const char *html = NULL;
+    rpx_output *hout = NULL;
     for (c = 1; c < argc; c++)
         if (strcmp(argv[c], "--run") == 0) return rpx__cli_compare_run(argc, argv);
     optind = 1;
@@ -86,6 +91,7 @@ int rpx_cli_compare(int argc, char **argv)
         case 'j': json = 1; break;
         case 'F': gate = 1; break;
         case 'R': run = 1; break;
+        case 'H': html = optarg; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: return rpx_cli_bad_option("compare", c, argv);
         }
@@ -97,19 +103,38 @@ int rpx_cli_compare(int argc, char **argv)
     if (dirs != is_dir(argv[optind + 1]))
         return rpx_cli_fail("compare", RPX_EXIT_USAGE, "'%s' is a %s but '%s' is not; give two reports or two folders",
                             argv[dirs ? optind : optind + 1], "folder", argv[dirs ? optind + 1 : optind]);
+    if (html && (rc = rpx__cli_html_open("compare", html, -1, (const char *const *)argv + optind, 2, &hout)) != 0)
+        return rc;
     if (!dirs) {
-        if (rpx_compare_reports(argv[optind], argv[optind + 1], &o, &res, &err))
+        if (rpx_compare_reports(argv[optind], argv[optind + 1], &o, &res, &err)) {
+            rpx_output_discard(hout);
             return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s", err.message);
+        }
         print_warnings(res);
         if (json) rc = print_json(res);
         else if ((text = rpx_compare_text(res))) { fputs(text, stdout); free(text); }
         else rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
+        if (!rc && hout) {   /* the page, with both reports' distributions */
+            json_error_t je;
+            json_t *a = json_load_file(argv[optind], 0, &je), *b = json_load_file(argv[optind + 1], 0, &je);
+            rpx_html_input in = {0};
+            in.compare = res;
+            in.compare_base = a;
+            in.compare_new = b;
+            if (rpx__cli_html("compare", hout, &in)) rc = RPX_EXIT_FAILURE;
+            hout = NULL;
+            json_decref(a);
+            json_decref(b);
+        }
+        rpx_output_discard(hout);
         if (!rc && gate && !strcmp(json_string_value(json_object_get(res, "verdict")), "slower")) rc = RPX_EXIT_REGRESSION;
         json_decref(res);
         return rc;
     }
-    if (rpx_compare_dirs(argv[optind], argv[optind + 1], &o, &res, &err))
+    if (rpx_compare_dirs(argv[optind], argv[optind + 1], &o, &res, &err)) {
+        rpx_output_discard(hout);
         return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s", err.message);
+    }
     {
         const json_t *row;
         json_array_foreach(json_object_get(res, "rows"), i, row) {
@@ -123,6 +148,11 @@ int rpx_cli_compare(int argc, char **argv)
     if (json) rc = print_json(res);
     else if ((text = rpx_compare_markdown(res))) { fputs(text, stdout); free(text); }
     else rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
+    if (hout) {   /* the rows as a table */
+        rpx_html_input in = {0};
+        in.compare = res;
+        if (rpx__cli_html("compare", hout, &in) && !rc) rc = RPX_EXIT_FAILURE;
+    }
     if (!rc && json_integer_value(json_object_get(res, "refused"))) rc = RPX_EXIT_FAILURE;
     if (!rc && json_integer_value(json_object_get(res, "compared")) == 0)
         rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "no (task, model) report is in both %s and %s", argv[optind], argv[optind + 1]);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -18,6 +19,7 @@
 static const char usage[] =
     "Usage: rpxprof inputs make OUT.npz NAME=SHAPE:DTYPE[=FILL]... [--seed N] [--compress]\n"
     "                           [--force]\n"
+    "  or:  rpxprof inputs make DIR --samples N NAME=SHAPE:DTYPE=random... [--seed N]\n"
     "  or:  rpxprof inputs show FILE.npz [--json]\n"
     "Make an NPZ input file without numpy, or show what one holds.\n"
     "\n"
@@ -29,6 +31,9 @@ static const char usage[] =
     "          dtype's range, bool 0/1, floats uniform in [0, 1)\n"
     "\n"
     "  -s, --seed N      seed for 'random' fills (default 0)\n"
+    "  -n, --samples N   N distinct samples: DIR/sample-0000.npz ... (the folder is\n"
+    "                    made when missing), each with its own 'random' fill from\n"
+    "                    the seed; give DIR to --inputs (docs/audits.md)\n"
     "  -z, --compress    deflate the members (np.savez_compressed)\n"
     "  -f, --force       replace OUT.npz even when rpxprof did not write it\n"
     "  -j, --json        show: print JSON\n"
@@ -39,50 +44,20 @@ static const char usage[] =
     "\n"
     "Example: rpxprof inputs make profile-inputs.npz rgb=480x640x3:uint8=128\n";
 
-static int cmd_make(int argc, char **argv)
+/* One NPZ file of the specs, with its 'random' fills from `seed`, through
+ * the output guard. 0, or the exit code after saying why. */
+static int make_one(const char *out, char **specs, int nspec, uint64_t seed, int compress,
+                    int force, int quiet)
 {
-    static const struct option longs[] = {{"seed", required_argument, 0, 's'},
-                                          {"compress", no_argument, 0, 'z'},
-                                          {"force", no_argument, 0, 'f'},
-                                          {"help", no_argument, 0, 'h'},
-                                          {0, 0, 0, 0}};
-    long seed = 0;
-    int compress = 0, force = 0, c, i, nspec, exit_code = RPX_EXIT_FAILURE;
     rpx_npz_maker *maker = NULL;
     rpx_output *o = NULL;
     rpx_error err = {0};
-    const char *out, *tmp;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":s:zfh", longs, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            if (rpx_cli_parse_long(optarg, &seed))
-                return rpx_cli_fail("inputs make", RPX_EXIT_USAGE, "--seed '%s': not a number",
-                                    optarg);
-            break;
-        case 'z': compress = 1; break;
-        case 'f': force = 1; break;
-        case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
-        case ':':
-            return rpx_cli_fail("inputs make", RPX_EXIT_USAGE, "%s needs a value",
-                                argv[optind - 1]);
-        default:
-            return rpx_cli_fail("inputs make", RPX_EXIT_USAGE,
-                                "unknown option '%s' (see 'rpxprof inputs --help')",
-                                argv[optind - 1]);
-        }
-    }
-    if (argc - optind < 2)
-        return rpx_cli_fail("inputs make", RPX_EXIT_USAGE,
-                            "expected OUT.npz and at least one NAME=SHAPE:DTYPE[=FILL] (see "
-                            "'rpxprof inputs --help')");
-    out = argv[optind];
-    nspec = argc - optind - 1;
-    if (rpx_npz_maker_create((uint64_t)seed, &maker) != 0)
+    const char *tmp;
+    int i, c, exit_code = RPX_EXIT_FAILURE;
+    if (rpx_npz_maker_create(seed, &maker) != 0)
         return rpx_cli_fail("inputs make", RPX_EXIT_FAILURE, "out of memory");
     for (i = 0; i < nspec; i++)
-        if (rpx_npz_maker_add(maker, argv[optind + 1 + i], &err) != 0) {
+        if (rpx_npz_maker_add(maker, specs[i], &err) != 0) {
             exit_code = rpx_cli_fail("inputs make", RPX_EXIT_USAGE, "%s", err.message);
             goto out;
         }
@@ -103,7 +78,7 @@ static int cmd_make(int argc, char **argv)
     c = rpx_output_commit_written(o, &err) != 0 ? -1 : c;
     o = NULL;
     if (c < 0) goto fail;
-    if (!c) printf("%s\n", out);
+    if (!c && !quiet) printf("%s\n", out);
     exit_code = RPX_EXIT_OK;
     goto out;
 fail_tmp:
@@ -124,6 +99,92 @@ out:
     rpx_output_discard(o);
     rpx_npz_maker_free(maker);
     return exit_code;
+}
+
+/* --samples N: DIR/sample-0000.npz ... each from its own seed (seed, then
+ * seed + k * 2^64/golden ratio: distinct streams), so that `--inputs DIR`
+ * cycles through N distinct samples (docs/audits.md). */
+static int make_samples(const char *dir, long n, char **specs, int nspec, long seed, int compress,
+                        int force)
+{
+    struct stat st;
+    int i, random = 0;
+    long k;
+    for (i = 0; i < nspec; i++)
+        if (strstr(specs[i], "=random")) random = 1;
+    if (!random)
+        return rpx_cli_fail("inputs make", RPX_EXIT_USAGE,
+                            "--samples %ld: no array has a 'random' fill, so the %ld samples would "
+                            "hold the same bytes; give at least one NAME=SHAPE:DTYPE=random",
+                            n, n);
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return rpx_cli_fail("inputs make", RPX_EXIT_FAILURE,
+                                "%s: is not a folder; --samples writes DIR/sample-0000.npz ...: "
+                                "give a folder (made when missing)", dir);
+    } else if (mkdir(dir, 0777) != 0) {
+        return rpx_cli_fail("inputs make", RPX_EXIT_FAILURE, "%s: cannot make the folder: %s", dir,
+                            strerror(errno));
+    }
+    for (k = 0; k < n; k++) {
+        char path[4096];
+        int rc;
+        if (snprintf(path, sizeof path, "%s/sample-%04ld.npz", dir, k) >= (int)sizeof path)
+            return rpx_cli_fail("inputs make", RPX_EXIT_USAGE, "%s: path too long", dir);
+        rc = make_one(path, specs, nspec,
+                      (uint64_t)seed + (uint64_t)k * UINT64_C(0x9E3779B97F4A7C15), compress, force, 1);
+        if (rc != RPX_EXIT_OK) return rc;
+    }
+    printf("%s (%ld samples)\n", dir, n);
+    return RPX_EXIT_OK;
+}
+
+static int cmd_make(int argc, char **argv)
+{
+    static const struct option longs[] = {{"seed", required_argument, 0, 's'},
+                                          {"samples", required_argument, 0, 'n'},
+                                          {"compress", no_argument, 0, 'z'},
+                                          {"force", no_argument, 0, 'f'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    long seed = 0, samples = 0;
+    int compress = 0, force = 0, c, nspec;
+    const char *out;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":s:n:zfh", longs, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (rpx_cli_parse_long(optarg, &seed))
+                return rpx_cli_fail("inputs make", RPX_EXIT_USAGE, "--seed '%s': not a number",
+                                    optarg);
+            break;
+        case 'n':
+            if (rpx_cli_parse_long(optarg, &samples) || samples < 2 || samples > 100000)
+                return rpx_cli_fail("inputs make", RPX_EXIT_USAGE,
+                                    "--samples '%s': give a whole number from 2 to 100000", optarg);
+            break;
+        case 'z': compress = 1; break;
+        case 'f': force = 1; break;
+        case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
+        case ':':
+            return rpx_cli_fail("inputs make", RPX_EXIT_USAGE, "%s needs a value",
+                                argv[optind - 1]);
+        default:
+            return rpx_cli_fail("inputs make", RPX_EXIT_USAGE,
+                                "unknown option '%s' (see 'rpxprof inputs --help')",
+                                argv[optind - 1]);
+        }
+    }
+    if (argc - optind < 2)
+        return rpx_cli_fail("inputs make", RPX_EXIT_USAGE,
+                            "expected OUT.npz and at least one NAME=SHAPE:DTYPE[=FILL] (see "
+                            "'rpxprof inputs --help')");
+    out = argv[optind];
+    nspec = argc - optind - 1;
+    if (samples)
+        return make_samples(out, samples, argv + optind + 1, nspec, seed, compress, force);
+    return make_one(out, argv + optind + 1, nspec, (uint64_t)seed, compress, force, 0);
 }
 
 static void shape_text(const rpx_npy_header *h, char *buf, size_t size)

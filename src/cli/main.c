@@ -24,7 +24,9 @@ static const char usage[] =
     "  batch     run every (task, model) job of a manifest, one report each\n"
     "  aggregate check batch reports and combine them: CSV, Markdown, validation, figure\n"
     "  plot      draw the latency distribution of reports as an SVG figure\n"
+    "  report    one self-contained HTML page of runs, a comparison or a batch\n"
     "  compare   compare two reports (or two batch folders): ratios, intervals, verdict\n"
+    "  trace     a run report as a Chrome trace (Perfetto, chrome://tracing)\n"
     "\n"
     "Options:\n"
     "  -h, --help     show this help and exit\n"
@@ -70,7 +72,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "batch") == 0) return rpx_cli_batch(argc - 1, argv + 1);
     if (strcmp(cmd, "aggregate") == 0) return rpx_cli_aggregate(argc - 1, argv + 1);
     if (strcmp(cmd, "plot") == 0) return rpx_cli_plot(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0) return rpx_cli_report(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return rpx_cli_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "trace") == 0) return rpx_cli_trace(argc - 1, argv + 1);
     return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
                         "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
 }

@@ -10,9 +10,12 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/output.h"
+#include "report/trace.h"
 #include "rpxprof/error.h"
 #include "rpxprof/options.h"
 #include "rpxprof/runner.h"
+#include "rpxprof/summary.h"
 #include "rpxprof/target.h"
 
 /* The help: lines as they are, except "@NAME", which stands for the table
@@ -37,6 +40,8 @@ static const char usage[] =
     "  -o, --output FILE      report path (folders are created; '-' = stdout); an\n"
     "                         existing file is replaced only when it is an rpxprof\n"
     "                         report; checked before the first call\n"
+    "      --html FILE        also write the run's HTML report (as 'rpxprof report'\n"
+    "                         makes it) to FILE, checked before the first call\n"
     "@force\n"
     "@device\n"
     "@precision\n"
@@ -62,6 +67,12 @@ static const char usage[] =
     "\n"
     "HTTP APIs (--model http://... or https://...):\n"
     "@body\n"
+    "@body-template\n"
+    "@prompts\n"
+    "@prompt-field\n"
+    "@prompts-order\n"
+    "@nonce\n"
+    "@server-metrics\n"
     "      --header 'K: V'    add a request header (repeatable); ${VAR} in V is read\n"
     "                         from the environment; secret values are never reported\n"
     "@method\n"
@@ -92,6 +103,19 @@ static const char usage[] =
     "@target-precision\n"
     "@max-time\n"
     "@call-records\n"
+    "\n"
+    "Audits (docs/audits.md):\n"
+    "@audit\n"
+    "@audit-threshold\n"
+    "@audit-seed-threshold\n"
+    "Traces (docs/report.md#traces):\n"
+    "      --trace FILE       also write a Chrome trace-event JSON of the run (open it in\n"
+    "                         ui.perfetto.dev or chrome://tracing): one track per\n"
+    "                         process, setup, every call, restore and teardown;\n"
+    "                         implies --timeline\n"
+    "      --trace-max-events N  at most N events in the trace (default 1000000; a\n"
+    "                         note event says what the bound left out)\n"
+    "@timeline\n"
     "\n"
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
@@ -184,6 +208,9 @@ typedef struct run_opts {
     size_t n_headers;
     unsigned char given[128];     /* a table option given on the command line, by its index */
     char http_option[64];         /* the last HTTP-only option given, for errors */
+    const char *html;             /* --html FILE */
+    const char *trace;            /* --trace FILE, or NULL */
+    long trace_max;               /* --trace-max-events */
 } run_opts;
 
 /* whether the table option NAME was given */
@@ -251,7 +278,8 @@ static int add_meta(json_t *meta, const char *arg)
 static int parse(int argc, char **argv, run_opts *o)
 {
     /* the command line's own options; the table's follow them (val O_TABLE + index) */
-    enum { O_META = 256, O_INPUT, O_DIM, O_BUDGET, O_HEADER, O_BACK_TO_BACK, O_TABLE = 512 };
+    enum { O_META = 256, O_INPUT, O_DIM, O_BUDGET, O_HEADER, O_BACK_TO_BACK, O_HTML, O_TRACE,
+           O_TRACE_MAX, O_TABLE = 512 };
     static const struct option own[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"meta", required_argument, 0, O_META},
@@ -259,6 +287,9 @@ static int parse(int argc, char **argv, run_opts *o)
         {"dim", required_argument, 0, O_DIM},     {"budget-hz", required_argument, 0, O_BUDGET},
         {"header", required_argument, 0, O_HEADER},
         {"compare-back-to-back", no_argument, 0, O_BACK_TO_BACK},
+        {"html", required_argument, 0, O_HTML},
+        {"trace", required_argument, 0, O_TRACE},
+        {"trace-max-events", required_argument, 0, O_TRACE_MAX},
         {"help", no_argument, 0, 'h'}};
     struct option longs[sizeof own / sizeof own[0] + 128 + 1];
     size_t n_table, k, n_own = sizeof own / sizeof own[0];
@@ -303,7 +334,17 @@ static int parse(int argc, char **argv, run_opts *o)
             break;
         case 'o': o->c.output = optarg; break;
         case 'q': o->quiet = 1; break;
+        case O_HTML: o->html = optarg; break;
         case 'h': print_help(stdout); return -2;
+        case O_TRACE: o->trace = optarg; break;
+        case O_TRACE_MAX:
+            if (rpx_cli_parse_long(optarg, &o->trace_max) != 0 ||
+                o->trace_max < RPX_TRACE_MIN_MAX_EVENTS)
+                return rpx_cli_fail("run", -1,
+                                    "--trace-max-events '%s': expected a whole number of at "
+                                    "least %ld",
+                                    optarg, RPX_TRACE_MIN_MAX_EVENTS);
+            break;
         case O_META:
             if (add_meta(o->meta, optarg) != 0)
                 return rpx_cli_fail("run", -1, "--meta '%s': expected KEY=VALUE", optarg);
@@ -353,10 +394,11 @@ static int parse(int argc, char **argv, run_opts *o)
     if (!o->c.inputs && strcmp(kind, "http") == 0) {
         /* an API's request body: the inputs file, --body, or none (GET, HEAD) */
         const char *m = o->c.target.method;
-        if (!o->c.target.body_path &&
+        if (!o->c.target.body_path && !o->c.target.body_template &&
             (!m || (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)))
             return rpx_cli_fail("run", -1, "--inputs or --body is required: the request body "
-                                           "(--method GET and HEAD send none)");
+                                           "(--method GET and HEAD send none); or --body-template "
+                                           "with --prompts");
     } else if (!o->c.inputs)
         return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file, several, or a folder "
                                        "of them)");
@@ -418,109 +460,15 @@ static int parse(int argc, char **argv, run_opts *o)
     return 0;
 }
 
-/* "0.0191 ms [0.0188, 0.0194]": three significant digits at most, fewer when
- * the interval is wide: a number is never printed more precisely than it
- * reproduces. */
-static void print_ms(FILE *f, const char *label, json_t *v, json_t *ci)
-{
-    double x = json_number_value(v);
-    int digits = 3;
-    if (!json_is_number(v)) {
-        fprintf(f, "  %-5s n/a\n", label);
-        return;
-    }
-    if (json_is_array(ci) && json_array_size(ci) == 2) {
-        double lo = json_number_value(json_array_get(ci, 0)), hi = json_number_value(json_array_get(ci, 1));
-        /* how far the interval reaches from the value, on its wider side */
-        double rel = x > 0 ? (hi - x > x - lo ? hi - x : x - lo) / x : 1;
-        /* one rounding for all three, so the value stays inside its bounds */
-        digits = rel >= 0.05 ? 2 : rel >= 0.005 ? 3 : 4;
-        if (rel * 100 < 0.01)
-            fprintf(f, "  %-5s %#.*g ms  95%% CI [%#.*g, %#.*g] (+-<0.01%%)\n", label, digits, x,
-                    digits, lo, digits, hi);
-        else
-            fprintf(f, "  %-5s %#.*g ms  95%% CI [%#.*g, %#.*g] (+-%.2g%%)\n", label, digits, x,
-                    digits, lo, digits, hi, rel * 100);
-    } else {
-        fprintf(f, "  %-5s %.*g ms\n", label, digits, x);
-    }
-}
-
-/* The few lines a person reads after a run, like hyperfine's. */
-/* The report's `variance` in words (src/report/variance.c): which factor, if
- * any, explains the spread between processes, and what the slowest calls had. */
-static void print_variance(const json_t *v)
-{
-    const json_t *f, *tail = json_object_get(v, "slow_tail");
-    const char *named = json_string_value(json_object_get(v, "explained_by"));
-    double spread = json_number_value(json_object_get(v, "process_p50_ratio"));
-    char tested[200] = "";
-    size_t i, len = 0;
-    if (!json_is_object(v)) return;
-    json_array_foreach(json_object_get(v, "factors"), i, f) {
-        const char *name = json_string_value(json_object_get(f, "factor"));
-        if (json_is_true(json_object_get(f, "named")) && named && strcmp(name, named) == 0)
-            fprintf(stderr, "  why it varied: %s explains %.0f %% of the spread between processes "
-                            "(their p50s %#.3gx apart; see the warning above)\n",
-                    strcmp(name, "cpu") == 0 ? "the CPU" : strcmp(name, "off_cpu") == 0 ? "off-CPU time"
-                    : strcmp(name, "page_faults") == 0 ? "page faults"
-                    : strcmp(name, "order") == 0 ? "the processes' order" : name,
-                    json_number_value(json_object_get(f, "share")) * 100, spread);
-        if (json_is_true(json_object_get(f, "tested")) && len < sizeof tested - 32)
-            len += (size_t)snprintf(tested + len, sizeof tested - len, "%s%s", len ? ", " : "", name);
-    }
-    if (!named && json_is_number(json_object_get(v, "process_p50_ratio")))
-        fprintf(stderr, "  why it varied: no factor explains the spread between processes (their "
-                        "p50s %#.3gx apart; tested: %s; variance.factors says why the others were not)\n",
-                spread, len ? tested : "none");
-    if (json_is_true(json_object_get(tail, "tested")) &&
-        json_is_string(json_object_get(tail, "message")))
-        fprintf(stderr, "  slow tail: %s\n", json_string_value(json_object_get(tail, "message")));
-}
-
-/* --check-outputs: one line, "outputs: 0 of 983 checked calls differ from the reference (bit-exact)". */
-static void print_outputs(const json_t *o)
-{
-    const char *cmp;
-    if (!json_is_object(o)) return;
-    cmp = json_string_value(json_object_get(o, "comparison"));
-    fprintf(stderr, "  outputs: %lld of %lld checked calls differ from the reference (%s)\n",
-            (long long)json_integer_value(json_object_get(o, "mismatched_calls")),
-            (long long)json_integer_value(json_object_get(o, "checked_calls")),
-            cmp && strcmp(cmp, "tolerance") == 0 ? "within --rtol/--atol" : "bit-exact");
-}
-
+/* The few lines a person reads after a run, like hyperfine's: the library's
+ * summary (src/report/summary.c), the same text as the Python package's
+ * Report.summary(). */
 static void print_summary(const rpx_runner_result *r, long asked)
 {
-    json_t *rep = r->report, *lat = json_object_get(rep, "latency");
-    json_t *ci = json_object_get(rep, "latency_ci");
-    json_t *mem = json_object_get(rep, "memory");
-    const char *covers = json_string_value(json_object_get(ci, "covers"));
-    json_t *out = json_object_get(lat, "outliers");
-    fprintf(stderr, "%s: %zu timed calls in %d process%s\n",
-            json_string_value(json_object_get(rep, "model_callable")), r->measured, r->processes,
-            r->processes == 1 ? "" : "es");
-    print_ms(stderr, "p50", json_object_get(lat, "p50_ms"), json_object_get(ci, "p50_ms"));
-    print_ms(stderr, "p95", json_object_get(lat, "p95_ms"), json_object_get(ci, "p95_ms"));
-    print_ms(stderr, "p99", json_object_get(lat, "p99_ms"), json_object_get(ci, "p99_ms"));
-    print_ms(stderr, "mean", json_object_get(lat, "mean_ms"), json_object_get(ci, "mean_ms"));
-    print_ms(stderr, "min", json_object_get(lat, "min_ms"), NULL);
-    if (covers && strcmp(covers, "within-process") == 0 && asked == 1)
-        fprintf(stderr, "  (one process: the intervals do not cover run-to-run variation; use "
-                        "--processes 5 or more)\n");
-    else if (covers && strcmp(covers, "within-process") == 0)
-        fprintf(stderr, "  (only one process ran: the intervals do not cover run-to-run "
-                        "variation)\n");
-    if (json_is_object(out) &&
-        json_integer_value(json_object_get(out, "mild")) + json_integer_value(json_object_get(out, "severe")) > 0)
-        fprintf(stderr, "  outliers: %lld mild, %lld severe (Tukey's fences; kept)\n",
-                (long long)json_integer_value(json_object_get(out, "mild")),
-                (long long)json_integer_value(json_object_get(out, "severe")));
-    print_variance(json_object_get(rep, "variance"));
-    if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
-        fprintf(stderr, "  inference peak RSS %.1f MiB\n",
-                json_number_value(json_object_get(mem, "cpu_inference_peak_mb")));
-    print_outputs(json_object_get(rep, "outputs"));
+    rpx_summary_opts so = {asked, 0};
+    char *text = rpx_report_summary(r->report, &so);
+    if (text) fputs(text, stderr);
+    free(text);
 }
 
 /* The runner's "waiting for ..." lines (a call, setup or load that takes a while); over a
@@ -541,11 +489,14 @@ int rpx_cli_run(int argc, char **argv)
     int rc, exit_code = RPX_EXIT_FAILURE;
     json_t *w;
     size_t wi;
+    rpx_output *html_out = NULL;  /* --html: opened before the first call */
+    rpx_output *trace_out = NULL;
 
     memset(&o, 0, sizeof o);
     memset(&res, 0, sizeof res);
     rpx_runner_config_init(&o.c);
     o.c.target.load_seed = 1;     /* --seed's default */
+    o.trace_max = RPX_TRACE_DEFAULT_MAX_EVENTS;
     o.meta = json_object();
     if (!o.meta) return rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
     rc = parse(argc, argv, &o);
@@ -594,10 +545,21 @@ int rpx_cli_run(int argc, char **argv)
         c.repeats = (long)llround(c.target.load_rate * c.target.load_duration_s);
     }
 
+    if (o.html) {
+        const char **keep = calloc(o.n_inputs + 2, sizeof *keep);
+        size_t k;
+        if (!keep) { rpx_cli_fail("run", 0, "out of memory"); goto out; }
+        keep[0] = c.output;
+        for (k = 0; k < o.n_inputs; k++) keep[k + 1] = o.inputs_list[k];
+        rc = rpx__cli_html_open("run", o.html, c.force, keep, o.n_inputs + 1, &html_out);
+        free(keep);
+        if (rc) { exit_code = rc; goto out; }
+    }
     if (o.back_to_back) {
         /* the same run unpaced, first, with no report of its own */
         rpx_runner_config b = c;
         rpx_runner_result bres;
+        b.timeline = 0; /* the trace is the paced run's */
         b.rate_hz = 0;
         b.output = NULL;
         b.progress = 0;
@@ -614,11 +576,58 @@ int rpx_cli_run(int argc, char **argv)
             goto out;
         }
     }
+    if (o.trace) {
+        /* the trace's place, checked before the first call: never a file the run
+         * reads, never the report */
+        char **files = NULL;
+        size_t nf = 0, k;
+        c.timeline = 1;
+        if (rpx_runner_read_files(&c, &files, &nf, &err) != 0) {
+            rpx_cli_fail("run", 0, "%s", err.message);
+            goto out;
+        }
+        files = realloc(files, (nf + 2) * sizeof *files);
+        if (files) {
+            files[nf] = (char *)c.output;
+            rc = rpx_cli_trace_open("run", "--trace", o.trace, c.force,
+                                    (const char *const *)files, nf + 1, &trace_out);
+            files[nf] = NULL;
+        } else {
+            rc = rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
+        }
+        for (k = 0; files && k < nf; k++) free(files[k]);
+        free(files);
+        if (rc != 0) {
+            exit_code = rc;
+            goto out;
+        }
+        if (rpx_output_is_stdout(trace_out)) {
+            exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
+                                     "--trace %s: the standard output carries the report or its "
+                                     "path; give a file (or rpxprof trace REPORT -o - later)",
+                                     o.trace);
+            goto out;
+        }
+        if (strcmp(o.trace, c.output) == 0) {
+            exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
+                                     "--trace %s: the same path as --output; give another path",
+                                     o.trace);
+            goto out;
+        }
+    }
     rc = rpx_runner_run(&c, &res, &err);
     if (rc != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);
         exit_code = rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE;
         goto out;
+    }
+    if (trace_out) {
+        int trc = rpx_cli_trace_write("run", trace_out, res.report, c.output, o.trace_max);
+        trace_out = NULL;
+        if (trc != 0) {
+            exit_code = trc;
+            goto out;
+        }
     }
     if (!o.quiet) {
         json_array_foreach(res.warnings, wi, w)
@@ -626,6 +635,17 @@ int rpx_cli_run(int argc, char **argv)
         print_summary(&res, o.c.processes);
     }
     if (!res.to_stdout) printf("%s\n", c.output);
+    if (html_out) {
+        const json_t *one = res.report;
+        rpx_html_input in = {0};
+        rpx_output *h = html_out;
+        in.runs = &one;
+        in.run_names = &c.output;
+        in.n_runs = 1;
+        html_out = NULL;
+        if (rpx__cli_html("run", h, &in) == 0 && !res.to_stdout) printf("%s\n", o.html);
+        else if (res.status == RPX_RUNNER_COMPLETE) { exit_code = RPX_EXIT_FAILURE; goto out; }
+    }
     switch (res.status) {
     case RPX_RUNNER_COMPLETE: exit_code = RPX_EXIT_OK; break;
     case RPX_RUNNER_INTERRUPTED:
@@ -645,6 +665,8 @@ int rpx_cli_run(int argc, char **argv)
                 res.error, res.measured,
                 json_string_value(json_object_get(res.report, "status")));
 out:
+    rpx_output_discard(html_out);
+    rpx_output_discard(trace_out);
     json_decref(c.back_to_back_latency);
     rpx_runner_result_free(&res);
     json_decref(o.meta);

@@ -264,6 +264,9 @@ static int check_replace(const char *path, const char *target, const struct stat
     case RPX_OUTPUT_SVG:
         ours = fd >= 0 && strstr(head, RPX_OUTPUT_SVG_MARK) != NULL;
         break;
+    case RPX_OUTPUT_HTML:
+        ours = fd >= 0 && strstr(head, RPX_OUTPUT_HTML_MARK) != NULL;
+        break;
     case RPX_OUTPUT_NPZ:
         ours = fd >= 0 && npz_has_comment(fd, st->st_size, RPX_OUTPUT_NPZ_COMMENT);
         break;
@@ -420,6 +423,7 @@ int rpx_output_open(const char *path, const rpx_output_options *opt, rpx_output 
             rc = rpx_error_set(err, RPX_EINVAL, "%s: is a folder; give a file name (e.g. %s/%s)",
                                path, path,
                                opt && opt->kind == RPX_OUTPUT_SVG   ? "figure.svg"
+                               : opt && opt->kind == RPX_OUTPUT_HTML ? "report.html"
                                : opt && opt->kind == RPX_OUTPUT_NPZ ? "inputs.npz"
                                                                     : "report.json");
             goto fail;
@@ -623,6 +627,8 @@ void rpx__output_sniff(const void *data, size_t len, rpx_output_options *opt, ch
         opt->schema = schema;
     } else if (strstr(head, RPX_OUTPUT_SVG_MARK)) {
         opt->kind = RPX_OUTPUT_SVG;
+    } else if (strstr(head, RPX_OUTPUT_HTML_MARK)) {
+        opt->kind = RPX_OUTPUT_HTML;
     } else {
         opt->kind = RPX_OUTPUT_TEXT;
     }

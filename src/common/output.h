@@ -47,8 +47,9 @@ typedef enum rpx_output_kind {
     RPX_OUTPUT_REPORT = 0, /* JSON whose "schema" is `schema` (any "rpxprof." schema if NULL) */
     RPX_OUTPUT_SVG,        /* an SVG figure that rpxprof drew (its generator mark) */
     RPX_OUTPUT_NPZ,        /* an NPZ that `rpxprof inputs make` wrote (its archive comment) */
-    RPX_OUTPUT_TEXT        /* CSV/Markdown of an aggregate folder: ours when the folder
+    RPX_OUTPUT_TEXT,       /* CSV/Markdown of an aggregate folder: ours when the folder
                               holds rpxprof's validation.json */
+    RPX_OUTPUT_HTML        /* an HTML report that rpxprof wrote (RPX_OUTPUT_HTML_MARK) */
 } rpx_output_kind;
 
 typedef struct rpx_output_options {
@@ -67,6 +68,7 @@ typedef struct rpx_output rpx_output;
  * the SVG generator comment and the NPZ archive comment. */
 #define RPX_OUTPUT_SVG_MARK "<!-- rpxprof figure -->"
 #define RPX_OUTPUT_NPZ_COMMENT "rpxprof inputs make"
+#define RPX_OUTPUT_HTML_MARK "<!-- rpxprof report -->" /* = RPX_HTML_MARK of rpxprof/html.h */
 
 int rpx_output_open(const char *path, const rpx_output_options *opt, rpx_output **out,
                     rpx_error *err);

@@ -10,6 +10,7 @@
  * never exits. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -900,7 +901,35 @@ struct rpx_nvml_watch {
     int64_t interval_ns, last_ns;
     unsigned int count;
     watch_gpu g[RPX__WATCH_MAX_GPUS];
+    rpx_nvml_reading *readings;   /* grown as read, at most RPX_NVML_WATCH_READINGS */
+    size_t n_readings, cap_readings;
+    long dropped_readings;
 };
+
+/* Keep one reading (outside any timed span: the parent reads NVML). */
+static void keep_reading(rpx_nvml_watch *w, const rpx_nvml_reading *r)
+{
+    if (w->n_readings == w->cap_readings) {
+        size_t cap = w->cap_readings ? 2 * w->cap_readings : 256;
+        rpx_nvml_reading *m;
+        if (cap > RPX_NVML_WATCH_READINGS) cap = RPX_NVML_WATCH_READINGS;
+        if (w->n_readings >= cap || !(m = realloc(w->readings, cap * sizeof *m))) {
+            w->dropped_readings++;
+            return;
+        }
+        w->readings = m;
+        w->cap_readings = cap;
+    }
+    w->readings[w->n_readings++] = *r;
+}
+
+size_t rpx_nvml_watch_readings(const rpx_nvml_watch *w, const rpx_nvml_reading **readings,
+                               long *dropped)
+{
+    if (readings) *readings = w ? w->readings : NULL;
+    if (dropped) *dropped = w ? w->dropped_readings : 0;
+    return w ? w->n_readings : 0;
+}
 
 rpx_nvml_watch *rpx_nvml_watch_create(rpx_nvml *n, double interval_s)
 {
@@ -936,6 +965,7 @@ rpx_nvml_watch *rpx_nvml_watch_create(rpx_nvml *n, double interval_s)
 
 void rpx_nvml_watch_free(rpx_nvml_watch *w)
 {
+    if (w) free(w->readings);
     free(w);
 }
 
@@ -956,6 +986,7 @@ int rpx_nvml_watch_sample(rpx_nvml_watch *w)
         unsigned int v = 0;
         nvmlReturn_t rc;
         int bit;
+        rpx_nvml_reading rd = {now, g->index, g->ordinal, (double)NAN, (double)NAN, (double)NAN};
         if (n->dev_rc[g->index] != NVML_SUCCESS) continue;
         h = n->dev[g->index];
         g->samples++;
@@ -972,6 +1003,7 @@ int rpx_nvml_watch_sample(rpx_nvml_watch *w)
         if (n->fn.clock) {
             if ((rc = n->fn.clock(h, NVML_CLOCK_SM, &v)) == NVML_SUCCESS) {
                 g->n_clock++;
+                rd.sm_clock_mhz = v;
                 if (v < g->sm_min) g->sm_min = v;
                 if (v > g->sm_max) g->sm_max = v;
             } else {
@@ -981,6 +1013,7 @@ int rpx_nvml_watch_sample(rpx_nvml_watch *w)
         if (n->fn.power_usage) {
             if ((rc = n->fn.power_usage(h, &v)) == NVML_SUCCESS) {
                 g->n_power++;
+                rd.power_w = v / 1000.0;
                 if (v > g->power_max_mw) g->power_max_mw = v;
             } else {
                 g->rc_power = rc;
@@ -989,11 +1022,13 @@ int rpx_nvml_watch_sample(rpx_nvml_watch *w)
         if (n->fn.temperature) {
             if ((rc = n->fn.temperature(h, NVML_TEMPERATURE_GPU, &v)) == NVML_SUCCESS) {
                 g->n_temp++;
+                rd.temperature_c = v;
                 if (v > g->temp_max) g->temp_max = v;
             } else {
                 g->rc_temp = rc;
             }
         }
+        keep_reading(w, &rd);
     }
     return 1;
 }

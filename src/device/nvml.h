@@ -10,6 +10,8 @@
 #define RPXPROF_NVML_H
 
 #include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "rpxprof/model.h"
 
@@ -55,6 +57,19 @@ int rpx_nvml_watch_sample(rpx_nvml_watch *watch);
  * clocks were held back (power, thermal, ...) in any sample. */
 json_t *rpx_nvml_watch_json(const rpx_nvml_watch *watch, json_t *warnings);
 void rpx_nvml_watch_free(rpx_nvml_watch *watch);
+/* Every reading the watch took, in order (at most RPX_NVML_WATCH_READINGS; the
+ * later ones are counted in *dropped): when (CLOCK_MONOTONIC ns), which GPU,
+ * and its SM clock, power and temperature (NaN: not read). For the run's
+ * trace (--timeline). */
+#define RPX_NVML_WATCH_READINGS 65536
+typedef struct rpx_nvml_reading {
+    int64_t t_ns;
+    unsigned int index;           /* NVML's index */
+    int visible_ordinal;
+    double sm_clock_mhz, power_w, temperature_c;
+} rpx_nvml_reading;
+size_t rpx_nvml_watch_readings(const rpx_nvml_watch *watch, const rpx_nvml_reading **readings,
+                               long *dropped);
 
 /* Driver version ("550.54.15") or NULL. */
 const char *rpx_nvml_driver_version(rpx_nvml *nvml);

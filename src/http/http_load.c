@@ -51,6 +51,14 @@ int rpx__http_load_prepare(rpx_http_load *l, const char *url, const char *displa
         l->engine_reason = "--load-engine curl";
         return 0;
     }
+    if (rpx__sched_opts(l->sched)->next_body) {
+        if (engine == RPX_LOAD_ENGINE_SOCKETS)
+            return rpx_error_set(err, RPX_EINVAL,
+                                 "--load-engine sockets sends one prepared request, and the bodies "
+                                 "vary (--body-template, --nonce); use --load-engine curl (or auto)");
+        l->engine_reason = "bodies that vary (--body-template, --nonce)";
+        return 0;
+    }
     if (http2) {
         reason = "--http2 (HTTP/2 is curl's)";
     } else {

@@ -58,6 +58,14 @@ static int start(rpx_http_sched *l, CURLM *m, slot *s, CURL *tmpl, long long int
         if ((s->stream = rpx__sched_stream(l)) != NULL && rpx__capture_create(&s->cap) != 0)
             return -1;
     }
+    if (rpx__sched_opts(l)->next_body) { /* this request's own body (copied by curl) */
+        size_t len;
+        char *b = rpx__sched_opts(l)->next_body(rpx__sched_opts(l)->body_ud, &len);
+        if (!b) return -1;
+        curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        curl_easy_setopt(s->easy, CURLOPT_COPYPOSTFIELDS, b);
+        free(b);
+    }
     if (s->cap) rpx__capture_begin(s->stream, s->cap, intended);
     s->intended = intended;
     s->sent = now;

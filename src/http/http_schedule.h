@@ -31,6 +31,11 @@ typedef struct rpx_http_load_opts {
     double drain_s;               /* --drain: when duration_s has passed since the schedule's
                                    * start, requests in flight get this long, then count as
                                    * timed out and the requests not yet sent as dropped */
+    /* bodies that vary (--body-template, --nonce): the next request's body (malloc'ed,
+     * *len its size; NULL out of memory), made when the request is due. NULL: every
+     * request sends the prepared body. curl's engine only. */
+    char *(*next_body)(void *ud, size_t *len);
+    void *body_ud;
 } rpx_http_load_opts;
 
 /* One finished request, for the target's counts and phases (outside any timed span). */

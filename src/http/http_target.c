@@ -26,6 +26,7 @@
 #include "rpxprof/report.h"
 #include "rpxprof/target.h"
 #include "loader/plugins.h"
+#include "loader/http_bodies.h"
 #include "http/http_load.h"
 #include "http/http_stream.h"
 #include "rpxprof/memory.h"
@@ -41,6 +42,8 @@ typedef struct http_state {
     char *display_url;
     char method[32];
     int send_body;                /* 0 for GET and HEAD */
+    rpx_bodies *bodies;           /* --body-template/--prompts, --nonce: the body of each request
+                                     (made after the call before, outside the timed span) */
     char *body;
     size_t body_len;
     const char *body_source;      /* "inputs", "--body" or "none" */
@@ -465,6 +468,17 @@ static void http_after_call(void *state, int timed, int rc)
     rpx__stream_end(s->stream, timed, rc == 0);
     record(s, s->curl, s->last_res, s->status, s->t_start_ns, s->t_first_ns, s->t_end_ns, timed,
            rc);
+    if (s->bodies) { /* the next request's body, outside the timed span */
+        size_t len;
+        char *b = rpx__bodies_next(s->bodies, &len);
+        if (b) {
+            free(s->body);
+            s->body = b;
+            s->body_len = len;
+            curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, s->body);
+            curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->body_len);
+        }
+    }
 }
 
 /* --- open-loop load (--rate): the whole loop, run by http_load.c ------------------ */
@@ -649,6 +663,7 @@ static json_t *http_section(void *state)
         json_object_set_new(body, "bytes", json_integer((json_int_t)s->body_len));
         json_object_set_new(body, "content_type", string_or_null(s->content_type));
         json_object_set_new(o, "body", body);
+        if (s->bodies) json_object_set_new(o, "bodies", rpx__bodies_json(s->bodies));
     } else {
         json_object_set_new(o, "body", json_null());
     }
@@ -713,6 +728,7 @@ static void http_unload(rpx_target *t)
     if (s->curl) curl_easy_cleanup(s->curl);
     rpx__stream_destroy(s->stream);
     rpx__http_load_destroy(s->load);
+    rpx__bodies_free(s->bodies);
     curl_slist_free_all(s->headers);
     free(s->display_url);
     free(s->body);
@@ -971,9 +987,18 @@ static int configure(rpx_target *t, http_state *s, const rpx_target_options *opt
         if ((rc = add_header(s, i, opt->headers[i], &has_ctype, &has_expect, err)) != 0)
             return rc;
 
+    if (!s->send_body && (opt->body_template || opt->nonce_field))
+        return rpx_error_set(err, RPX_EINVAL, "%s: --method %s sends no body; drop it or use "
+                             "another method (POST, PUT, ...)",
+                             opt->body_template ? "--body-template" : "--nonce", s->method);
     if (s->send_body) {
         const char *ctype;
-        if (opt->body_path) {
+        if (opt->body_template) {
+            s->body_source = "--body-template";
+            ctype = "application/json";
+            if (!(s->body_path = strdup(opt->body_template)))
+                return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        } else if (opt->body_path) {
             s->body_source = "--body";
             rc = read_body(s, "--body", opt->body_path, err);
             ctype = "application/octet-stream";
@@ -989,6 +1014,19 @@ static int configure(rpx_target *t, http_state *s, const rpx_target_options *opt
             ctype = NULL;
         }
         if (rc != 0) return rc;
+        if (opt->body_template || opt->nonce_field) {
+            size_t len;
+            char *b;
+            if ((rc = rpx__bodies_open(opt, s->body, s->body_len, opt->bodies_first, &s->bodies,
+                                       err)) != 0)
+                return rc;
+            if (!(b = rpx__bodies_next(s->bodies, &len)))
+                return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+            free(s->body);
+            s->body = b;
+            s->body_len = len;
+            ctype = "application/json";
+        }
         if (!has_ctype && ctype) {
             char line[64];
             snprintf(line, sizeof line, "Content-Type: %s", ctype);
@@ -1064,6 +1102,12 @@ static int configure(rpx_target *t, http_state *s, const rpx_target_options *opt
     return 0;
 }
 
+/* --rate with bodies that vary: each request's body, made by curl's engine when it is due */
+static char *load_next_body(void *ud, size_t *len)
+{
+    return rpx__bodies_next(ud, len);
+}
+
 RPX_PLUGIN_EXPORT const int rpx_http_plugin_abi = RPX_PLUGIN_ABI;
 
 RPX_PLUGIN_EXPORT int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt,
@@ -1128,6 +1172,10 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
                      : opt->load_drain_s < 0 ? 0
                                              : RPX_HTTP_DEFAULT_DRAIN_S;
         s->load_bound_s = lo.duration_s + lo.drain_s;
+        if (s->bodies) {
+            lo.next_body = load_next_body;
+            lo.body_ud = s->bodies;
+        }
         if ((i = rpx__http_load_create(&lo, &s->load, err)) != 0 ||
             (i = rpx__http_load_prepare(s->load, t->spec, s->display_url, s->method, s->headers,
                                         s->body, s->body_len, s->send_body, s->http2, err)) != 0)

@@ -2,6 +2,7 @@
 #include "measure/run.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -15,28 +16,83 @@
 
 typedef struct progress {
     _Atomic long done;            /* calls finished, warmup included */
+    _Atomic size_t measured;      /* samples[0..measured) written (release/acquire) */
     _Atomic int finished;
-    long total, warmup;
-    int64_t start_ns;
+    long total, warmup;           /* this loop's calls (warmup included), its warmup */
+    long before, run_total;       /* the run's timed calls: before this loop, in all */
+    int process;                  /* shown when the run has more timed calls than this loop */
+    const int64_t *samples;
+    int64_t *scratch;             /* a copy of at most PROGRESS_KEEP samples, for the p50 */
+    int64_t start_ns, since_ns;
     pthread_t thread;
     int running;
 } progress;
+
+#define PROGRESS_KEEP 20001       /* samples the current p50 is taken over (evenly spaced) */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of the samples so far (of at most PROGRESS_KEEP of them, evenly
+ * spaced), in ms; NaN when there is none. */
+static double progress_p50(progress *p)
+{
+    size_t m = atomic_load_explicit(&p->measured, memory_order_acquire), n, i;
+    if (m == 0 || !p->scratch || !p->samples) return (double)NAN;
+    n = m < PROGRESS_KEEP ? m : PROGRESS_KEEP;
+    for (i = 0; i < n; i++) p->scratch[i] = p->samples[n == m ? i : i * (m - 1) / (n - 1)];
+    qsort(p->scratch, n, sizeof *p->scratch, cmp_i64);
+    return (n % 2 ? (double)p->scratch[n / 2]
+                  : ((double)p->scratch[n / 2 - 1] + (double)p->scratch[n / 2]) / 2) / 1e6;
+}
+
+/* "12.3 ms", "850 us", "1.20 s": three significant digits */
+static void progress_ms(double ms, char *buf, size_t size)
+{
+    if (ms != ms) snprintf(buf, size, "n/a");
+    else if (ms >= 1000) snprintf(buf, size, "%.3g s", ms / 1000);
+    else if (ms >= 1) snprintf(buf, size, "%.3g ms", ms);
+    else snprintf(buf, size, "%.3g us", ms * 1000);
+}
 
 static void *progress_main(void *arg)
 {
     progress *p = arg;
     const struct timespec tick = {0, 200 * 1000 * 1000};
     int printed = 0;
+    int64_t p50_at = 0;           /* the p50 is taken again at most once a second */
+    double p50_ms = (double)NAN;
     while (!atomic_load_explicit(&p->finished, memory_order_acquire)) {
         long done = atomic_load_explicit(&p->done, memory_order_relaxed);
-        double elapsed = (double)(rpx_clock_now_ns() - p->start_ns) / 1e9;
-        double eta = done > 0 ? elapsed * (double)(p->total - done) / (double)done : 0.0;
-        if (done < p->warmup)
-            fprintf(stderr, "\rrpxprof: warmup %ld/%ld, %.1f s elapsed            ", done,
-                    p->warmup, elapsed);
-        else
-            fprintf(stderr, "\rrpxprof: %ld/%ld calls, %.1f s elapsed, ETA %.1f s      ",
-                    done - p->warmup, p->total - p->warmup, elapsed, eta);
+        int64_t now = rpx_clock_now_ns();
+        double elapsed = (double)(now - p->start_ns) / 1e9;
+        char proc[32] = "", p50[32];
+        /* runs shorter than a second draw nothing */
+        if ((double)(now - p->since_ns) / 1e9 < 1.0) {
+            nanosleep(&tick, NULL);
+            continue;
+        }
+        if (p->process > 0 && p->run_total > p->total - p->warmup)
+            snprintf(proc, sizeof proc, " (process %d)", p->process);
+        if (done < p->warmup) {
+            fprintf(stderr, "\r\033[Krpxprof: warmup %ld/%ld%s, %.1f s elapsed", done,
+                    p->warmup, proc, elapsed);
+        } else {
+            long timed = done - p->warmup, all = p->before + timed;
+            /* this loop's pace over every timed call of the run still to come */
+            double per = timed > 0 ? (elapsed / (double)done) : 0.0;
+            double left = per * (double)(p->run_total - all);
+            if (p50_ms != p50_ms || now - p50_at >= 1000000000LL) {
+                p50_ms = progress_p50(p);
+                p50_at = now;
+            }
+            progress_ms(p50_ms, p50, sizeof p50);
+            fprintf(stderr, "\r\033[Krpxprof: %ld/%ld calls%s, p50 %s, %.0f s left", all,
+                    p->run_total, proc, p50, left < 0 ? 0.0 : left + 0.5);
+        }
         fflush(stderr);
         printed = 1;
         nanosleep(&tick, NULL);
@@ -48,22 +104,33 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-static void progress_start(progress *p, long warmup, long repeats)
+static void progress_start(progress *p, const rpx_run_config *cfg, const int64_t *samples)
 {
     atomic_init(&p->done, 0);
+    atomic_init(&p->measured, 0);
     atomic_init(&p->finished, 0);
-    p->total = warmup + repeats;
-    p->warmup = warmup;
+    p->total = cfg->warmup + cfg->repeats;
+    p->warmup = cfg->warmup;
+    p->before = cfg->progress_before > 0 ? cfg->progress_before : 0;
+    p->run_total = cfg->progress_total > p->before + cfg->repeats ? cfg->progress_total
+                                                                  : p->before + cfg->repeats;
+    p->process = cfg->progress_process;
+    p->samples = samples;
+    p->scratch = malloc(PROGRESS_KEEP * sizeof *p->scratch);
     p->start_ns = rpx_clock_now_ns();
+    p->since_ns = cfg->progress_since_ns > 0 ? cfg->progress_since_ns : p->start_ns;
     p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
 }
 
 static void progress_stop(progress *p)
 {
-    if (!p->running) return;
-    atomic_store_explicit(&p->finished, 1, memory_order_release);
-    pthread_join(p->thread, NULL);
-    p->running = 0;
+    if (p->running) {
+        atomic_store_explicit(&p->finished, 1, memory_order_release);
+        pthread_join(p->thread, NULL);
+        p->running = 0;
+    }
+    free(p->scratch);
+    p->scratch = NULL;
 }
 
 static int call_failed(rpx_run_result *r, const rpx_target *t, long index, int in_warmup, int rc,
@@ -166,7 +233,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     memset(&merr, 0, sizeof merr);
     memset(&mark, 0, sizeof mark);
     memset(&loop_mark, 0, sizeof loop_mark);
-    if (cfg->progress) progress_start(&prog, cfg->warmup, cfg->repeats);
+    if (cfg->progress) progress_start(&prog, cfg, samples);
 
     start = rpx_clock_now_ns();
     in = many ? &many[0] : inputs;
@@ -175,9 +242,14 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (stop && *stop) goto interrupted;
         if (many) in = &many[k];
         if (pristine) {
-            int64_t r0 = rpx_clock_now_ns();
+            int64_t r0 = rpx_clock_now_ns(), r1;
             restore_sample(in, &pristine[k]);
-            if (cfg->restore_warmup_ns) *cfg->restore_warmup_ns += rpx_clock_now_ns() - r0;
+            r1 = rpx_clock_now_ns();
+            if (cfg->restore_warmup_ns) *cfg->restore_warmup_ns += r1 - r0;
+            if (cfg->warmup_restore_ns && i < cfg->warmup_keep) {
+                cfg->warmup_restore_ns[2 * i] = r0;
+                cfg->warmup_restore_ns[2 * i + 1] = r1 - r0;
+            }
         }
         if (++k == n_many) k = 0;
         if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
@@ -186,6 +258,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
         if (rc == 0 && sync) rc = sync(sync_ctx, &merr);
         w1 = rpx_clock_now_ns();
         if (cfg->warmup_samples && i < cfg->warmup_keep) cfg->warmup_samples[i] = w1 - w0;
+        if (cfg->warmup_start_ns && i < cfg->warmup_keep) cfg->warmup_start_ns[i] = w0;
         if (target_after) target_after(state, 0, rc);
         if (rc != 0) {
             if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto warmup_failed;
@@ -212,11 +285,13 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
         if (stop && *stop) goto interrupted;
+        if (cfg->deadline_ns > 0 && i > 0 && rpx_clock_now_ns() >= cfg->deadline_ns) break;
         if (many) in = &many[k];
         if (pristine) {
             int64_t r0 = rpx_clock_now_ns();
             restore_sample(in, &pristine[k]);
             if (cfg->restore_ns) cfg->restore_ns[i] = rpx_clock_now_ns() - r0;
+            if (cfg->restore_start_ns) cfg->restore_start_ns[i] = r0;
         }
         if (++k == n_many) k = 0;
         if (cfg->period_ns > 0) { /* after the restore: the call itself starts on its deadline */
@@ -247,8 +322,10 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr.message);
             if (failed_done) __atomic_store_n(failed_done, result->failed_calls, __ATOMIC_RELEASE);
         } else {
+            if (cfg->call_start_ns) cfg->call_start_ns[measured] = t0;
             samples[measured++] = t1 - t0;
             result->measured = measured;
+            if (cfg->progress) atomic_store_explicit(&prog.measured, measured, memory_order_release);
         }
         if (calls_done) __atomic_store_n(calls_done, cfg->warmup + i + 1, __ATOMIC_RELEASE);
         if (progress_ns) __atomic_store_n(progress_ns, t1, __ATOMIC_RELEASE);

@@ -29,7 +29,8 @@ typedef struct rpx_run_config {
     long repeats;                 /* >= 1 */
     rpx_sync_fn sync;             /* NULL: nothing to synchronize */
     void *sync_ctx;
-    int progress;                 /* print a progress line on stderr */
+    int progress;                 /* print a progress line on stderr (from 1 s after
+                                     progress_since_ns): calls done, current p50, time left */
     volatile sig_atomic_t *stop;  /* if non-NULL and set, stop after the current call */
     void (*peaks_reset)(void *ctx); /* called after warmup with the host peak reset (GPU peaks) */
     void *peaks_ctx;
@@ -98,6 +99,26 @@ typedef struct rpx_run_config {
      * there). NULL: never called (no cost but a predicted branch). */
     void (*check)(void *ctx, long i, size_t k, int rc);
     void *check_ctx;
+    /* the progress line (progress != 0) across a run's processes */
+    int64_t progress_since_ns;    /* the run's start (several processes: the first's); 0: the
+                                     loop's */
+    long progress_before;         /* timed calls of the run's processes before this one */
+    long progress_total;          /* timed calls of the whole run; 0: this loop's repeats */
+    int progress_process;         /* this process's number from 1; 0: not shown */
+    /* a soft deadline (CLOCK_MONOTONIC ns; 0: none): once it has passed, no further
+     * timed call starts (after the first); the run completes with what it measured */
+    int64_t deadline_ns;
+    /* optional (--timeline): when each call started, on the clock of the
+     * samples, stored after the call ends, outside the timed span.
+     * call_start_ns: each successful timed call's t0 (index `measured`, beside
+     * its sample); warmup_start_ns: the first warmup_keep warmup calls' w0;
+     * restore_start_ns: each timed call's restore start (`repeats` entries,
+     * like restore_ns); warmup_restore_ns: {start, duration} of the first
+     * warmup_keep warmup calls' restores. NULL: not kept. */
+    int64_t *call_start_ns;
+    int64_t *warmup_start_ns;
+    int64_t *restore_start_ns;
+    int64_t *warmup_restore_ns;
 } rpx_run_config;
 
 typedef enum rpx_run_status {

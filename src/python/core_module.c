@@ -16,14 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rpxprof/compare.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
 #include "common/json.h"
 #include "device/nvml.h"
 #include "common/output.h"
 #include "rpxprof/options.h"
+#include "rpxprof/plot.h"
 #include "rpxprof/roofline.h"
 #include "rpxprof/runner.h" /* RPX_EXIT_*: the exit codes a refusal carries (.code) */
+#include "rpxprof/summary.h"
 #include "rpxprof/system.h"
 #include "rpxprof/target.h"
 
@@ -110,6 +113,8 @@ static int str_list(PyObject *list, const char *what, const char ***out, size_t 
 typedef struct core_state {
     rpx__pycall call;             /* first: the py_call hooks take this state */
     const char *module, *qualname;
+    PyObject *args, *kwargs;      /* profile(fn, *args, kwargs=): the caller's objects, or
+                                     NULL (the arrays of the inputs, by name) */
 } core_state;
 
 static int core_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
@@ -118,7 +123,9 @@ static int core_setup(void **state, const rpx_inputs *in, const rpx_run_info *in
     core_state *s = *state;
     int rc;
     s->call.cuda = info && info->device && strcmp(info->device, "cuda") == 0;
-    if ((rc = rpx__pycall_bind(&s->call, in, err)) != 0) return rc;
+    rc = s->args ? rpx__pycall_bind_native(&s->call, s->args, s->kwargs, err)
+                 : rpx__pycall_bind(&s->call, in, err);
+    if (rc != 0) return rc;
     return rpx__pycall_check_signature(&s->call, err);
 }
 
@@ -191,7 +198,12 @@ static const char *status_text(rpx_runner_status st)
 
 /* profile(fn, model, module, qualname, inputs, samples, label, writable,
  *         warmup, repeats, device, precision, unit, processes, meta_json,
- *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread)
+ *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread,
+ *         args, kwargs, progress, target_precision, max_time, stop_after, audit,
+ *         audit_threshold, call_records)
+ * args (a tuple) / kwargs (a dict or None): fn(*args, **kwargs) with the caller's
+ * own objects, and no inputs file (model may be any name); progress: the
+ * loop's progress line on stderr (the caller checked the terminal).
  * -> (report_json, status, exit_code, warnings, error)
  * processes 0: one worker in this process (no fork). */
 static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
@@ -199,10 +211,13 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"fn", "model", "module", "qualname", "inputs", "samples", "label",
                             "writable", "warmup", "repeats", "device", "precision", "unit",
                             "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
-                            "call_timeout", "cpus", "spread", NULL};
+                            "call_timeout", "cpus", "spread", "args", "kwargs", "progress",
+                            "target_precision", "max_time", "stop_after", "audit",
+                            "audit_threshold", "call_records", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
+    PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
-    const char *meta = NULL;
+    const char *meta = NULL, *call_records = NULL;
     const char **sample_files = NULL;
     size_t n_samples = 0;
     int writable = 0, processes = 0, rc;
@@ -215,12 +230,24 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzp", names, &fn, &model,
-                                     &module, &qualname, &inputs, &samples_obj, &label,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdz", names, &fn,
+                                     &model, &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
-                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread))
+                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
+                                     &call_args, &call_kwargs, &c.progress, &c.target_precision,
+                                     &c.max_time_s, &c.stop_after_s, &c.audit, &c.audit_threshold,
+                                     &call_records))
         return NULL;
+    if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
+        (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "args: a tuple, kwargs: a dict");
+        return NULL;
+    }
+    /* call_records: the options' table's words and message, as --call-records */
+    if (call_records && rpx_run_option_set_text(&c, rpx_run_option_find("call_records"),
+                                                call_records, "call_records", &err) != 0)
+        return raise_error(err.message, RPX_EXIT_USAGE);
     if (!PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_TypeError, "fn must be callable");
         return NULL;
@@ -245,6 +272,10 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     st.call.function_name = qualname;
     st.module = module;
     st.qualname = qualname;
+    st.args = call_args != Py_None ? call_args : NULL;
+    st.kwargs = call_kwargs != Py_None ? call_kwargs : NULL;
+    if (call_kwargs != Py_None && !st.args) st.args = PyTuple_New(0); /* kwargs only */
+    else Py_XINCREF(st.args);
     custom.kind_name = "python";
     custom.call = rpx__pycall_call;
     custom.setup = core_setup;
@@ -294,7 +325,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
             }
             Py_DECREF(s);
         }
-        out = Py_BuildValue("(Osi(O)s)", report, status_text(res.status), rpx_runner_exit_code(&res),
+        out = Py_BuildValue("(OsiOs)", report, status_text(res.status), rpx_runner_exit_code(&res),
                             warnings, res.error);
     }
 done:
@@ -302,6 +333,7 @@ done:
     Py_XDECREF(warnings);
     rpx_runner_result_free(&res);
     rpx__pycall_clear(&st.call);
+    Py_XDECREF(st.args);
     json_decref(meta_json);
     free(sample_files);
     return out;
@@ -607,6 +639,249 @@ static PyObject *core_run_options(PyObject *self, PyObject *unused)
     return list;
 }
 
+/* ---- one-glance results and compare (the package's Report, compare) ------- */
+
+/* A report's JSON text as jansson, or NULL with RpxprofError raised. */
+static json_t *parse_report(const char *text, const char *what)
+{
+    json_error_t je;
+    json_t *r = json_loads(text, 0, &je);
+    char msg[300];
+    if (!json_is_object(r)) {
+        json_decref(r);
+        snprintf(msg, sizeof msg, "%s: not a report of rpxprof (line %d: %s)", what, je.line, je.text);
+        raise_error(msg, RPX_EXIT_FAILURE);
+        return NULL;
+    }
+    return r;
+}
+
+/* summary(report_json, asked_processes) -> the text `rpxprof run` prints after a run
+ * (rpx_report_summary), the advice worded for Python. */
+static PyObject *core_summary(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"report", "asked_processes", NULL};
+    const char *text;
+    long asked = 0;
+    json_t *r;
+    char *s;
+    PyObject *out;
+    rpx_summary_opts o;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|l", names, &text, &asked)) return NULL;
+    if (!(r = parse_report(text, "report"))) return NULL;
+    o.asked_processes = asked;
+    o.python = 1;
+    s = rpx_report_summary(r, &o);
+    json_decref(r);
+    if (!s) return PyErr_NoMemory();
+    out = PyUnicode_FromString(s);
+    free(s);
+    return out;
+}
+
+/* format_3g(x) -> the summary's number rule (rpx_format_3g): "86.0", "0.000100". */
+static PyObject *core_format_3g(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"x", NULL};
+    double x;
+    char buf[40];
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "d", names, &x)) return NULL;
+    return PyUnicode_FromString(rpx_format_3g(buf, sizeof buf, x));
+}
+
+/* plot_svg(report_json, timeline=False) -> the SVG of `rpxprof plot` for one report
+ * (rpx_plot_svg): its latency distribution with the p50's interval, or its timeline. */
+static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"report", "timeline", NULL};
+    const char *text;
+    int timeline = 0;
+    json_t *r, *smp;
+    double *samples = NULL;
+    size_t i, n;
+    rpx_plot_row row;
+    rpx_error err = {0};
+    char *svg = NULL, note[200];
+    PyObject *out = NULL;
+    const json_t *v;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|p", names, &text, &timeline)) return NULL;
+    if (!(r = parse_report(text, "report"))) return NULL;
+    smp = json_object_get(r, "latency_samples_ms");
+    n = json_array_size(smp);
+    if (n == 0) {
+        json_decref(r);
+        return raise_error("report: latency_samples_ms is missing or empty; a figure needs the "
+                           "timed calls of a run", RPX_EXIT_FAILURE);
+    }
+    if (!(samples = malloc(n * sizeof *samples))) {
+        json_decref(r);
+        return PyErr_NoMemory();
+    }
+    for (i = 0; i < n; i++) samples[i] = json_number_value(json_array_get(smp, i));
+    memset(&row, 0, sizeof row);
+#define STR_OR(k, d) (json_is_string(v = json_object_get(r, k)) ? json_string_value(v) : (d))
+    row.unit = STR_OR("unit", "call");
+    row.panel = STR_OR("task", row.unit);
+    row.label = STR_OR("model_name", STR_OR("model_callable", "fn"));
+    row.device = STR_OR("device", NULL);
+#undef STR_OR
+    row.samples_ms = samples;
+    row.n = n;
+    rpx_plot_row_interval(&row, r);
+    rpx_plot_mode_note_of(note, sizeof note, r);
+    row.mode_note = note;
+    if (rpx_plot_svg(&row, 1, timeline, &svg, &err) != 0) raise_error(err.message, RPX_EXIT_FAILURE);
+    else out = PyUnicode_FromString(svg);
+    free(svg);
+    free(samples);
+    json_decref(r);
+    return out;
+}
+
+/* compare(base_path, new_path, threshold=0.01, paired_by_cpu=False) -> (result_json, text):
+ * rpx_compare_reports and rpx_compare_text, as `rpxprof compare BASE NEW`. */
+static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"base", "new", "threshold", "paired_by_cpu", "design", "base_name",
+                            "new_name", NULL};
+    const char *base, *new_path, *design = NULL, *base_name = NULL, *new_name = NULL;
+    rpx_compare_opts o = {0.01, 0.95, 0};
+    rpx_error err = {0};
+    json_t *res = NULL;
+    char *text, *js;
+    PyObject *out;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dpzzz", names, &base, &new_path, &o.threshold,
+                                     &o.paired_by_cpu, &design, &base_name, &new_name))
+        return NULL;
+    if (!(o.threshold > 0 && o.threshold < 1))
+        return raise_error("threshold: a fraction above 0 and below 1 (0.01 for 1 %)", RPX_EXIT_USAGE);
+    if (rpx_compare_reports(base, new_path, &o, &res, &err) != 0) return raise_error(err.message, RPX_EXIT_FAILURE);
+    /* compare --run's words for its interleaved design (compare_run.c) */
+    if (design) {
+        json_object_set_new(res, "interleaved", json_string("ABBA by process"));
+        if (strcmp(json_string_value(json_object_get(res, "design")), "independent") == 0)
+            json_object_set_new(res, "design", json_string(design));
+    }
+    /* what the reports are called instead of their (temporary) files */
+    if (base_name) json_object_set_new(res, "base", json_string(base_name));
+    if (new_name) json_object_set_new(res, "new", json_string(new_name));
+    text = rpx_compare_text(res);
+    js = rpx_json_dumps(res);
+    json_decref(res);
+    out = text && js ? Py_BuildValue("(ss)", js, text) : PyErr_NoMemory();
+    free(text);
+    free(js);
+    return out;
+}
+
+static void custom_target(rpx_target_custom *custom, core_state *st, PyObject *fn, const char *module,
+                          const char *qualname)
+{
+    memset(st, 0, sizeof *st);
+    memset(custom, 0, sizeof *custom);
+    Py_INCREF(fn);
+    st->call.func = fn;
+    st->call.function_name = qualname;
+    st->module = module;
+    st->qualname = qualname;
+    custom->kind_name = "python";
+    custom->call = rpx__pycall_call;
+    custom->setup = core_setup;
+    custom->teardown = core_teardown;
+    custom->state = st;
+    custom->after_call = rpx__pycall_after_call;
+    custom->peaks_reset = rpx__pycall_peaks_reset;
+    custom->section = core_section;
+    custom->samples = rpx__pycall_samples;
+    custom->before_fork = core_before_fork;
+    custom->after_fork_parent = core_after_fork_parent;
+    custom->after_fork_child = core_after_fork_child;
+}
+
+/* profile_pair(fn_a, fn_b, name_a, name_b, module_a, qualname_a, module_b, qualname_b,
+ *              inputs, label, writable, warmup, repeats, processes, device, precision,
+ *              unit, cpus, spread, timeout, call_timeout)
+ * -> ((report_a_json, status_a), (report_b_json, status_b), error): two callables
+ * measured as `rpxprof compare --run` measures two targets (rpx_runner_run_pair: their
+ * worker processes alternate A B, B A, ...; with spread, pair k on CPU k mod n). */
+static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"fn_a", "fn_b", "name_a", "name_b", "module_a", "qualname_a",
+                            "module_b", "qualname_b", "inputs", "label", "writable", "warmup",
+                            "repeats", "processes", "device", "precision", "unit", "cpus",
+                            "spread", "timeout", "call_timeout", NULL};
+    PyObject *fn[2], *out = NULL, *rep[2] = {NULL, NULL};
+    const char *name[2], *module[2] = {NULL, NULL}, *qualname[2] = {NULL, NULL};
+    const char *inputs, *label = NULL;
+    int writable = 0, processes = 10, k, rc;
+    double timeout = 0, call_timeout = 0;
+    rpx_runner_config c[2];
+    rpx_runner_result res[2];
+    rpx_target_custom custom[2];
+    core_state st[2];
+    rpx_error err = {0};
+    (void)self;
+    rpx_runner_config_init(&c[0]);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzs|zpllissszpdd", names, &fn[0], &fn[1],
+                                     &name[0], &name[1], &module[0], &qualname[0], &module[1],
+                                     &qualname[1], &inputs, &label, &writable, &c[0].warmup,
+                                     &c[0].repeats, &processes, &c[0].device, &c[0].precision,
+                                     &c[0].unit, &c[0].cpus, &c[0].spread, &timeout, &call_timeout))
+        return NULL;
+    if (!PyCallable_Check(fn[0]) || !PyCallable_Check(fn[1])) {
+        PyErr_SetString(PyExc_TypeError, "fn_a and fn_b must be callable");
+        return NULL;
+    }
+    c[0].inputs = inputs;
+    c[0].inputs_label = label;
+    c[0].writable_inputs = writable;
+    c[0].processes = processes;
+    c[0].isolate = 1;
+    c[0].output = NULL;
+    c[0].timeout_s = timeout;
+    c[0].call_timeout_s = call_timeout;
+    c[1] = c[0];
+    memset(res, 0, sizeof res);
+    for (k = 0; k < 2; k++) {
+        custom_target(&custom[k], &st[k], fn[k], module[k], qualname[k]);
+        c[k].model = name[k];
+        c[k].target.custom = &custom[k];
+    }
+    rc = rpx_runner_run_pair(&c[0], &c[1], &res[0], &res[1], &err);
+    /* a target whose first process failed stops the pair: its report says why */
+    if (rc != 0 && !(res[0].report && res[0].status != RPX_RUNNER_COMPLETE) &&
+        !(res[1].report && res[1].status != RPX_RUNNER_COMPLETE)) {
+        raise_error(err.message[0] ? err.message : rpx_strerror(rc),
+                    rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE);
+        goto done;
+    }
+    for (k = 0; k < 2; k++) {
+        if (res[k].report) {
+            rep[k] = json_text(json_incref(res[k].report));
+            if (!rep[k]) goto done;
+        } else {
+            Py_INCREF(Py_None);
+            rep[k] = Py_None;
+        }
+    }
+    out = Py_BuildValue("((Os)(Os)s)", rep[0], res[0].report ? status_text(res[0].status) : "failed",
+                        rep[1], res[1].report ? status_text(res[1].status) : "failed",
+                        res[0].report && res[0].status != RPX_RUNNER_COMPLETE ? res[0].error
+                        : res[1].report && res[1].status != RPX_RUNNER_COMPLETE ? res[1].error
+                                                                                : err.message);
+done:
+    for (k = 0; k < 2; k++) {
+        Py_XDECREF(rep[k]);
+        rpx_runner_result_free(&res[k]);
+        rpx__pycall_clear(&st[k].call);
+    }
+    return out;
+}
+
 /* Every call into the library runs in the C locale on this thread (uselocale), whatever
  * the user's script set with locale.setlocale: numbers are read from /proc and written
  * into formulas and notes with a decimal point, and system errors read in English, as
@@ -652,6 +927,11 @@ RPX_C_LOCALE(core_profile)
 RPX_C_LOCALE(core_cost)
 RPX_C_LOCALE(core_roofline)
 RPX_C_LOCALE(core_system_card)
+RPX_C_LOCALE(core_summary)
+RPX_C_LOCALE(core_format_3g)
+RPX_C_LOCALE(core_plot_svg)
+RPX_C_LOCALE(core_compare)
+RPX_C_LOCALE(core_profile_pair)
 
 static PyObject *core_gpus_c(PyObject *self, PyObject *noargs)
 {
@@ -683,6 +963,16 @@ static PyMethodDef methods[] = {
      "A run's options: name, key, kind, default, choices, range, help."},
     {"write_report", core_write_report_c, METH_VARARGS, "Write a report through the output guard."},
     {"_set_error_class", set_error_class, METH_O, "The package's RpxprofError."},
+    {"summary", (PyCFunction)(void (*)(void))core_summary_c, METH_VARARGS | METH_KEYWORDS,
+     "The text summary of a report (as rpxprof run prints it)."},
+    {"format_3g", (PyCFunction)(void (*)(void))core_format_3g_c, METH_VARARGS | METH_KEYWORDS,
+     "A number by the summary's rule: three significant digits, no exponent."},
+    {"plot_svg", (PyCFunction)(void (*)(void))core_plot_svg_c, METH_VARARGS | METH_KEYWORDS,
+     "The SVG figure of one report (as rpxprof plot draws it)."},
+    {"compare", (PyCFunction)(void (*)(void))core_compare_c, METH_VARARGS | METH_KEYWORDS,
+     "Two reports compared (as rpxprof compare): (result JSON, text)."},
+    {"profile_pair", (PyCFunction)(void (*)(void))core_profile_pair_c, METH_VARARGS | METH_KEYWORDS,
+     "Two callables measured interleaved (as rpxprof compare --run)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "rpxprof._core",

@@ -191,6 +191,34 @@ int rpx__pycall_bind(rpx__pycall *c, const rpx_inputs *in, rpx_error *err)
     return 0;
 }
 
+int rpx__pycall_bind_native(rpx__pycall *c, PyObject *args, PyObject *kwargs, rpx_error *err)
+{
+    Py_ssize_t i, k = 0, n_kw;
+    PyObject *key, *value;
+    if (!args || !PyTuple_Check(args) || (kwargs && !PyDict_Check(kwargs)))
+        return rpx__pycall_fail(err, RPX_EINVAL, "the arguments: a tuple and a dict are needed");
+    c->native = 1;
+    c->zero_copy = 1;
+    Py_INCREF(args);
+    c->args = args;
+    c->kwargs = kwargs ? PyDict_Copy(kwargs) : PyDict_New();
+    if (!c->kwargs) return rpx__pycall_fail(err, RPX_ENOMEM, "out of memory");
+    c->n_pos = PyTuple_GET_SIZE(args);
+    n_kw = PyDict_Size(c->kwargs);
+    c->n_values = c->n_pos + n_kw;
+    c->kwnames = PyTuple_New(n_kw);
+    c->values = calloc((size_t)c->n_values + 1, sizeof *c->values);
+    if (!c->kwnames || !c->values) return rpx__pycall_fail(err, RPX_ENOMEM, "out of memory");
+    for (i = 0; i < c->n_pos; i++) c->values[i] = PyTuple_GET_ITEM(args, i); /* borrowed */
+    i = 0;
+    while (PyDict_Next(c->kwargs, &i, &key, &value)) {
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(c->kwnames, k, key);
+        c->values[c->n_pos + k++] = value; /* borrowed: kwargs holds them */
+    }
+    return 0;
+}
+
 /* A function whose call only creates a generator or a coroutine runs none of
  * its body: each sample would time the creation (~0.2 us). Refused with the fix
  * (issue 26). A callable object is judged by its type's __call__. */
@@ -270,12 +298,22 @@ int rpx__pycall_check_signature(rpx__pycall *c, rpx_error *err)
         while (PyDict_Next(c->kwargs, &pos, &k, NULL) && used + 2 < sizeof names)
             used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
                                      rpx__pycall_utf8_or(k, "?"));
-        rc = rpx__pycall_fail(
-            err, RPX_EINVAL,
-            "%s%s does not accept the inputs' arrays as keyword arguments (%s): %s; name "
-            "its parameters after the arrays in the NPZ file",
-            c->function_name ? c->function_name : "the function",
-            rpx__pycall_utf8_or(text, "()"), names[0] ? names : "no arrays", why);
+        if (c->native)
+            rc = rpx__pycall_fail(
+                err, RPX_EINVAL,
+                "%s%s does not accept the arguments given (%zd positional; keyword: %s): %s; "
+                "pass the model's positional arguments after it and its keyword arguments "
+                "in kwargs=, e.g. rpxprof.profile(model, x, kwargs={'mask': m}), or a "
+                "function of no arguments (lambda: model(x))",
+                c->function_name ? c->function_name : "the function",
+                rpx__pycall_utf8_or(text, "()"), c->n_pos, names[0] ? names : "none", why);
+        else
+            rc = rpx__pycall_fail(
+                err, RPX_EINVAL,
+                "%s%s does not accept the inputs' arrays as keyword arguments (%s): %s; name "
+                "its parameters after the arrays in the NPZ file",
+                c->function_name ? c->function_name : "the function",
+                rpx__pycall_utf8_or(text, "()"), names[0] ? names : "no arrays", why);
         Py_XDECREF(text);
         Py_XDECREF(msg);
         Py_XDECREF(type);
@@ -313,7 +351,7 @@ int rpx__pycall_samples(void *state, const rpx_inputs *samples, size_t n, int wr
     Py_ssize_t j;
     clear_samples(c);
     c->writable = writable != 0;
-    if (n == 0 || !samples) return 0;
+    if (n == 0 || !samples || c->native) return 0; /* the caller's own objects: no arrays */
     if (!c->kwnames) return rpx__pycall_fail(err, RPX_EINVAL, "the samples came before setup");
     if (!(np = import_numpy(err))) return err ? err->code : RPX_ENOTFOUND;
     c->sample_values = calloc(n * (size_t)c->n_values + 1, sizeof *c->sample_values);
@@ -371,7 +409,8 @@ int rpx__pycall_call(void *state, const rpx_inputs *in, rpx_error *err)
         if (a >= base && a < base + c->n_samples * sizeof *c->samples)
             v = c->sample_values + (size_t)((a - base) / sizeof *c->samples) * (size_t)c->n_values;
     }
-    c->result = PyObject_Vectorcall(c->func, v, 0, c->n_values ? c->kwnames : NULL);
+    c->result = PyObject_Vectorcall(c->func, v, (size_t)c->n_pos,
+                                    c->n_values > c->n_pos ? c->kwnames : NULL);
     if (c->result) return 0;
     if (!c->writable && PyErr_ExceptionMatches(PyExc_ValueError)) {
         char tb[800];
@@ -498,12 +537,16 @@ void rpx__pycall_section(const rpx__pycall *c, json_t *o)
     json_t *peaks = json_null(), *method = json_null();
     PyObject *torch = torch_module();
     PyObject *np = PyImport_ImportModule("numpy");
-    const char *kind = c->writable ? "writable numpy views of rpxprof's buffers (their bytes "
+    const char *kind = c->native ? "the caller's own objects, as given (no copy, no conversion)"
+                     : c->writable ? "writable numpy views of rpxprof's buffers (their bytes "
                                      "restored before every call)"
                                    : "read-only numpy views of rpxprof's buffers";
     char inputs[160];
-    snprintf(inputs, sizeof inputs, "%s, %s", kind,
-             c->zero_copy ? "no copy" : "address not verified");
+    if (c->native)
+        snprintf(inputs, sizeof inputs, "%s", kind);
+    else
+        snprintf(inputs, sizeof inputs, "%s, %s", kind,
+                 c->zero_copy ? "no copy" : "address not verified");
     json_object_set_new(o, "numpy_version", np ? attr_string(np, "__version__") : json_null());
     json_object_set_new(o, "inputs", json_string(inputs));
     json_object_set_new(o, "torch_version", torch ? attr_string(torch, "__version__") : json_null());

@@ -32,6 +32,10 @@ typedef struct rpx__pycall {
     PyObject *args, *kwargs;      /* the setup's inputs, for the signature check */
     PyObject *kwnames;            /* tuple of the arrays' names (vectorcall keywords) */
     Py_ssize_t n_values;
+    /* the caller's own arguments (rpxprof.profile(fn, *args, kwargs=...)): values
+     * holds n_pos positional objects, then the keyword values; no numpy view */
+    int native;
+    Py_ssize_t n_pos;
     PyObject **values;            /* the setup's arrays (borrowed from kwargs) */
     /* distinct samples (rpx__pycall_samples): sample k's arrays are
      * sample_values[k * n_values ...], owned */
@@ -65,6 +69,9 @@ json_t *rpx__pycall_json_utf8(PyObject *o);
 
 /* Read-only numpy arrays of the setup's inputs (the default call). */
 int rpx__pycall_bind(rpx__pycall *c, const rpx_inputs *in, rpx_error *err);
+/* The caller's objects as they are: fn(*args, **kwargs) (args a tuple, kwargs a dict
+ * or NULL); nothing is copied or converted (torch tensors stay tensors). */
+int rpx__pycall_bind_native(rpx__pycall *c, PyObject *args, PyObject *kwargs, rpx_error *err);
 /* inspect.signature(func).bind(**arrays): the arrays must fit the parameters. */
 int rpx__pycall_check_signature(rpx__pycall *c, rpx_error *err);
 

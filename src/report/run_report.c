@@ -384,6 +384,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
     add_process_keys(d, report);
     if (d->placement) json_object_set(report, "placement", d->placement);
     json_object_set_new(report, "call_records", rpx__call_records_json(d));
+    json_object_set_new(report, "timeline", rpx__timeline_json(d));
     add_sample_keys(d, report);
     if (d->rate_hz > 0) json_object_set_new(report, "pacing", pacing_json(d));
     {

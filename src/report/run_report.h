@@ -10,9 +10,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device/nvml.h"
 #include "measure/call_record.h"
 #include "measure/rss_trend.h"
 #include "rpxprof/report.h"
+
+/* --timeline: when one worker process's phases, calls and restores began
+ * (CLOCK_MONOTONIC ns, the samples' clock; 0: not reached; borrowed arrays,
+ * the process's `measured` and `warmup_kept` entries). timeline.c. */
+typedef struct rpx_run_timeline {
+    int pid;
+    int64_t load_start_ns, setup_start_ns, setup_end_ns, teardown_start_ns, teardown_end_ns;
+    const int64_t *call_start_ns;
+    const int64_t *restore_start_ns; /* NULL: no restores (read-only inputs) */
+    const int64_t *warmup_start_ns;
+    const int64_t *warmup_restore_ns; /* {start, duration} pairs; NULL: none */
+    const rpx_rss_trend *trend;   /* the resident-set readings; NULL: none */
+} rpx_run_timeline;
 
 /* What one worker process measured (borrowed arrays). */
 typedef struct rpx_run_process {
@@ -30,6 +44,7 @@ typedef struct rpx_run_process {
     const rpx_call_record_info *record_info;
     /* --call-records cpu: the counters over the timed loop (record_info->full 0) */
     const rpx_call_totals *record_totals;
+    const rpx_run_timeline *timeline; /* NULL: not kept (no --timeline) */
 } rpx_run_process;
 
 /* Where a run that did not complete stood (the report's `failure`). */
@@ -75,7 +90,15 @@ typedef struct rpx_run_data {
     json_t *notes;                /* the report's notes (desc.notes), appended to */
     json_t *warnings;             /* the notes the user should see too, or NULL */
     json_t *placement;            /* the report's placement (borrowed), or NULL */
+    /* --timeline on cuda runs: the GPU watch's readings (borrowed; gpu_watch.c) */
+    const rpx_nvml_reading *gpu_readings;
+    size_t n_gpu_readings;
+    long gpu_readings_dropped;
+    int gpu_watched;              /* a watch ran (else the timeline's gpu is null) */
 } rpx_run_data;
+
+/* The report's `timeline` (timeline.c): null unless a process kept one. */
+json_t *rpx__timeline_json(const rpx_run_data *d);
 
 /* The report, or NULL out of memory. */
 json_t *rpx__run_report(const rpx_run_data *d);

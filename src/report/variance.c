@@ -526,6 +526,18 @@ static const char *pct_text(double share, char *buf, size_t size)
     return buf;
 }
 
+/* milliseconds to two significant digits, never in exponent form (0.4, 1.1, 130, 2000) */
+static const char *ms2_text(double v, char *buf, size_t size)
+{
+    if (isfinite(v) && fabs(v) >= 10) {
+        double scale = pow(10, floor(log10(fabs(v))) - 1);
+        snprintf(buf, size, "%.0f", floor(v / scale + 0.5) * scale);
+    } else {
+        snprintf(buf, size, "%.2g", v);
+    }
+    return buf;
+}
+
 static const json_t *rec(const json_t *records, const char *key, size_t n)
 {
     const json_t *a = json_object_get(records, key);
@@ -596,7 +608,7 @@ static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
     idx_ms *s;
     size_t tail, j, lost = 0, moved = 0, faulted = 0, n_off = 0;
     double off_lo = INFINITY, off_hi = -INFINITY;
-    char msg[600], pb[32];
+    char msg[600], pb[32], lo_b[32], hi_b[32];
     int len;
     if (!o) return NULL;
     tail = (n + 99) / 100;
@@ -655,7 +667,8 @@ static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
         double all = num(json_object_get(json_object_get(o, "lost_cpu"), "share_of_all"));
         len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu lost the CPU", "", lost);
         if (n_off && off_hi > 0)
-            len += snprintf(msg + len, sizeof msg - (size_t)len, " for %.2g-%.2g ms", off_lo, off_hi);
+            len += snprintf(msg + len, sizeof msg - (size_t)len, " for %s-%s ms",
+                            ms2_text(off_lo, lo_b, sizeof lo_b), ms2_text(off_hi, hi_b, sizeof hi_b));
         len += snprintf(msg + len, sizeof msg - (size_t)len, " (%s %% of all calls did)",
                         pct_text(all, pb, sizeof pb));
     }

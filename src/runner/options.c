@@ -21,6 +21,7 @@ static const char *const arrivals[] = {"constant", "poisson", NULL};
 static const char *const engines[] = {"auto", "curl", "sockets", NULL};
 /* index = RPX_CALL_RECORDS_* */
 static const char *const call_records[] = {"cpu", "full", "off", NULL};
+static const char *const prompt_orders[] = {"cycle", "shuffle", NULL};
 
 /* In `rpxprof run --help` order. Options that are not one field of the
  * config (--model, --inputs, --output, --meta, --input, --dim, --header,
@@ -95,6 +96,33 @@ static const rpx_run_option table[] = {
      "send FILE instead of the NPZ file's bytes (then, and with GET or HEAD, --inputs is not "
      "needed)",
      F(target.body_path)},
+    {"body-template", "body_template", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "FILE", 0,
+     NULL, "a JSON file", NULL,
+     "with --prompts: each request sends this JSON with the field --prompt-field set to the "
+     "next prompt (docs/audits.md); the report's http.bodies counts the distinct bodies sent",
+     F(target.body_template)},
+    {"prompts", "prompts", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "FILE.jsonl", 0, NULL,
+     "a JSON Lines file", NULL,
+     "the prompts for --body-template, one JSON value a line, cycled over the run's requests",
+     F(target.prompts_path)},
+    {"prompt-field", "prompt_field", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "PATH", 0,
+     "prompt", "a dotted path such as prompt or messages.0.content", NULL,
+     "where each prompt goes in the template: a dotted path (numbers index arrays)",
+     F(target.prompt_field)},
+    {"prompts-order", "prompts_order", RPX_OPT_ENUM, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 0, 0,
+     prompt_orders, "O", 0, "cycle", NULL, NULL,
+     "cycle: the prompts in file order; shuffle: in a permutation drawn from --seed",
+     F(target.prompts_sample)},
+    {"nonce", "nonce", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "FIELD", 0, NULL,
+     "a dotted path such as user or metadata.nonce", NULL,
+     "put a unique string at this dotted path of every body (the template's, or --body's JSON)"
+     ", so that no two requests are alike",
+     F(target.nonce_field)},
+    {"server-metrics", "server_metrics", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "URL", 0,
+     NULL, "an http:// URL such as http://host:8000/metrics", NULL,
+     "read the server's Prometheus prefix-cache counters (vLLM's) before and after the run: "
+     "the report's server_metrics has the hit rate, warned about above 1%",
+     F(server_metrics)},
     {"method", "method", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "M", 0, "POST",
      "an HTTP method", NULL,
      "HTTP method; GET and HEAD send no body",
@@ -164,7 +192,7 @@ static const rpx_run_option table[] = {
      F(target.load_concurrency)},
     {"seed", "seed", RPX_OPT_INT, RPX_OPT_HTTP | RPX_OPT_ULL, 0, 9.2e18, 0, NULL, "N", 0, "1", NULL,
      NULL,
-     "the seed of --arrivals poisson",
+     "the seed of --arrivals poisson and --prompts-order shuffle",
      F(target.load_seed)},
     {"load-engine", "load_engine", RPX_OPT_ENUM, RPX_OPT_HTTP | RPX_OPT_INT_FIELD, 0, 0, 0,
      engines, "E", 0, "auto", "expected auto, sockets or curl", NULL,
@@ -217,6 +245,28 @@ static const rpx_run_option table[] = {
      "process's migrations, switches, faults and off-CPU time over its timed loop; full = those "
      "counters per call too (4 system calls, ~7 us a call, outside the timed span); off = nothing",
      F(call_records)},
+    {"audit", "audit", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "LIST", 0, NULL,
+     "cache, seed or cache,seed", NULL,
+     "cache: measure the target twice more, interleaved by process, every call on sample 0 "
+     "against calls cycling through the distinct samples (or bodies), and say whether the "
+     "repeated input is faster (MLPerf LoadGen TEST04); seed: measure it again with the "
+     "sample-order/schedule seed + 1 and say whether the result moved (TEST05); the report's "
+     "audit (docs/audits.md)",
+     F(audit)},
+    {"audit-threshold", "audit_threshold", RPX_OPT_FRACTION, 0, 0, 0.5, 1, NULL, "T", 0.10,
+     "10%", "10% or 0.1 (above 0, at most 50%)", NULL,
+     "--audit cache: a repeated-input p50 faster than the distinct-input p50 by more than T is "
+     "suspect",
+     F(audit_threshold)},
+    {"audit-seed-threshold", "audit_seed_threshold", RPX_OPT_FRACTION, 0, 0, 0.5, 1, NULL, "T",
+     0.05, "5%", "5% or 0.05 (above 0, at most 50%)", NULL,
+     "--audit seed: a p50 that moves by more than T with another seed is suspect",
+     F(audit_seed_threshold)},
+    {"timeline", "timeline", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
+     NULL,
+     "keep when each process set up and tore down the model and when each call and input "
+     "restore began, in the report's timeline (for rpxprof trace; implied by --trace)",
+     F(timeline)},
     {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD, 0, 1, 0, NULL,
      NULL, 1, NULL, NULL, NULL,
      "run the model in this process (for debuggers)",
@@ -574,6 +624,13 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
                              "%s: an open-loop load (%s on an HTTP API) has no calls of its own "
                              "to check; drop one of them",
                              sp_("check-outputs", sp, a, sizeof a), sp_("rate", sp, b, sizeof b));
+    if (c->audit && rpx__audit_parse(c->audit, NULL) < 0)
+        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': expected cache, seed or cache,seed",
+                             sp_("audit", sp, a, sizeof a), c->audit);
+    if (c->audit && !c->isolate)
+        return rpx_error_set(err, RPX_EUSAGE, "%s measures the target in interleaved worker "
+                             "processes; drop %s", sp_("audit", sp, a, sizeof a),
+                             sp_("no-isolate", sp, b, sizeof b));
     if (c->cost && (c->flops == c->flops || c->params == c->params))
         return rpx_error_set(err, RPX_EUSAGE, "%s and %s/%s both describe the model's cost; give "
                              "one or the other",

@@ -247,6 +247,8 @@ typedef struct run_ctx {
     int spread_asked;             /* --spread changed the count from this (0: it did not) */
     placement place;              /* --cpus, --spread (placement.c) */
     outputs_params outputs;       /* --check-outputs (outputs.c) */
+    json_t *audit;                /* --audit: the report's audit (audit.c), or NULL */
+    json_t *server_metrics;       /* --server-metrics: the report's (server_metrics.c), or NULL */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -259,6 +261,8 @@ static void ctx_free(run_ctx *x)
     json_decref(x->cond_start);
     json_decref(x->cond_end);
     json_decref(x->cpu_probe);
+    json_decref(x->audit);
+    json_decref(x->server_metrics);
     rpx_system_procs_free(x->procs_start);
     rpx_system_procs_free(x->procs_end);
     rpx__workers_free(&x->w);
@@ -288,7 +292,9 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
     x->kind = config_kind(c);
     /* an HTTP request's body may come from --body (or be none): no inputs file then */
-    if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0)
+    /* ... nor for a caller-made target that brings its own arguments (rpxprof.profile(fn, x)) */
+    if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0 &&
+        !c->target.custom)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     /* ranges and combinations, as `rpxprof run`, manifests and Python check them */
     if ((rc = rpx_runner_config_check(c, RPX_SPELL_KEY, err)) != 0) return rc;
@@ -346,6 +352,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         run_params rp = {.model = c->model, .device = c->device, .precision = c->precision,
                          .unit = c->unit, .warmup = c->warmup, .repeats = c->repeats,
                          .gpu_time = c->gpu_time, .progress = c->progress,
+                         .stop_after_s = c->stop_after_s,
                          .timeout_s = c->timeout_s, .call_timeout_s = c->call_timeout_s,
                          .setup_timeout_s = c->setup_timeout_s, .grace_s = c->grace_s,
                          .target = &c->target, .max_failures = c->max_failures};
@@ -362,6 +369,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         /* where each call ran: a local model's calls (an HTTP call's time is the
          * remote server's, and the open-loop load has no calls of its own) */
         x->rp.call_records = strcmp(x->kind, "http") == 0 ? RPX_CALL_RECORDS_OFF : c->call_records;
+        x->rp.timeline = c->timeline;
     }
     if (c->check_outputs || c->reference_outputs || c->save_outputs) {
         outputs_params op = {c->check_fraction, c->rtol, c->atol, c->target.load_seed,
@@ -462,11 +470,16 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
     const char *kind = x->kind;
     json_t *section = g->section, *peaks = g->peaks, *devjson = g->devjson, *ci = NULL, *report;
     rpx_run_process *procs;
+    rpx_run_timeline *tl;
     rpx_run_data rd;
     rpx_profile_desc *d = &rd.desc;
     int i;
     memset(&rd, 0, sizeof rd);
     if (!(procs = calloc((size_t)wp->n + 1, sizeof *procs))) return NULL;
+    if (!(tl = calloc((size_t)wp->n + 1, sizeof *tl))) {
+        free(procs);
+        return NULL;
+    }
     for (i = 0; i < wp->n; i++) {
         const run_shared *p = wp->proc[i];
         procs[i].samples = p->samples;
@@ -481,6 +494,17 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
             procs[i].records = &p->records;
             procs[i].record_info = &p->record_info;
             procs[i].record_totals = &p->record_totals;
+        }
+        if (p->timeline) { /* --timeline */
+            rpx_run_timeline t = {p->pid, p->load_start_ns, p->setup_start_ns, p->setup_end_ns,
+                                  p->teardown_start_ns, p->teardown_end_ns,
+                                  p->timeline_calls ? p->call_start : NULL,
+                                  x->smp.writable && p->timeline_calls ? p->restore_start : NULL,
+                                  p->timeline_calls ? p->warmup_start : NULL,
+                                  x->smp.writable && p->timeline_calls ? p->warmup_restore : NULL,
+                                  p->phase >= PHASE_LOOP ? &p->trend : NULL};
+            tl[i] = t;
+            procs[i].timeline = &tl[i];
         }
     }
     {
@@ -563,10 +587,16 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
         for (i = 0; i < wp->n; i++) cpus[i] = &wp->proc[i]->affinity;
         rd.placement = rpx__placement_json(&x->place, cpus, wp->n);
     }
+    if (c.timeline && x->watch) { /* the GPU's clocks, power and temperature over time */
+        rd.gpu_watched = 1;
+        rd.n_gpu_readings = rpx_nvml_watch_readings(x->watch, &rd.gpu_readings,
+                                                    &rd.gpu_readings_dropped);
+    }
     report = rpx__run_report(&rd);
     json_decref(rd.placement);
     json_decref(ci);
     free(procs);
+    free(tl);
     return report;
 }
 
@@ -734,6 +764,8 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                       lat, &trend, res->warnings};
         report = notes && card ? build_report(x, sh, &g) : NULL;
     }
+    if (report && x->audit) json_object_set(report, "audit", x->audit);
+    if (report && x->server_metrics) json_object_set(report, "server_metrics", x->server_metrics);
     if (!report || !card || !notes) {
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
         goto out;
@@ -802,16 +834,31 @@ static int result_init(rpx_runner_result *res, rpx_error *err)
 int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err)
 {
     run_ctx x;
+    rpx__counters before, after;
     int rc, sig;
     if ((rc = result_init(res, err)) != 0) return rc;
     if ((rc = ctx_prepare(cfg, &x, err)) != 0) goto out;
     cpu_probe(&x);
     x.procs_start = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     x.cond_start = rpx_system_conditions(x.nvml);
+    if (cfg->server_metrics) (void)rpx__server_metrics_read(cfg->server_metrics, &before);
     rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
     rc = rpx__workers_run(&x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err);
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
+    if (cfg->server_metrics) {
+        (void)rpx__server_metrics_read(cfg->server_metrics, &after);
+        x.server_metrics = rpx__server_metrics_json(cfg->server_metrics, &before, &after,
+                                                    res->warnings);
+    }
+    /* the audits after the run (a server's cache must not see the run's inputs
+     * first): more runs, interleaved, in their own processes, on inputs the run
+     * did not send (the bodies go on after the run's) */
+    if (rc == 0 && cfg->audit && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
+        rpx_runner_config ac = x.c;
+        ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
+        rc = rpx__audit_run(&ac, &x.audit, res->warnings, err);
+    }
     x.cond_end = rpx_system_conditions(x.nvml);
     if (x.procs_start) x.procs_end = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     if (rc == 0) rc = ctx_finish(&x, sig, res, err);

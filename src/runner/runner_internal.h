@@ -22,6 +22,31 @@
 /* Every option's default from the table, into a zeroed config. */
 void rpx__run_options_defaults(rpx_runner_config *c);
 
+/* ---- audit.c ---- */
+#define RPX__AUDIT_CACHE 1u
+#define RPX__AUDIT_SEED 2u
+/* "cache", "seed", "cache,seed": 0 and the RPX__AUDIT_* bits (flags may be
+ * NULL), or -1 */
+int rpx__audit_parse(const char *text, unsigned *flags);
+/* The audits c->audit asks for, as the report's `audit` object (*audit NULL
+ * when none): each measures the target again in interleaved worker processes.
+ * An audit that cannot run says why in it (verdict not_run); warnings gets
+ * what the user must see. A negative code only when nothing could be tried. */
+int rpx__audit_run(const rpx_runner_config *c, json_t **audit, json_t *warnings, rpx_error *err);
+
+/* ---- server_metrics.c ---- */
+typedef struct rpx__counters {
+    double hits, queries;         /* prefix-cache counters (NAN: not read) */
+    int pair;                     /* which names were found; -1: none (why says) */
+    char why[1024];
+} rpx__counters;
+/* The counters at `url` now: 0, or -1 with out->why. */
+int rpx__server_metrics_read(const char *url, rpx__counters *out);
+/* The report's server_metrics from the counters before and after the run;
+ * a warning when the hit rate is above 1 % or cannot be read. */
+json_t *rpx__server_metrics_json(const char *url, const rpx__counters *before,
+                                 const rpx__counters *after, json_t *warnings);
+
 /* ---- placement.c ---- */
 enum { RPX_PLACE_INHERIT = 0, RPX_PLACE_PINNED, RPX_PLACE_SPREAD };
 typedef struct placement {

@@ -52,7 +52,7 @@ run_shared *rpx__run_shared_create(long repeats, long warmup)
      * --writable-inputs */
     recs = rpx_call_records_bytes((size_t)repeats); /* touched only when recorded */
     total = head + samples + warm + json_cap + samples + samples /* + the start lags (--rate) */
-            + recs;
+            + recs + 2 * samples + 4 * warm; /* + the timeline (--timeline) */
     m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1,
              0);
     if (m == MAP_FAILED) return NULL;
@@ -67,6 +67,13 @@ run_shared *rpx__run_shared_create(long repeats, long warmup)
     sh->start_lag = (int64_t *)((char *)m + head + samples + warm + json_cap + samples);
     rpx_call_records_layout(&sh->records, (char *)m + head + samples + warm + json_cap + 2 * samples,
                             (size_t)repeats);
+    {
+        char *t = (char *)m + head + samples + warm + json_cap + 2 * samples + recs;
+        sh->call_start = (int64_t *)t;
+        sh->restore_start = (int64_t *)(t + samples);
+        sh->warmup_start = (int64_t *)(t + 2 * samples);
+        sh->warmup_restore = (int64_t *)(t + 2 * samples + warm);
+    }
     sh->failed_call = -1;
     sh->child_maxrss_bytes = -1;
     rpx_memory_peaks_init(&sh->memory);
@@ -186,7 +193,20 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     numeric_locale_save(numeric, sizeof numeric);
     sh->outcome = OUTCOME_FAILED;
     set_phase(sh, PHASE_LOAD);
-    if ((rc = rpx_target_open_ex(p->model, p->target, &target, &err)) != 0) goto fail;
+    if (p->timeline) {
+        sh->timeline = 1;
+        sh->pid = (int)getpid();
+        sh->load_start_ns = rpx_clock_now_ns();
+    }
+    {
+        rpx_target_options topt; /* the bodies of an HTTP target go on from the last process's */
+        if (p->target) {
+            topt = *p->target;
+            topt.bodies_first = p->bodies_first;
+        }
+        if ((rc = rpx_target_open_ex(p->model, p->target ? &topt : NULL, &target, &err)) != 0)
+            goto fail;
+    }
     if (strcmp(p->device, "cuda") == 0) {
         /* the primary contexts exist before setup: memory is tracked from there */
         if ((rc = rpx_cuda_open(&cuda, &err)) != 0 ||
@@ -196,6 +216,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         sh->has_sync = 1;
     }
     set_phase(sh, PHASE_SETUP);
+    if (p->timeline) sh->setup_start_ns = rpx_clock_now_ns();
     {
         rpx_run_info info = {RPX_MODEL_ABI_VERSION, p->device, p->precision, p->unit, p->warmup,
                              p->repeats};
@@ -219,6 +240,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
                 goto fail;
         }
     }
+    if (p->timeline) sh->setup_end_ns = rpx_clock_now_ns(); /* not the clock's calibration */
     if ((rc = rpx_timer_calibrate(&sh->timer, 0)) != 0) {
         rpx_error_set(&err, rc, "cannot calibrate the clock: %s", rpx_strerror(rc));
         goto fail;
@@ -231,6 +253,15 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         rpx_call_recorder recorder;
         rpx_run_config cfg = {.warmup = p->warmup, .repeats = p->repeats,
                               .progress = p->progress, .stop = &sh->stop,
+                              .progress_since_ns = p->run_start_ns,
+                              .progress_before = p->sample_offset,
+                              .progress_total = p->progress_total,
+                              .progress_process = p->process_index + 1,
+                              .deadline_ns = p->stop_after_s > 0
+                                                 ? (p->run_start_ns > 0 ? p->run_start_ns
+                                                                        : rpx_clock_now_ns()) +
+                                                       (int64_t)(p->stop_after_s * 1e9)
+                                                 : 0,
                               .peaks_reset = peaks_reset, .peaks_ctx = &pk,
                               .after_call = after_call, .after_ctx = &ac,
                               .samples = sh->samples, .calls_done = &sh->calls_done,
@@ -259,6 +290,15 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         if (checks) {
             cfg.check = rpx__outputs_check_call;
             cfg.check_ctx = checks;
+        }
+        if (p->timeline && !target->run_fn) { /* an open-loop load has no calls of its own */
+            sh->timeline_calls = 1;
+            cfg.call_start_ns = sh->call_start;
+            cfg.warmup_start_ns = sh->warmup_start;
+            if (p->pristine) {
+                cfg.restore_start_ns = sh->restore_start;
+                cfg.warmup_restore_ns = sh->warmup_restore;
+            }
         }
         if (p->rate_hz > 0) {
             cfg.period_ns = (int64_t)(1e9 / p->rate_hz + 0.5);
@@ -294,8 +334,10 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
         rpx_error_set(&err, RPX_EMODEL, "--model %s: all %ld timed calls failed; the last: %s",
                       target->display_spec, res.failed_calls, res.last_failure);
     set_phase(sh, PHASE_TEARDOWN);
+    if (p->timeline) sh->teardown_start_ns = rpx_clock_now_ns();
     rpx_target_close(target); /* teardown runs while the contexts are still held */
     target = NULL;
+    if (p->timeline) sh->teardown_end_ns = rpx_clock_now_ns();
     if (rc != 0 || res.status == RPX_RUN_FAILED) goto fail;
     if (res.status == RPX_RUN_TOO_MANY_FAILURES) {
         sh->outcome = OUTCOME_CALLS_FAILED;

@@ -38,6 +38,9 @@ typedef struct run_params {
     const char *model, *device, *precision, *unit;
     long warmup, repeats;
     int gpu_time, progress;
+    long progress_total;          /* the progress line's timed calls of the whole run */
+    double stop_after_s;          /* rpx_runner_config.stop_after_s (from run_start_ns) */
+    int process_index;            /* this process's index among the run's (0 first) */
     double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
     double grace_s;               /* after SIGINT/SIGTERM: how long the call in progress may
                                      take before the model's process is killed */
@@ -52,6 +55,8 @@ typedef struct run_params {
     const rpx_inputs *pristine;   /* --writable-inputs: the bytes restored before every
                                      call; NULL: the inputs are read-only */
     long sample_offset;           /* the timed calls of the processes before this one */
+    long bodies_first;            /* the calls (warmup and timed) of the processes before this
+                                     one: where an HTTP target's varying bodies go on */
     struct rpx_nvml_watch *gpu_watch; /* NULL: none; else sampled by the parent's watch loop
                                      while the child is in its timed loop (gpu_watch.c) */
     double rate_hz;               /* --rate for a local target: paced calls; 0: back to back */
@@ -63,7 +68,8 @@ typedef struct run_params {
     int call_records;             /* where each timed call ran: RPX_CALL_RECORDS_* (runner.h;
                                      call_record.h) */
     const struct outputs_params *outputs; /* --check-outputs (outputs.h); NULL: not checked */
-    int process_index;            /* this process's index in the run (workers.c) */
+    int timeline;                 /* --timeline: keep when setup, each call, restore and
+                                     teardown began (run_shared's timeline arrays) */
 } run_params;
 
 typedef struct run_shared {
@@ -117,6 +123,18 @@ typedef struct run_shared {
     rpx_call_records records;
     rpx_call_record_info record_info;
     rpx_call_totals record_totals; /* --call-records cpu: over the timed loop */
+    /* --timeline (run_params.timeline): the model's process and when its
+     * phases began and ended (CLOCK_MONOTONIC ns, the samples' clock; 0: not
+     * reached), and when each call and restore began (arrays into this
+     * block, touched only when kept; see rpx_run_config) */
+    int timeline;
+    int timeline_calls;           /* the arrays were kept (not for an open-loop load) */
+    int pid;
+    int64_t load_start_ns, setup_start_ns, setup_end_ns, teardown_start_ns, teardown_end_ns;
+    int64_t *call_start;          /* `repeats` entries, by measured call */
+    int64_t *restore_start;       /* `repeats` entries, by timed call */
+    int64_t *warmup_start;        /* warmup_keep entries */
+    int64_t *warmup_restore;      /* 2 x warmup_keep: {start, duration} */
 } run_shared;
 
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */

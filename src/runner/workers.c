@@ -109,8 +109,11 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
     rp.repeats = slice;
     rp.run_start_ns = w->start_ns; /* --timeout bounds the whole run, not each process */
     /* the samples cycle across the processes: this one goes on where the last stopped */
-    rp.sample_offset = (long)w->measured;
+    rp.sample_offset = (long)w->measured + c->sample_shift;
+    rp.bodies_first = c->sample_shift + (long)w->measured + (long)i * c->warmup;
     rp.process_index = i;
+    rp.progress_total = c->repeats > (long)w->measured + slice ? c->repeats
+                                                               : (long)w->measured + slice;
     {
         cpu_set_t cpus; /* --cpus, --spread: this process's CPUs */
         if (p->placement && rpx__placement_cpus_of(p->placement, i, &cpus)) rp.cpus = &cpus;

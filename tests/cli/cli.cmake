@@ -17,11 +17,21 @@ rpx_py_test(cli.safety cli/test_safety.py)
 rpx_py_test(cli.processes cli/test_processes.py)
 # Placement: --cpus, --spread, the report's placement (issue 27 §3).
 rpx_py_test(cli.placement cli/test_placement.py)
+# compare --run's pairs by CPU against a model 1.5x slower on one CPU and its 5 % slower twin
+# (issue 27 acceptance): 20 comparisons of busy-waits, so alone; normal build only.
+rpx_py_test(cli.compare_paired cli/test_compare_paired.py)
+set_tests_properties(cli.compare_paired PROPERTIES RUN_SERIAL TRUE)
 # Where each call ran: call_records and the per-process totals against known models (issue 27).
 rpx_py_test(cli.call_records cli/test_call_records.py)
+# Traces: run --trace, rpxprof trace (Chrome trace-event JSON; issue 28 §2).
+rpx_py_test(cli.trace cli/test_trace.py)
 set_tests_properties(cli.call_records PROPERTIES RUN_SERIAL TRUE)
 # Distinct samples (--inputs repeated or a folder) and --writable-inputs.
 rpx_py_test(cli.samples cli/test_samples.py)
+# Inputs that vary and the audits (issue 30): inputs make --samples, --audit cache|seed,
+# HTTP bodies that vary and --server-metrics (tests/cli/cache_server.py).
+rpx_py_test(cli.audits cli/test_audits.py)
+set_tests_properties(cli.audits PROPERTIES RUN_SERIAL TRUE)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.
 rpx_py_test(cli.python cli/test_python.py)
 # --rate HZ for local targets: paced calls on absolute deadlines.
@@ -51,3 +61,5 @@ rpx_py_test(cli.variance cli/test_variance.py)
 set_tests_properties(cli.variance PROPERTIES RUN_SERIAL TRUE)
 # --check-outputs: C (NAME_outputs), Python return values and HTTP bodies (issue 30 §3).
 rpx_py_test(cli.output_checks cli/test_output_checks.py)
+# The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.
+rpx_py_test(cli.html cli/test_html.py)

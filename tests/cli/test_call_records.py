@@ -14,7 +14,8 @@ import subprocess
 
 import numpy as np
 
-from common import BIN, MODELS, SANITIZED, TempDirTest, main, run_report, validate_profile
+from common import (BIN, MODELS, SANITIZED, TempDirTest, main, run, run_report, validate,
+                    validate_profile)
 
 FIELDS = ("migrations", "voluntary_switches", "involuntary_switches", "minor_faults",
           "major_faults")
@@ -235,6 +236,43 @@ class CallRecordsTest(TempDirTest):
             for k in ("cpus", "migrations", "context_switches", "page_faults", "off_cpu_ms"):
                 self.assertIn(k, p)
                 self.assertIsNone(p[k], k)
+
+    def test_manifest_call_records(self):
+        # a manifest's call_records, in defaults and per model, as --call-records
+        def manifest(name, defaults, models):
+            m = {"schema": "rpxprof.manifest/1",
+                 "defaults": {"warmup": 1, "repeats": 6, "processes": 2, **defaults},
+                 "tasks": {"t": {"inputs": os.path.abspath(self.inputs)}},
+                 "models": [{"name": n, "model": os.path.abspath(MODELS) + ":busywait",
+                             "tasks": ["t"], **extra}
+                            for n, extra in models]}
+            path = self.path(name)
+            with open(path, "w") as f:
+                json.dump(m, f)
+            return m, path
+
+        m, path = manifest("m.json", {"call_records": "full"},
+                           [("a", {}), ("b", {"call_records": "off"}), ("c", {"call_records": None})])
+        validate(m, "manifest.json")
+        out = self.path("out")
+        run("batch", path, "--out-dir", out, "--quiet", check=0, env={"RPX_TEST_BUSY_NS": "10000"})
+        reports = {}
+        for n in "abc":
+            with open(os.path.join(out, "t", n + ".json")) as f:
+                reports[n] = json.load(f)
+            validate_profile(reports[n])
+        self.assertEqual(reports["a"]["call_records"]["mode"], "full")
+        self.check_parallel_and_totals(reports["a"])
+        self.assertIsNone(reports["b"]["call_records"])  # off
+        self.assertEqual(reports["c"]["call_records"]["mode"], "full")  # null: the default's
+        # a bad value names the file, the field and the words
+        _, bad = manifest("bad.json", {}, [("a", {"call_records": "some"})])
+        p = run("batch", bad, "--out-dir", self.path("o2"), "--quiet", check=1)
+        self.assertIn("models[0].call_records", p.stderr)
+        self.assertIn("expected cpu, full or off", p.stderr)
+        _, bad = manifest("bad2.json", {"call_records": 1}, [("a", {})])
+        p = run("batch", bad, "--out-dir", self.path("o3"), "--quiet", check=1)
+        self.assertIn("defaults.call_records: has the wrong type", p.stderr)
 
 
 if __name__ == "__main__":

@@ -218,6 +218,24 @@ class RunTest(TempDirTest):
         q, _ = self.profile(f"{MODELS}:busywait", "--warmup", "1", "--repeats", "10", "--quiet")
         self.assertEqual(q.stderr, "")
 
+    def test_summary_prints_cost_bound_and_budget_lines_by_the_number_rule(self):
+        """The summary's lines for the cost, each roofline target and the real-time verdicts
+        (only when the report has them), every number three significant digits."""
+        p, r = self.profile("rpxprof-demo:demo_noop", "--repeats", "50", "--flops", "3628146688",
+                            "--params", "11689512", "--gpu", "h100-sxm,rtx-4090",
+                            "--budget-hz", "30,1000")
+        self.assertIn("  cost: 3.63 G FLOPs (1.81 G MACs), 11.7 M params per call (declared)\n",
+                      p.stderr)
+        for key in ("h100-sxm", "rtx-4090"):
+            self.assertRegex(p.stderr, r"\n  bound %s: ideal [0-9.]+ ms; the p50 achieves [0-9.]+ %% "
+                                       r"of it\n" % key)
+        self.assertRegex(p.stderr, r"\n  real time at p50: 30.0 Hz (yes|no) \([0-9.]+ % of the "
+                                   r"33.3 ms budget\), 1000 Hz (yes|no) \([0-9.]+ % of the 1.00 ms")
+        self.assertRegex(p.stderr, r"\n  p50   [0-9][0-9.]* ms  95% CI \[[0-9.]+, [0-9.]+\]")
+        q, _ = self.profile("rpxprof-demo:demo_noop", "--repeats", "20")
+        self.assertNotIn("cost:", q.stderr)
+        self.assertNotIn("  bound ", q.stderr)
+
     def _progress_under_pty(self, *extra):
         master, slave = pty.openpty()
         out = self.path("pty.json")
@@ -243,7 +261,8 @@ class RunTest(TempDirTest):
     def test_progress_on_a_terminal(self):
         text = self._progress_under_pty()
         self.assertIn("calls", text)
-        self.assertIn("ETA", text)
+        # the loop's line: timed calls done of the run, the p50 so far, the time left
+        self.assertRegex(text, r"rpxprof: \d+/\d+ calls \(process \d+\), p50 [0-9.]+ ms, \d+ s left")
         self.assertEqual(self._progress_under_pty("--quiet"), "")
 
     def test_interrupt_writes_partial_report(self):

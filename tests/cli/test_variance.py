@@ -9,6 +9,7 @@ report has none; they skip too where fewer than two CPUs are allowed."""
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 
@@ -132,6 +133,66 @@ class VarianceTest(TempDirTest):
         self.assertIn(msg, r["notes"])
         self.assertIn("rpxprof run: warning: " + msg, p.stderr)
         self.assertIn("why it varied: the CPU explains", p.stderr)
+
+    def test_a_busy_loop_on_the_models_cpu_is_blamed_for_the_slow_calls(self):
+        # issue 27 acceptance: a busy loop pinned with taskset to the CPU the model is
+        # pinned to (--cpus N) takes that CPU from it in turns; the report says the
+        # slowest calls lost the CPU, for how long, and warns about the other process
+        cpus = allowed_cpus()
+        taskset = shutil.which("taskset")
+        if not taskset:
+            self.skipTest("taskset (util-linux) is not installed")
+        if len(cpus) < 2:
+            self.skipTest(f"only CPU {cpus} is allowed here: a busy loop pinned there would "
+                          "compete with rpxprof's own process and this test, not only the model")
+        n = cpus[-1]
+        loop = subprocess.Popen([taskset, "-c", str(n), sys.executable, "-c", "while True: pass"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        self.addCleanup(loop.wait)
+        self.addCleanup(loop.kill)  # by its PID, whatever the test does
+        p, r = self.profile("busywait", "--repeats", "300", "--processes", "3", "--warmup", "2",
+                            "--cpus", n, "--call-records", "full", quiet=False,
+                            env={"RPX_TEST_BUSY_NS": "1000000"})
+        self.need_records(r)
+        recs = r["call_records"]
+        self.assertEqual(set(recs["cpu_start"]), {n})
+        procs = r["latency_by_process"]
+        # the calls lost the CPU: involuntary switches, and off-CPU time a large part of the
+        # calls' time (the loop has the CPU about half the time; others' work takes some too)
+        self.assertGreater(sum(b["context_switches"]["involuntary"] for b in procs), 0)
+        self.assertGreater(sum(b["off_cpu_ms"] for b in procs),
+                           0.1 * sum(r["latency_samples_ms"]), procs)
+        tail = r["variance"]["slow_tail"]
+        self.assertTrue(tail["tested"], tail)
+        self.assertEqual(tail["calls"], 3)  # the slowest 1 % of 300
+        self.assertGreaterEqual(tail["lost_cpu"]["calls"], 2, tail)
+        self.assertGreater(tail["lost_cpu"]["share_of_all"], 0, tail)
+        self.assertGreater(tail["off_cpu_ms_range"][1], 0.5, tail)  # at least a scheduler slice
+        self.assertIn("lost the CPU for", tail["message"])
+        self.assertIn("slow tail: " + tail["message"], p.stderr)
+        # and it warns: another process took the CPUs this run may use
+        other = r["system_card"]["conditions"]["other_processes"]
+        self.assertGreater(other["allowed_cpus_other_share"], 0.10, other)
+        self.assertIn("rpxprof run: warning: Other processes took", p.stderr)
+        self.assertIn("they competed with the model", p.stderr)
+
+    def test_cpus_of_one_cpu_says_the_cpu_factor_could_not_be_tested(self):
+        # --cpus of one CPU (as on a machine with one CPU): nothing breaks, the CPU factor
+        # says why it was not tested, the others still are
+        n = allowed_cpus()[-1]
+        p, r = self.profile("busywait", "--repeats", "100", "--warmup", "2", "--cpus", n,
+                            quiet=False, env={"RPX_TEST_BUSY_NS": "200000"})
+        self.assertEqual(p.returncode, 0)
+        self.need_records(r)
+        self.assertEqual(r["placement"]["policy"], "pinned")
+        self.assertEqual([b["cpus"] for b in r["latency_by_process"]],
+                         [[{"cpu": n, "calls": 20}]] * 5)
+        f = factor(r, "cpu")
+        self.assertFalse(f["tested"])
+        self.assertIsNone(f["share"])
+        self.assertIn(f"every call ran on CPU {n} (pinned)", f["why"])
+        self.assertTrue(factor(r, "order")["tested"])
+        self.assertIn("why it varied:", p.stderr)
 
     def test_everything_pinned_to_one_cpu_says_why(self):
         cpus = allowed_cpus()

@@ -6,7 +6,9 @@
  *   fail_call     call number RPX_TEST_FAIL_AT (0-based, default 0) fails with a message
  *   counted       counts setup, calls and teardown into RPX_TEST_COUNT_FILE at teardown
  *   drifting      call k spins 100 us + k us: a model that slows down over the run
- *   cpu_skewed    1.5 ms on the lowest allowed CPU, 1.0 ms on the others (end of file) */
+ *   cpu_skewed    1.5 ms on the lowest allowed CPU, 1.0 ms on the others (end of file)
+ *   memo_last     memoises its last input: instant on a repeat, RPX_TEST_BUSY_NS on a new one
+ *   cpu_skewed_scaled  cpu_skewed times RPX_TEST_SCALE: its slower (or faster) twin */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -714,6 +716,9 @@ int sleep_ns(void *state, const rpx_inputs *in, rpx_error *err)
 EXPORT int cpu_skewed_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
                             rpx_error *err);
 EXPORT int cpu_skewed(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int cpu_skewed_scaled_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                                   rpx_error *err);
+EXPORT int cpu_skewed_scaled(void *state, const rpx_inputs *in, rpx_error *err);
 
 static long long skew_slow_ns = 1500000, skew_fast_ns = 1000000;
 static int skew_slow_cpu = -1;
@@ -782,4 +787,75 @@ int cpu_skewed(void *state, const rpx_inputs *in, rpx_error *err)
     while (now_ns() < end) {
     }
     return 0;
+}
+
+/* memo_last: a model that memoises its last input's answer (issue 30, the
+ * cache audit): a call whose input bytes equal the last call's returns at
+ * once; a new input spins RPX_TEST_BUSY_NS (default 200,000 ns) and becomes
+ * the remembered one. Fast on a repeated sample, slow on a new one. */
+EXPORT int memo_last_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                           rpx_error *err);
+EXPORT int memo_last(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT void memo_last_teardown(void *state);
+
+static long long memo_ns = 200000;
+static unsigned char *memo_bytes;
+static size_t memo_len;
+
+int memo_last_setup(void **state, const rpx_inputs *in, const rpx_run_info *info, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    (void)info;
+    (void)err;
+    memo_ns = env_long("RPX_TEST_BUSY_NS", 200000);
+    return 0;
+}
+
+int memo_last(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    const rpx_tensor *t = in && in->count ? &in->tensors[0] : NULL;
+    long long end;
+    (void)state;
+    if (!t) return rpx_model_error(err, "memo_last: needs one input array");
+    if (memo_bytes && memo_len == t->nbytes && memcmp(memo_bytes, t->data, memo_len) == 0)
+        return 0; /* the remembered answer */
+    end = now_ns() + memo_ns;
+    while (now_ns() < end) {
+    }
+    free(memo_bytes);
+    memo_bytes = malloc(t->nbytes ? t->nbytes : 1);
+    if (!memo_bytes) return rpx_model_error(err, "memo_last: out of memory");
+    memcpy(memo_bytes, t->data, t->nbytes);
+    memo_len = t->nbytes;
+    return 0;
+}
+
+void memo_last_teardown(void *state)
+{
+    (void)state;
+    free(memo_bytes);
+    memo_bytes = NULL;
+    memo_len = 0;
+}
+
+/* cpu_skewed_scaled: cpu_skewed with both times (and the step) times
+ * RPX_TEST_SCALE (default 1): the "new" side of an A/B pair against cpu_skewed
+ * (tests/cli/test_placement.py: compare --run against a 5 % slower twin). Give
+ * RPX_TEST_SLOW_CPU where the runner pins the processes before setup, or every
+ * process's only allowed CPU is its slow one. */
+int cpu_skewed_scaled_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
+                            rpx_error *err)
+{
+    double scale = env_scale();
+    if (cpu_skewed_setup(state, in, info, err) != 0) return -1;
+    skew_slow_ns = (long long)((double)skew_slow_ns * scale);
+    skew_fast_ns = (long long)((double)skew_fast_ns * scale);
+    skew_step_ns = (long long)((double)skew_step_ns * scale);
+    return 0;
+}
+
+int cpu_skewed_scaled(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    return cpu_skewed(state, in, err);
 }

@@ -138,8 +138,8 @@ def test_refusals_carry_the_cli_exit_code():
         rpxprof.profile(noop, FRAME, processes=0)
     assert e.value.code == 2
     with pytest.raises(rpxprof.RpxprofError) as e:
-        rpxprof.profile(noop, {})
-    assert e.value.code == 2
+        rpxprof.profile(noop, {})  # fn() of no arguments (issue 29); noop needs rgb
+    assert e.value.code == 2 and "does not accept the arguments given" in str(e.value)
     with pytest.raises(rpxprof.RpxprofError) as e:
         rpxprof.profile(noop, FRAME, timeout=5)
     assert e.value.code == 2 and "processes" in str(e.value)
@@ -167,6 +167,11 @@ def test_keywords_and_the_options_table_agree():
     assert set(shared) >= {"warmup", "repeats", "device", "precision", "unit", "processes",
                            "cost", "flops", "params", "gpus", "timeout", "call_timeout"}
     for k in shared:
+        if k in ("repeats", "max_time", "target_precision"):
+            # None: auto-ranging (issue 29): 1000 calls for the old dict form; 10 s for the
+            # whole call and +-1 % (docs/python.md), not the CLI's stopping rule's 60 s
+            assert sig[k].default is None
+            continue
         assert sig[k].default == table[k]["default"], (k, sig[k].default, table[k]["default"])
     with pytest.raises(rpxprof.RpxprofError) as e:
         rpxprof.profile(noop, FRAME, repeats=0)
@@ -337,8 +342,15 @@ def test_the_extension_does_not_link_libpython():
     assert not any("libpython" in l for l in needed), needed
 
 
+def _tree(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root)
+                  for d, dirs, files in os.walk(root) for f in files + dirs)
+
+
 def test_pip_install_into_a_virtualenv_without_network(tmp_path):
-    """From a copy of the checkout (its tracked and new files only), as a user would."""
+    """From a copy of the checkout (its tracked and new files only), made read-only, as a
+    user would: the package, the `rpxprof` command (the same program), `python -m rpxprof`
+    and the pytest plugin's entry point; nothing written into the checkout."""
     files = subprocess.run(["git", "-C", SOURCE, "ls-files", "-co", "--exclude-standard", "-z"],
                            capture_output=True, check=True).stdout.split(b"\0")
     src = tmp_path / "src"
@@ -363,10 +375,42 @@ def test_pip_install_into_a_virtualenv_without_network(tmp_path):
     venv = tmp_path / "v"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)],
                    check=True, env=env)
-    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                        "--no-build-isolation", "./python"], cwd=src, env=env,
-                       capture_output=True, text=True, timeout=900)
+    before = _tree(src)
+    subprocess.run(["chmod", "-R", "a-w", str(src)], check=True)  # (root writes anyway:
+    env["RPXPROF_BUILD_DIR"] = str(tmp_path / "out")               # the listing below counts)
+    try:
+        p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                            "--no-build-isolation", "./python"], cwd=src, env=env,
+                           capture_output=True, text=True, timeout=900)
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(src)], check=True)
     assert p.returncode == 0, p.stdout + p.stderr
+    assert _tree(src) == before, "the install wrote into the source tree: %s" % (
+        sorted(set(_tree(src)) - set(before)))
+    assert (tmp_path / "out" / "build").is_dir()
+    # the command and python -m rpxprof: the program itself, which finds its plugins and demo
+    # beside it
+    for cmd in ([str(venv / "bin" / "rpxprof")], [str(venv / "bin" / "python"), "-m", "rpxprof"]):
+        q = subprocess.run(cmd + ["--help"], env=env, capture_output=True, text=True, timeout=60)
+        assert q.returncode == 0 and "Usage: rpxprof" in q.stdout + q.stderr, q.stderr
+        q = subprocess.run(cmd + ["compare"], env=env, capture_output=True, text=True, timeout=60)
+        assert q.returncode == 2 and q.stderr.startswith("rpxprof compare: error: "), q.stderr
+    np_ = subprocess.run([str(venv / "bin" / "python"), "-c",
+                          "import numpy as np; np.savez(%r, rgb=np.zeros((4, 4, 3), np.uint8))"
+                          % str(tmp_path / "in.npz")], env=env, check=True)
+    q = subprocess.run([str(venv / "bin" / "rpxprof"), "run", "--model", "rpxprof-demo:demo_noop",
+                        "--inputs", str(tmp_path / "in.npz"), "--repeats", "20", "-o",
+                        str(tmp_path / "r.json")], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert q.returncode == 0 and "20 timed calls" in q.stderr, q.stderr
+    q = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "--help"], env=env,
+                       cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+    assert "--rpxprof-compare" in q.stdout, "the pytest11 entry point did not load the plugin"
+    q = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "-p",
+                        "rpxprof.pytest_plugin", "--help"], env=env, cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0 and "--rpxprof-compare" in q.stdout, q.stderr  # loaded once
+    del np_
     p = subprocess.run([str(venv / "bin" / "python"), "-c", textwrap.dedent("""
         import numpy as np, rpxprof
         r = rpxprof.profile(lambda rgb: None, {"rgb": np.zeros(4)}, warmup=1, repeats=20)
@@ -456,9 +500,10 @@ def test_unsupported_dtypes_are_refused_naming_the_key(bad, kind, fix):
 def test_wrong_types_raise_rpxprof_error_that_is_also_a_type_error():
     cases = [
         (lambda: rpxprof.profile(42, FRAME), "fn"),
-        (lambda: rpxprof.profile(noop, [FRAME["rgb"], FRAME["rgb"]]), "inputs[0]"),
-        (lambda: rpxprof.profile(noop, FRAME["rgb"]), "inputs"),
-        (lambda: rpxprof.profile(noop, 3.5), "inputs"),
+        # an array, a list of arrays or a number after fn are now fn's own positional
+        # arguments (issue 29): noop(arr) is a valid call; test_torch.py covers them
+        (lambda: rpxprof.profile(noop, FRAME["rgb"], kwargs=[1]), "kwargs"),
+        (lambda: rpxprof.profile(noop, FRAME["rgb"], repeat=3), "repeat"),
         (lambda: rpxprof.profile(noop, FRAME, warmup="2"), "warmup"),
         (lambda: rpxprof.profile(noop, FRAME, meta=["a"]), "meta"),
         (lambda: rpxprof.profile(noop, FRAME, cost=1.5), "cost"),
@@ -468,10 +513,6 @@ def test_wrong_types_raise_rpxprof_error_that_is_also_a_type_error():
             call()
         assert isinstance(e.value, TypeError), (name, type(e.value))  # code catching TypeError
         assert e.value.code == 2 and name in str(e.value), (name, str(e.value))
-    # a list of arrays says what a sample is
-    with pytest.raises(rpxprof.RpxprofError) as e:
-        rpxprof.profile(noop, [FRAME["rgb"]])
-    assert "dict" in str(e.value) and "ndarray" in str(e.value)
 
 
 @pytest.mark.parametrize("fn, what, fix", [
@@ -553,3 +594,60 @@ def test_profile_cpus_refusals():
     assert e.value.code == 2 and "processes=N" in str(e.value)
     with pytest.raises(TypeError):
         rpxprof.profile(noop, FRAME, repeats=2, cpus=[0.5])
+
+
+# ---- audit= (issue 30 §2: the cache audit through the package) ----
+
+_MEMO_LAST = []
+
+
+def memo_last(x):
+    """Memoises its last input's answer: instant on a repeat, 400 us on a new one."""
+    b = x.tobytes()
+    if _MEMO_LAST and _MEMO_LAST[0] == b:
+        return 0
+    end = time.perf_counter() + 0.0004
+    while time.perf_counter() < end:
+        pass
+    _MEMO_LAST[:] = [b]
+    return 1
+
+
+def test_audit_cache_flags_a_memoising_callable():
+    samples = [{"x": np.full(64, k, np.float32)} for k in range(4)]
+    r = rpxprof.profile(memo_last, samples, warmup=1, repeats=60, processes=2, audit="cache")
+    common.validate_profile(r)
+    a = r["audit"]["cache"]
+    assert a["verdict"] == "suspect", a
+    assert a["ci"][1] < 0.9 and a["distinct_inputs"] == 4
+    assert any("--audit cache: suspect" in w for w in r.warnings)
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(memo_last, samples, repeats=10, audit="cache")  # no processes=N
+    assert "audit" in str(e.value) and e.value.code == 2
+
+
+# ---- where each call ran (issue 27 §1): call_records= ----------------------------------
+
+
+@pytest.mark.parametrize("mode", ["cpu", "full", "off", None])
+def test_profile_call_records(mode):
+    r = rpxprof.profile(noop, FRAME, warmup=1, repeats=6, processes=2, call_records=mode)
+    common.validate_profile(r)
+    if mode == "off":
+        assert r["call_records"] is None
+        assert all(b["cpus"] is None for b in r["latency_by_process"])
+        return
+    cr = r["call_records"]
+    assert cr["mode"] == (mode or "cpu")
+    assert len(cr["cpu_start"]) == 6
+    assert (cr["off_cpu_ms"] is None) == (mode != "full")
+    if mode == "full":
+        assert len(cr["involuntary_switches"]) == 6
+
+
+def test_profile_call_records_refusals():
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(noop, FRAME, repeats=2, call_records="some")
+    assert e.value.code == 2 and "expected cpu, full or off" in str(e.value)
+    with pytest.raises(TypeError):
+        rpxprof.profile(noop, FRAME, repeats=2, call_records=1)

@@ -11,3 +11,5 @@ set_tests_properties(unit.test_target PROPERTIES ENVIRONMENT
 rpx_unit_test(test_options ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_options.c)
 target_compile_definitions(test_options PRIVATE RPX_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 rpx_unit_test(test_library_api ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_library_api.c)
+# The run summary's number rule and its cost, bound and budget lines (src/report/summary.c).
+rpx_unit_test(test_summary ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_summary.c)

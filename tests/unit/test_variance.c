@@ -416,6 +416,35 @@ static void test_slow_tail(void **st)
     json_decref(r);
 }
 
+/* Stalls of 100 ms and more read "130-200 ms", never in exponent form (1.3e+02). */
+static void test_slow_tail_long_stalls(void **st)
+{
+    sproc p[5];
+    json_t *r, *v, *rec = json_object(), *inv = json_array(), *off = json_array();
+    const char *m;
+    size_t j;
+    int i;
+    (void)st;
+    for (i = 0; i < 5; i++) p[i] = steady(0);
+    r = make_report(p, 5, 200, 2);
+    for (j = 0; j < 1000; j++) {
+        double extra = j == 7 ? 132.0 : j == 507 ? 200.08 : 0;
+        json_array_set_new(json_object_get(r, "latency_samples_ms"), j, json_real(1.0 + extra));
+        json_array_append_new(inv, json_integer(extra > 0));
+        json_array_append_new(off, json_real(extra));
+    }
+    json_object_set_new(rec, "involuntary_switches", inv);
+    json_object_set_new(rec, "off_cpu_ms", off);
+    json_object_set_new(r, "call_records", rec);
+    v = rpx_variance_json(r);
+    m = json_string_value(json_object_get(json_object_get(v, "slow_tail"), "message"));
+    assert_non_null(m);
+    assert_non_null(strstr(m, "2 lost the CPU for 130-200 ms"));
+    assert_null(strstr(m, "e+"));
+    json_decref(v);
+    json_decref(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_mixed_and_three_cpus),
         cmocka_unit_test(test_off_cpu_named),
         cmocka_unit_test(test_slow_tail),
+        cmocka_unit_test(test_slow_tail_long_stalls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

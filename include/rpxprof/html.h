@@ -1,0 +1,52 @@
+/* rpxprof/html.h — the HTML report (src/report/html*.c, docs/report.md "The HTML
+ * report"): one self-contained page (inline CSS, SVG figures drawn by rpxprof,
+ * a little JavaScript of ours; no network, no external file) of run reports,
+ * a comparison or a batch. Every number the page prints is read from the
+ * reports given; the figures are drawn from their samples. */
+#ifndef RPXPROF_HTML_H
+#define RPXPROF_HTML_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "rpxprof/api.h"
+#include "rpxprof/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The mark the page carries near its start, so that rpxprof knows its own
+ * files (an existing page is replaced only when it carries it). */
+#define RPX_HTML_MARK "<!-- rpxprof report -->"
+
+/* Calls drawn one by one in the per-call timeline and the CDF; beyond it
+ * the timeline draws each pixel column's exact minimum-maximum range per
+ * process, and the CDF steps through an exact histogram of 2000 bins (the
+ * page says so; never a subsample). */
+#define RPX_HTML_POINT_LIMIT 50000
+
+/* What a page shows; every pointer borrowed, NULL (or 0) when absent. */
+typedef struct rpx_html_input {
+    const char *title;                /* NULL: made from the content */
+    /* run reports ("rpxprof.profile/1"), each a run view (a batch: one per (task, model)) */
+    const json_t *const *runs;
+    const char *const *run_names;     /* their file names, for headings (may be NULL) */
+    size_t n_runs;
+    /* a `compare --json` result, and the two reports it compared when they could be read */
+    const json_t *compare;
+    const json_t *compare_base, *compare_new;
+    /* a batch or an aggregate: validation.json, summary.csv's text, figure.svg's text */
+    const json_t *validation;
+    const char *summary_csv;
+    const char *figure_svg;
+} rpx_html_input;
+
+/* The page (malloc'ed, NUL-terminated) into *html. 0, or < 0 with err set
+ * (nothing to show, out of memory). */
+RPX_API int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,35 @@
+"""`python -m rpxprof ARGS` and the `rpxprof` command a pip install makes: both run the
+rpxprof program itself (the C binary the package ships in rpxprof/_bin, beside its plugins),
+so they are the CLI of docs/cli.md, byte for byte."""
+import os
+import sys
+
+
+def binary():
+    """The path of the rpxprof program shipped with this package (rpxprof/_bin/rpxprof);
+    a package imported from a CMake build folder (PYTHONPATH=build/python) uses that
+    build's program (build/rpxprof)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for p in (os.path.join(here, "_bin", "rpxprof"),
+              os.path.join(os.path.dirname(os.path.dirname(here)), "rpxprof")):
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    exe = binary()
+    if exe is None:
+        sys.stderr.write("rpxprof: error: the rpxprof program is not installed with this "
+                         "package (%s has no _bin/rpxprof); install the package with `python3 "
+                         "-m pip install --no-build-isolation ./python`, which builds it\n"
+                         % os.path.dirname(os.path.abspath(__file__)))
+        return 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(exe, [exe] + argv)  # the same process: its exit status and signals are the CLI's
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,430 @@
+"""One-glance results: what a Report shows (summary, Jupyter HTML, attributes, a row),
+rows of many reports as a DataFrame, and compare in Python (two reports, or two callables
+measured interleaved as `rpxprof compare --run`). The text comes from the library
+(rpx_report_summary, rpx_compare_text, rpx_plot_svg), so the CLI and Python print the same."""
+import html as _html
+import json as _json
+import os as _os
+import shutil as _shutil
+import tempfile as _tempfile
+
+from . import _core
+
+_STATS = ("p50", "p95", "p99", "mean")
+
+
+def _fmt(x):
+    """A number by the summary's rule (three significant digits, no exponent between
+    0.001 and 10^6; rpx_format_3g), as the CLI prints it; "n/a" for None."""
+    if x is None or isinstance(x, bool) or not isinstance(x, (int, float)):
+        return "n/a"
+    return _core.format_3g(float(x))
+
+
+def _si(x):
+    """"1.81 G" of 1814073344: the rule's three digits and an SI prefix (as the summary)."""
+    if x is None or isinstance(x, bool) or not isinstance(x, (int, float)):
+        return "n/a"
+    x, i = float(x), 0
+    while abs(x) >= 999.5 and i < 5:
+        x, i = x / 1000, i + 1
+    return _fmt(x) + ("", " k", " M", " G", " T", " P")[i]
+
+
+def _stat_key(stat):
+    """"p50", "p50_ms" -> "p50_ms"; anything else: a KeyError naming what exists."""
+    s = str(stat)
+    base = s[:-3] if s.endswith("_ms") else s
+    if base not in _STATS:
+        raise KeyError("%r: one of %s" % (stat, ", ".join(_STATS)))
+    return base + "_ms"
+
+
+class ReportView:
+    """What a profile report shows at a glance; mixed into Report (a dict)."""
+
+    def _num(self, *path):
+        v = self
+        for k in path:
+            if not isinstance(v, dict):
+                return None
+            v = v.get(k)
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    @property
+    def name(self):
+        """What the report calls the callable (model_callable)."""
+        return self.get("model_callable")
+
+    @property
+    def p50_ms(self):
+        """The median latency in ms (latency.p50_ms), None when not measured."""
+        return self._num("latency", "p50_ms")
+
+    @property
+    def p95_ms(self):
+        return self._num("latency", "p95_ms")
+
+    @property
+    def p99_ms(self):
+        return self._num("latency", "p99_ms")
+
+    @property
+    def mean_ms(self):
+        return self._num("latency", "mean_ms")
+
+    @property
+    def min_ms(self):
+        return self._num("latency", "min_ms")
+
+    def ci(self, stat="p50"):
+        """The 95 % interval (lo_ms, hi_ms) of "p50", "p95", "p99" or "mean"
+        (latency_ci), or None when the report has none (latency_ci.null_reasons says
+        why)."""
+        v = (self.get("latency_ci") or {}).get(_stat_key(stat))
+        if isinstance(v, (list, tuple)) and len(v) == 2 and None not in v:
+            return (float(v[0]), float(v[1]))
+        return None
+
+    def bound(self, target, kind="ideal"):
+        """The roofline's lower bound in ms on `target` (a GPU key of `rpxprof gpus`, as
+        given to gpus=): the "ideal" bound (default) or the "unfused" one; None when the
+        report's roofline could not bound it (roofline[target].reason says why). A
+        target the report has no roofline for is a KeyError naming those it has."""
+        roof = self.get("roofline") or {}
+        if target not in roof:
+            raise KeyError("%r: the report has no roofline for it; it has %s (pass gpus=[...] "
+                           "to rpxprof.profile with a cost or flops)"
+                           % (target, ", ".join(sorted(roof)) or "none"))
+        if kind not in ("ideal", "unfused"):
+            raise ValueError("kind: 'ideal' or 'unfused', not %r" % (kind,))
+        b = (roof[target] or {}).get(kind) or {}
+        v = b.get("latency_ms")
+        return float(v) if isinstance(v, (int, float)) else None
+
+    def achieved(self, target, kind="ideal"):
+        """The share of the roofline's bound the p50 achieves on `target` (bound / p50;
+        roofline[target].achieved_fraction), None when unknown."""
+        self.bound(target, kind)  # the same refusal for a target not in the report
+        v = ((self["roofline"][target] or {}).get("achieved_fraction") or {}).get(kind)
+        return float(v) if isinstance(v, (int, float)) else None
+
+    def summary(self):
+        """The lines `rpxprof run` prints after a run (the same renderer, in the library)."""
+        asked = 0
+        if self.get("isolated"):
+            asked = self.get("processes") or 1
+        return _core.summary(_json.dumps(self, allow_nan=False), asked)
+
+    def __str__(self):
+        return self.summary()
+
+    def figure_svg(self, timeline=False):
+        """The report's latency figure as `rpxprof plot` draws it (an SVG document, str):
+        its distribution with the p50's interval, or with timeline=True latency against
+        call index."""
+        return _core.plot_svg(_json.dumps(self, allow_nan=False), bool(timeline))
+
+    def to_row(self):
+        """The common fields as one flat dict (a table row; rpxprof.to_dataframe): the
+        callable, status, device, precision, unit, calls, processes, each statistic with
+        its interval, the minimum, the inference peak RSS, the cost, and per roofline
+        target its ideal bound and the achieved fraction. Unknown values are None."""
+        row = {"name": self.name, "status": self.get("status"), "device": self.get("device"),
+               "precision": self.get("precision"), "unit": self.get("unit"),
+               "calls": self.get("measured_calls"), "processes": self.get("processes")}
+        for s in _STATS:
+            row[s + "_ms"] = self._num("latency", s + "_ms")
+            ci = self.ci(s)
+            row[s + "_ci_lo_ms"], row[s + "_ci_hi_ms"] = ci if ci else (None, None)
+        row["min_ms"] = self.min_ms
+        row["ci_covers"] = (self.get("latency_ci") or {}).get("covers")
+        row["peak_rss_mb"] = self._num("memory", "cpu_inference_peak_mb")
+        for k in ("flops", "macs", "params"):
+            row[k] = self._num("efficiency", k)
+        for key in sorted(self.get("roofline") or {}):
+            row["bound_%s_ms" % key] = self.bound(key)
+            row["achieved_%s" % key] = self.achieved(key)
+        row["created_utc"] = self.get("created_utc")
+        return row
+
+    def _repr_html_(self):
+        """Jupyter's view: the headline (p50 with its interval), the latency figure, the
+        cost and the roofline bounds. Self-contained HTML (the SVG inline)."""
+        e = _html.escape
+        ci = self.ci("p50")
+        head = "%s: p50 %s ms" % (e(str(self.name)), _fmt(self.p50_ms))
+        if ci:
+            head += " (95%% CI [%s, %s])" % (_fmt(ci[0]), _fmt(ci[1]))
+        parts = ['<div class="rpxprof-report">',
+                 "<p><strong>%s</strong><br>%s timed calls in %s process(es), status %s</p>"
+                 % (head, e(str(self.get("measured_calls"))), e(str(self.get("processes"))),
+                    e(str(self.get("status"))))]
+        rows = []
+        for s in _STATS + ("min",):
+            v = self._num("latency", s + "_ms")
+            c = self.ci(s) if s != "min" else None
+            rows.append("<tr><th>%s</th><td>%s ms</td><td>%s</td></tr>"
+                        % (s, _fmt(v), "[%s, %s]" % (_fmt(c[0]), _fmt(c[1])) if c else ""))
+        parts.append('<table><tr><th></th><th>latency</th><th>95%% CI</th></tr>%s</table>'
+                     % "".join(rows))
+        try:
+            svg = self.figure_svg()
+            parts.append("<div>%s</div>" % svg[svg.find("<svg"):])
+        except Exception:  # no samples (a failed run): the figure is left out
+            pass
+        eff = self.get("efficiency") or {}
+        if any(isinstance(eff.get(k), (int, float)) for k in ("flops", "macs", "params")):
+            parts.append("<p>cost per call: %s FLOPs, %s MACs, %s params (%s)</p>"
+                         % (_si(eff.get("flops")), _si(eff.get("macs")),
+                            _si(eff.get("params")), e(str(eff.get("source")))))
+        roof = self.get("roofline") or {}
+        if roof:
+            rr = "".join("<tr><td>%s</td><td>%s ms</td><td>%s</td></tr>"
+                         % (e(k), _fmt(self.bound(k)),
+                            "n/a" if self.achieved(k) is None
+                            else _fmt(100 * self.achieved(k)) + " %") for k in sorted(roof))
+            parts.append("<table><tr><th>bound</th><th>ideal</th><th>p50 achieves</th></tr>"
+                         "%s</table>" % rr)
+        parts.append("</div>")
+        return "\n".join(parts)
+
+
+def _as_report(x, what):
+    """A Report of a Report, a dict, or a path to a report file."""
+    from . import Report, RpxprofTypeError
+    if isinstance(x, Report):
+        return x
+    if isinstance(x, dict):
+        return Report(x)
+    if isinstance(x, (str, bytes, _os.PathLike)):
+        with open(_os.fsdecode(_os.fspath(x)), encoding="utf-8") as f:
+            return Report(_json.load(f))
+    raise RpxprofTypeError("%s: a report (rpxprof.profile's result, a dict) or the path of a "
+                           "report file, not %s" % (what, type(x).__name__))
+
+
+def to_dataframe(reports):
+    """The reports (Reports, dicts or paths) as a pandas DataFrame, one row each
+    (Report.to_row). Without pandas: ImportError saying so; [r.to_row() for r in reports]
+    are the same rows as dicts."""
+    rows = [_as_report(r, "reports[%d]" % i).to_row() for i, r in enumerate(reports)]
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("rpxprof.to_dataframe needs pandas, which is not installed (Debian: "
+                          "python3-pandas; pip install pandas); without it, "
+                          "[report.to_row() for report in reports] gives the same rows as "
+                          "dicts") from None
+    return pandas.DataFrame(rows)
+
+
+class Comparison(dict):
+    """The result of rpxprof.compare / compare_run (a dict: `rpxprof compare --json`'s
+    object) with the common fields as attributes: .verdict ("faster", "slower", "same",
+    "inconclusive"; of the p50), .ratio (new/base p50), .ci (its interval, or None), .p
+    (its p-value), .threshold, .summary() / str() (the CLI's table), _repr_html_. From
+    compare_run, .base and .new are the two Reports."""
+
+    base = None
+    new = None
+    _text = ""
+
+    @property
+    def verdict(self):
+        return self.get("verdict")
+
+    @property
+    def ratio(self):
+        return self.get("p50_ratio")
+
+    @property
+    def ci(self):
+        v = self.get("p50_ratio_ci")
+        return tuple(v) if isinstance(v, list) and None not in v else None
+
+    @property
+    def p(self):
+        return self.get("p_value")
+
+    @property
+    def threshold(self):
+        return self.get("threshold")
+
+    def summary(self):
+        return self._text
+
+    def __str__(self):
+        return self._text
+
+    def _repr_html_(self):
+        e = _html.escape
+        bs, ns = self.get("base_stats") or {}, self.get("new_stats") or {}
+        rows = []
+        for s in ("p50", "p95", "mean"):
+            ci = self.get(s + "_ratio_ci")
+            rows.append("<tr><th>%s</th><td>%s</td><td>%s</td><td>%s%s</td><td>%s</td><td>%s</td></tr>"
+                        % (s, _fmt(bs.get(s + "_ms")), _fmt(ns.get(s + "_ms")),
+                           _fmt(self.get(s + "_ratio")),
+                           " [%s, %s]" % (_fmt(ci[0]), _fmt(ci[1]))
+                           if isinstance(ci, list) and None not in ci else "",
+                           _fmt(self.get("p_value" if s == "p50" else s + "_p_value")),
+                           e(str(self.get(s + "_verdict")))))
+        return ('<div class="rpxprof-compare"><p><strong>verdict: %s</strong> (p50 new/base %s, '
+                'threshold &plusmn;%s %%)<br>base: %s<br>new: %s</p><table><tr><th></th>'
+                '<th>base ms</th><th>new ms</th><th>new/base [95%% CI]</th><th>p</th>'
+                '<th>verdict</th></tr>%s</table></div>'
+                % (e(str(self.verdict)), _fmt(self.ratio), _fmt(100 * (self.threshold or 0)),
+                   e(str(self.get("base"))), e(str(self.get("new"))), "".join(rows)))
+
+
+def _threshold(t):
+    from . import RpxprofTypeError
+    if isinstance(t, str):
+        s = t.strip()
+        try:
+            t = float(s[:-1]) / 100 if s.endswith("%") else float(s)
+        except ValueError:
+            raise RpxprofTypeError("threshold: a fraction (0.01) or a percentage (\"1%\"), "
+                                   "not %r" % (t,)) from None
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        raise RpxprofTypeError("threshold: a fraction (0.01) or a percentage (\"1%\"), not %s"
+                               % type(t).__name__)
+    return float(t)
+
+
+def _compare_files(base, new, threshold, design=None, paired=False, names=(None, None)):
+    js, text = _core.compare(base, new, threshold=threshold, paired_by_cpu=bool(paired),
+                             design=design, base_name=names[0], new_name=names[1])
+    c = Comparison(_json.loads(js))
+    c._text = text
+    return c
+
+
+def compare(a, b, *, threshold=0.01):
+    """Compare two reports (rpxprof.profile's results, dicts, or report files) as
+    `rpxprof compare A B`: the ratio b/a of p50, p95 and the mean with intervals, a
+    p-value and a verdict (docs/statistics.md). threshold: what counts as a change
+    (0.01 or "1%"). Returns a Comparison; RpxprofError when the reports cannot be
+    compared (not complete, not the same work)."""
+    threshold = _threshold(threshold)
+    tmp = None
+    try:
+        paths = []
+        for x, what in ((a, "a"), (b, "b")):
+            if isinstance(x, (str, bytes, _os.PathLike)):
+                paths.append(_os.fsdecode(_os.fspath(x)))
+                continue
+            r = _as_report(x, what)
+            tmp = tmp or _tempfile.mkdtemp(prefix="rpxprof-compare-")
+            p = _os.path.join(tmp, "%s.json" % ("base" if what == "a" else "new"))
+            with open(p, "w", encoding="utf-8") as f:
+                _json.dump(r, f, allow_nan=False)
+            paths.append(p)
+        # a report given as a dict is called by its callable's name, not its temporary file
+        names = tuple(x.get("model_callable") if isinstance(x, dict) else None for x in (a, b))
+        c = _compare_files(paths[0], paths[1], threshold, names=names)
+    finally:
+        if tmp:
+            _shutil.rmtree(tmp, ignore_errors=True)
+    return c
+
+
+def _is_module(fn):
+    return any(t.__module__.startswith("torch.nn") and t.__name__ == "Module"
+               for t in type(fn).__mro__)
+
+
+def _bound(fn, args, kwargs):
+    """A callable the runner calls with the placeholder array by keyword: fn(*args,
+    **kwargs); an nn.Module under torch.inference_mode()."""
+    if _is_module(fn):
+        import torch
+
+        def call(**_):
+            with torch.inference_mode():
+                return fn(*args, **kwargs)
+    else:
+        def call(**_):
+            return fn(*args, **kwargs)
+    return call
+
+
+def _label(fn):
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) \
+        or type(fn).__name__
+    return module, qualname, "%s:%s" % (module or "?", qualname)
+
+
+def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1000,
+                processes=10, device="cpu", precision="unspecified", unit="request",
+                cpus=None, paired=True, timeout=None, call_timeout=None, names=None):
+    """Measure fa and fb in one run as `rpxprof compare --run` does: `processes` worker
+    processes of each (forked from this one), alternating A B, B A, ...; with paired=True
+    (default) pair k runs both on CPU k mod n of `cpus` (else the allowed CPUs) and the
+    ratio's interval comes from the within-pair ratios. Each is called as fn(*args,
+    **kwargs) (an nn.Module under torch.inference_mode()); or, the old form, one dict
+    name -> numpy array (or an NPZ file's path, *.npz) passed by name. repeats: timed calls per
+    callable. Returns a Comparison (fb/fa: fb is the new one) whose .base and .new are
+    the two Reports. RpxprofError when a run fails or is refused."""
+    from . import Report, RpxprofError, RpxprofTypeError, _check_fn, _npz_of
+    _check_fn(fa)
+    _check_fn(fb)
+    threshold = _threshold(threshold)
+    for label, v in (("warmup", warmup), ("repeats", repeats), ("processes", processes)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
+    if processes < 2:
+        raise RpxprofError("processes: 2 or more of each (the interval of the ratio is "
+                           "between processes)", 2)
+    if cpus is not None and not isinstance(cpus, str):
+        cpus = ",".join(str(int(x)) for x in ([cpus] if isinstance(cpus, int) else cpus))
+    if cpus and not paired:
+        raise RpxprofError("cpus picks the CPUs the pairs rotate over; drop it or paired=False", 2)
+    (ma, qa, na), (mb, qb, nb) = _label(fa), _label(fb)
+    if names:
+        na, nb = names
+    if na == nb:
+        na, nb = na + " (a)", nb + " (b)"
+    tmp = _tempfile.mkdtemp(prefix="rpxprof-compare-")
+    try:
+        # the old form: one dict of numpy arrays (passed by name), or an NPZ file's path
+        legacy = len(args) == 1 and not kwargs and (
+            (isinstance(args[0], dict) and args[0] and all(
+                type(v).__name__ == "ndarray" for v in args[0].values()))
+            or (isinstance(args[0], (str, bytes, _os.PathLike))
+                and _os.fsdecode(_os.fspath(args[0])).endswith(".npz")))
+        if legacy and isinstance(args[0], dict):
+            inputs, label, ca, cb = _npz_of(args[0], tmp, 0), "<dict>", fa, fb
+        elif legacy:
+            inputs, label, ca, cb = _os.fsdecode(_os.fspath(args[0])), None, fa, fb
+        else:
+            # the arguments are bound in the callables; the runner passes one placeholder
+            import numpy as np
+            inputs = _os.path.join(tmp, "none.npz")
+            np.savez(inputs, rpxprof_no_inputs=np.zeros(1, np.uint8))
+            label = "<the arguments of rpxprof.compare_run, bound in the callables>"
+            ca, cb = _bound(fa, args, kwargs or {}), _bound(fb, args, kwargs or {})
+        (ja, sa), (jb, sb), error = _core.profile_pair(
+            ca, cb, na, nb, ma, qa, mb, qb, inputs, label=label, warmup=warmup,
+            repeats=repeats, processes=processes, device=device, precision=precision,
+            unit=unit, cpus=cpus, spread=bool(paired), timeout=float(timeout or 0),
+            call_timeout=float(call_timeout or 0))
+        reports = [Report(_json.loads(j)) if j else None for j in (ja, jb)]
+        for r, s, n in ((reports[0], sa, na), (reports[1], sb, nb)):
+            if s != "complete":
+                raise RpxprofError("%s: %s (%s)" % (n, "interrupted" if s == "interrupted"
+                                                    else "did not complete", error), 1, r)
+        paths = []
+        for r, k in zip(reports, ("base", "new")):
+            p = _os.path.join(tmp, k + ".json")
+            with open(p, "w", encoding="utf-8") as f:
+                _json.dump(r, f, allow_nan=False)
+            paths.append(p)
+        c = _compare_files(paths[0], paths[1], threshold, design="interleaved",
+                           paired=paired, names=(na, nb))
+    finally:
+        _shutil.rmtree(tmp, ignore_errors=True)
+    c.base, c.new = reports
+    return c

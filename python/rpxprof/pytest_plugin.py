@@ -1,0 +1,204 @@
+"""rpxprof's pytest plugin: the fixture `rpxprof_benchmark(fn, *args, **options)` profiles
+fn with rpxprof.profile, keeps the report under --rpxprof-save=DIR keyed by the test's id,
+and with --rpxprof-compare=BASELINE_DIR fails a test whose verdict against its baseline
+report is `slower` (never one that is `inconclusive`). Loaded with `pytest -p
+rpxprof.pytest_plugin`, or by the `pytest11` entry point of an installed rpxprof.
+
+    def test_predict(rpxprof_benchmark):
+        report = rpxprof_benchmark(predict, {"rgb": frame})
+        assert report.p50_ms < 50
+
+pytest-benchmark's options that mean the same thing map to --rpxprof-* ones (docs/python.md,
+"pytest"). rpxprof itself is imported only when a test uses the fixture."""
+import os
+import re
+
+import pytest
+
+_STASH = "_rpxprof_results"
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("rpxprof", "rpxprof benchmarks (the rpxprof_benchmark fixture)")
+    g.addoption("--rpxprof-save", metavar="DIR", default=None,
+                help="keep each benchmark's report as DIR/<test id>.json "
+                     "(pytest-benchmark: --benchmark-save/--benchmark-storage)")
+    g.addoption("--rpxprof-compare", metavar="BASELINE_DIR", default=None,
+                help="compare each benchmark with BASELINE_DIR/<test id>.json (made by "
+                     "--rpxprof-save) and fail the test when the verdict is slower; never "
+                     "on inconclusive (pytest-benchmark: --benchmark-compare with "
+                     "--benchmark-compare-fail)")
+    g.addoption("--rpxprof-threshold", metavar="T", default="1%",
+                help="what counts as a change for --rpxprof-compare: 1%% (default) or 0.01")
+    g.addoption("--rpxprof-processes", metavar="N", type=int, default=5,
+                help="worker processes per benchmark (default 5: intervals between "
+                     "processes, which a comparison needs); 0: one worker in the pytest "
+                     "process")
+    g.addoption("--rpxprof-repeats", metavar="N", type=int, default=None,
+                help="timed calls per benchmark (pytest-benchmark: --benchmark-min-rounds); "
+                     "default: rpxprof.profile's")
+    g.addoption("--rpxprof-warmup", metavar="N", type=int, default=None,
+                help="untimed calls per process (pytest-benchmark: "
+                     "--benchmark-warmup-iterations); default: rpxprof.profile's")
+    g.addoption("--rpxprof-disable", action="store_true", default=False,
+                help="call each benchmarked function once, untimed, and return None "
+                     "(pytest-benchmark: --benchmark-disable)")
+    g.addoption("--rpxprof-skip", action="store_true", default=False,
+                help="skip the tests that use rpxprof_benchmark (pytest-benchmark: "
+                     "--benchmark-skip)")
+    g.addoption("--rpxprof-only", action="store_true", default=False,
+                help="run only the tests that use rpxprof_benchmark (pytest-benchmark: "
+                     "--benchmark-only)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "rpxprof: a test that uses the rpxprof_benchmark fixture")
+    setattr(config, _STASH, [])
+    if config.getoption("rpxprof_skip") and config.getoption("rpxprof_only"):
+        raise pytest.UsageError("--rpxprof-skip and --rpxprof-only exclude each other; give one")
+    p = config.getoption("rpxprof_processes")
+    if p is not None and p < 0:
+        raise pytest.UsageError("--rpxprof-processes %d: give 0 (the pytest process) or more" % p)
+    base = config.getoption("rpxprof_compare")
+    if base and not os.path.isdir(base):
+        raise pytest.UsageError("--rpxprof-compare %s: no such folder; give the folder an "
+                                "earlier run wrote with --rpxprof-save" % base)
+
+
+def pytest_collection_modifyitems(config, items):
+    skip, only = config.getoption("rpxprof_skip"), config.getoption("rpxprof_only")
+    if not (skip or only):
+        return
+    for item in items:
+        uses = "rpxprof_benchmark" in getattr(item, "fixturenames", ())
+        if skip and uses:
+            item.add_marker(pytest.mark.skip(reason="--rpxprof-skip: a benchmark"))
+        elif only and not uses:
+            item.add_marker(pytest.mark.skip(reason="--rpxprof-only: not a benchmark"))
+
+
+def report_key(nodeid):
+    """The file name (without .json) a test's report has: its id with every character
+    other than letters, digits, '.', '_' and '-' made '_' ("tests/test_x.py::test_a[2]"
+    -> "tests_test_x.py__test_a_2_")."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", nodeid)
+
+
+class Benchmark:
+    """The rpxprof_benchmark fixture's value: call it as rpxprof.profile (fn, then the
+    model's arguments, then options as keywords); returns the Report. A second call in
+    the same test is keyed <test id>-2, and so on."""
+
+    def __init__(self, request):
+        self._request = request
+        self._config = request.config
+        self.reports = []
+
+    def _options(self, options):
+        cfg = self._config
+        out = {}
+        p = cfg.getoption("rpxprof_processes")
+        if p:
+            out["processes"] = p
+        for k in ("repeats", "warmup"):
+            v = cfg.getoption("rpxprof_" + k)
+            if v is not None:
+                out[k] = v
+        out.update(options)  # what the test says wins
+        return out
+
+    def __call__(self, fn, *args, **options):
+        if self._config.getoption("rpxprof_disable"):
+            return self._call_once(fn, args, options)
+        import rpxprof
+        nodeid = self._request.node.nodeid
+        key = report_key(nodeid) + ("" if not self.reports else "-%d" % (len(self.reports) + 1))
+        meta = dict(options.pop("meta", None) or {})
+        meta.setdefault("pytest_nodeid", nodeid)
+        report = rpxprof.profile(fn, *args, meta=meta, **self._options(options))
+        self.reports.append(report)
+        entry = {"nodeid": nodeid, "key": key, "report": report, "verdict": None,
+                 "comparison": None, "note": None}
+        getattr(self._config, _STASH).append(entry)
+        save = self._config.getoption("rpxprof_save")
+        if save:
+            os.makedirs(save, exist_ok=True)
+            report.write(os.path.join(save, key + ".json"))
+        base_dir = self._config.getoption("rpxprof_compare")
+        if base_dir:
+            self._compare(rpxprof, entry, os.path.join(base_dir, key + ".json"))
+        return report
+
+    def _call_once(self, fn, args, options):
+        """--rpxprof-disable: one untimed call with the arguments as the fixture got them."""
+        if len(args) == 1 and isinstance(args[0], dict) and not options.get("kwargs"):
+            fn(**args[0])  # the old form: arrays by name
+        else:
+            fn(*args, **(options.get("kwargs") or {}))
+        return None
+
+    def _compare(self, rpxprof, entry, base_path):
+        if not os.path.exists(base_path):
+            entry["note"] = "no baseline (%s)" % base_path
+            return
+        try:
+            c = rpxprof.compare(base_path, entry["report"],
+                                threshold=self._config.getoption("rpxprof_threshold"))
+        except rpxprof.RpxprofError as e:
+            entry["note"] = "not compared: %s" % e
+            pytest.fail("rpxprof: %s cannot be compared with its baseline %s: %s"
+                        % (entry["nodeid"], base_path, e), pytrace=False)
+        entry["verdict"], entry["comparison"] = c.verdict, c
+        if c.verdict == "slower":
+            pytest.fail("rpxprof: %s is slower than its baseline %s (p50 new/base %s, 95%% CI "
+                        "[%s, %s], threshold %s); a test fails only on the verdict 'slower', "
+                        "never on 'inconclusive'.\n%s"
+                        % (entry["nodeid"], base_path, _r(c.ratio), _r((c.ci or (None,))[0]),
+                           _r((c.ci or (None, None))[1]), self._config.getoption(
+                               "rpxprof_threshold"), c.summary()), pytrace=False)
+        if c.verdict == "inconclusive":
+            entry["note"] = ("inconclusive against %s: not failed (rpxprof fails a test only "
+                             "on 'slower'); more --rpxprof-repeats or --rpxprof-processes "
+                             "narrow the interval" % base_path)
+
+
+def _r(x):
+    """A ratio: four decimals (1.0500), as close to 1 as a regression gate looks."""
+    return "n/a" if x is None else "%.4f" % x
+
+
+def _f(x):
+    if x is None:
+        return "n/a"
+    from . import _core
+    return _core.format_3g(float(x))
+
+
+@pytest.fixture
+def rpxprof_benchmark(request):
+    """Profile a function with rpxprof: rpxprof_benchmark(fn, *args, **options) takes what
+    rpxprof.profile takes and returns its Report; the report is kept and compared as the
+    --rpxprof-* options say."""
+    return Benchmark(request)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    results = getattr(config, _STASH, None)
+    if not results:
+        return
+    tr = terminalreporter
+    tr.section("rpxprof")
+    for e in results:
+        r = e["report"]
+        ci = r.ci("p50")
+        line = "%s: p50 %s ms" % (e["nodeid"], _f(r.p50_ms))
+        if ci:
+            line += " [%s, %s]" % (_f(ci[0]), _f(ci[1]))
+        if e["comparison"] is not None:
+            line += "; vs baseline %s (new/base %s)" % (e["verdict"], _f(e["comparison"].ratio))
+        if e["note"]:
+            line += "; " + e["note"]
+        tr.write_line(line)
+    save = config.getoption("rpxprof_save")
+    if save:
+        tr.write_line("reports kept in %s" % save)

@@ -1,0 +1,58 @@
+/* html_int.h — what the rooms of the HTML report share (internal):
+ * html.c (the page, its style and script, the views), html_fig.c (the SVG
+ * figures) and html_util.c (escaping, numbers, a run's samples). Text goes into an rpx_strbuf; every figure is an inline <svg>
+ * with class "fig" and a <title> on each mark that has a value. */
+#ifndef RPX_REPORT_HTML_INT_H
+#define RPX_REPORT_HTML_INT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/strbuf.h"
+
+typedef rpx_strbuf hout;
+
+/* HTML/XML-escaped text ("n/a" for NULL). */
+void rpx__h_esc(hout *o, const char *s);
+/* A number as the report holds it (shortest round trip), "n/a" when not finite. */
+const char *rpx__h_num(char *buf, size_t size, double v);
+/* Six significant digits in fixed point where that reads well (tables). */
+const char *rpx__h_num6(char *buf, size_t size, double v);
+/* Three significant digits, for axis labels and intervals. */
+const char *rpx__h_num3(char *buf, size_t size, double v);
+/* A JSON number (integer or real) or NaN. */
+double rpx__h_jnum(const json_t *v);
+
+/* One run's samples: timed calls (ms), their process, the warmup calls. */
+typedef struct rpx_h_run {
+    const json_t *r;
+    double *s;                    /* latency_samples_ms, in order */
+    int *proc;                    /* each sample's process (0 when unknown) */
+    size_t n;
+    double *warm;                 /* warmup_samples_ms */
+    size_t nwarm;
+    int nproc;
+    double *x_ms;                 /* http.load.schedule_ms (open loop), or NULL */
+    long *cpu;                    /* call_records.cpu_start, or NULL */
+} rpx_h_run;
+
+int rpx__h_run_load(rpx_h_run *run, const json_t *report);
+void rpx__h_run_free(rpx_h_run *run);
+
+/* The figures (html_fig.c); `id` makes their element ids unique on the page. */
+void rpx__h_fig_distribution(hout *o, const rpx_h_run *run, const char *id);
+void rpx__h_fig_timeline(hout *o, const rpx_h_run *run, const char *id);
+void rpx__h_fig_cpus(hout *o, const rpx_h_run *run, const char *id);
+void rpx__h_fig_boxes(hout *o, const rpx_h_run *run, const char *id);
+void rpx__h_fig_roofline(hout *o, const json_t *report, const char *id);
+/* Rows of statistics objects ({p50_ms, p95_ms, p99_ms, min_ms, max_ms}) as ranges. */
+void rpx__h_fig_stat_rows(hout *o, const char *const *labels, const json_t *const *stats, size_t n,
+                          const char *id, const char *caption);
+/* Two runs' distributions on one axis (compare). */
+void rpx__h_fig_two(hout *o, const rpx_h_run *a, const rpx_h_run *b, const char *id);
+/* Per-process p50 of each side (compare). */
+void rpx__h_fig_procs_two(hout *o, const rpx_h_run *a, const rpx_h_run *b, const char *id);
+/* A ratio with its interval against the threshold band around 1. */
+void rpx__h_fig_ratio(hout *o, const json_t *cmp, const char *id);
+
+#endif
