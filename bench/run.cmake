@@ -46,3 +46,12 @@ add_custom_target(bench-call-records
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_call_records.py
           $<TARGET_FILE:rpxprof_cli> 5 100000
   DEPENDS bench_call_records rpxprof_cli rpxprof-demo USES_TERMINAL)
+# What --check-outputs costs (issue 30 §3): `cmake --build build --target bench-output-checks`.
+if(RPX_TESTS)
+  add_custom_target(bench-output-checks
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/bench_output_checks.py
+            $<TARGET_FILE:rpxprof_cli> ${CMAKE_BINARY_DIR}/test-models/librpxtest_outputs.so
+            ${CMAKE_SOURCE_DIR}/tests/models/python_outputs 3
+    DEPENDS rpxprof_cli rpxtest_outputs
+    USES_TERMINAL)
+endif()

@@ -7,6 +7,7 @@
  *   int  NAME_setup(void **state, const rpx_inputs *inputs,
  *                   const rpx_run_info *info, rpx_error *error);             optional
  *   void NAME_teardown(void *state);                                         optional
+ *   int  NAME_outputs(void *state, rpx_outputs *outputs, rpx_error *error);  optional
  *
  * and may export `const int rpx_model_abi_version = RPX_MODEL_ABI_VERSION;`
  * (the loader refuses a library built against another version).
@@ -65,6 +66,18 @@ typedef struct rpx_inputs {
     size_t count;                 /* number of arrays, in file order */
     const rpx_tensor *tensors;
 } rpx_inputs;
+
+/* What the last call returned, for `rpxprof run --check-outputs` (docs/abi.md).
+ * NAME_outputs is called only when outputs are checked, after a call has
+ * returned and outside the timed span (never in the timed call itself): it
+ * points `outputs->tensors` at `outputs->count` named tensors that stay valid
+ * until the next call of NAME (buffers the model owns, e.g. allocated in
+ * setup). C order, native byte order; `data` may be NULL only when nbytes is
+ * 0. A model without NAME_outputs cannot be checked (the run says so). */
+typedef struct rpx_outputs {
+    size_t count;
+    const rpx_tensor *tensors;
+} rpx_outputs;
 
 typedef struct rpx_run_info {
     int abi_version;              /* RPX_MODEL_ABI_VERSION of the loader */

@@ -119,6 +119,17 @@ typedef struct rpx_runner_config {
     /* 1 (default): time the cheap CPU probe before the run (the card's
      * cpu_probe, docs/system.md#cpu_probe); 0: cpu_probe is null, with why */
     int cpu_probe;
+    /* output checks (docs/output-checks.md): an untimed reference pass over
+     * every distinct sample, then a seeded share of the timed calls compared
+     * with it outside the timed span (status outputs_differ when one differs) */
+    int check_outputs;            /* --check-outputs */
+    const char *reference_outputs; /* --reference-outputs DIR: the reference saved there by
+                                     --save-outputs instead of the pass (implies the check) */
+    const char *save_outputs;     /* --save-outputs DIR: the pass's outputs as NPZ files
+                                     (implies the check) */
+    double check_fraction;        /* --check-fraction: share of timed calls checked (0.01);
+                                     at least one per process */
+    double rtol, atol;            /* --rtol/--atol: numpy's allclose rule; both 0: bit-exact */
     /* audits (docs/audits.md): "cache", "seed" or "cache,seed" (NULL: none).
      * cache: the target measured twice more, interleaved by process, every
      * call on sample 0 against calls cycling through the distinct samples;
@@ -152,6 +163,8 @@ enum {
     RPX_EXIT_TIMED_OUT = 4,       /* --timeout / --call-timeout: report written */
     RPX_EXIT_KILLED = 5,          /* SIGKILL from elsewhere (OOM killer): report written */
     RPX_EXIT_CALLS_FAILED = 6,    /* every call failed, or --max-failures: report written */
+    RPX_EXIT_OUTPUTS_DIFFER = 7,  /* --check-outputs: a checked call's outputs differed from
+                                     the reference: report written (status outputs_differ) */
     RPX_EXIT_INTERRUPTED = 130,   /* SIGINT: report written with status interrupted */
     RPX_EXIT_TERMINATED = 143     /* SIGTERM: report written with status interrupted */
 };
@@ -162,7 +175,8 @@ typedef enum rpx_runner_status {
     RPX_RUNNER_CRASHED,
     RPX_RUNNER_TIMED_OUT,
     RPX_RUNNER_KILLED,
-    RPX_RUNNER_CALLS_FAILED
+    RPX_RUNNER_CALLS_FAILED,
+    RPX_RUNNER_OUTPUTS_DIFFER     /* --check-outputs: the run completed, outputs differed */
 } rpx_runner_status;
 
 typedef struct rpx_runner_result {
@@ -211,7 +225,7 @@ RPX_API int rpx_runner_read_files(const rpx_runner_config *c, char ***files, siz
                                   rpx_error *err);
 /* The exit code of a run that built a report (docs/cli.md): 0 complete, 130
  * or 143 interrupted by SIGINT or SIGTERM, 3 crashed, 4 timed out, 5 killed,
- * 6 calls failed. */
+ * 6 calls failed, 7 outputs differed (--check-outputs). */
 RPX_API int rpx_runner_exit_code(const rpx_runner_result *res);
 /* Two runs measured together, for a comparison: their worker processes
  * alternate A B, B A, A B, ... (process i of each in turn), so that a drift of

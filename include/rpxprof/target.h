@@ -61,6 +61,7 @@ typedef struct rpx_target_custom {
     void (*after_fork_parent)(void *arg);
     void (*after_fork_child)(void *arg);
     void *fork_arg;
+    int (*outputs)(void *state, rpx_outputs *outputs, rpx_error *error); /* --check-outputs */
 } rpx_target_custom;
 
 /* What some kinds need beyond the spec. Zero-initialise; every field is optional. */
@@ -91,6 +92,8 @@ typedef struct rpx_target_options {
                                      0: the default (RPX_HTTP_DEFAULT_DRAIN_S); < 0: none */
     int allow_warmup_failures;    /* HTTP --allow-warmup-failures: a failed warmup call counts
                                      towards max_failures instead of ending the run at once */
+    const char *output_field;     /* HTTP --output-field PATH: the response's output is this
+                                     JSON value of the body (NULL: the whole body) */
     /* HTTP bodies that vary (docs/audits.md): --body-template FILE (JSON)
      * with --prompts FILE.jsonl: request i sends the template with the field
      * --prompt-field PATH (default "prompt") set to the value of line k of
@@ -152,6 +155,15 @@ typedef struct rpx_target {
      * ends the run at once (status RPX_RUN_TOO_MANY_FAILURES, the reason in the
      * error); 1, it counts towards max_failures like a timed call's */
     int allow_warmup_failures;
+    /* optional (--check-outputs): what the last call returned, read after it
+     * and outside the timed span, before after_call_fn (which may release
+     * it); valid until the next call. A shared object's NAME_outputs, a
+     * Python callable's return value, an HTTP response body. NULL: the kind
+     * cannot show its outputs. */
+    int (*outputs_fn)(void *state, rpx_outputs *outputs, rpx_error *error);
+    /* optional: asked once after setup when outputs will be read (an HTTP
+     * target then keeps each response body; without it only counts it) */
+    void (*keep_outputs_fn)(void *state, int keep);
 } rpx_target;
 
 /* Parse `spec` (PATH:SYMBOL, rpxprof-demo:SYMBOL, module:function, http(s)://...)

@@ -43,6 +43,8 @@ static const char usage[] =
     "  5    run: the model's process was killed by SIGKILL from elsewhere, such as the\n"
     "       out-of-memory killer (report written)\n"
     "  6    run: every timed call failed, or --max-failures was reached (report written)\n"
+    "  7    run: --check-outputs: a checked call's outputs differed (report written,\n"
+    "       status outputs_differ)\n"
     "  130  interrupted by SIGINT (report written, status interrupted)\n"
     "  143  stopped by SIGTERM (report written, status interrupted)\n";
 

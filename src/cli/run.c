@@ -120,6 +120,15 @@ static const char usage[] =
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
     "\n"
+    "Output checks (docs/output-checks.md):\n"
+    "@check-outputs\n"
+    "@check-fraction\n"
+    "@rtol\n"
+    "@atol\n"
+    "@output-field\n"
+    "@save-outputs\n"
+    "@reference-outputs\n"
+    "\n"
     "Isolation (a model that crashes, hangs or is killed still leaves a report):\n"
     "@timeout\n"
     "@call-timeout\n"
@@ -131,9 +140,9 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
-    "--max-failures, or a warmup call), 130 interrupted by SIGINT, 143 by SIGTERM\n"
-    "(3-6, 130 and 143 write the report with every sample measured before the\n"
-    "event).\n";
+    "--max-failures, or a warmup call), 7 outputs differed (--check-outputs),\n"
+    "130 interrupted by SIGINT, 143 by SIGTERM (3-7, 130 and 143 write the report\n"
+    "with every sample measured before the event).\n";
 
 /* One table option's lines: "      --NAME METAVAR" to column 25, then its help
  * and "(default: D)", words wrapped before column 80. */
@@ -197,7 +206,7 @@ typedef struct run_opts {
     size_t n_bind_inputs, n_bind_dims;
     const char *headers[MAX_HEADERS];
     size_t n_headers;
-    unsigned char given[64];      /* a table option given on the command line, by its index */
+    unsigned char given[128];     /* a table option given on the command line, by its index */
     char http_option[64];         /* the last HTTP-only option given, for errors */
     const char *html;             /* --html FILE */
     const char *trace;            /* --trace FILE, or NULL */
@@ -282,13 +291,13 @@ static int parse(int argc, char **argv, run_opts *o)
         {"trace", required_argument, 0, O_TRACE},
         {"trace-max-events", required_argument, 0, O_TRACE_MAX},
         {"help", no_argument, 0, 'h'}};
-    struct option longs[sizeof own / sizeof own[0] + 64 + 1];
+    struct option longs[sizeof own / sizeof own[0] + 128 + 1];
     size_t n_table, k, n_own = sizeof own / sizeof own[0];
     const rpx_run_option *table = rpx_run_options(&n_table);
     rpx_error err = {0};
     int c;
     const char *kind;
-    if (n_table > 64) return rpx_cli_fail("run", -1, "internal: too many options");
+    if (n_table > 128) return rpx_cli_fail("run", -1, "internal: too many options");
     memcpy(longs, own, sizeof own);
     for (k = 0; k < n_table; k++) {
         longs[n_own + k].name = table[k].name;
@@ -310,6 +319,11 @@ static int parse(int argc, char **argv, run_opts *o)
                 return rpx_cli_fail("run", -1, "%s", err.message);
             o->given[c - O_TABLE] = 1;
             if (t->flags & RPX_OPT_HTTP) snprintf(o->http_option, sizeof o->http_option, "%s", label);
+            /* `--check-outputs DIR` (run takes no other bare argument): the saved
+             * reference, as --reference-outputs DIR */
+            if (strcmp(t->name, "check-outputs") == 0 && optind < argc && argv[optind][0] &&
+                argv[optind][0] != '-')
+                o->c.reference_outputs = argv[optind++];
             continue;
         }
         switch (c) {
@@ -641,6 +655,7 @@ int rpx_cli_run(int argc, char **argv)
     case RPX_RUNNER_TIMED_OUT: exit_code = RPX_EXIT_TIMED_OUT; break;
     case RPX_RUNNER_KILLED: exit_code = RPX_EXIT_KILLED; break;
     case RPX_RUNNER_CALLS_FAILED: exit_code = RPX_EXIT_CALLS_FAILED; break;
+    case RPX_RUNNER_OUTPUTS_DIFFER: exit_code = RPX_EXIT_OUTPUTS_DIFFER; break;
     }
     if (res.status == RPX_RUNNER_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",

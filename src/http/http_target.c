@@ -75,6 +75,15 @@ typedef struct http_state {
     curl_off_t bytes_sent, bytes_received;
     long http_version;
     char remote[96];
+    /* --check-outputs: the last response body, kept only when asked
+     * (keep_outputs), and --output-field's value of it */
+    int keep_body;
+    char *out_body;
+    size_t out_len, out_cap;
+    char *output_field;
+    char *out_value;              /* the field's value as compared (malloc'ed) */
+    double out_numbers_one;
+    rpx_tensor out_tensor;
 } http_state;
 
 /* --- curl result names ---------------------------------------------------- */
@@ -163,6 +172,18 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     http_state *s = ud;
     s->received += (curl_off_t)(size * n);
     rpx__stream_data(s->stream, data, size * n, now_ns());
+    if (s->keep_body) { /* --check-outputs only */
+        size_t len = size * n;
+        if (s->out_len + len + 1 > s->out_cap) {
+            size_t cap = (s->out_len + len + 1) * 2;
+            char *b = realloc(s->out_body, cap);
+            if (!b) return 0; /* curl fails the call: CURLE_WRITE_ERROR */
+            s->out_body = b;
+            s->out_cap = cap;
+        }
+        memcpy(s->out_body + s->out_len, data, len);
+        s->out_len += len;
+    }
     return size * n;
 }
 
@@ -249,11 +270,105 @@ static int h2_refusal(const http_state *s, long v, rpx_error *err)
                          name);
 }
 
+static void http_keep_outputs(void *state, int keep)
+{
+    ((http_state *)state)->keep_body = keep;
+}
+
+/* --check-outputs: the last response body ("body", uint8), or with
+ * --output-field its value there: a number as a float64 scalar, an array of
+ * numbers as float64[n], a string as its UTF-8 bytes, anything else as its
+ * JSON text (keys sorted). Outside the timed span. */
+static int http_outputs(void *state, rpx_outputs *outputs, rpx_error *err)
+{
+    http_state *s = state;
+    rpx_tensor *t = &s->out_tensor;
+    json_t *doc, *v;
+    json_error_t je;
+    char path[512], *part, *save = NULL;
+    memset(t, 0, sizeof *t);
+    outputs->count = 1;
+    outputs->tensors = t;
+    free(s->out_value);
+    s->out_value = NULL;
+    if (!s->output_field) {
+        t->name = "body";
+        t->dtype = RPX_DTYPE_UINT8;
+        t->ndim = 1;
+        t->shape[0] = (int64_t)s->out_len;
+        t->count = t->nbytes = s->out_len;
+        t->data = s->out_body;
+        return 0;
+    }
+    t->name = s->output_field;
+    doc = json_loadb(s->out_body ? s->out_body : "", s->out_len, JSON_DECODE_ANY, &je);
+    if (!doc)
+        return rpx_error_set(err, RPX_EMODEL,
+                             "--output-field %s: the response body is not JSON (%s; it starts "
+                             "'%.60s')",
+                             s->output_field, je.text, s->out_len ? s->out_body : "");
+    snprintf(path, sizeof path, "%s", s->output_field);
+    v = doc;
+    for (part = strtok_r(path, ".", &save); part && v; part = strtok_r(NULL, ".", &save)) {
+        char *end;
+        long idx = strtol(part, &end, 10);
+        v = json_is_array(v) && *end == '\0' && end != part ? json_array_get(v, (size_t)idx)
+                                                             : json_object_get(v, part);
+    }
+    if (!v) {
+        json_decref(doc);
+        return rpx_error_set(err, RPX_EMODEL,
+                             "--output-field %s: the response has no such field (it starts "
+                             "'%.60s')",
+                             s->output_field, s->out_body);
+    }
+    if (json_is_number(v)) {
+        s->out_value = malloc(sizeof(double));
+        if (s->out_value) *(double *)(void *)s->out_value = json_number_value(v);
+        t->dtype = RPX_DTYPE_FLOAT64;
+        t->count = 1;
+        t->nbytes = sizeof(double);
+    } else if (json_is_array(v) && json_array_size(v) > 0 &&
+               json_is_number(json_array_get(v, 0))) {
+        size_t i, n = json_array_size(v);
+        json_t *x;
+        s->out_value = malloc(n * sizeof(double));
+        if (s->out_value)
+            json_array_foreach(v, i, x) {
+                if (!json_is_number(x)) {
+                    json_decref(doc);
+                    return rpx_error_set(err, RPX_EMODEL,
+                                         "--output-field %s: element %zu is not a number",
+                                         s->output_field, i);
+                }
+                ((double *)(void *)s->out_value)[i] = json_number_value(x);
+            }
+        t->dtype = RPX_DTYPE_FLOAT64;
+        t->ndim = 1;
+        t->shape[0] = (int64_t)n;
+        t->count = n;
+        t->nbytes = n * sizeof(double);
+    } else {
+        s->out_value = json_is_string(v) ? strdup(json_string_value(v))
+                                         : json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS |
+                                                             JSON_ENCODE_ANY);
+        t->dtype = RPX_DTYPE_UINT8;
+        t->ndim = 1;
+        t->count = t->nbytes = s->out_value ? strlen(s->out_value) : 0;
+        t->shape[0] = (int64_t)t->count;
+    }
+    json_decref(doc);
+    if (!s->out_value) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    t->data = s->out_value;
+    return 0;
+}
+
 static int http_call(void *state, const rpx_inputs *inputs, rpx_error *err)
 {
     http_state *s = state;
     CURLcode res;
     (void)inputs; /* the body was read from the file at open */
+    if (s->keep_body) s->out_len = 0;
     s->errbuf[0] = '\0';
     s->status = 0;
     s->t_first_ns = 0;
@@ -619,6 +734,9 @@ static void http_unload(rpx_target *t)
     free(s->body);
     free(s->body_path);
     free(s->content_type);
+    free(s->out_body);
+    free(s->out_value);
+    free(s->output_field);
     json_decref(s->request_headers);
     json_decref(s->status_counts);
     for (i = 0; i < N_PHASES; i++) rpx_latency_destroy(s->phase[i]);
@@ -1026,6 +1144,13 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
     i = configure(t, s, opt, err);
     if (i != 0) return i;
     t->call = http_call;
+    t->outputs_fn = http_outputs;
+    t->keep_outputs_fn = http_keep_outputs;
+    if (opt->output_field) {
+        const char *f = opt->output_field;
+        if (strncmp(f, "$.", 2) == 0) f += 2; /* a JSONPath's root */
+        if (!(s->output_field = strdup(f))) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    }
     t->counts_failures = 1;
     t->allow_warmup_failures = s->allow_warmup_failures = opt->allow_warmup_failures;
     t->after_call_fn = http_after_call;

@@ -41,5 +41,7 @@ int rpx__shared_object_open(rpx_target *t, rpx_error *err)
     *(void **)(&t->setup_fn) = dlsym(t->handle, sym);
     snprintf(sym, sizeof sym, "%s_teardown", t->symbol);
     *(void **)(&t->teardown_fn) = dlsym(t->handle, sym);
+    snprintf(sym, sizeof sym, "%s_outputs", t->symbol); /* read only by --check-outputs */
+    *(void **)(&t->outputs_fn) = dlsym(t->handle, sym);
     return 0;
 }

@@ -185,6 +185,7 @@ int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_targ
         t->peaks_reset_fn = c->peaks_reset;
         t->section_fn = c->section;
         t->samples_fn = c->samples;
+        t->outputs_fn = c->outputs;
         *out = t;
         return 0;
     }

@@ -193,6 +193,8 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     long *const calls_done = cfg ? cfg->calls_done : NULL;
     int64_t *const progress_ns = cfg ? cfg->progress_ns : NULL;
     void *const after_ctx = cfg ? cfg->after_ctx : NULL;
+    void (*const check)(void *, long, size_t, int) = cfg ? cfg->check : NULL;
+    void *const check_ctx = cfg ? cfg->check_ctx : NULL;
     const rpx_inputs *const many = cfg && cfg->n_distinct > 0 ? cfg->distinct : NULL;
     const size_t n_many = many ? cfg->n_distinct : 1;
     const rpx_inputs *const pristine = cfg ? cfg->pristine : NULL;
@@ -312,6 +314,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             cfg->records->cpu[2 * measured + 1] =
                 c1 >= 0 && c1 < 0xFFFF ? (uint16_t)c1 : RPX_CALL_CPU_UNKNOWN;
         }
+        if (check) check(check_ctx, i, many ? (size_t)(in - many) : 0, rc);
         if (target_after) target_after(state, 1, rc);
         if (rc != 0) {
             if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto timed_failed;

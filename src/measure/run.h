@@ -93,6 +93,12 @@ typedef struct rpx_run_config {
      * before the first timed call and once after the last); left untouched
      * when the loop does not run to its end */
     rpx_call_totals *record_totals;
+    /* optional (--check-outputs): called after timed call i returned `rc` on
+     * sample k (0 without distinct samples), after t1 and outside the timed
+     * span, before the target's after_call hook (the outputs are still
+     * there). NULL: never called (no cost but a predicted branch). */
+    void (*check)(void *ctx, long i, size_t k, int rc);
+    void *check_ctx;
     /* the progress line (progress != 0) across a run's processes */
     int64_t progress_since_ns;    /* the run's start (several processes: the first's); 0: the
                                      loop's */

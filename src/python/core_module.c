@@ -191,6 +191,7 @@ static const char *status_text(rpx_runner_status st)
     case RPX_RUNNER_TIMED_OUT: return "timed_out";
     case RPX_RUNNER_KILLED: return "killed";
     case RPX_RUNNER_CALLS_FAILED: return "failed";
+    case RPX_RUNNER_OUTPUTS_DIFFER: return "outputs_differ";
     }
     return "failed";
 }
@@ -284,6 +285,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     custom.peaks_reset = rpx__pycall_peaks_reset;
     custom.section = core_section;
     custom.samples = rpx__pycall_samples;
+    custom.outputs = rpx__pycall_outputs;
     custom.before_fork = core_before_fork;
     custom.after_fork_parent = core_after_fork_parent;
     custom.after_fork_child = core_after_fork_child;

@@ -582,10 +582,126 @@ void rpx__pycall_section(const rpx__pycall *c, json_t *o)
     PyErr_Clear();
 }
 
+static const char outputs_helper[] =
+    "def _rpx_outputs(result):\n"
+    "    import numpy as np\n"
+    "    codes = {('b', 1): 1, ('i', 1): 2, ('i', 2): 3, ('i', 4): 4, ('i', 8): 5, ('u', 1): 6,\n"
+    "             ('u', 2): 7, ('u', 4): 8, ('u', 8): 9, ('f', 2): 10, ('f', 4): 11, ('f', 8): 12}\n"
+    "    out = []\n"
+    "    def conv(x):\n"
+    "        m = getattr(type(x), '__module__', '') or ''\n"
+    "        if m.startswith('torch') and hasattr(x, 'detach') and hasattr(x, 'cpu'):\n"
+    "            x = x.detach()\n"
+    "            if str(x.dtype) == 'torch.bfloat16':\n"
+    "                x = x.float()\n"
+    "            return x.cpu().numpy()\n"
+    "        if isinstance(x, (bytes, bytearray, memoryview)):\n"
+    "            return np.frombuffer(bytes(x), dtype=np.uint8)\n"
+    "        if isinstance(x, str):\n"
+    "            return np.frombuffer(x.encode('utf-8'), dtype=np.uint8)\n"
+    "        return np.asarray(x)\n"
+    "    def walk(x, name):\n"
+    "        if x is None:\n"
+    "            return\n"
+    "        if isinstance(x, dict):\n"
+    "            for k, v in x.items():\n"
+    "                walk(v, '%s.%s' % (name, k) if name else str(k))\n"
+    "            return\n"
+    "        if isinstance(x, (list, tuple)) and not (x and all(\n"
+    "                isinstance(v, (bool, int, float)) for v in x)):\n"
+    "            for i, v in enumerate(x):\n"
+    "                walk(v, '%s.%d' % (name, i) if name else str(i))\n"
+    "            return\n"
+    "        a = conv(x)\n"
+    "        code = codes.get((a.dtype.kind, a.dtype.itemsize))\n"
+    "        if code is None:\n"
+    "            raise TypeError('output %r: dtype %s cannot be compared; return numbers, '\n"
+    "                            'numeric arrays or tensors' % (name or 'return value', a.dtype))\n"
+    "        a = a.astype(a.dtype.newbyteorder('='), order='C', copy=False)\n"
+    "        out.append((name or 'return', a, code))\n"
+    "    walk(result, '')\n"
+    "    return out\n";
+
+static void outputs_release(rpx__pycall *c)
+{
+    size_t i;
+    for (i = 0; i < c->n_out; i++) PyBuffer_Release(&c->out_bufs[i]);
+    free(c->out_bufs);
+    free(c->out_tensors);
+    c->out_bufs = NULL;
+    c->out_tensors = NULL;
+    c->n_out = 0;
+    Py_CLEAR(c->out_list);
+}
+
+int rpx__pycall_outputs(void *state, rpx_outputs *outputs, rpx_error *err)
+{
+    rpx__pycall *c = state;
+    Py_ssize_t n, i;
+    outputs_release(c);
+    outputs->count = 0;
+    outputs->tensors = NULL;
+    if (!c->out_fn) {
+        PyObject *g = PyDict_New(), *r;
+        if (!g) return rpx__pycall_py_fail(err, RPX_ENOMEM, "out of memory");
+        PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins());
+        r = PyRun_String(outputs_helper, Py_file_input, g, g);
+        Py_XDECREF(r);
+        c->out_fn = r ? PyDict_GetItemString(g, "_rpx_outputs") : NULL;
+        Py_XINCREF(c->out_fn);
+        Py_DECREF(g);
+        if (!c->out_fn) return rpx__pycall_py_fail(err, RPX_EMODEL, "cannot read the outputs");
+    }
+    if (!c->result) return rpx__pycall_fail(err, RPX_EMODEL, "the call returned no value to read");
+    c->out_list = PyObject_CallFunctionObjArgs(c->out_fn, c->result, NULL);
+    if (!c->out_list)
+        return rpx__pycall_py_fail(err, RPX_EMODEL,
+                                   "the return value cannot be compared (numpy is needed to "
+                                   "read it)");
+    n = PyList_GET_SIZE(c->out_list);
+    c->out_bufs = calloc((size_t)n + 1, sizeof *c->out_bufs);
+    c->out_tensors = calloc((size_t)n + 1, sizeof *c->out_tensors);
+    if (!c->out_bufs || !c->out_tensors) {
+        outputs_release(c);
+        return rpx__pycall_fail(err, RPX_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(c->out_list, i);
+        rpx_tensor *t = &c->out_tensors[i];
+        Py_buffer *b = &c->out_bufs[c->n_out];
+        int d;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(item, 1), b, PyBUF_C_CONTIGUOUS | PyBUF_ND) != 0) {
+            outputs_release(c);
+            return rpx__pycall_py_fail(err, RPX_EMODEL, "cannot read an output's bytes");
+        }
+        c->n_out++;
+        t->name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(item, 0));
+        t->dtype = (rpx_dtype)PyLong_AsLong(PyTuple_GET_ITEM(item, 2));
+        t->ndim = b->ndim;
+        if (t->ndim > RPX_MAX_DIMS) {
+            outputs_release(c);
+            return rpx__pycall_fail(err, RPX_EMODEL, "an output has more than %d dimensions",
+                                    RPX_MAX_DIMS);
+        }
+        t->count = 1;
+        for (d = 0; d < b->ndim; d++) {
+            t->shape[d] = (int64_t)b->shape[d];
+            t->count *= (size_t)b->shape[d];
+        }
+        t->nbytes = (size_t)b->len;
+        t->data = b->buf;
+    }
+    outputs->count = c->n_out;
+    outputs->tensors = c->out_tensors;
+    return 0;
+}
+
 void rpx__pycall_clear(rpx__pycall *c)
 {
     if (!c) return;
     if (Py_IsInitialized()) {
+        outputs_release(c);
+        Py_CLEAR(c->out_fn);
         clear_samples(c);
         Py_CLEAR(c->result);
         Py_CLEAR(c->func);

@@ -46,6 +46,13 @@ typedef struct rpx__pycall {
     int zero_copy;                /* every array was checked to view rpxprof's buffer */
     PyObject *result;             /* the last call's result, released after the timed span */
     int torch_peaks_reset;
+    /* --check-outputs (rpx__pycall_outputs): the return value flattened into
+     * numpy arrays, kept until the next read (owned), and their views */
+    PyObject *out_fn;             /* the flattening helper */
+    PyObject *out_list;           /* [(name, array, dtype code)] */
+    Py_buffer *out_bufs;
+    rpx_tensor *out_tensors;
+    size_t n_out;
 } rpx__pycall;
 
 /* Format into err and return code (err may be NULL). */
@@ -74,6 +81,11 @@ int rpx__pycall_samples(void *state, const rpx_inputs *samples, size_t n, int wr
 int rpx__pycall_call(void *state, const rpx_inputs *in, rpx_error *err);
 void rpx__pycall_after_call(void *state, int timed, int rc);
 void rpx__pycall_peaks_reset(void *state);
+/* --check-outputs: the last call's return value (numpy arrays, torch tensors
+ * (detached, on the CPU; bfloat16 as float32), numbers, bytes and str as
+ * uint8, None as nothing, tuples, lists and dicts of them, nested; names
+ * "0", "logits", "0.boxes") as tensors valid until the next call. */
+int rpx__pycall_outputs(void *state, rpx_outputs *outputs, rpx_error *err);
 
 /* The fields both kinds' "python" sections carry: numpy_version, inputs,
  * torch_version, torch_cuda_version, torch_num_threads and torch's peaks. */

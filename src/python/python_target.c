@@ -269,6 +269,7 @@ int rpx_python_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_err
     t->teardown_fn = py_teardown;
     t->call = rpx__pycall_call;
     t->after_call_fn = rpx__pycall_after_call;
+    t->outputs_fn = rpx__pycall_outputs; /* --check-outputs only, outside the timed span */
     t->peaks_reset_fn = rpx__pycall_peaks_reset;
     t->section_fn = py_section;
     t->samples_fn = rpx__pycall_samples;

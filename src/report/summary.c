@@ -212,6 +212,18 @@ static void lines_audit(rpx_strbuf *s, const json_t *audit, const json_t *sm)
                        rpx_format_3g(a, sizeof a, 100 * num(sm, "hit_rate")));
 }
 
+/* --check-outputs: "  outputs: 0 of 983 checked calls differ from the reference (bit-exact)" */
+static void line_outputs(rpx_strbuf *s, const json_t *o)
+{
+    const char *cmp;
+    if (!json_is_object(o)) return;
+    cmp = json_string_value(json_object_get(o, "comparison"));
+    rpx__sb_printf(s, "  outputs: %lld of %lld checked calls differ from the reference (%s)\n",
+                   (long long)json_integer_value(json_object_get(o, "mismatched_calls")),
+                   (long long)json_integer_value(json_object_get(o, "checked_calls")),
+                   cmp && strcmp(cmp, "tolerance") == 0 ? "within --rtol/--atol" : "bit-exact");
+}
+
 char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
 {
     rpx_strbuf s = {0};
@@ -248,6 +260,7 @@ char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
     if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
         rpx__sb_printf(&s, "  inference peak RSS %s MiB\n",
                        rpx_format_3g(a, sizeof a, num(mem, "cpu_inference_peak_mb")));
+    line_outputs(&s, json_object_get(rep, "outputs"));
     line_cost(&s, json_object_get(rep, "efficiency"));
     lines_roofline(&s, json_object_get(rep, "roofline"));
     line_budget(&s, json_object_get(rep, "realtime_budget"));

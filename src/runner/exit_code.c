@@ -15,6 +15,7 @@ int rpx_runner_exit_code(const rpx_runner_result *res)
     case RPX_RUNNER_TIMED_OUT: return RPX_EXIT_TIMED_OUT;
     case RPX_RUNNER_KILLED: return RPX_EXIT_KILLED;
     case RPX_RUNNER_CALLS_FAILED: return RPX_EXIT_CALLS_FAILED;
+    case RPX_RUNNER_OUTPUTS_DIFFER: return RPX_EXIT_OUTPUTS_DIFFER;
     }
     return RPX_EXIT_FAILURE;
 }

@@ -276,6 +276,41 @@ static const rpx_run_option table[] = {
      "skip the cheap per-CPU speed probe before the run (about 2 ms per allowed CPU; the "
      "card's cpu_probe is then null)",
      F(cpu_probe)},
+    {"check-outputs", "check_outputs", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0,
+     NULL, NULL, NULL,
+     "an untimed reference pass over each distinct sample, then --check-fraction of the timed "
+     "calls compared with it outside the timed span (docs/output-checks.md); a difference: "
+     "status outputs_differ, exit 7. --check-outputs DIR (command line): against the outputs "
+     "saved in DIR (--reference-outputs)",
+     F(check_outputs)},
+    {"check-fraction", "check_fraction", RPX_OPT_FRACTION, 0, 0, 1, 1, NULL, "P", 0.01, "1%",
+     "a share above 0, at most 1 (1% or 0.01)", NULL,
+     "the share of timed calls --check-outputs compares, drawn with the --seed value (default "
+     "1); at least one per "
+     "process",
+     F(check_fraction)},
+    {"rtol", "rtol", RPX_OPT_DOUBLE, 0, 0, 1e9, 0, NULL, "R", 0, NULL, NULL, NULL,
+     "--check-outputs: equal when |out - ref| <= atol + rtol * |ref| (numpy's allclose); "
+     "without --rtol/--atol outputs must be bit-exact",
+     F(rtol)},
+    {"atol", "atol", RPX_OPT_DOUBLE, 0, 0, 1e300, 0, NULL, "A", 0, NULL, NULL, NULL,
+     "--check-outputs: the absolute tolerance beside --rtol",
+     F(atol)},
+    {"output-field", "output_field", RPX_OPT_STRING, RPX_OPT_HTTP, 0, 0, 0, NULL, "PATH", 0, NULL,
+     "a dotted path such as choices.0.text", NULL,
+     "--check-outputs on an HTTP API: compare this JSON value of each response body (a dotted "
+     "path, numbers index arrays) instead of the whole body",
+     F(target.output_field)},
+    {"save-outputs", "save_outputs", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "DIR", 0, NULL,
+     "a folder", NULL,
+     "keep the reference pass's outputs as DIR/outputs-NNNNN.npz, one per distinct sample "
+     "(implies --check-outputs)",
+     F(save_outputs)},
+    {"reference-outputs", "reference_outputs", RPX_OPT_STRING, 0, 0, 0, 0, NULL, "DIR", 0, NULL,
+     "a folder written by --save-outputs", NULL,
+     "--check-outputs against the outputs another run saved with --save-outputs (another build,"
+     " precision or machine) instead of this run's own reference pass",
+     F(reference_outputs)},
 };
 
 #define N_TABLE (sizeof table / sizeof table[0])
@@ -571,6 +606,24 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
         if (rpx_http_slo_parse(c->target.slo, &ttft, &tpot, &e2e, &serr) != 0)
             return rpx_error_set(err, RPX_EUSAGE, "%s", serr.message);
     }
+    if ((c->rtol > 0 || c->atol > 0 || c->target.output_field || c->check_fraction != 0.01) &&
+        !(c->check_outputs || c->save_outputs || c->reference_outputs)) {
+        const char *which = c->rtol > 0 ? "rtol" : c->atol > 0 ? "atol"
+                          : c->target.output_field ? "output-field" : "check-fraction";
+        return rpx_error_set(err, RPX_EUSAGE, "%s compares outputs; add %s",
+                             sp_(which, sp, a, sizeof a), sp_("check-outputs", sp, b, sizeof b));
+    }
+    if (c->save_outputs && c->reference_outputs)
+        return rpx_error_set(err, RPX_EUSAGE,
+                             "%s keeps this run's reference pass and %s replaces it; give one",
+                             sp_("save-outputs", sp, a, sizeof a),
+                             sp_("reference-outputs", sp, b, sizeof b));
+    if (http && c->target.load_rate > 0 &&
+        (c->check_outputs || c->save_outputs || c->reference_outputs))
+        return rpx_error_set(err, RPX_EUSAGE,
+                             "%s: an open-loop load (%s on an HTTP API) has no calls of its own "
+                             "to check; drop one of them",
+                             sp_("check-outputs", sp, a, sizeof a), sp_("rate", sp, b, sizeof b));
     if (c->audit && rpx__audit_parse(c->audit, NULL) < 0)
         return rpx_error_set(err, RPX_EUSAGE, "%s '%s': expected cache, seed or cache,seed",
                              sp_("audit", sp, a, sizeof a), c->audit);

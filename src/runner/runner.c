@@ -23,6 +23,7 @@
 #include "rpxprof/system.h"
 #include "rpxprof/target.h"
 #include "report/run_report.h"
+#include "runner/outputs.h"
 #include "runner/runner_internal.h"
 
 void rpx_runner_config_init(rpx_runner_config *c)
@@ -245,6 +246,7 @@ typedef struct run_ctx {
     int processes_asked;          /* more than the calls: reduced, and said so */
     int spread_asked;             /* --spread changed the count from this (0: it did not) */
     placement place;              /* --cpus, --spread (placement.c) */
+    outputs_params outputs;       /* --check-outputs (outputs.c) */
     json_t *audit;                /* --audit: the report's audit (audit.c), or NULL */
     json_t *server_metrics;       /* --server-metrics: the report's (server_metrics.c), or NULL */
 } run_ctx;
@@ -368,6 +370,13 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
          * remote server's, and the open-loop load has no calls of its own) */
         x->rp.call_records = strcmp(x->kind, "http") == 0 ? RPX_CALL_RECORDS_OFF : c->call_records;
         x->rp.timeline = c->timeline;
+    }
+    if (c->check_outputs || c->reference_outputs || c->save_outputs) {
+        outputs_params op = {c->check_fraction, c->rtol, c->atol, c->target.load_seed,
+                             c->reference_outputs, c->save_outputs, 0};
+        x->outputs = op;
+        if ((rc = rpx__outputs_prepare(&x->outputs, x->smp.n, c->force, err)) != 0) return rc;
+        x->rp.outputs = &x->outputs;
     }
     return 0;
 }
@@ -591,6 +600,51 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
     return report;
 }
 
+/* --check-outputs: the report's `outputs` from every process's, and status
+ * outputs_differ (exit 7) when a run that completed returned other outputs. */
+static void outputs_section(const run_ctx *x, json_t *report, rpx_runner_result *res)
+{
+    json_t *per[RPX_RUNNER_MAX_PROCESSES], *o;
+    int i, differ = 0;
+    for (i = 0; i < x->w.n; i++) {
+        json_t *d = x->w.proc[i]->json_len ? json_loads(x->w.proc[i]->json, 0, NULL) : NULL;
+        per[i] = json_incref(json_object_get(d, "outputs"));
+        json_decref(d);
+    }
+    o = rpx__outputs_merge(&x->outputs, per, x->w.n, &differ);
+    for (i = 0; i < x->w.n; i++) json_decref(per[i]);
+    if (!o) return;
+    if (differ && res->status == RPX_RUNNER_COMPLETE) {
+        char m[512], first[256] = "", big[64] = "not a number";
+        json_t *f = json_array_get(json_object_get(o, "mismatches"), 0);
+        res->status = RPX_RUNNER_OUTPUTS_DIFFER;
+        json_object_set_new(report, "status", json_string("outputs_differ"));
+        if (json_is_number(json_object_get(o, "max_abs_diff")))
+            snprintf(big, sizeof big, "%.6g", json_number_value(json_object_get(o, "max_abs_diff")));
+        if (f)
+            snprintf(first, sizeof first, "; the first: process %lld, timed call %lld, sample %lld, "
+                     "output '%.60s': %.100s",
+                     (long long)json_integer_value(json_object_get(f, "process")),
+                     (long long)json_integer_value(json_object_get(f, "call")),
+                     (long long)json_integer_value(json_object_get(f, "sample")),
+                     json_is_string(json_object_get(f, "output"))
+                         ? json_string_value(json_object_get(f, "output")) : "(all)",
+                     json_string_value(json_object_get(f, "reason")));
+        snprintf(m, sizeof m,
+                 "--check-outputs: %lld of %lld checked calls returned other outputs than the "
+                 "reference (largest difference %s)%s%s",
+                 (long long)json_integer_value(json_object_get(o, "mismatched_calls")),
+                 (long long)json_integer_value(json_object_get(o, "checked_calls")), big, first,
+                 json_integer_value(json_object_get(o, "processes_with_other_reference"))
+                     ? "; and the reference passes of the processes disagreed"
+                     : "");
+        json_array_append_new(res->warnings, json_string(m));
+        json_object_set_new(report, "error", json_string(m));
+        snprintf(res->error, sizeof res->error, "%s", m);
+    }
+    json_object_set_new(report, "outputs", o);
+}
+
 /* Step 3: the report from what the workers left; written when asked. */
 static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_error *err)
 {
@@ -716,6 +770,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
         goto out;
     }
+    if (x->rp.outputs) outputs_section(x, report, res);
     {
         json_t *cw;
         size_t wi;
@@ -739,7 +794,9 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     res->measured = sh->measured;
     res->processes = wp->n;
     res->abandoned = sh->abandoned;
-    snprintf(res->error, sizeof res->error, "%s", sh->outcome == OUTCOME_COMPLETE ? "" : sh->error);
+    if (res->status != RPX_RUNNER_OUTPUTS_DIFFER)
+        snprintf(res->error, sizeof res->error, "%s",
+                 sh->outcome == OUTCOME_COMPLETE ? "" : sh->error);
     rc = 0;
 out:
     json_decref(roofline);

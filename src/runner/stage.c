@@ -31,6 +31,7 @@
 #include "device/gpu_time.h"
 #include "measure/run.h"
 #include "rpxprof/target.h"
+#include "runner/outputs.h"
 #include "runner/runner_internal.h"
 
 run_shared *rpx__run_shared_create(long repeats, long warmup)
@@ -122,7 +123,7 @@ static void after_call(void *ctx, int timed)
  * target's section, as one JSON text in the shared block (the parent builds
  * the report from it). */
 static void export_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem, rpx_gpu_time *gtime,
-                        rpx_target *target)
+                        rpx_target *target, const outputs_check *checks)
 {
     json_t *o = json_object(), *c;
     const char *vis = rpx_cuda_visible_devices(cuda); /* what the driver used */
@@ -130,6 +131,7 @@ static void export_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem, rpx_g
     json_t *section = rpx_target_section(target);
     char *text;
     if (section) json_object_set_new(o, "target", section);
+    if (checks) json_object_set_new(o, "outputs", rpx__outputs_json(checks));
     if (!cuda) goto dump;
     c = json_object();
     ver = rpx_cuda_driver_version(cuda);
@@ -179,6 +181,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     rpx_cuda *cuda = NULL;
     rpx_gpu_mem *gmem = NULL;
     rpx_gpu_time *gtime = NULL;
+    outputs_check *checks = NULL;
     rpx_run_result res;
     rpx_error err = {0};
     char numeric[256];
@@ -227,6 +230,15 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             (rc = rpx_target_samples(target, p->samples, p->n_samples, p->pristine != NULL,
                                      &err)) != 0)
             goto fail;
+        /* --check-outputs: the untimed reference pass, before warmup */
+        if (p->outputs) {
+            outputs_params op = *p->outputs;
+            op.process = p->process_index;
+            if ((rc = rpx__outputs_begin(&op, target, p->samples ? p->samples : in,
+                                         p->samples ? p->n_samples : 1, p->pristine, p->repeats,
+                                         &checks, &err)) != 0)
+                goto fail;
+        }
     }
     if (p->timeline) sh->setup_end_ns = rpx_clock_now_ns(); /* not the clock's calibration */
     if ((rc = rpx_timer_calibrate(&sh->timer, 0)) != 0) {
@@ -275,6 +287,10 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             /* read-only inputs: a write into them names --writable-inputs */
             rpx__samples_guard_begin(p->samples, p->n_samples, sh->input_fault);
         }
+        if (checks) {
+            cfg.check = rpx__outputs_check_call;
+            cfg.check_ctx = checks;
+        }
         if (p->timeline && !target->run_fn) { /* an open-loop load has no calls of its own */
             sh->timeline_calls = 1;
             cfg.call_start_ns = sh->call_start;
@@ -313,7 +329,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
     sh->failed_warmup_calls = res.failed_warmup_calls;
     sh->wall_ns = res.wall_ns;
     sh->memory = res.memory;
-    if (rc == 0 && res.status != RPX_RUN_FAILED) export_json(sh, cuda, gmem, gtime, target);
+    if (rc == 0 && res.status != RPX_RUN_FAILED) export_json(sh, cuda, gmem, gtime, target, checks);
     if (rc == 0 && res.status == RPX_RUN_COMPLETE && res.measured == 0 && res.failed_calls > 0)
         rpx_error_set(&err, RPX_EMODEL, "--model %s: all %ld timed calls failed; the last: %s",
                       target->display_spec, res.failed_calls, res.last_failure);
@@ -346,6 +362,7 @@ done:
     rpx_gpu_mem_free(gmem);
     rpx_cuda_close(cuda);
     rpx_run_result_free(&res);
+    rpx__outputs_free(checks);
 }
 
 /* The call in progress when the child stopped answering or died. */

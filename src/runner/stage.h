@@ -67,6 +67,7 @@ typedef struct run_params {
                                      (the workers fill it in); NULL: the inherited mask */
     int call_records;             /* where each timed call ran: RPX_CALL_RECORDS_* (runner.h;
                                      call_record.h) */
+    const struct outputs_params *outputs; /* --check-outputs (outputs.h); NULL: not checked */
     int timeline;                 /* --timeline: keep when setup, each call, restore and
                                      teardown began (run_shared's timeline arrays) */
 } run_params;

@@ -59,5 +59,7 @@ set_tests_properties(cli.slurm PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
 # Why a run varied (issue 27 §2): the variance section on real runs; busy-waits, so alone.
 rpx_py_test(cli.variance cli/test_variance.py)
 set_tests_properties(cli.variance PROPERTIES RUN_SERIAL TRUE)
+# --check-outputs: C (NAME_outputs), Python return values and HTTP bodies (issue 30 §3).
+rpx_py_test(cli.output_checks cli/test_output_checks.py)
 # The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.
 rpx_py_test(cli.html cli/test_html.py)
