@@ -225,7 +225,18 @@ static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *
     json_object_set_new(o, "reason", json_null());
     if (n == SIZE_MAX) snprintf(nbuf, sizeof nbuf, "as many");
     else snprintf(nbuf, sizeof nbuf, "%zu", n);
-    if (strcmp(verdict, "suspect") == 0) {
+    if (strcmp(verdict, "suspect") == 0 && nfield) { /* the run itself sent one body */
+        snprintf(w, sizeof w,
+                 "--audit cache: suspect: the same body every call took p50 %.4g ms, distinct "
+                 "bodies (%s) %.4g ms (repeated/distinct %.3g, 95%% interval [%.3g, %.3g], more "
+                 "than %g%% faster): the server answers a repeated body faster (a prefix or "
+                 "response cache), and this run sent the same --body every call, so its numbers "
+                 "measure that cache, not the model; send distinct prompts (--body-template FILE "
+                 "--prompts FILE.jsonl, at least as many as calls) or turn the server's cache off",
+                 num_at(o, "repeated_p50_ms"), made, num_at(o, "distinct_p50_ms"),
+                 num_at(o, "ratio"), lo, hi, 100 * t);
+        json_array_append_new(warnings, json_string(w));
+    } else if (strcmp(verdict, "suspect") == 0) {
         snprintf(w, sizeof w,
                  "--audit cache: suspect: the same input every call took p50 %.4g ms, distinct "
                  "inputs %.4g ms (repeated/distinct %.3g, 95%% interval [%.3g, %.3g], more than "

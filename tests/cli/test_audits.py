@@ -289,6 +289,7 @@ class HttpAuditTest(TempDirTest):
         self.assertIsNone(a["distinct_inputs"])
         self.assertIn("before the prompt field 'prompt'", a["distinct_made_by"])
         self.assertIn("--audit cache: suspect", p.stderr)
+        self.assertIn("this run sent the same --body every call", p.stderr)
         self.assertGreater(r["server_metrics"]["hit_rate"], 0.9)  # and by the metrics
         # a body without a prompt: a top-level field (the server then caches on the prompt)
         _, r, _ = run_report(self, "--model", self.url, "--body", self.path("fixed.json"),
