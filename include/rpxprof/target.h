@@ -100,13 +100,17 @@ typedef struct rpx_target_options {
      * the file (each line a JSON value; k = i cycled, or drawn with load_seed
      * when prompts_sample); --nonce FIELD: a unique string at that dotted path
      * of every body (the template's, or --body's JSON). body_repeat: every
-     * request sends the first body (the cache audit's repeated arm). */
+     * request sends the first body (the cache audit's repeated arm).
+     * nonce_prefix: the nonce goes before the string already at nonce_field
+     * (the cache audit's distinct arm on a fixed --body: a prompt that starts
+     * differently defeats a prefix cache too). */
     const char *body_template;
     const char *prompts_path;
     const char *prompt_field;
     int prompts_sample;
     const char *nonce_field;
     int body_repeat;
+    int nonce_prefix;
     long bodies_first;            /* the bodies sent by the processes before this one (set by the
                                      runner): the cycle goes on where they stopped */
 } rpx_target_options;

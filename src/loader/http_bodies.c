@@ -18,7 +18,7 @@ struct rpx_bodies {
     size_t *order;                /* a position's line */
     size_t n_distinct;            /* distinct values among all lines */
     const char *tmpl_path, *prompts_path, *field, *nonce;
-    int shuffled, repeat;
+    int shuffled, repeat, prefix;
     unsigned long long seed;
     long first;                   /* bodies of the processes before this one */
     long sent;                    /* bodies made by this process: the one made for the next
@@ -141,6 +141,26 @@ static int set_path(json_t *root, const char *path, json_t *v, char *why, size_t
     }
 }
 
+/* The value at the dotted path in `root` (borrowed), or NULL */
+static json_t *get_path(json_t *root, const char *path)
+{
+    char buf[512], *p, *dot;
+    json_t *cur = root;
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return NULL;
+    for (p = buf; cur; p = dot + 1) {
+        char *end;
+        unsigned long idx;
+        dot = strchr(p, '.');
+        if (dot) *dot = '\0';
+        idx = strtoul(p, &end, 10);
+        if (json_is_array(cur) && *p && !*end) cur = json_array_get(cur, idx);
+        else if (json_is_object(cur)) cur = json_object_get(cur, p);
+        else return NULL;
+        if (!dot) return cur;
+    }
+    return NULL;
+}
+
 int rpx__bodies_open(const rpx_target_options *o, const char *fixed, size_t fixed_len, long first,
                      rpx_bodies **out, rpx_error *err)
 {
@@ -161,6 +181,7 @@ int rpx__bodies_open(const rpx_target_options *o, const char *fixed, size_t fixe
     b->nonce = o->nonce_field;
     b->shuffled = o->prompts_sample;
     b->repeat = o->body_repeat;
+    b->prefix = o->nonce_prefix;
     b->seed = o->load_seed;
     b->first = first > 0 ? first : 0;
     b->pid = (unsigned long long)getpid();
@@ -244,9 +265,25 @@ char *rpx__bodies_next(rpx_bodies *b, size_t *len)
     }
     if (b->nonce) {
         char nonce[96];
+        json_t *old = b->prefix ? get_path(body, b->nonce) : NULL, *v;
         snprintf(nonce, sizeof nonce, "rpx-%llu-%ld-%llx", b->pid, b->repeat ? 0 : k,
                  (unsigned long long)(b->repeat ? 0 : b->seed));
-        if (set_path(body, b->nonce, json_string(nonce), why, sizeof why) != 0) {
+        if (json_is_string(old)) {
+            size_t ln = strlen(nonce), lo = json_string_length(old);
+            char *cat = malloc(ln + 1 + lo);
+            if (!cat) {
+                json_decref(body);
+                return NULL;
+            }
+            memcpy(cat, nonce, ln);
+            cat[ln] = ' ';
+            memcpy(cat + ln + 1, json_string_value(old), lo);
+            v = json_stringn(cat, ln + 1 + lo);
+            free(cat);
+        } else {
+            v = json_string(nonce);
+        }
+        if (!v || set_path(body, b->nonce, v, why, sizeof why) != 0) {
             json_decref(body);
             return NULL;
         }
@@ -317,4 +354,39 @@ size_t rpx_http_distinct_bodies(const rpx_target_options *o)
     n = b->n_distinct;
     rpx__bodies_free(b);
     return n;
+}
+
+int rpx__bodies_fixed_nonce(const rpx_target_options *o, const char **field, int *prefix,
+                            char *how, size_t how_size, char *why, size_t why_size)
+{
+    json_error_t je;
+    json_t *body, *at;
+    const char *pf = o->prompt_field ? o->prompt_field : "prompt";
+    if (!o->body_path) {
+        snprintf(why, why_size, "the body is not JSON (%s), so the audit cannot make distinct "
+                 "bodies; give --body FILE (a JSON object), or --body-template FILE --prompts "
+                 "FILE.jsonl", o->inputs_path ? "the inputs' NPZ bytes" : "no --body");
+        return -1;
+    }
+    body = json_load_file(o->body_path, 0, &je);
+    if (!json_is_object(body)) {
+        snprintf(why, why_size, "--body %s is not a JSON object (%s), so the audit cannot put a "
+                 "unique value in each body; give --body-template FILE --prompts FILE.jsonl "
+                 "(distinct prompts)", o->body_path, body ? "another JSON value" : je.text);
+        json_decref(body);
+        return -1;
+    }
+    at = get_path(body, pf);
+    if (json_is_string(at)) {
+        *field = pf;
+        *prefix = 1;
+        snprintf(how, how_size, "a unique value put before the prompt field '%s' of --body", pf);
+    } else {
+        *field = "rpxprof_nonce";
+        *prefix = 0;
+        snprintf(how, how_size, "a unique value in the top-level field 'rpxprof_nonce' of --body "
+                 "(it has no string at '%s'; a cache keyed on the prompt alone is not defeated)", pf);
+    }
+    json_decref(body);
+    return 0;
 }

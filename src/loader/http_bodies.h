@@ -28,5 +28,12 @@ char *rpx__bodies_next(rpx_bodies *b, size_t *len);
  * `distinct` count every body of the run up to this process's last. */
 json_t *rpx__bodies_json(const rpx_bodies *b);
 void rpx__bodies_free(rpx_bodies *b);
+/* For the cache audit on a fixed --body (no template, prompts or nonce): where
+ * a unique value makes each body distinct. *field: --prompt-field (default
+ * "prompt") with *prefix 1 when the body holds a string there, else the
+ * top-level "rpxprof_nonce" with *prefix 0; *how says which, for the report.
+ * -1 and *why when the body is not a JSON object (or there is no --body). */
+int rpx__bodies_fixed_nonce(const rpx_target_options *o, const char **field, int *prefix,
+                            char *how, size_t how_size, char *why, size_t why_size);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "batch/report_check.h"
+#include "loader/http_bodies.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/stats.h"
 #include "runner/runner_internal.h"
@@ -130,7 +131,9 @@ static void free_paths(char **p, size_t n)
 
 static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *warnings)
 {
-    char pa[4200], pb[4200], why[1400], w[2400], nbuf[32];
+    char pa[4200], pb[4200], why[1400], w[2400], nbuf[32], made[400];
+    const char *nfield = NULL;
+    int nprefix = 0;
     rpx_runner_config rep, dis;
     char **paths = NULL;
     size_t n = 0;
@@ -142,6 +145,22 @@ static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *
     int http = kind && strcmp(kind, "http") == 0;
     if (http) {
         n = rpx_http_distinct_bodies(&c->target);
+        if (c->target.nonce_field)
+            snprintf(made, sizeof made, "--nonce %s: a unique value in each body", c->target.nonce_field);
+        else
+            snprintf(made, sizeof made, "--prompts: the run's distinct prompts");
+        if (n < 2 && !c->target.body_template && !c->target.prompts_path) {
+            /* a fixed body: the distinct arm puts a unique value in each */
+            if (rpx__bodies_fixed_nonce(&c->target, &nfield, &nprefix, made, sizeof made, why,
+                                        sizeof why) == 0) {
+                n = SIZE_MAX;
+            } else {
+                snprintf(w, sizeof w, "--audit cache cannot run: every request sends the same body "
+                         "and %s (docs/audits.md)", why);
+                json_array_append_new(warnings, json_string(w));
+                return not_run(why);
+            }
+        }
         if (n < 2) {
             snprintf(w, sizeof w, "--audit cache cannot run: every request sends the same body, so "
                      "there are no distinct inputs to compare with; give --body-template FILE "
@@ -168,6 +187,10 @@ static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *
     arm_config(c, &rep, pb);
     if (http) {
         rep.target.body_repeat = 1; /* the first body, every request */
+        if (nfield) { /* the fixed body: the repeated arm sends it as it is */
+            dis.target.nonce_field = nfield;
+            dis.target.nonce_prefix = nprefix;
+        }
     } else {
         rep.sample_files = (const char *const *)paths;
         rep.n_sample_files = 1;
@@ -198,10 +221,22 @@ static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *
     json_object_set_new(o, "distinct_p50_ms", num_or_null(num_at(json_object_get(cmp, "base_stats"), "p50_ms")));
     /* --nonce: every body unique (null: as many as were sent) */
     json_object_set_new(o, "distinct_inputs", n == SIZE_MAX ? json_null() : json_integer((json_int_t)n));
+    json_object_set_new(o, "distinct_made_by", http ? json_string(made) : json_string("the run's samples"));
     json_object_set_new(o, "reason", json_null());
     if (n == SIZE_MAX) snprintf(nbuf, sizeof nbuf, "as many");
     else snprintf(nbuf, sizeof nbuf, "%zu", n);
-    if (strcmp(verdict, "suspect") == 0) {
+    if (strcmp(verdict, "suspect") == 0 && nfield) { /* the run itself sent one body */
+        snprintf(w, sizeof w,
+                 "--audit cache: suspect: the same body every call took p50 %.4g ms, distinct "
+                 "bodies (%s) %.4g ms (repeated/distinct %.3g, 95%% interval [%.3g, %.3g], more "
+                 "than %g%% faster): the server answers a repeated body faster (a prefix or "
+                 "response cache), and this run sent the same --body every call, so its numbers "
+                 "measure that cache, not the model; send distinct prompts (--body-template FILE "
+                 "--prompts FILE.jsonl, at least as many as calls) or turn the server's cache off",
+                 num_at(o, "repeated_p50_ms"), made, num_at(o, "distinct_p50_ms"),
+                 num_at(o, "ratio"), lo, hi, 100 * t);
+        json_array_append_new(warnings, json_string(w));
+    } else if (strcmp(verdict, "suspect") == 0) {
         snprintf(w, sizeof w,
                  "--audit cache: suspect: the same input every call took p50 %.4g ms, distinct "
                  "inputs %.4g ms (repeated/distinct %.3g, 95%% interval [%.3g, %.3g], more than "

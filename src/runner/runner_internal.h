@@ -42,6 +42,9 @@ typedef struct rpx__counters {
 } rpx__counters;
 /* The counters at `url` now: 0, or -1 with out->why. */
 int rpx__server_metrics_read(const char *url, rpx__counters *out);
+/* The counters in a Prometheus text exposition (the first pair of names
+ * found, every labelled series summed): 0, or -1 with out->why. */
+int rpx__server_metrics_parse(const char *text, rpx__counters *out);
 /* The report's server_metrics from the counters before and after the run;
  * a warning when the hit rate is above 1 % or cannot be read. */
 json_t *rpx__server_metrics_json(const char *url, const rpx__counters *before,

@@ -133,7 +133,17 @@ static double metric_sum(const char *text, const char *name)
             const char *v = line + n;
             char *stop;
             double x;
-            if (*v == '{') v = strchr(v, '}') ? strchr(v, '}') + 1 : v;
+            if (*v == '{') { /* the labels end on this line ('}' in a quoted value does not
+                                end them), or the line is skipped */
+                const char *q = v + 1, *stop_at = end ? end : v + strlen(v);
+                int quoted = 0;
+                for (; q < stop_at; q++) {
+                    if (quoted && *q == '\\' && q + 1 < stop_at) q++;
+                    else if (*q == '"') quoted = !quoted;
+                    else if (!quoted && *q == '}') break;
+                }
+                v = q < stop_at ? q + 1 : v;
+            }
             x = strtod(v, &stop);
             if (stop != v && isfinite(x)) sum = isnan(sum) ? x : sum + x;
         }
@@ -145,11 +155,22 @@ static double metric_sum(const char *text, const char *name)
 int rpx__server_metrics_read(const char *url, rpx__counters *out)
 {
     char *text = NULL;
-    size_t i;
+    int rc;
     memset(out, 0, sizeof *out);
     out->hits = out->queries = NAN;
     out->pair = -1;
     if (fetch(url, &text, out->why, sizeof out->why) != 0) return -1;
+    rc = rpx__server_metrics_parse(text, out);
+    free(text);
+    return rc;
+}
+
+int rpx__server_metrics_parse(const char *text, rpx__counters *out)
+{
+    size_t i;
+    memset(out, 0, sizeof *out);
+    out->hits = out->queries = NAN;
+    out->pair = -1;
     for (i = 0; i < N_PAIRS; i++) {
         double h = metric_sum(text, counter_pairs[i][0]), q = metric_sum(text, counter_pairs[i][1]);
         if (!isnan(h) && !isnan(q)) {
@@ -159,7 +180,6 @@ int rpx__server_metrics_read(const char *url, rpx__counters *out)
             break;
         }
     }
-    free(text);
     if (out->pair < 0) {
         snprintf(out->why, sizeof out->why, "no prefix-cache counters in the answer (looked for %s and %s, "
                  "and %s and %s)", counter_pairs[0][0], counter_pairs[0][1], counter_pairs[1][0],

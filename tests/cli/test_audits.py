@@ -276,12 +276,37 @@ class HttpAuditTest(TempDirTest):
         self.assertEqual(r["server_metrics"]["hit_rate"], 0.0)
         self.assertNotIn("prefix cache answered", p.stderr)
 
-    def test_fixed_body_audit_says_how_to_vary_it(self):
+    def test_fixed_body_is_flagged_by_the_audit(self):
+        # the audit's distinct arm puts a unique value before the prompt of each body
         p, r, _ = run_report(self, "--model", self.url, "--body", self.path("fixed.json"),
-                             "--repeats", 10, "--warmup", 1, "--audit", "cache")
-        self.assertEqual(r["audit"]["cache"]["verdict"], "not_run")
+                             "--repeats", 10, "--warmup", 1, "--audit", "cache",
+                             "--server-metrics", self.metrics)
+        validate_profile(r)
+        a = r["audit"]["cache"]
+        self.assertEqual(a["verdict"], "suspect", a)
+        self.assertLess(a["ratio"], 0.9)
+        self.assertLess(a["ci"][1], 0.9)
+        self.assertIsNone(a["distinct_inputs"])
+        self.assertIn("before the prompt field 'prompt'", a["distinct_made_by"])
+        self.assertIn("--audit cache: suspect", p.stderr)
+        self.assertIn("this run sent the same --body every call", p.stderr)
+        self.assertGreater(r["server_metrics"]["hit_rate"], 0.9)  # and by the metrics
+        # a body without a prompt: a top-level field (the server then caches on the prompt)
+        _, r, _ = run_report(self, "--model", self.url, "--body", self.path("fixed.json"),
+                             "--prompt-field", "input", "--repeats", 4, "--warmup", 1,
+                             "--audit", "cache")
+        self.assertIn("top-level field 'rpxprof_nonce'", r["audit"]["cache"]["distinct_made_by"])
+
+    def test_fixed_body_that_is_not_json_says_why_the_audit_cannot_run(self):
+        with open(self.path("raw.bin"), "wb") as f:
+            f.write(b"\x00\x01 not json")
+        p, r, _ = run_report(self, "--model", f"http://127.0.0.1:{self.port}/v1/raw",
+                             "--body", self.path("raw.bin"), "--repeats", 4, "--warmup", 1,
+                             "--audit", "cache")
+        a = r["audit"]["cache"]
+        self.assertEqual(a["verdict"], "not_run")
+        self.assertIn("is not a JSON object", a["reason"])
         self.assertIn("--prompts", p.stderr)
-        self.assertIn("--nonce", p.stderr)
 
     def test_nonce_makes_every_body_distinct(self):
         _, r, _ = run_report(self, "--model", self.url, "--body", self.path("fixed.json"),
