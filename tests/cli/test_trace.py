@@ -333,6 +333,17 @@ class TraceTest(TempDirTest):
         timed = [e for e in t["traceEvents"] if e.get("cat") == "timed"]
         self.assertEqual(len(timed), len(r["latency_samples_ms"]))
 
+    def test_readme_and_docs_say_how_to_open_a_trace(self):
+        from common import SOURCE
+        readme = read(os.path.join(SOURCE, "README.md"))
+        self.assertIn("--trace run.trace.json", readme, "README.md lost its trace paragraph")
+        self.assertIn("ui.perfetto.dev", readme)
+        self.assertIn("docs/report.md#traces", readme)
+        doc = read(os.path.join(SOURCE, "docs", "report.md"))
+        self.assertIn("## Traces", doc)
+        self.assertIn("https://ui.perfetto.dev", doc)
+        self.assertIn("chrome://tracing", doc)
+
 
 if __name__ == "__main__":
     main()
