@@ -347,6 +347,29 @@ class HtmlReportTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("choose another --html path", p.stderr)
 
+    def test_html_beside_compare_run(self):
+        """compare --run --html FILE: the comparison's page of the two reports it measured
+        (kept or temporary), written beside its table (cheap: two processes of 6 calls each)."""
+        d = self.tmp
+        p = run("compare", "--run", "--model", "rpxprof-demo:demo_noop", "--model", "rpxprof-demo:demo_noop",
+                "--inputs", "frame.npz", "--processes", "2", "--repeats", "12", "--warmup", "1",
+                "--html", "h-cmprun.html", cwd=d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("h-cmprun.html")) as f:
+            html = f.read()
+        self.check_static(html)
+        self.assertIn('id="compare-two"', html)   # both distributions: the two reports were read
+        self.assertIn('id="compare-ratio"', html)
+        verdict = re.search(r"verdict: (\w+)", p.stdout)
+        self.assertIsNotNone(verdict, p.stdout)
+        self.assertIn(f'Verdict: <b class="v">{verdict.group(1)}', html)
+        # never one of the reports it keeps
+        p = run("compare", "--run", "--model", "rpxprof-demo:demo_noop", "--model", "rpxprof-demo:demo_noop",
+                "--inputs", "frame.npz", "--processes", "2", "--repeats", "12", "--out-dir", "crd",
+                "--html", os.path.join("crd", "base.json"), cwd=d)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--html", p.stderr)
+
     def test_many_calls_draw_ranges_not_a_subsample(self):
         if SANITIZED:
             self.skipTest("60,000 calls: normal build only")
