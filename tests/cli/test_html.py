@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import BUILD, MODELS, SANITIZED, main, run, validate_profile
+from common import BUILD, MODELS, SANITIZED, main, run, save_matmul_onnx, validate_profile
 from http_server import HttpTestServer
 
 ARTIFACTS = os.path.join(BUILD, "test-artifacts", "html")
@@ -369,6 +369,41 @@ class HtmlReportTest(unittest.TestCase):
                 "--html", os.path.join("crd", "base.json"), cwd=d)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("--html", p.stderr)
+
+    def test_roofline_marks_each_targets_ideal_and_unfused_bound(self):
+        """The run view's roofline: for each target of the report's roofline, its ideal and
+        its unfused bound as separate labelled marks (at the bound's arithmetic intensity and
+        attainable GFLOP/s = FLOPs / the bound's latency), beside the measured point."""
+        model = save_matmul_onnx(self.path("mm.onnx"))
+        run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", "frame.npz", "--repeats", "10", "--warmup", "1",
+            "--processes", "1", "--cost", "mm.onnx", "--input", "x=4x64", "--precision", "fp32", "-q",
+            "--output", "roof.json", check=0, cwd=self.tmp)
+        self.assertTrue(os.path.exists(model))
+        with open(self.path("roof.json")) as f:
+            r = json.load(f)
+        html = self.report("roof.json", out="roof.html")
+        fig = html[html.index('id="run-0-roof"'):]
+        fig = fig[:fig.index("</figure>")]
+        self.assertIn('class="meas"', fig)            # the measured point
+        flops = r["efficiency"]["flops"]
+        seen = 0
+        for key, t in r["roofline"].items():
+            for kind in ("ideal", "unfused"):
+                b = t[kind]
+                marks = re.findall(r'<g class="bnd %s" data-target="([^"]*)" data-ms="([^"]*)">(.*?)</g>' % kind, fig)
+                mine = [m for m in marks if m[0] == key]
+                if b is None or b.get("latency_ms") is None:
+                    self.assertEqual(mine, [], (key, kind))
+                    continue
+                self.assertEqual(len(mine), 1, (key, kind, marks))
+                self.assertEqual(float(mine[0][1]), b["latency_ms"])   # the report's bound, not recomputed
+                self.assertIn(f"{kind} bound", mine[0][2])                 # labelled
+                self.assertIn(key, mine[0][2])
+                self.assertRegex(mine[0][2], r"<text ")                   # a visible label, not only a tooltip
+                seen += 1
+        # a cost file gives every target with a peak both bounds
+        self.assertGreaterEqual(seen, 2 * 2, fig[:400])
+        self.assertTrue(flops > 0)
 
     def test_many_calls_draw_ranges_not_a_subsample(self):
         if SANITIZED:
