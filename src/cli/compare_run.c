@@ -46,15 +46,31 @@ static const char usage[] =
     "  -t, --threshold T      what counts as a change: 1% (default) or 0.01\n"
     "  -j, --json             print JSON instead of a table\n"
     "      --fail-on-regression  exit 3 when B is slower\n"
+    "      --html FILE        also write the comparison's HTML report (as 'rpxprof\n"
+    "                         report' makes it): both distributions, the ratios\n"
     "  -h, --help             show this help and exit\n"
     "Exit status: 0 compared, 1 a run failed or the reports cannot be compared,\n"
     "2 bad command line, 3 slower with --fail-on-regression, 130/143 interrupted.\n";
+
+/* Whether `path` names DIR/NAME (a report not written yet, so not by inode):
+ * its folder and DIR resolved, links followed. */
+static int same_place(const char *path, const char *dir, const char *name)
+{
+    char buf[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    if (strcmp(base, name) != 0) return 0;
+    if (!slash) snprintf(buf, sizeof buf, ".");
+    else if (slash == path) snprintf(buf, sizeof buf, "/");
+    else snprintf(buf, sizeof buf, "%.*s", (int)(slash - path), path);
+    if (!realpath(buf, a) || !realpath(dir, b)) return strcmp(buf, dir) == 0;
+    return strcmp(a, b) == 0;
+}
 
 int rpx__cli_compare_run(int argc, char **argv)
 {
     enum { O_RUN = 256, O_PROCESSES, O_REPEATS, O_WARMUP, O_DEVICE, O_PRECISION, O_UNIT,
            O_TIMEOUT, O_CALL_TIMEOUT, O_OUT_DIR, O_GATE, O_GRACE, O_WRITABLE, O_CPUS,
-           O_UNPAIRED };
+           O_UNPAIRED, O_HTML };
     static const struct option opts[] = {
         {"run", no_argument, NULL, O_RUN},         {"model", required_argument, NULL, 'm'},
         {"inputs", required_argument, NULL, 'i'},  {"processes", required_argument, NULL, O_PROCESSES},
@@ -66,13 +82,15 @@ int rpx__cli_compare_run(int argc, char **argv)
         {"cpus", required_argument, NULL, O_CPUS}, {"unpaired", no_argument, NULL, O_UNPAIRED},
         {"out-dir", required_argument, NULL, O_OUT_DIR},
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
-        {"fail-on-regression", no_argument, NULL, O_GATE}, {"help", no_argument, NULL, 'h'},
+        {"fail-on-regression", no_argument, NULL, O_GATE}, {"html", required_argument, NULL, O_HTML},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     rpx_runner_config cfg[2];
     rpx_runner_result res[2];
     rpx_compare_opts co = {0.01, 0.95, 1};
     rpx_error err = {0};
-    const char *models[2] = {NULL, NULL}, *out_dir = NULL;
+    const char *models[2] = {NULL, NULL}, *out_dir = NULL, *html = NULL;
+    rpx_output *hout = NULL;
     char dir[PATH_MAX], path[2][PATH_MAX + 16];
     int nmodels = 0, c, json = 0, gate = 0, rc = RPX_EXIT_FAILURE, made_temp = 0, k;
     long l;
@@ -138,6 +156,7 @@ int rpx__cli_compare_run(int argc, char **argv)
             break;
         case 'j': json = 1; break;
         case O_GATE: gate = 1; break;
+        case O_HTML: html = optarg; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         case ':':
             return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s needs a value (see 'rpxprof compare --run --help')",
@@ -205,6 +224,19 @@ int rpx__cli_compare_run(int argc, char **argv)
         cfg[k].model = models[k];
         cfg[k].output = path[k];
     }
+    if (html) {   /* the page's file, before anything is measured: never the inputs or the reports */
+        const char *protect[3] = {cfg[0].inputs, path[0], path[1]};
+        if (same_place(html, dir, "base.json") || same_place(html, dir, "new.json")) {
+            rc = rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                              "--html %s: is one of the reports compare --run keeps in --out-dir %s; "
+                              "choose another --html path", html, dir);
+            goto out;
+        }
+        if ((k = rpx__cli_html_open("compare", html, -1, protect, 3, &hout)) != 0) {
+            rc = k;
+            goto out;
+        }
+    }
     /* a target whose first process fails stops the pair before the other one
      * starts: its failure, not the other's "interrupted before any process", is
      * what the user needs */
@@ -252,11 +284,24 @@ int rpx__cli_compare_run(int argc, char **argv)
     }
     if (!text) rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
     free(text);
+    if (rc == RPX_EXIT_OK && hout) {   /* the page, with both reports' distributions */
+        json_error_t je;
+        json_t *a = json_load_file(path[0], 0, &je), *b = json_load_file(path[1], 0, &je);
+        rpx_html_input in = {0};
+        in.compare = cmp;
+        in.compare_base = a;
+        in.compare_new = b;
+        if (rpx__cli_html("compare", hout, &in)) rc = RPX_EXIT_FAILURE;
+        hout = NULL;
+        json_decref(a);
+        json_decref(b);
+    }
     if (rc == RPX_EXIT_OK && gate &&
         strcmp(json_string_value(json_object_get(cmp, "verdict")), "slower") == 0)
         rc = RPX_EXIT_REGRESSION;
     if (out_dir) fprintf(stderr, "rpxprof compare: reports kept: %s, %s\n", path[0], path[1]);
 out:
+    rpx_output_discard(hout);
     json_decref(cmp);
     rpx_runner_result_free(&res[0]);
     rpx_runner_result_free(&res[1]);

@@ -195,6 +195,7 @@ int rpx__sched_finished(rpx_http_sched *s, long long intended, const rpx_run_con
                         rpx_run_result *res, const rpx_http_load_req *r)
 {
     if (r->ok) {
+        if (cfg->call_start_ns) cfg->call_start_ns[res->measured] = intended; /* --timeline */
         cfg->samples[res->measured++] = r->end_ns - intended;
         s->sched_ms[s->n_sched++] = (double)(intended - s->t0) / 1e6;
         rpx_histogram_add(s->service, r->end_ns - r->sent_ns);

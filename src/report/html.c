@@ -153,6 +153,7 @@ static const char css[] =
     ".med{stroke:var(--fg);stroke-width:2.5}.roof{fill:none;stroke:var(--c);stroke-width:2}.dot{fill:var(--accent)}"
     ".warm{fill:none;stroke:var(--muted);stroke-width:4;stroke-linecap:round}.warmband{fill:var(--grid);fill-opacity:.45}"
     ".hit{fill:transparent;cursor:crosshair}.sel{fill:var(--accent);fill-opacity:.15}"
+    ".bi,.bu{fill:var(--c);stroke:var(--fg);stroke-width:.8}.bli,.blu{stroke:var(--c);stroke-width:1.4;stroke-dasharray:2 3}.blu{stroke-dasharray:1 5}.bl{font-size:10px}"
     ".meas{fill:var(--m0)}.meas2{fill:none;stroke:var(--m0);stroke-width:2}.measl{stroke:var(--m0);stroke-width:2;stroke-dasharray:6 4}"
     ".side0{fill:var(--s0);fill-opacity:.3;stroke:var(--s0)}.side1{fill:var(--s1);fill-opacity:.3;stroke:var(--s1)}"
     ".sidem0{stroke:var(--s0);fill:var(--s0);stroke-width:2}.sidem1{stroke:var(--s1);fill:var(--s1);stroke-width:2}"

@@ -496,9 +496,21 @@ void rpx__h_fig_stat_rows(hout *o, const char *const *labels, const json_t *cons
     fig_close(o, "Each row: minimum to maximum (line), p50 (dot), p95 and p99 (ticks), as the report states them.");
 }
 
+/* The attainable GFLOP/s of a target's bound (its FLOPs over its latency),
+ * NAN where the report has no such bound. */
+static double bound_gflops(const json_t *b, double flops)
+{
+    double lat = rpx__h_jnum(json_object_get(b, "latency_ms")), f = rpx__h_jnum(json_object_get(b, "flops"));
+    if (!isfinite(f)) f = flops;
+    return isfinite(lat) && lat > 0 && isfinite(f) && f > 0 ? f / (lat * 1e-3) / 1e9 : NAN;
+}
+
 /* Log-log roofline of each target: attainable FLOP/s against arithmetic
  * intensity, the measured point (FLOPs / measured p50) where the intensity is
- * known, else the measured FLOP/s as a dashed line. */
+ * known, else the measured FLOP/s as a dashed line; each target's ideal and
+ * unfused bound as its own labelled mark (a square and a triangle at the
+ * bound's intensity and attainable FLOP/s, or a dotted level where the
+ * bound's intensity is unknown). */
 void rpx__h_fig_roofline(hout *o, const json_t *report, const char *id)
 {
     const json_t *rl = json_object_get(report, "roofline"), *eff = json_object_get(report, "efficiency"), *t;
@@ -517,6 +529,11 @@ void rpx__h_fig_roofline(hout *o, const json_t *report, const char *id)
         if (isfinite(pk)) { if (pk > pmax) pmax = pk; if (pk < pmin) pmin = pk; }
     }
     if (!(pmax > 0)) return;
+    json_object_foreach((json_t *)rl, key, t) {   /* the bounds' marks fit on the axis */
+        double gi = bound_gflops(json_object_get(t, "ideal"), flops), gu = bound_gflops(json_object_get(t, "unfused"), flops);
+        if (isfinite(gi) && gi / 1.5 < pmin / 1000) pmin = gi * 1000 / 1.5;
+        if (isfinite(gu) && gu / 1.5 < pmin / 1000) pmin = gu * 1000 / 1.5;
+    }
     amake(&x, 0.01, 10000, 1, FL, FW - FR - 150);
     amake(&y, fmin(meas, pmin / 1000) , fmax(meas, pmax) * 1.5, 1, B, T);
     snprintf(fid, sizeof fid, "%s-roof", id);
@@ -544,6 +561,41 @@ void rpx__h_fig_roofline(hout *o, const json_t *report, const char *id)
         put(o, "</text></g>");
         k++;
     }
+    k = 0;
+    json_object_foreach((json_t *)rl, key, t) {   /* each target's two bounds, apart */
+        int kind;
+        if (!isfinite(rpx__h_jnum(jget2(t, "peak_dense", "tflops")))) continue;
+        for (kind = 0; kind < 2; kind++) {
+            const char *kn = kind ? "unfused" : "ideal";
+            const json_t *b = json_object_get(t, kn);
+            double g = bound_gflops(b, flops), lat = rpx__h_jnum(json_object_get(b, "latency_ms"));
+            double ai = rpx__h_jnum(json_object_get(b, "arithmetic_intensity")), px, py;
+            char b3[40];
+            if (!isfinite(g)) continue;
+            py = apos(&y, g);
+            put(o, "<g class=\"bnd %s\" data-target=\"", kn);
+            rpx__h_esc(o, key);
+            put(o, "\" data-ms=\"%.17g\"><title>", lat);
+            rpx__h_esc(o, key);
+            put(o, ": %s bound %s ms = %s GFLOP/s attainable", kn, rpx__h_num3(b1, sizeof b1, lat), rpx__h_num3(b2, sizeof b2, g));
+            if (isfinite(ai) && ai > 0) put(o, " at %s FLOP/byte", rpx__h_num3(b3, sizeof b3, ai));
+            else put(o, " (arithmetic intensity unknown: no traffic figure)");
+            put(o, "</title>");
+            if (isfinite(ai) && ai > 0) {
+                px = apos(&x, fmin(fmax(ai, x.lo), x.hi));
+                if (kind) put(o, "<path class=\"bu p%d\" d=\"M%.1f %.1fl5 9h-10z\"/>", k % NPROC_COLOURS, px, py - 5);
+                else put(o, "<rect class=\"bi p%d\" x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\"/>", k % NPROC_COLOURS, px - 4, py - 4);
+                put(o, "<text class=\"ax bl\" x=\"%.1f\" y=\"%.1f\">%s</text>", px + 7, py + (kind ? 12 : -5), kn);
+            } else {
+                px = x.p1 - 60.0 * (kind + 1);
+                put(o, "<line class=\"bl%s p%d\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", kind ? "u" : "i",
+                    k % NPROC_COLOURS, x.p0, py, x.p1, py);
+                put(o, "<text class=\"ax bl\" x=\"%.1f\" y=\"%.1f\">%s</text>", px, py - 3, kn);
+            }
+            put(o, "</g>");
+        }
+        k++;
+    }
     if (isfinite(ii) && ii > 0) {
         put(o, "<circle class=\"meas\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\"><title>measured: %s GFLOP/s at %s FLOP/byte (ideal traffic)</title></circle>",
             apos(&x, fmin(fmax(ii, x.lo), x.hi)), apos(&y, meas), rpx__h_num3(b1, sizeof b1, meas), rpx__h_num3(b2, sizeof b2, ii));
@@ -558,7 +610,9 @@ void rpx__h_fig_roofline(hout *o, const json_t *report, const char *id)
     put(o, "<text class=\"ax\" x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" text-anchor=\"middle\">GFLOP/s (log)</text>",
         (T + B) / 2, (T + B) / 2);
     fig_close(o, "Each target's roof: min(peak FLOP/s, bandwidth x intensity), from the report's roofline. The point (or the "
-                 "dashed line where the traffic is unknown) is the model's FLOPs over the measured p50.");
+                 "dashed line where the traffic is unknown) is the model's FLOPs over the measured p50. Each target's "
+                 "ideal bound (square) and unfused bound (triangle) sit at the bound's intensity and attainable FLOP/s "
+                 "(FLOPs over the bound's latency; a dotted level where the intensity is unknown).");
 }
 
 void rpx__h_fig_two(hout *o, const rpx_h_run *a, const rpx_h_run *b, const char *id)

@@ -26,6 +26,9 @@ typedef struct rpx_run_timeline {
     const int64_t *warmup_start_ns;
     const int64_t *warmup_restore_ns; /* {start, duration} pairs; NULL: none */
     const rpx_rss_trend *trend;   /* the resident-set readings; NULL: none */
+    /* an open-loop HTTP load: each successful request's intended send time,
+     * beside its sample (`measured` entries); NULL: none */
+    const int64_t *request_intended_ns;
 } rpx_run_timeline;
 
 /* What one worker process measured (borrowed arrays). */

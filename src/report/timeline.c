@@ -41,7 +41,16 @@ static json_t *process_json(const rpx_run_process *p, int index, int64_t origin)
         json_object_set_new(o, "warmup_start_ms", json_null());
         json_object_set_new(o, "warmup_ms", json_null());
         json_object_set_new(o, "call_start_ms", json_null());
+        if (t->request_intended_ns) {
+            a = json_array();
+            for (j = 0; j < p->measured; j++)
+                json_array_append_new(a, ms_at(t->request_intended_ns[j], origin));
+            json_object_set_new(o, "request_intended_ms", a);
+        } else {
+            json_object_set_new(o, "request_intended_ms", json_null());
+        }
     } else {
+        json_object_set_new(o, "request_intended_ms", json_null());
         a = json_array();
         for (w = 0; w < p->warmup_kept; w++)
             json_array_append_new(a, ms_at(t->warmup_start_ns[w], origin));

@@ -16,6 +16,10 @@
  *   watch's SM clock, power and temperature (timeline.gpu);
  * - "i" instants: an HTTP run's streamed events (http.streaming.events_kept)
  *   on their calls;
+ * - an open-loop HTTP load's requests (timeline request_intended_ms): async
+ *   "b"/"e" pairs (cat "request", id the sample's index) on the process's
+ *   track, from the intended send time to the response's end (its sample),
+ *   so that requests in flight together stack instead of overlapping;
  * - at most max_events events; when the bound cuts a process's events, the
  *   first ones are kept and a global "i" instant event (cat "note") says how
  *   many were left out. */
@@ -159,6 +163,45 @@ static void stream_events(const json_t *report, const json_t *starts, size_t n_c
     }
 }
 
+/* An open-loop load's requests: one async pair each, from the intended send
+ * time (on the trace's clock) to the end; args name the sample and its
+ * http.load.schedule_ms. Both events or neither (the bound counts two). */
+static void request_events(const json_t *report, const json_t *intended, size_t offset, int pid,
+                           sink *s)
+{
+    const json_t *samples = json_object_get(report, "latency_samples_ms");
+    const json_t *sched = json_object_get(
+        json_object_get(json_object_get(report, "http"), "load"), "schedule_ms");
+    size_t i, n = json_array_size(intended), n_samples = json_array_size(samples);
+    if (offset > n_samples) return;
+    if (n > n_samples - offset) n = n_samples - offset; /* an altered report */
+    for (i = 0; i < n; i++) {
+        size_t g = offset + i;
+        double t0 = num_at(intended, i), dur = num_at(samples, g);
+        if (s->left < 2) {
+            s->dropped += 2;
+            continue;
+        }
+        s->left--;
+        begin(s->b, s->written);
+        rpx__sb_printf(s->b, "{\"name\":\"request %zu\",\"cat\":\"request\",\"ph\":\"b\","
+                             "\"id\":\"%zu\",\"ts\":", i, g);
+        put_us(s->b, t0);
+        rpx__sb_printf(s->b, ",\"pid\":%d,\"tid\":1,\"args\":{\"index\":%zu,\"sample_index\":%zu,"
+                             "\"intended_ms\":", pid, i, g);
+        put_num(s->b, json_is_number(json_array_get(sched, g)) ? num_at(sched, g) : NAN);
+        rpx__sb_str(s->b, ",\"latency_ms\":");
+        put_num(s->b, dur);
+        rpx__sb_str(s->b, "}}");
+        (void)room(s);
+        rpx__sb_printf(s->b, "{\"name\":\"request %zu\",\"cat\":\"request\",\"ph\":\"e\","
+                             "\"id\":\"%zu\",\"ts\":", i, g);
+        /* the end as start + sample, both rounded to the nanosecond as put_us does */
+        put_us(s->b, (double)(llround(t0 * 1e6) + llround(dur * 1e6)) / 1e6);
+        rpx__sb_printf(s->b, ",\"pid\":%d,\"tid\":1}", pid);
+    }
+}
+
 /* One process's events. */
 static void process_events(const json_t *report, const json_t *tp, sink *s, int *no_calls)
 {
@@ -218,6 +261,8 @@ static void process_events(const json_t *report, const json_t *tp, sink *s, int 
         rpx__sb_str(s->b, "}}");
     }
     if (proc == 0 && n_calls > 0) stream_events(report, starts, n_calls, pid, s);
+    if (json_is_array(json_object_get(tp, "request_intended_ms")))
+        request_events(report, json_object_get(tp, "request_intended_ms"), offset, pid, s);
     for (i = 0; json_is_array(rc) && i < json_array_size(rc) && n_calls > 0; i++) {
         json_int_t after = json_integer_value(json_array_get(rc, i)); /* 1-based */
         size_t k = after >= 1 && (size_t)after <= n_calls ? (size_t)after - 1 : n_calls - 1;

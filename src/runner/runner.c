@@ -504,6 +504,7 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
                                   x->smp.writable && p->timeline_calls ? p->warmup_restore : NULL,
                                   p->phase >= PHASE_LOOP ? &p->trend : NULL};
             tl[i] = t;
+            if (!p->timeline_calls && p->phase >= PHASE_LOOP) tl[i].request_intended_ns = p->call_start;
             procs[i].timeline = &tl[i];
         }
     }

@@ -299,6 +299,9 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
                 cfg.restore_start_ns = sh->restore_start;
                 cfg.warmup_restore_ns = sh->warmup_restore;
             }
+        } else if (p->timeline) {
+            /* an open-loop load keeps each request's intended send time there instead */
+            cfg.call_start_ns = sh->call_start;
         }
         if (p->rate_hz > 0) {
             cfg.period_ns = (int64_t)(1e9 / p->rate_hz + 0.5);

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import BUILD, MODELS, SANITIZED, main, run, validate_profile
+from common import BUILD, MODELS, SANITIZED, main, run, save_matmul_onnx, validate_profile
 from http_server import HttpTestServer
 
 ARTIFACTS = os.path.join(BUILD, "test-artifacts", "html")
@@ -346,6 +346,64 @@ class HtmlReportTest(unittest.TestCase):
         p = run("compare", "run.json", "run2.json", "--html", "notes.html", cwd=d)
         self.assertEqual(p.returncode, 1)
         self.assertIn("choose another --html path", p.stderr)
+
+    def test_html_beside_compare_run(self):
+        """compare --run --html FILE: the comparison's page of the two reports it measured
+        (kept or temporary), written beside its table (cheap: two processes of 6 calls each)."""
+        d = self.tmp
+        p = run("compare", "--run", "--model", "rpxprof-demo:demo_noop", "--model", "rpxprof-demo:demo_noop",
+                "--inputs", "frame.npz", "--processes", "2", "--repeats", "12", "--warmup", "1",
+                "--html", "h-cmprun.html", cwd=d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.path("h-cmprun.html")) as f:
+            html = f.read()
+        self.check_static(html)
+        self.assertIn('id="compare-two"', html)   # both distributions: the two reports were read
+        self.assertIn('id="compare-ratio"', html)
+        verdict = re.search(r"verdict: (\w+)", p.stdout)
+        self.assertIsNotNone(verdict, p.stdout)
+        self.assertIn(f'Verdict: <b class="v">{verdict.group(1)}', html)
+        # never one of the reports it keeps
+        p = run("compare", "--run", "--model", "rpxprof-demo:demo_noop", "--model", "rpxprof-demo:demo_noop",
+                "--inputs", "frame.npz", "--processes", "2", "--repeats", "12", "--out-dir", "crd",
+                "--html", os.path.join("crd", "base.json"), cwd=d)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--html", p.stderr)
+
+    def test_roofline_marks_each_targets_ideal_and_unfused_bound(self):
+        """The run view's roofline: for each target of the report's roofline, its ideal and
+        its unfused bound as separate labelled marks (at the bound's arithmetic intensity and
+        attainable GFLOP/s = FLOPs / the bound's latency), beside the measured point."""
+        model = save_matmul_onnx(self.path("mm.onnx"))
+        run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", "frame.npz", "--repeats", "10", "--warmup", "1",
+            "--processes", "1", "--cost", "mm.onnx", "--input", "x=4x64", "--precision", "fp32", "-q",
+            "--output", "roof.json", check=0, cwd=self.tmp)
+        self.assertTrue(os.path.exists(model))
+        with open(self.path("roof.json")) as f:
+            r = json.load(f)
+        html = self.report("roof.json", out="roof.html")
+        fig = html[html.index('id="run-0-roof"'):]
+        fig = fig[:fig.index("</figure>")]
+        self.assertIn('class="meas"', fig)            # the measured point
+        flops = r["efficiency"]["flops"]
+        seen = 0
+        for key, t in r["roofline"].items():
+            for kind in ("ideal", "unfused"):
+                b = t[kind]
+                marks = re.findall(r'<g class="bnd %s" data-target="([^"]*)" data-ms="([^"]*)">(.*?)</g>' % kind, fig)
+                mine = [m for m in marks if m[0] == key]
+                if b is None or b.get("latency_ms") is None:
+                    self.assertEqual(mine, [], (key, kind))
+                    continue
+                self.assertEqual(len(mine), 1, (key, kind, marks))
+                self.assertEqual(float(mine[0][1]), b["latency_ms"])   # the report's bound, not recomputed
+                self.assertIn(f"{kind} bound", mine[0][2])                 # labelled
+                self.assertIn(key, mine[0][2])
+                self.assertRegex(mine[0][2], r"<text ")                   # a visible label, not only a tooltip
+                seen += 1
+        # a cost file gives every target with a peak both bounds
+        self.assertGreaterEqual(seen, 2 * 2, fig[:400])
+        self.assertTrue(flops > 0)
 
     def test_many_calls_draw_ranges_not_a_subsample(self):
         if SANITIZED:

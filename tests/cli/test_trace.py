@@ -54,7 +54,7 @@ class TraceTest(TempDirTest):
         self.assertIsInstance(t["traceEvents"], list)
         for e in t["traceEvents"]:
             self.assertIsInstance(e["name"], str, e)
-            self.assertIn(e["ph"], ("X", "M", "C", "i"), e)
+            self.assertIn(e["ph"], ("X", "M", "C", "i", "b", "e"), e)
             self.assertIsInstance(e["pid"], int, e)
             if "args" in e:
                 self.assertIsInstance(e["args"], dict, e)
@@ -75,6 +75,11 @@ class TraceTest(TempDirTest):
                 self.assertEqual(round(e["dur"] * 1000, 6), round(e["dur"] * 1000), e)
                 self.assertLessEqual(set(e), {"name", "cat", "ph", "ts", "dur", "pid", "tid",
                                               "args"})
+            elif e["ph"] in ("b", "e"):   # an open-loop request: async, paired by id
+                self.assertEqual(e["cat"], "request", e)
+                self.assertIsInstance(e["id"], str, e)
+                self.assertIsInstance(e["tid"], int)
+                self.assertLessEqual(set(e), {"name", "cat", "ph", "id", "ts", "pid", "tid", "args"})
             elif e["ph"] == "C":
                 self.assertTrue(e["args"], e)
                 for v in e["args"].values():
@@ -323,6 +328,28 @@ class TraceTest(TempDirTest):
             self.assertEqual({e["cat"] for e in t["traceEvents"] if e["ph"] == "X"},
                              {"setup", "teardown"})
             self.assertIn("open-loop", t["otherData"]["calls"])
+            # each request as an async pair on its process's track, from its intended send
+            # time (http.load.schedule_ms, here on the trace's clock) to its end: dur = sample
+            proc = r["timeline"]["processes"][0]
+            intended = proc["request_intended_ms"]
+            samples = r["latency_samples_ms"]
+            self.assertEqual(len(intended), len(samples))
+            sched = r["http"]["load"]["schedule_ms"]
+            for i in range(1, len(intended)):   # the same schedule, shifted by its start
+                self.assertAlmostEqual(intended[i] - intended[0], sched[i] - sched[0], delta=1e-5)
+            reqs = [e for e in t["traceEvents"] if e.get("cat") == "request"]
+            begins = {e["id"]: e for e in reqs if e["ph"] == "b"}
+            ends = {e["id"]: e for e in reqs if e["ph"] == "e"}
+            self.assertEqual(len(begins), len(samples))
+            self.assertEqual(set(begins), set(ends))
+            for k, e in begins.items():
+                f = ends[k]
+                self.assertEqual((e["pid"], e["tid"], e["name"]), (f["pid"], f["tid"], f["name"]))
+                self.assertIsInstance(e["id"], str)
+                g = e["args"]["sample_index"]
+                self.assertEqual(ns(e["ts"] / 1e3), ns(intended[g]))
+                self.assertEqual(ns((f["ts"] - e["ts"]) / 1e3), ns(samples[g]))
+                self.assertAlmostEqual(e["args"]["intended_ms"], sched[g], delta=1e-9)
 
     def test_crashed_run_keeps_its_trace(self):
         p, r, t = self.traced("--repeats", 10, "--warmup", 2, "--processes", 1,
@@ -332,6 +359,17 @@ class TraceTest(TempDirTest):
         self.check_nesting(t, teardown=False)
         timed = [e for e in t["traceEvents"] if e.get("cat") == "timed"]
         self.assertEqual(len(timed), len(r["latency_samples_ms"]))
+
+    def test_readme_and_docs_say_how_to_open_a_trace(self):
+        from common import SOURCE
+        readme = read(os.path.join(SOURCE, "README.md"))
+        self.assertIn("--trace run.trace.json", readme, "README.md lost its trace paragraph")
+        self.assertIn("ui.perfetto.dev", readme)
+        self.assertIn("docs/report.md#traces", readme)
+        doc = read(os.path.join(SOURCE, "docs", "report.md"))
+        self.assertIn("## Traces", doc)
+        self.assertIn("https://ui.perfetto.dev", doc)
+        self.assertIn("chrome://tracing", doc)
 
 
 if __name__ == "__main__":
