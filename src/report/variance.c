@@ -310,7 +310,7 @@ static void factor_cpu(factor *f, const proc *p, size_t k, const double *ms, con
     }
     if (sst > 0) {
         double ssw = sst - ssb;
-        f->share = ssb / sst;
+        f->share = ssb / sst > 1 ? 1 : ssb / sst; /* ssb and sst summed apart: 1 + 1e-11 */
         f->p = ssw > 1e-12 * sst
                    ? rpx_stats_f_sf((ssb / (double)(g - 1)) / (ssw / (double)(k - g)),
                                     (double)(g - 1), (double)(k - g))
@@ -424,6 +424,24 @@ static void factor_counter(factor *f, const proc *p, size_t k, double *x)
     if (missing && k >= 3) {
         untested(f, "%s: not recorded (recording off, or a report of an older rpxprof)", missing);
         return;
+    }
+    /* events (migrations, faults, switches), not time: counts that differ by a
+     * few events between processes cannot explain a latency difference, and
+     * with five processes such a count lines up with the CPUs by chance (2
+     * faults on the slow CPU's processes, 1 on the other's) */
+    if (!missing && k >= 3 && strncmp(f->measure, "off-CPU ms", 10) != 0) {
+        double lo = INFINITY, hi = -INFINITY;
+        size_t i;
+        for (i = 0; i < k; i++) {
+            double events = x[i] * (double)p[i].n;
+            if (events < lo) lo = events;
+            if (events > hi) hi = events;
+        }
+        if (hi - lo < RPX_VARIANCE_MIN_EVENTS) {
+            untested(f, "too few events to explain a difference: the processes' counts (%.0f to "
+                        "%.0f) differ by fewer than %d", lo, hi, RPX_VARIANCE_MIN_EVENTS);
+            return;
+        }
     }
     factor_numeric(f, p, k, x);
 }

@@ -16,6 +16,9 @@
 #define RPX_VARIANCE_ALPHA 0.01
 #define RPX_VARIANCE_MIN_SHARE 0.5
 #define RPX_VARIANCE_MIN_RATIO 1.01
+/* A count factor (migrations, page faults, involuntary switches) is tested only
+ * when the processes' counts differ by at least this many events. */
+#define RPX_VARIANCE_MIN_EVENTS 3
 
 /* The `variance` object of a profile report (`rpxprof.profile/1`):
  * {between_process_share, process_p50_ratio, factors, explained_by, message,
