@@ -804,7 +804,9 @@ static void custom_target(rpx_target_custom *custom, core_state *st, PyObject *f
 
 /* profile_pair(fn_a, fn_b, name_a, name_b, module_a, qualname_a, module_b, qualname_b,
  *              inputs, label, writable, warmup, repeats, processes, device, precision,
- *              unit, cpus, spread, timeout, call_timeout)
+ *              unit, cpus, spread, timeout, call_timeout, args, kwargs)
+ * inputs None with args (a tuple) / kwargs (a dict or None): each called as
+ * fn(*args, **kwargs) with the caller's own objects, as profile() calls one.
  * -> ((report_a_json, status_a), (report_b_json, status_b), error): two callables
  * measured as `rpxprof compare --run` measures two targets (rpx_runner_run_pair: their
  * worker processes alternate A B, B A, ...; with spread, pair k on CPU k mod n). */
@@ -813,10 +815,11 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"fn_a", "fn_b", "name_a", "name_b", "module_a", "qualname_a",
                             "module_b", "qualname_b", "inputs", "label", "writable", "warmup",
                             "repeats", "processes", "device", "precision", "unit", "cpus",
-                            "spread", "timeout", "call_timeout", NULL};
+                            "spread", "timeout", "call_timeout", "args", "kwargs", NULL};
     PyObject *fn[2], *out = NULL, *rep[2] = {NULL, NULL};
+    PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *name[2], *module[2] = {NULL, NULL}, *qualname[2] = {NULL, NULL};
-    const char *inputs, *label = NULL;
+    const char *inputs = NULL, *label = NULL;
     int writable = 0, processes = 10, k, rc;
     double timeout = 0, call_timeout = 0;
     rpx_runner_config c[2];
@@ -826,12 +829,22 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     rpx_error err = {0};
     (void)self;
     rpx_runner_config_init(&c[0]);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzs|zpllissszpdd", names, &fn[0], &fn[1],
-                                     &name[0], &name[1], &module[0], &qualname[0], &module[1],
-                                     &qualname[1], &inputs, &label, &writable, &c[0].warmup,
-                                     &c[0].repeats, &processes, &c[0].device, &c[0].precision,
-                                     &c[0].unit, &c[0].cpus, &c[0].spread, &timeout, &call_timeout))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzz|zpllissszpddOO", names, &fn[0],
+                                     &fn[1], &name[0], &name[1], &module[0], &qualname[0],
+                                     &module[1], &qualname[1], &inputs, &label, &writable,
+                                     &c[0].warmup, &c[0].repeats, &processes, &c[0].device,
+                                     &c[0].precision, &c[0].unit, &c[0].cpus, &c[0].spread,
+                                     &timeout, &call_timeout, &call_args, &call_kwargs))
         return NULL;
+    if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
+        (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "args: a tuple, kwargs: a dict");
+        return NULL;
+    }
+    if (!inputs && call_args == Py_None && call_kwargs == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "give inputs (an NPZ path) or args/kwargs");
+        return NULL;
+    }
     if (!PyCallable_Check(fn[0]) || !PyCallable_Check(fn[1])) {
         PyErr_SetString(PyExc_TypeError, "fn_a and fn_b must be callable");
         return NULL;
@@ -848,6 +861,11 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     memset(res, 0, sizeof res);
     for (k = 0; k < 2; k++) {
         custom_target(&custom[k], &st[k], fn[k], module[k], qualname[k]);
+        /* the caller's own objects (as core_profile): no inputs file */
+        st[k].args = call_args != Py_None ? call_args
+                     : call_kwargs != Py_None ? PyTuple_New(0) : NULL;
+        if (call_args != Py_None) Py_INCREF(call_args);
+        st[k].kwargs = call_kwargs != Py_None ? call_kwargs : NULL;
         c[k].model = name[k];
         c[k].target.custom = &custom[k];
     }
@@ -878,6 +896,7 @@ done:
         Py_XDECREF(rep[k]);
         rpx_runner_result_free(&res[k]);
         rpx__pycall_clear(&st[k].call);
+        Py_XDECREF(st[k].args);
     }
     return out;
 }
