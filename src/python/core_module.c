@@ -200,7 +200,9 @@ static const char *status_text(rpx_runner_status st)
  *         warmup, repeats, device, precision, unit, processes, meta_json,
  *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread,
  *         args, kwargs, progress, target_precision, max_time, stop_after, audit,
- *         audit_threshold, call_records)
+ *         audit_threshold, call_records, check_outputs, check_fraction, rtol, atol,
+ *         output_field, save_outputs, reference_outputs)
+ * the output checks: as `rpxprof run --check-outputs ...` (docs/output-checks.md).
  * args (a tuple) / kwargs (a dict or None): fn(*args, **kwargs) with the caller's
  * own objects, and no inputs file (model may be any name); progress: the
  * loop's progress line on stderr (the caller checked the terminal).
@@ -213,7 +215,9 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
                             "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
                             "call_timeout", "cpus", "spread", "args", "kwargs", "progress",
                             "target_precision", "max_time", "stop_after", "audit",
-                            "audit_threshold", "call_records", NULL};
+                            "audit_threshold", "call_records", "check_outputs",
+                            "check_fraction", "rtol", "atol", "output_field", "save_outputs",
+                            "reference_outputs", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
@@ -230,14 +234,16 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdz", names, &fn,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdzpdddzzz", names, &fn,
                                      &model, &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
                                      &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
                                      &call_args, &call_kwargs, &c.progress, &c.target_precision,
                                      &c.max_time_s, &c.stop_after_s, &c.audit, &c.audit_threshold,
-                                     &call_records))
+                                     &call_records, &c.check_outputs, &c.check_fraction,
+                                     &c.rtol, &c.atol, &c.target.output_field, &c.save_outputs,
+                                     &c.reference_outputs))
         return NULL;
     if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
         (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
