@@ -678,6 +678,14 @@ def test_profile_check_outputs_catches_a_wrong_answer():
         rpxprof.profile(_every_50th_wrong(), FRAME, warmup=1, repeats=150, processes=2,
                         check_outputs=True, check_fraction=1.0)
     assert e.value.report["status"] == "outputs_differ"
+    # the native form, fn(*args): the same
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(_every_50th_wrong(), FRAME["rgb"], warmup=1, repeats=150,
+                        check_outputs=True, check_fraction=1.0)
+    assert e.value.report["status"] == "outputs_differ"
+    r = rpxprof.profile(lambda rgb: rgb * 2, FRAME["rgb"], warmup=1, repeats=20,
+                        check_outputs=True, check_fraction=1.0)
+    assert r["outputs"]["verdict"] == "match" and r["outputs"]["checked_calls"] == 20
 
 
 def test_profile_check_outputs_passes_an_exact_one(tmp_path):
