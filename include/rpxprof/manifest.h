@@ -45,6 +45,12 @@ typedef struct rpx_batch_job {
     const char *const *inputs_list;
     size_t n_inputs;
     int call_records;             /* --call-records: RPX_CALL_RECORDS_CPU (0, the default), _FULL, _OFF */
+    /* the output checks (docs/output-checks.md): --check-outputs, --check-fraction
+     * (0: the default), --rtol, --atol, --output-field; save_outputs/reference_outputs:
+     * this job's folder, the manifest's folder + /TASK/MODEL (resolved), or NULL */
+    int check_outputs;
+    double check_fraction, rtol, atol;
+    const char *output_field, *save_outputs, *reference_outputs;
 } rpx_batch_job;
 
 typedef struct rpx_manifest rpx_manifest;
@@ -57,7 +63,8 @@ RPX_API size_t rpx_manifest_job_count(const rpx_manifest *m);
 RPX_API const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i);
 /* The run of a job: c (rpx_runner_config_init'ed here) with the job's
  * model, inputs, unit, device, precision, warmup, repeats, processes,
- * cpus, spread, call_records, gpu_time, metadata, cost and roofline targets; borrowed from the job. */
+ * cpus, spread, call_records, output checks, gpu_time, metadata, cost and roofline targets;
+ * borrowed from the job. */
 RPX_API void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c);
 
 /* The report of a job inside an output folder: DIR/<task>/<model>.json

@@ -185,7 +185,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
                  params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
                  cpus=None, spread=False, native=None, progress=False, target_precision=None,
                  max_time=None, stop_after=None, audit=None, audit_threshold=0.1,
-                 call_records=None):
+                 call_records=None, check_outputs=None, check_fraction=None, rtol=None,
+                 atol=None, output_field=None, save_outputs=None, reference_outputs=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
     native: (args, kwargs) to call fn(*args, **kwargs) with the caller's own objects
     instead of arrays (inputs is then None).
@@ -211,6 +212,12 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
     audit calls faster (default 0.10).
     call_records: "cpu" (the default), "full" or "off", as `rpxprof run --call-records`:
     where each timed call ran (the report's call_records; docs/report.md).
+    check_outputs: True (or a folder, as `rpxprof run --check-outputs DIR`: against the outputs
+    saved there) checks fn's return values as `rpxprof run --check-outputs` does
+    (docs/output-checks.md): an untimed reference pass, then check_fraction (default 0.01)
+    of the timed calls compared with it, bit-exact or within rtol/atol (numpy's allclose);
+    save_outputs/reference_outputs: folders as --save-outputs/--reference-outputs. A
+    difference ends the run with status outputs_differ: RpxprofError (code 7, .report).
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
     of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
     an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
@@ -256,6 +263,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             if isinstance(x, bool) or not isinstance(x, int):
                 raise RpxprofTypeError("cpus: CPU numbers are ints, not %s" % type(x).__name__)
         cpus = ",".join(str(x) for x in items)
+    checks = _output_checks(check_outputs, check_fraction, rtol, atol, output_field,
+                            save_outputs, reference_outputs)
     tmp = _tempfile.mkdtemp(prefix="rpxprof-")
     try:
         has_dict = False
@@ -308,7 +317,7 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
                                                                 target_precision, max_time,
                                                                 stop_after),
             audit=audit, audit_threshold=float(audit_threshold),
-            call_records=call_records)
+            call_records=call_records, **checks)
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))
@@ -321,6 +330,39 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
         raise RpxprofError(_python_words(error or ("the run ended with status " + status),
                                          name), code, report)
     return report
+
+
+def _output_checks(check_outputs, check_fraction, rtol, atol, output_field, save_outputs,
+                   reference_outputs):
+    """The output-check options as _core.profile's keywords (only those given; their ranges
+    and combinations are checked by the runner, as for `rpxprof run`)."""
+    kw = {}
+    if check_outputs is not None and not isinstance(check_outputs, bool):
+        if not isinstance(check_outputs, (str, bytes, _os.PathLike)):
+            raise RpxprofTypeError("check_outputs: True, or a folder written by save_outputs "
+                                   "(a path), not %s" % type(check_outputs).__name__)
+        if reference_outputs is not None:
+            raise RpxprofError("check_outputs=DIR is reference_outputs=DIR; give one of them", 2)
+        reference_outputs, check_outputs = check_outputs, True
+    if check_outputs:
+        kw["check_outputs"] = True
+    for label, v in (("check_fraction", check_fraction), ("rtol", rtol), ("atol", atol)):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise RpxprofTypeError("%s: a number, not %s" % (label, type(v).__name__))
+        kw[label] = float(v)
+    for label, v in (("output_field", output_field), ("save_outputs", save_outputs),
+                     ("reference_outputs", reference_outputs)):
+        if v is None:
+            continue
+        if label == "output_field":
+            if not isinstance(v, str):
+                raise RpxprofTypeError("output_field: a str, not %s" % type(v).__name__)
+            kw[label] = v
+        else:
+            kw[label] = _as_path(v, label, "a folder")
+    return kw
 
 
 def _check_arrays_call(fn, arrays):

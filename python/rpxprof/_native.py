@@ -15,7 +15,8 @@ from . import _torch
 OPTIONS = ("warmup", "repeats", "device", "precision", "unit", "processes", "writable_inputs",
            "cost", "flops", "params", "gpus", "meta", "timeout", "call_timeout", "name", "cpus",
            "spread", "min_time", "max_time", "target_precision", "quiet", "inference_mode",
-           "audit", "audit_threshold", "call_records")
+           "audit", "audit_threshold", "call_records", "check_outputs", "check_fraction",
+           "rtol", "atol", "output_field", "save_outputs", "reference_outputs")
 
 MIN_TIME = 1.0           # s of timed calls at least (auto-ranging)
 MAX_TIME = 10.0          # s for the whole profile() call at most (auto-ranging)

@@ -335,17 +335,15 @@ def _is_module(fn):
                for t in type(fn).__mro__)
 
 
-def _bound(fn, args, kwargs):
-    """A callable the runner calls with the placeholder array by keyword: fn(*args,
-    **kwargs); an nn.Module under torch.inference_mode()."""
-    if _is_module(fn):
-        import torch
+def _inference(fn):
+    """An nn.Module called as fn(*args, **kwargs) under torch.inference_mode(); other
+    callables as they are."""
+    if not _is_module(fn):
+        return fn
+    import torch
 
-        def call(**_):
-            with torch.inference_mode():
-                return fn(*args, **kwargs)
-    else:
-        def call(**_):
+    def call(*args, **kwargs):
+        with torch.inference_mode():
             return fn(*args, **kwargs)
     return call
 
@@ -395,22 +393,22 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1
                 type(v).__name__ == "ndarray" for v in args[0].values()))
             or (isinstance(args[0], (str, bytes, _os.PathLike))
                 and _os.fsdecode(_os.fspath(args[0])).endswith(".npz")))
+        native = {}
         if legacy and isinstance(args[0], dict):
             inputs, label, ca, cb = _npz_of(args[0], tmp, 0), "<dict>", fa, fb
         elif legacy:
             inputs, label, ca, cb = _os.fsdecode(_os.fspath(args[0])), None, fa, fb
         else:
-            # the arguments are bound in the callables; the runner passes one placeholder
-            import numpy as np
-            inputs = _os.path.join(tmp, "none.npz")
-            np.savez(inputs, rpxprof_no_inputs=np.zeros(1, np.uint8))
-            label = "<the arguments of rpxprof.compare_run, bound in the callables>"
-            ca, cb = _bound(fa, args, kwargs or {}), _bound(fb, args, kwargs or {})
+            # the caller's own objects, passed as they are (as profile() does): no inputs file
+            from . import _torch
+            inputs, ca, cb = None, _inference(fa), _inference(fb)
+            label = _torch.describe(tuple(args), kwargs or {})
+            native = {"args": tuple(args), "kwargs": dict(kwargs or {})}
         (ja, sa), (jb, sb), error = _core.profile_pair(
             ca, cb, na, nb, ma, qa, mb, qb, inputs, label=label, warmup=warmup,
             repeats=repeats, processes=processes, device=device, precision=precision,
             unit=unit, cpus=cpus, spread=bool(paired), timeout=float(timeout or 0),
-            call_timeout=float(call_timeout or 0))
+            call_timeout=float(call_timeout or 0), **native)
         reports = [Report(_json.loads(j)) if j else None for j in (ja, jb)]
         for r, s, n in ((reports[0], sa, na), (reports[1], sb, nb)):
             if s != "complete":

@@ -40,6 +40,14 @@ def pytest_addoption(parser):
     g.addoption("--rpxprof-warmup", metavar="N", type=int, default=None,
                 help="untimed calls per process (pytest-benchmark: "
                      "--benchmark-warmup-iterations); default: rpxprof.profile's")
+    g.addoption("--rpxprof-max-time", metavar="S", type=float, default=None,
+                help="auto-ranging's max_time: seconds a benchmark's profile() takes at most "
+                     "(pytest-benchmark: --benchmark-max-time); default: rpxprof.profile's "
+                     "(10 s); ignored when repeats are given")
+    g.addoption("--rpxprof-min-time", metavar="S", type=float, default=None,
+                help="auto-ranging's min_time: seconds of timed calls at least (pytest-"
+                     "benchmark: --benchmark-min-time, which is per round there); default: "
+                     "rpxprof.profile's (1 s)")
     g.addoption("--rpxprof-disable", action="store_true", default=False,
                 help="call each benchmarked function once, untimed, and return None "
                      "(pytest-benchmark: --benchmark-disable)")
@@ -59,6 +67,15 @@ def pytest_configure(config):
     p = config.getoption("rpxprof_processes")
     if p is not None and p < 0:
         raise pytest.UsageError("--rpxprof-processes %d: give 0 (the pytest process) or more" % p)
+    for k in ("max_time", "min_time"):
+        t = config.getoption("rpxprof_" + k)
+        if t is not None and not t > 0:
+            raise pytest.UsageError("--rpxprof-%s %g: give seconds above 0"
+                                    % (k.replace("_", "-"), t))
+    lo, hi = config.getoption("rpxprof_min_time"), config.getoption("rpxprof_max_time")
+    if lo is not None and hi is not None and lo > hi:
+        raise pytest.UsageError("--rpxprof-min-time %g is more than --rpxprof-max-time %g: "
+                                "give min <= max" % (lo, hi))
     base = config.getoption("rpxprof_compare")
     if base and not os.path.isdir(base):
         raise pytest.UsageError("--rpxprof-compare %s: no such folder; give the folder an "
@@ -100,7 +117,7 @@ class Benchmark:
         p = cfg.getoption("rpxprof_processes")
         if p:
             out["processes"] = p
-        for k in ("repeats", "warmup"):
+        for k in ("repeats", "warmup", "max_time", "min_time"):
             v = cfg.getoption("rpxprof_" + k)
             if v is not None:
                 out[k] = v

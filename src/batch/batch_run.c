@@ -78,6 +78,19 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     *wrote = *stop = 0;
     last[0] = '\0';
     rpx_batch_job_config(j, &c);
+    if (j->save_outputs) { /* DIR/TASK/MODEL: the runner makes the last level */
+        char *d = strdup(j->save_outputs), *slash;
+        if (d && (slash = strrchr(d, '/')) != NULL) {
+            *slash = '\0';
+            if ((slash = strrchr(d, '/')) != NULL) {
+                *slash = '\0';
+                (void)mkdir(d, 0777);  /* an error: the runner's mkdir names the folder */
+                *slash = '/';
+            }
+            (void)mkdir(d, 0777);
+        }
+        free(d);
+    }
     rc = rpx_runner_run(&c, &res, &err);
     if (rc != 0) {
         snprintf(last, lastsz, "%s", err.message);

@@ -315,13 +315,79 @@ static const char *const top_keys[] = {"schema", "description", "defaults", "tas
 static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
                                            "precision", "gpus", "gpu_time", "cpus", "spread",
                                            "audit", "audit_threshold",
-                                           "call_records"};
+                                           "call_records", "check_outputs", "check_fraction",
+                                           "rtol", "atol", "output_field", "save_outputs",
+                                           "reference_outputs"};
 static const char *const task_keys[] = {"inputs", "unit", "meta"};
 static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
                                          "params", "device",    "precision", "warmup",
                                          "repeats", "processes", "gpu_time", "cpus",
                                          "spread", "audit", "audit_threshold",
-                                         "call_records"};
+                                         "call_records", "check_outputs", "check_fraction",
+                                         "rtol", "atol", "output_field", "save_outputs",
+                                         "reference_outputs"};
+
+static double get_share(const json_t *o, const char *key, double dflt, const char *path,
+                        const char *where, rpx_error *err, int *rc);
+
+/* The output checks of one level (defaults or a model); absent keys keep what
+ * the level above gave. check_outputs: true/false, or a folder (its
+ * reference_outputs, as `rpxprof run --check-outputs DIR`). Folders: as written
+ * (resolved against the manifest when the job is made). */
+typedef struct checks {
+    int check_outputs;
+    double check_fraction, rtol, atol;
+    const char *output_field, *save_outputs, *reference_outputs;
+} checks;
+
+static void get_checks(const json_t *o, checks *k, const char *path, const char *where,
+                       rpx_error *err, int *rc)
+{
+    json_t *v = json_object_get(o, "check_outputs");
+    if (v && json_is_string(v)) {
+        k->check_outputs = 1;
+        k->reference_outputs = json_string_value(v);
+        if (json_object_get(o, "reference_outputs") && !*rc)
+            *rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s.check_outputs: a folder here is "
+                                "reference_outputs; give one of them", path, where);
+    } else if (v && !json_is_null(v) && !json_is_boolean(v)) {
+        if (!*rc)
+            *rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s.check_outputs: has the wrong type: "
+                                "expected true, false or a folder written by save_outputs, "
+                                "got %s", path, where, rpx_json_type_name(v));
+    } else if (v && json_is_boolean(v)) {
+        k->check_outputs = json_is_true(v);
+    }
+    k->check_fraction = get_share(o, "check_fraction", k->check_fraction, path, where, err, rc);
+    k->rtol = get_share(o, "rtol", k->rtol, path, where, err, rc);
+    k->atol = get_share(o, "atol", k->atol, path, where, err, rc);
+    if (json_is_string(json_object_get(o, "output_field")) ||
+        (json_object_get(o, "output_field") && !json_is_null(json_object_get(o, "output_field"))))
+        k->output_field = get_str(o, "output_field", 0, path, where, err, rc);
+    if (json_is_string(json_object_get(o, "save_outputs")) ||
+        (json_object_get(o, "save_outputs") && !json_is_null(json_object_get(o, "save_outputs"))))
+        k->save_outputs = get_str(o, "save_outputs", 0, path, where, err, rc);
+    if (json_is_string(json_object_get(o, "reference_outputs")) ||
+        (json_object_get(o, "reference_outputs") &&
+         !json_is_null(json_object_get(o, "reference_outputs"))))
+        k->reference_outputs = get_str(o, "reference_outputs", 0, path, where, err, rc);
+}
+
+/* DIR/TASK/MODEL of a manifest's output folder (resolved against the manifest) */
+static const char *job_folder(rpx_manifest *m, const char *path, const char *dir,
+                              const char *task, const char *model)
+{
+    char *root, *p;
+    size_t len;
+    if (!dir) return NULL;
+    root = resolve(path, dir);
+    if (!root) return NULL;
+    len = strlen(root) + strlen(task) + strlen(model) + 3;
+    p = malloc(len);
+    if (p) snprintf(p, len, "%s/%s/%s", root, task, model);
+    free(root);
+    return own(m, p);
+}
 
 /* audit_threshold: a number (its range: the run options' table, checked with the
  * job's config). Absent or null: dflt. */
@@ -348,6 +414,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     int gpu_time, spread, call_records;
     const char *cpus, *audit;
     double audit_threshold;
+    checks dchecks = {0};
     size_t mi, ti, nm;
     int rc = 0;
 
@@ -384,6 +451,7 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     audit = get_str(defaults, "audit", 0, path, "defaults", err, &rc);
     audit_threshold = get_share(defaults, "audit_threshold", 0, path, "defaults", err, &rc);
     call_records = get_call_records(defaults, RPX_CALL_RECORDS_CPU, path, "defaults", err, &rc);
+    get_checks(defaults, &dchecks, path, "defaults", err, &rc);
     dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
     prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
     if (rc) return rc;
@@ -559,6 +627,21 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
                 (void)get_str(mo, "audit", 0, path, mw, err, &rc);
             j.audit_threshold = get_share(mo, "audit_threshold", audit_threshold, path, mw, err, &rc);
             j.call_records = get_call_records(mo, call_records, path, mw, err, &rc);
+            {
+                checks ck = dchecks;
+                get_checks(mo, &ck, path, mw, err, &rc);
+                j.check_outputs = ck.check_outputs;
+                j.check_fraction = ck.check_fraction;
+                j.rtol = ck.rtol;
+                j.atol = ck.atol;
+                j.output_field = ck.output_field;
+                j.save_outputs = job_folder(m, path, ck.save_outputs, key, j.model_name);
+                j.reference_outputs = job_folder(m, path, ck.reference_outputs, key,
+                                                 j.model_name);
+                if ((ck.save_outputs && !j.save_outputs) ||
+                    (ck.reference_outputs && !j.reference_outputs))
+                    return RPX_ENOMEM;
+            }
             if (!rc) {    /* the combinations `rpxprof run` refuses, named as keys */
                 rpx_runner_config jc;
                 rpx_error cerr = {0};
@@ -657,6 +740,13 @@ void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
     c->audit = j->audit;
     if (j->audit_threshold != 0) c->audit_threshold = j->audit_threshold;
     c->call_records = j->call_records;
+    c->check_outputs = j->check_outputs;
+    if (j->check_fraction != 0) c->check_fraction = j->check_fraction;
+    c->rtol = j->rtol;
+    c->atol = j->atol;
+    c->target.output_field = j->output_field;
+    c->save_outputs = j->save_outputs;
+    c->reference_outputs = j->reference_outputs;
     c->meta = (json_t *)j->meta;
     c->cost = j->cost;
     c->gpus = j->gpus;

@@ -200,7 +200,9 @@ static const char *status_text(rpx_runner_status st)
  *         warmup, repeats, device, precision, unit, processes, meta_json,
  *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread,
  *         args, kwargs, progress, target_precision, max_time, stop_after, audit,
- *         audit_threshold, call_records)
+ *         audit_threshold, call_records, check_outputs, check_fraction, rtol, atol,
+ *         output_field, save_outputs, reference_outputs)
+ * the output checks: as `rpxprof run --check-outputs ...` (docs/output-checks.md).
  * args (a tuple) / kwargs (a dict or None): fn(*args, **kwargs) with the caller's
  * own objects, and no inputs file (model may be any name); progress: the
  * loop's progress line on stderr (the caller checked the terminal).
@@ -213,7 +215,9 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
                             "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
                             "call_timeout", "cpus", "spread", "args", "kwargs", "progress",
                             "target_precision", "max_time", "stop_after", "audit",
-                            "audit_threshold", "call_records", NULL};
+                            "audit_threshold", "call_records", "check_outputs",
+                            "check_fraction", "rtol", "atol", "output_field", "save_outputs",
+                            "reference_outputs", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
@@ -230,14 +234,16 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdz", names, &fn,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdzpdddzzz", names, &fn,
                                      &model, &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
                                      &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
                                      &call_args, &call_kwargs, &c.progress, &c.target_precision,
                                      &c.max_time_s, &c.stop_after_s, &c.audit, &c.audit_threshold,
-                                     &call_records))
+                                     &call_records, &c.check_outputs, &c.check_fraction,
+                                     &c.rtol, &c.atol, &c.target.output_field, &c.save_outputs,
+                                     &c.reference_outputs))
         return NULL;
     if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
         (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
@@ -804,7 +810,9 @@ static void custom_target(rpx_target_custom *custom, core_state *st, PyObject *f
 
 /* profile_pair(fn_a, fn_b, name_a, name_b, module_a, qualname_a, module_b, qualname_b,
  *              inputs, label, writable, warmup, repeats, processes, device, precision,
- *              unit, cpus, spread, timeout, call_timeout)
+ *              unit, cpus, spread, timeout, call_timeout, args, kwargs)
+ * inputs None with args (a tuple) / kwargs (a dict or None): each called as
+ * fn(*args, **kwargs) with the caller's own objects, as profile() calls one.
  * -> ((report_a_json, status_a), (report_b_json, status_b), error): two callables
  * measured as `rpxprof compare --run` measures two targets (rpx_runner_run_pair: their
  * worker processes alternate A B, B A, ...; with spread, pair k on CPU k mod n). */
@@ -813,10 +821,11 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"fn_a", "fn_b", "name_a", "name_b", "module_a", "qualname_a",
                             "module_b", "qualname_b", "inputs", "label", "writable", "warmup",
                             "repeats", "processes", "device", "precision", "unit", "cpus",
-                            "spread", "timeout", "call_timeout", NULL};
+                            "spread", "timeout", "call_timeout", "args", "kwargs", NULL};
     PyObject *fn[2], *out = NULL, *rep[2] = {NULL, NULL};
+    PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *name[2], *module[2] = {NULL, NULL}, *qualname[2] = {NULL, NULL};
-    const char *inputs, *label = NULL;
+    const char *inputs = NULL, *label = NULL;
     int writable = 0, processes = 10, k, rc;
     double timeout = 0, call_timeout = 0;
     rpx_runner_config c[2];
@@ -826,12 +835,22 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     rpx_error err = {0};
     (void)self;
     rpx_runner_config_init(&c[0]);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzs|zpllissszpdd", names, &fn[0], &fn[1],
-                                     &name[0], &name[1], &module[0], &qualname[0], &module[1],
-                                     &qualname[1], &inputs, &label, &writable, &c[0].warmup,
-                                     &c[0].repeats, &processes, &c[0].device, &c[0].precision,
-                                     &c[0].unit, &c[0].cpus, &c[0].spread, &timeout, &call_timeout))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzz|zpllissszpddOO", names, &fn[0],
+                                     &fn[1], &name[0], &name[1], &module[0], &qualname[0],
+                                     &module[1], &qualname[1], &inputs, &label, &writable,
+                                     &c[0].warmup, &c[0].repeats, &processes, &c[0].device,
+                                     &c[0].precision, &c[0].unit, &c[0].cpus, &c[0].spread,
+                                     &timeout, &call_timeout, &call_args, &call_kwargs))
         return NULL;
+    if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
+        (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "args: a tuple, kwargs: a dict");
+        return NULL;
+    }
+    if (!inputs && call_args == Py_None && call_kwargs == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "give inputs (an NPZ path) or args/kwargs");
+        return NULL;
+    }
     if (!PyCallable_Check(fn[0]) || !PyCallable_Check(fn[1])) {
         PyErr_SetString(PyExc_TypeError, "fn_a and fn_b must be callable");
         return NULL;
@@ -848,6 +867,11 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     memset(res, 0, sizeof res);
     for (k = 0; k < 2; k++) {
         custom_target(&custom[k], &st[k], fn[k], module[k], qualname[k]);
+        /* the caller's own objects (as core_profile): no inputs file */
+        st[k].args = call_args != Py_None ? call_args
+                     : call_kwargs != Py_None ? PyTuple_New(0) : NULL;
+        if (call_args != Py_None) Py_INCREF(call_args);
+        st[k].kwargs = call_kwargs != Py_None ? call_kwargs : NULL;
         c[k].model = name[k];
         c[k].target.custom = &custom[k];
     }
@@ -878,6 +902,7 @@ done:
         Py_XDECREF(rep[k]);
         rpx_runner_result_free(&res[k]);
         rpx__pycall_clear(&st[k].call);
+        Py_XDECREF(st[k].args);
     }
     return out;
 }

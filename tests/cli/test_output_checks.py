@@ -124,6 +124,61 @@ class CModels(Base):
                 "--output", self.path("x.json"), check=2)
         self.assertIn("outputs-00000.npz is missing", p.stderr)
 
+    def test_manifest_output_checks(self):
+        # a manifest's check_outputs, check_fraction, rtol, save_outputs, reference_outputs,
+        # in defaults and per model, as the run options of the same names
+        def manifest(name, defaults, models, valid=True):
+            m = {"schema": "rpxprof.manifest/1",
+                 "defaults": {"warmup": 2, "repeats": 200, "processes": 2, **defaults},
+                 "tasks": {"t": {"inputs": [self.a, self.b]}},
+                 "models": [{"name": n, "model": os.path.abspath(OUT_MODELS) + ":" + fn,
+                             "tasks": ["t"], **extra}
+                            for n, fn, extra in models]}
+            path = self.path(name)
+            with open(path, "w") as f:
+                json.dump(m, f)
+            if valid:
+                validate(m, "manifest.json")
+            return path
+
+        def report(out, n):
+            with open(os.path.join(out, "t", n + ".json")) as f:
+                r = json.load(f)
+            validate(r, "profile.json")
+            return r
+
+        all_calls = {"check_fraction": 1}
+        path = manifest("m.json", {"check_outputs": True},
+                        [("exact", "exact", all_calls), ("wrong", "wrong50", all_calls),
+                         ("jitter", "jitter", {"rtol": 1e-3, **all_calls}),
+                         ("off", "wrong50", {"check_outputs": False})])
+        out = self.path("out")
+        run("batch", path, "--out-dir", out, "--quiet", check=1)
+        self.assertEqual(report(out, "exact")["outputs"]["verdict"], "match")
+        self.assertEqual(report(out, "exact")["outputs"]["checked_calls"], 200)
+        w = report(out, "wrong")
+        self.assertEqual((w["status"], w["outputs"]["verdict"]), ("outputs_differ", "differ"))
+        self.assertEqual(report(out, "jitter")["outputs"]["comparison"], "tolerance")
+        self.assertEqual(report(out, "jitter")["status"], "complete")
+        self.assertNotIn("outputs", report(out, "off"))
+        # saved by one batch (DIR/TASK/MODEL), checked against by another
+        path = manifest("save.json", {"save_outputs": "ref"}, [("exact", "exact", {})])
+        run("batch", path, "--out-dir", self.path("o2"), "--quiet", check=0)
+        self.assertEqual(sorted(os.listdir(self.path("ref", "t", "exact"))),
+                         ["outputs-00000.npz", "outputs-00001.npz"])
+        path = manifest("check.json", {}, [("exact", "exact", {"check_outputs": "ref"})])
+        run("batch", path, "--out-dir", self.path("o3"), "--quiet", check=0)
+        r = report(self.path("o3"), "exact")
+        self.assertEqual(r["outputs"]["reference"]["source"], "saved")
+        self.assertEqual(r["outputs"]["reference"]["path"], self.path("ref", "t", "exact"))
+        # refused as `rpxprof run` refuses it, naming the key
+        path = manifest("bad.json", {"rtol": 0.1}, [("exact", "exact", {})])
+        p = run("batch", path, "--out-dir", self.path("o4"), "--quiet", check=1)
+        self.assertIn("rtol", p.stderr)
+        path = manifest("bad2.json", {"check_outputs": 3}, [("exact", "exact", {})], valid=False)
+        p = run("batch", path, "--out-dir", self.path("o5"), "--quiet", check=1)
+        self.assertIn("defaults.check_outputs: has the wrong type", p.stderr)
+
     def test_checks_off_no_outputs_section(self):
         _, r, _ = run_report(self, "--model", f"{OUT_MODELS}:wrong50", "--inputs", self.a,
                              "--repeats", 200, "--processes", 1)

@@ -651,3 +651,71 @@ def test_profile_call_records_refusals():
     assert e.value.code == 2 and "expected cpu, full or off" in str(e.value)
     with pytest.raises(TypeError):
         rpxprof.profile(noop, FRAME, repeats=2, call_records=1)
+
+
+# ---- output checks (issue 30 §3) from Python: check_outputs=, rtol=, ... -----------------
+
+
+def _every_50th_wrong():
+    n = [0]
+
+    def predict(rgb):
+        n[0] += 1
+        out = rgb.astype(np.float32) * 2
+        if n[0] % 50 == 0:
+            out[0, 0, 0] += 1  # a wrong answer every 50th call
+        return out
+    return predict
+
+
+def test_profile_check_outputs_catches_a_wrong_answer():
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(_every_50th_wrong(), FRAME, warmup=1, repeats=150, check_outputs=True,
+                        check_fraction=1.0)
+    assert e.value.code == 7 and e.value.report["status"] == "outputs_differ", str(e.value)
+    # processes=N: each worker checks its own calls
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(_every_50th_wrong(), FRAME, warmup=1, repeats=150, processes=2,
+                        check_outputs=True, check_fraction=1.0)
+    assert e.value.report["status"] == "outputs_differ"
+    # the native form, fn(*args): the same
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(_every_50th_wrong(), FRAME["rgb"], warmup=1, repeats=150,
+                        check_outputs=True, check_fraction=1.0)
+    assert e.value.report["status"] == "outputs_differ"
+    r = rpxprof.profile(lambda rgb: rgb * 2, FRAME["rgb"], warmup=1, repeats=20,
+                        check_outputs=True, check_fraction=1.0)
+    assert r["outputs"]["verdict"] == "match" and r["outputs"]["checked_calls"] == 20
+
+
+def test_profile_check_outputs_passes_an_exact_one(tmp_path):
+    def exact(rgb):
+        return rgb.astype(np.float32) * 2
+    r = rpxprof.profile(exact, FRAME, warmup=1, repeats=60, check_outputs=True,
+                        check_fraction=1.0)
+    assert r["status"] == "complete"
+    common.validate_profile(r)
+    # within rtol: a difference of 1e-7 relative passes with rtol=1e-5, as allclose says
+    k = [0]
+
+    def noisy(rgb):
+        k[0] += 1
+        return rgb.astype(np.float64) * 2 * (1 + 1e-7 * (k[0] % 2))
+    r = rpxprof.profile(noisy, FRAME, warmup=1, repeats=40, check_outputs=True,
+                        check_fraction=1.0, rtol=1e-5)
+    assert r["status"] == "complete"
+    # saved, then checked against the folder (check_outputs=DIR, as the CLI's)
+    rpxprof.profile(exact, FRAME, warmup=1, repeats=10, save_outputs=tmp_path / "ref")
+    assert sorted(os.listdir(tmp_path / "ref"))
+    r = rpxprof.profile(exact, FRAME, warmup=1, repeats=10, check_outputs=tmp_path / "ref")
+    assert r["status"] == "complete"
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(lambda rgb: rgb * 3, FRAME, warmup=1, repeats=10,
+                        check_outputs=str(tmp_path / "ref"))
+    assert e.value.code == 7
+    # tolerances without a check: refused as `rpxprof run --rtol` is
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(exact, FRAME, repeats=2, rtol=1e-3)
+    assert e.value.code == 2 and "check" in str(e.value)
+    with pytest.raises(TypeError):
+        rpxprof.profile(exact, FRAME, repeats=2, check_outputs=3)

@@ -3,6 +3,7 @@ user runs it in CI. The baseline run keeps the reports; an A/A rerun against it 
 test; a rerun with one function made 5 % slower (a busy-wait, whose p50 is its wall time
 on a busy machine too) fails exactly that test, saying why; an inconclusive verdict fails
 nothing and says so. Normal build only (the sanitized extension is slow to fork)."""
+import json
 import os
 import subprocess
 import sys
@@ -124,6 +125,15 @@ def test_options_mapped_from_pytest_benchmark(suite):
     assert p.returncode == 0 and "1 skipped" in p.stdout and "2 passed" in p.stdout, p.stdout
     p = pytest_run(suite, "--rpxprof-compare", str(suite / "nowhere"))
     assert p.returncode == 4 and "no such folder" in p.stderr, p.stdout + p.stderr
+    # --benchmark-max-time/--benchmark-min-time: auto-ranging's max_time/min_time
+    p = pytest_run(suite, "--rpxprof-max-time", "0.8", "--rpxprof-min-time", "0.25",
+                   "--rpxprof-processes", "2", "--rpxprof-save", str(suite / "timed"))
+    assert p.returncode == 0 and "3 passed" in p.stdout, p.stdout + p.stderr
+    for name in os.listdir(suite / "timed"):
+        r = json.loads((suite / "timed" / name).read_text())
+        assert any("for min_time 0.25 s, max_time 0.8 s" in n for n in r["notes"]), r["notes"]
+    p = pytest_run(suite, "--rpxprof-max-time", "0.1", "--rpxprof-min-time", "0.5")
+    assert p.returncode == 4 and "min <= max" in p.stderr, p.stdout + p.stderr
     # without the plugin the fixture does not exist: the entry point is what loads it
     p = pytest_run(suite, "-p", "no:rpxprof", plugin=False)
     assert "fixture 'rpxprof_benchmark' not found" in p.stdout

@@ -180,3 +180,30 @@ def test_python_m_rpxprof_runs_the_program(tmp_path):
     p = subprocess.run([sys.executable, "-m", "rpxprof", "gpus", "--json"], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0 and json.loads(p.stdout)["gpus"] == rpxprof.gpus()
+
+
+def test_compare_run_passes_the_callers_objects_natively():
+    """compare_run(fa, fb, *args, kwargs=) calls fa(*args, **kwargs) with the caller's own
+    objects, as profile() does: no placeholder array, no temporary NPZ file, and the
+    reports' inputs_file describes the arguments in profile()'s words."""
+    box = object()
+    seen = []
+
+    def fa(x, tag, ms=0.2):
+        assert tag is box and isinstance(x, np.ndarray)
+        seen.append(1)
+        spin(x, ms)
+
+    def fb(x, tag, ms=0.2):
+        assert tag is box
+        spin(x, ms)
+
+    c = rpxprof.compare_run(fa, fb, np.zeros((2, 3), np.float32), box, kwargs={"ms": 0.2},
+                            repeats=60, processes=2, threshold="20%")
+    for r in (c.base, c.new):
+        assert r["inputs_file"] == rpxprof._torch.describe(
+            (np.zeros((2, 3), np.float32), box), {"ms": 0.2}), r["inputs_file"]
+        assert "rpxprof_no_inputs" not in json.dumps(r)
+    # the old form goes on working: one dict of arrays, by name
+    d = rpxprof.compare_run(spin, spin, INPUTS, repeats=60, processes=2, threshold="20%")
+    assert d.base["inputs_file"] == "<dict>"

@@ -358,3 +358,20 @@ def test_cli_run_progress_line_on_a_tty_not_in_a_pipe(tmp_path):
     assert "/150 calls" not in p.stderr and "\r" not in p.stderr, p.stderr
     code, out = run_on_pty(argv + ["--quiet"], env=env)
     assert code == 0 and "/150 calls" not in out, out
+
+
+def test_compare_run_passes_tensors_natively_and_modules_under_inference_mode():
+    """compare_run(module_a, module_b, x): x reaches forward() as the tensor given (no NPZ
+    round trip), each module is called under torch.inference_mode(), and the reports'
+    inputs_file describes the tensor as profile()'s does."""
+    lin = torch.nn.Linear(8, 4).eval()
+    x = torch.randn(2, 8)
+
+    class M(torch.nn.Module):
+        def forward(self, t):
+            assert torch.is_inference_mode_enabled() and t is x
+            return lin(t)
+
+    c = rpxprof.compare_run(M(), M(), x, repeats=40, processes=2, warmup=1, threshold="20%")
+    assert c.base["inputs_file"] == "<arguments: tensor float32[2,8] cpu>"
+    assert c.new["inputs_file"] == c.base["inputs_file"]
