@@ -47,6 +47,10 @@ int rpx__cli_html_open(const char *cmd, const char *path, int force, const char 
                        rpx_output **out);
 int rpx__cli_html(const char *cmd, rpx_output *out, const rpx_html_input *in);
 int rpx__cli_html_of_files(const char *cmd, rpx_output *out, char **inputs, size_t n);
+/* the compare view of `res` (compare's JSON) with the two reports read from their
+ * files (drawn when they load; the page says so when they do not) */
+int rpx__cli_html_compare(const char *cmd, rpx_output *out, const json_t *res, const char *base,
+                          const char *new_path);
 int rpx_cli_trace(int argc, char **argv);
 /* the trace file of `run --trace` and `trace` (trace.c): its guard opened
  * before any work (never one of protect), then the trace of `report`

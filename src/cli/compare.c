@@ -115,16 +115,9 @@ int rpx_cli_compare(int argc, char **argv)
         else if ((text = rpx_compare_text(res))) { fputs(text, stdout); free(text); }
         else rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
         if (!rc && hout) {   /* the page, with both reports' distributions */
-            json_error_t je;
-            json_t *a = json_load_file(argv[optind], 0, &je), *b = json_load_file(argv[optind + 1], 0, &je);
-            rpx_html_input in = {0};
-            in.compare = res;
-            in.compare_base = a;
-            in.compare_new = b;
-            if (rpx__cli_html("compare", hout, &in)) rc = RPX_EXIT_FAILURE;
+            if (rpx__cli_html_compare("compare", hout, res, argv[optind], argv[optind + 1]))
+                rc = RPX_EXIT_FAILURE;
             hout = NULL;
-            json_decref(a);
-            json_decref(b);
         }
         rpx_output_discard(hout);
         if (!rc && gate && !strcmp(json_string_value(json_object_get(res, "verdict")), "slower")) rc = RPX_EXIT_REGRESSION;

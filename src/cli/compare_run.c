@@ -285,16 +285,8 @@ int rpx__cli_compare_run(int argc, char **argv)
     if (!text) rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
     free(text);
     if (rc == RPX_EXIT_OK && hout) {   /* the page, with both reports' distributions */
-        json_error_t je;
-        json_t *a = json_load_file(path[0], 0, &je), *b = json_load_file(path[1], 0, &je);
-        rpx_html_input in = {0};
-        in.compare = cmp;
-        in.compare_base = a;
-        in.compare_new = b;
-        if (rpx__cli_html("compare", hout, &in)) rc = RPX_EXIT_FAILURE;
+        if (rpx__cli_html_compare("compare", hout, cmp, path[0], path[1])) rc = RPX_EXIT_FAILURE;
         hout = NULL;
-        json_decref(a);
-        json_decref(b);
     }
     if (rc == RPX_EXIT_OK && gate &&
         strcmp(json_string_value(json_object_get(cmp, "verdict")), "slower") == 0)

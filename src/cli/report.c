@@ -299,6 +299,36 @@ int rpx__cli_html(const char *cmd, rpx_output *out, const rpx_html_input *in)
     return 0;
 }
 
+/* the page's input: what load_inputs found */
+static void html_input_of(const loaded *l, rpx_html_input *in)
+{
+    in->runs = (const json_t *const *)l->runs;
+    in->run_names = (const char *const *)l->names;
+    in->n_runs = l->n;
+    in->compare = l->compare;
+    in->compare_base = l->cbase;
+    in->compare_new = l->cnew;
+    in->validation = l->validation;
+    in->summary_csv = l->csv;
+    in->figure_svg = l->svg;
+}
+
+int rpx__cli_html_compare(const char *cmd, rpx_output *out, const json_t *res, const char *base,
+                          const char *new_path)
+{
+    json_error_t je;
+    json_t *a = json_load_file(base, 0, &je), *b = json_load_file(new_path, 0, &je);
+    rpx_html_input in = {0};
+    int rc;
+    in.compare = res;
+    in.compare_base = a;
+    in.compare_new = b;
+    rc = rpx__cli_html(cmd, out, &in);
+    json_decref(a);
+    json_decref(b);
+    return rc;
+}
+
 int rpx__cli_html_open(const char *cmd, const char *path, int force, const char *const *protect, size_t np,
                        rpx_output **out)
 {
@@ -320,15 +350,7 @@ int rpx__cli_html_of_files(const char *cmd, rpx_output *out, char **inputs, size
     rpx_html_input in = {0};
     int rc = load_inputs(&l, inputs, n);
     if (rc) { rpx_output_discard(out); loaded_free(&l); return rc; }
-    in.runs = (const json_t *const *)l.runs;
-    in.run_names = (const char *const *)l.names;
-    in.n_runs = l.n;
-    in.compare = l.compare;
-    in.compare_base = l.cbase;
-    in.compare_new = l.cnew;
-    in.validation = l.validation;
-    in.summary_csv = l.csv;
-    in.figure_svg = l.svg;
+    html_input_of(&l, &in);
     rc = rpx__cli_html(cmd, out, &in);
     loaded_free(&l);
     return rc;
@@ -373,15 +395,7 @@ int rpx_cli_report(int argc, char **argv)
         return rc;
     }
     in.title = title;
-    in.runs = (const json_t *const *)l.runs;
-    in.run_names = (const char *const *)l.names;
-    in.n_runs = l.n;
-    in.compare = l.compare;
-    in.compare_base = l.cbase;
-    in.compare_new = l.cnew;
-    in.validation = l.validation;
-    in.summary_csv = l.csv;
-    in.figure_svg = l.svg;
+    html_input_of(&l, &in);
     fflush(stdout);
     rc = rpx__cli_html("report", out, &in);
     loaded_free(&l);
