@@ -33,6 +33,7 @@ LAYERS = [
     ("cost",),                       # the model-cost layer
     ("roofline",),                   # bounds from a cost and a GPU spec
     ("report",),                     # the profile report, figures
+    ("compare",),                    # two reports compared in memory, the report validator
     ("runner",),                     # a whole run as one call
     ("batch",),                      # manifests, batch jobs, aggregate, compare
     ("http", "python"),              # plugins and the Python extension, over the library

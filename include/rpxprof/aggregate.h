@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "rpxprof/api.h"
+#include "rpxprof/comparison.h"
 #include "rpxprof/model.h"
 
 #ifdef __cplusplus
@@ -50,13 +51,7 @@ RPX_API int rpx_aggregate(const rpx_aggregate_opts *opts, rpx_aggregate_result *
 RPX_API void rpx_aggregate_same_work(const char *file_a, const json_t *a, const char *file_b, const json_t *b,
                              json_t *errors, json_t *warnings);
 
-/* The one validator of a run report that aggregate and compare apply
- * (src/batch/report_check.c): the keys schemas/profile.json requires of it,
- * its status (complete), and its numbers against its own samples
- * (measured_calls, latency's percentiles, processes, latency_by_process,
- * latency_ci). Each problem is appended to `errors` as "FILE: ...", notes to
- * `warnings`. Returns the number of errors, or < 0 when out of memory. */
-RPX_API int rpx_report_check(const char *file, const json_t *report, json_t *errors, json_t *warnings);
+/* rpx_report_check, the one validator of a run report: rpxprof/comparison.h */
 
 
 #ifdef __cplusplus

@@ -1,13 +1,16 @@
 /* rpxprof/compare.h — `rpxprof compare`: two profile reports, or two folders
  * of them (DIR/<task>/<model>.json), compared statistic by statistic with an
  * interval of the ratio NEW/BASE, a p-value and a verdict
- * (docs/statistics.md). Results are JSON objects the caller frees with
- * json_decref; the text renderings are malloc'ed strings. Nothing prints. */
+ * (docs/statistics.md): the files and folders read here, the statistics by
+ * rpx_compare_json (rpxprof/comparison.h). Results are JSON objects the caller
+ * frees with json_decref; the text renderings are malloc'ed strings. Nothing
+ * prints. */
 #ifndef RPXPROF_COMPARE_H
 #define RPXPROF_COMPARE_H
 
 #include <jansson.h>
 
+#include "rpxprof/comparison.h"
 #include "rpxprof/model.h"
 
 #include "rpxprof/api.h"
@@ -16,20 +19,7 @@
 extern "C" {
 #endif
 
-typedef struct rpx_compare_opts {
-    double threshold;             /* relative, 0.01 for 1 %; > 0 */
-    double confidence;            /* 0.95 */
-    int paired_by_cpu;            /* compare --run's paired design: process k of each report
-                                     ran on the same CPU (placement.by_process), so the interval
-                                     comes from the within-pair ratios (docs/statistics.md);
-                                     when the reports do not pair, the independent design and
-                                     a warning saying why. 0: independent */
-} rpx_compare_opts;
-
-/* Verdict of an interval [lo, hi] of a ratio: "faster" when hi < 1 - t,
- * "slower" when lo > 1 + t, "same" when 1 - t <= lo and hi <= 1 + t,
- * "inconclusive" otherwise (and when lo or hi is NaN). */
-RPX_API const char *rpx_compare_verdict(double lo, double hi, double threshold);
+/* rpx_compare_opts and rpx_compare_verdict: rpxprof/comparison.h */
 
 /* Two reports. *out: {"base", "new", "verdict", "threshold", "confidence",
  * "covers", "p50_ratio", "p50_ratio_ci", "p50_verdict", "p_value",

@@ -27,7 +27,7 @@
 #include "rpxprof/report.h"
 #include "rpxprof/stats.h"
 
-#include "batch/report_check.h"
+#include "compare/report_check.h"
 
 /* What is kept of one report once its JSON is freed. */
 typedef struct rep {

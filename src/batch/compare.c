@@ -1,7 +1,9 @@
 /* compare.c — owns `rpxprof compare`'s library side: reading two reports (or
- * two folders of them), refusing what cannot be compared, the ratio NEW/BASE
- * of p50, p95 and mean with its interval, p-value and verdict, Holm over the
- * rows of two folders, and the text and Markdown tables (docs/statistics.md). */
+ * two folders of them), refusing what cannot be compared (unreadable files,
+ * aggregate's same-work check), the notes about the two files, Holm over the
+ * rows of two folders, and the text and Markdown tables (docs/statistics.md).
+ * The statistics (the ratio NEW/BASE of p50, p95 and mean with its interval,
+ * p-value and verdict) are src/compare/two_reports.c's. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,107 +11,40 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "batch/report_check.h"
 #include "common/strbuf.h"
 #include "common/user_file.h"
+#include "compare/two_reports.h"
 #include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/summary.h"
 #include "rpxprof/error.h"
-#include "rpxprof/latency.h"
 #include "rpxprof/report.h"
-#include "rpxprof/runner.h"
 #include "rpxprof/stats.h"
 
-typedef struct crep {
-    json_t *r;
-    double *samples;
-    size_t n, k;
-    size_t *off, *cnt;
-} crep;
-
-static void crep_free(crep *c)
-{
-    json_decref(c->r);
-    free(c->samples);
-    free(c->off);
-    free(c->cnt);
-    memset(c, 0, sizeof *c);
-}
-
-/* Reads a report and checks it with the validator aggregate uses
- * (src/batch/report_check.c): every problem it finds, in its words, joined
- * into one message. */
-static int load_report(const char *path, crep *c, json_t *warnings_out, rpx_error *err)
+/* Reads a report file (the file's own problems: missing, a FIFO, not JSON)
+ * and checks it with the validator aggregate uses (src/compare/two_reports.c):
+ * every problem it finds, in its words, joined into one message. */
+static int load_report(const char *path, rpx__cmp_side *c, json_t *warnings, rpx_error *err)
 {
     json_error_t je;
-    const char *prob;
-    json_t *errors, *warnings;
-    rpx__report_checked chk;
-    int rc = 0, k;
+    json_t *r;
+    int rc;
     memset(c, 0, sizeof *c);
     if (rpx__user_file_regular(path, NULL, err) != 0) return RPX_EFORMAT; /* a FIFO would block */
-    c->r = json_load_file(path, 0, &je);
-    if (!c->r) {
+    r = json_load_file(path, 0, &je);
+    if (!r) {
         struct stat st;
         if (stat(path, &st) != 0)
             return rpx_error_set(err, RPX_EFORMAT, "%s: the file does not exist; give a report written by rpxprof run", path);
         return rpx_error_set(err, RPX_EFORMAT, "%s: not valid JSON (line %d: %s); give a report written by rpxprof run",
                              path, je.line, je.text);
     }
-    if ((prob = rpx__report_shape_problem(c->r)) != NULL) {
-        crep_free(c);
-        return rpx_error_set(err, RPX_EFORMAT, "%s: does not match schemas/profile.json: %s; give a report written by rpxprof run",
-                             path, prob);
-    }
-    errors = json_array();
-    warnings = json_array();
-    if (!errors || !warnings) { json_decref(errors); json_decref(warnings); crep_free(c); return rpx_error_set(err, RPX_ENOMEM, "out of memory"); }
-    k = rpx__report_check(path, c->r, RPX_REPORT_RPXPROF, errors, warnings, &chk);
-    if (k < 0) {
-        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    } else if (json_array_size(errors) || !chk.counts) {
-        rpx_strbuf s = {0};
-        size_t i;
-        for (i = 0; i < json_array_size(errors); i++) {
-            if (i) rpx__sb_str(&s, "; ");
-            rpx__sb_str(&s, json_string_value(json_array_get(errors, i)));
-        }
-        rc = rpx_error_set(err, k == 0 ? RPX_EINVAL : RPX_EFORMAT, "%s", s.p ? s.p : "out of memory");
-        free(s.p);
-    } else {
-        c->samples = chk.samples;
-        c->n = chk.n;
-        c->k = (size_t)chk.processes;
-        c->off = chk.offsets;
-        c->cnt = chk.counts;
-        chk.samples = NULL;
-        chk.offsets = chk.counts = NULL;
-        json_array_extend(warnings_out, warnings);
-    }
-    rpx__report_check_free(&chk);
-    json_decref(errors);
-    json_decref(warnings);
-    if (rc) crep_free(c);
+    rc = rpx__cmp_side_load(r, path, c, warnings, err);
+    json_decref(r);
     return rc;
 }
 
-const char *rpx_compare_verdict(double lo, double hi, double t)
-{
-    if (!isfinite(lo) || !isfinite(hi)) return "inconclusive"; /* a null interval (docs/statistics.md) */
-    if (hi < 1 - t) return "faster";
-    if (lo > 1 + t) return "slower";
-    if (lo >= 1 - t && hi <= 1 + t) return "same";
-    return "inconclusive";
-}
-
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
-static json_t *pair_or_null(double lo, double hi)
-{
-    if (!isfinite(lo) || !isfinite(hi)) return json_null();
-    return json_pack("[ff]", lo, hi);
-}
 
 static const char *kind_what(const char *kind)
 {
@@ -122,7 +57,7 @@ static const char *kind_what(const char *kind)
 /* What a reader of the ratio must know about the two sides: targets of
  * different kinds (their samples time different work), one file given twice,
  * or two files holding the same samples (compared with itself). */
-static json_t *side_notes(const char *bp, const crep *b, const char *np, const crep *n)
+static json_t *side_notes(const char *bp, const rpx__cmp_side *b, const char *np, const rpx__cmp_side *n)
 {
     json_t *notes = json_array();
     const json_t *kb = json_object_get(b->r, "target_kind"), *kn = json_object_get(n->r, "target_kind");
@@ -152,199 +87,19 @@ static json_t *side_notes(const char *bp, const crep *b, const char *np, const c
     return notes;
 }
 
-static const rpx_stat cmp_stats[] = {RPX_STAT_P50, RPX_STAT_P95, RPX_STAT_MEAN};
-static const char *const cmp_names[] = {"p50", "p95", "mean"};
-
-/* ---- placement: compare --run's pairs by CPU, and the per-CPU ratios ---- */
-
-static int cmp_dbl(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* One statistic of n samples (the report's definitions: linear percentiles) */
-static double stat_of(const double *s, size_t n, rpx_stat st)
-{
-    double *c, v = NAN, sum = 0;
-    size_t i;
-    if (n == 0) return NAN;
-    if (st == RPX_STAT_MEAN) {
-        for (i = 0; i < n; i++) sum += s[i];
-        return sum / (double)n;
-    }
-    if (!(c = malloc(n * sizeof *c))) return NAN;
-    memcpy(c, s, n * sizeof *c);
-    qsort(c, n, sizeof *c, cmp_dbl);
-    v = rpx_percentile_sorted(c, n, st == RPX_STAT_P50 ? 50 : st == RPX_STAT_P95 ? 95 : 99);
-    free(c);
-    return v;
-}
-
-/* The one CPU process i of a report ran on (placement.by_process), or -1 */
-static long one_cpu(const crep *c, size_t i)
-{
-    const json_t *by = json_object_get(json_object_get(c->r, "placement"), "by_process");
-    const json_t *cpus = json_object_get(json_array_get(by, i), "cpus");
-    if (json_array_size(by) != c->k || json_array_size(cpus) != 1) return -1;
-    return (long)json_integer_value(json_array_get(cpus, 0));
-}
-
-/* 1 when process k of each report ran on the same one CPU, for every k; else
- * 0 and why */
-static int pairs_by_cpu(const crep *b, const crep *n, char *why, size_t size)
-{
-    size_t i;
-    if (b->k != n->k) {
-        snprintf(why, size, "the reports ran %zu and %zu processes", b->k, n->k);
-        return 0;
-    }
-    if (b->k < 2) {
-        snprintf(why, size, "one pair gives no interval");
-        return 0;
-    }
-    for (i = 0; i < b->k; i++) {
-        long cb = one_cpu(b, i), cn = one_cpu(n, i);
-        if (cb < 0 || cb != cn) {
-            snprintf(why, size, "process %zu of the two reports did not run on one and the same "
-                     "CPU (placement.by_process)", i);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* The paired design's interval (docs/statistics.md): d_k = log(new_k / base_k)
- * of the per-process statistic of pair k; mean(d) +- t(k-1) sd(d)/sqrt(k),
- * exponentiated, around the ratio exp(mean(d)); p-value: the paired t test
- * on d. */
-static void paired_ratio(const crep *b, const crep *n, rpx_stat st, double confidence,
-                         rpx_stats_ratio *r)
-{
-    size_t i, k = b->k;
-    double sum = 0, ss = 0, mean, se, t, tstat, *d = malloc(k * sizeof *d);
-    r->lo = r->hi = r->p_value = NAN;
-    r->between = 1;
-    r->p_exact = 0;
-    if (!d) {
-        snprintf(r->reason, sizeof r->reason, "out of memory");
-        return;
-    }
-    for (i = 0; i < k; i++) {
-        double sb = stat_of(b->samples + b->off[i], b->cnt[i], st);
-        double sn = stat_of(n->samples + n->off[i], n->cnt[i], st);
-        if (!(sb > 0) || !(sn > 0)) {
-            snprintf(r->reason, sizeof r->reason, "pair %zu: a per-process statistic is not "
-                     "positive (or not measured)", i);
-            free(d);
-            return;
-        }
-        d[i] = log(sn / sb);
-        sum += d[i];
-    }
-    mean = sum / (double)k;
-    for (i = 0; i < k; i++) ss += (d[i] - mean) * (d[i] - mean);
-    se = sqrt(ss / (double)(k - 1)) / sqrt((double)k);
-    t = rpx_stats_t_quantile(1 - (1 - confidence) / 2, (double)(k - 1));
-    r->lo = exp(mean - t * se);
-    r->hi = exp(mean + t * se);
-    /* the estimate the interval is built around: the geometric mean of the
-     * within-pair ratios. The pooled statistics' ratio is not it: on CPUs that
-     * run the model at different speeds the pooled p50 falls between the CPUs'
-     * modes, and moves with how many calls each CPU happened to take (1.05
-     * within every pair read 0.999 pooled); the caller keeps it as
-     * <stat>_ratio_pooled. */
-    r->ratio = exp(mean);
-    tstat = se > 0 ? fabs(mean) / se : (mean == 0 ? 0 : INFINITY);
-    r->p_value = isinf(tstat) ? 0 : 2 * (1 - rpx_stats_t_cdf(tstat, (double)(k - 1)));
-    r->reason[0] = '\0';
-    free(d);
-}
-
-/* by_cpu: for each CPU that processes of both reports were pinned to alone,
- * the p50 of those processes' samples in each and their ratio; null when
- * there is none */
-static json_t *by_cpu_json(const crep *b, const crep *n)
-{
-    json_t *a = json_array();
-    size_t i, j;
-    long seen[RPX_RUNNER_MAX_PROCESSES];
-    size_t n_seen = 0;
-    for (i = 0; a && i < b->k && n_seen < RPX_RUNNER_MAX_PROCESSES; i++) {
-        long cpu = one_cpu(b, i), kb = 0, kn = 0;
-        size_t nb = 0, nn = 0, at;
-        double *sb, *sn, pb, pn;
-        json_t *o;
-        for (j = 0; j < n_seen && seen[j] != cpu; j++) {}
-        if (cpu < 0 || j < n_seen) continue;
-        seen[n_seen++] = cpu;
-        for (j = 0; j < b->k; j++) if (one_cpu(b, j) == cpu) nb += b->cnt[j], kb++;
-        for (j = 0; j < n->k; j++) if (one_cpu(n, j) == cpu) nn += n->cnt[j], kn++;
-        if (kn == 0 || nb == 0 || nn == 0) continue;
-        sb = malloc(nb * sizeof *sb);
-        sn = malloc(nn * sizeof *sn);
-        if (!sb || !sn) { free(sb); free(sn); break; }
-        for (at = 0, j = 0; j < b->k; j++)
-            if (one_cpu(b, j) == cpu) memcpy(sb + at, b->samples + b->off[j], b->cnt[j] * sizeof *sb), at += b->cnt[j];
-        for (at = 0, j = 0; j < n->k; j++)
-            if (one_cpu(n, j) == cpu) memcpy(sn + at, n->samples + n->off[j], n->cnt[j] * sizeof *sn), at += n->cnt[j];
-        pb = stat_of(sb, nb, RPX_STAT_P50);
-        pn = stat_of(sn, nn, RPX_STAT_P50);
-        free(sb);
-        free(sn);
-        o = json_object();
-        json_object_set_new(o, "cpu", json_integer(cpu));
-        json_object_set_new(o, "base_processes", json_integer(kb));
-        json_object_set_new(o, "new_processes", json_integer(kn));
-        json_object_set_new(o, "base_p50_ms", num_or_null(pb));
-        json_object_set_new(o, "new_p50_ms", num_or_null(pn));
-        json_object_set_new(o, "p50_ratio", num_or_null(pb > 0 ? pn / pb : NAN));
-        json_array_append_new(a, o);
-    }
-    if (a && json_array_size(a) == 0) {
-        json_decref(a);
-        return json_null();
-    }
-    return a ? a : json_null();
-}
-
-static json_t *run_stats(const crep *c, const rpx_stats_runs *r, double confidence)
-{
-    json_t *o = json_object();
-    size_t i;
-    char why[512], key[32];
-    json_object_set_new(o, "processes", json_integer((json_int_t)c->k));
-    json_object_set_new(o, "calls", json_integer((json_int_t)c->n));
-    for (i = 0; i < 3; i++) {
-        double lo, hi, p = rpx_stats_interval(r, cmp_stats[i], confidence, c->k > 1, &lo, &hi, why, sizeof why);
-        snprintf(key, sizeof key, "%s_ms", cmp_names[i]);
-        json_object_set_new(o, key, num_or_null(p));
-        snprintf(key, sizeof key, "%s_ms_ci", cmp_names[i]);
-        json_object_set_new(o, key, pair_or_null(lo, hi));
-    }
-    return o;
-}
-
 int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts, json_t **out,
                         rpx_error *err)
 {
-    return rpx__compare_files(base_path, new_path, opts, 1, out, err);
-}
-
-int rpx__compare_files(const char *base_path, const char *new_path, const rpx_compare_opts *opts,
-                       int same_work, json_t **out, rpx_error *err)
-{
-    crep b, n;
-    json_t *errors, *warnings, *o, *reasons;
-    rpx_stats_runs rb, rn;
+    rpx__cmp_side b, n;
+    json_t *errors, *warnings;
     size_t i;
-    int rc, paired = 0;
+    int rc;
     *out = NULL;
     warnings = json_array();
     if ((rc = load_report(base_path, &b, warnings, err))) { json_decref(warnings); return rc; }
-    if ((rc = load_report(new_path, &n, warnings, err))) { crep_free(&b); json_decref(warnings); return rc; }
+    if ((rc = load_report(new_path, &n, warnings, err))) { rpx__cmp_side_free(&b); json_decref(warnings); return rc; }
     errors = json_array();
-    if (same_work) rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
+    rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
     if (json_array_size(errors)) {
         rpx_strbuf s = {0};
         for (i = 0; i < json_array_size(errors); i++) {
@@ -355,89 +110,13 @@ int rpx__compare_files(const char *base_path, const char *new_path, const rpx_co
                            "compare runs of the same inputs, unit, device and precision on the same CPU and GPU model",
                            s.p ? s.p : "out of memory");
         free(s.p);
-        goto done;
+        json_decref(warnings);
+    } else {
+        rc = rpx__cmp_sides(&b, &n, opts, side_notes(base_path, &b, new_path, &n), warnings, out, err);
     }
-    rb = (rpx_stats_runs){b.samples, b.off, b.cnt, b.k};
-    rn = (rpx_stats_runs){n.samples, n.off, n.cnt, n.k};
-    o = json_object();
-    reasons = json_object();
-    json_object_set_new(o, "base", json_string(base_path));
-    json_object_set_new(o, "new", json_string(new_path));
-    json_object_set_new(o, "threshold", json_real(opts->threshold));
-    json_object_set_new(o, "confidence", json_real(opts->confidence));
-    json_object_set_new(o, "covers", json_string(b.k > 1 && n.k > 1 ? "between-process" : "within-process"));
-    if (opts->paired_by_cpu) {
-        char why[256], w[512];
-        paired = pairs_by_cpu(&b, &n, why, sizeof why);
-        if (!paired) {
-            snprintf(w, sizeof w, "the pairs by CPU could not be used (%s): the interval is the "
-                     "independent design's", why);
-            json_array_append_new(warnings, json_string(w));
-        }
-    }
-    json_object_set_new(o, "design", json_string(paired ? "paired_by_cpu" : "independent"));
-    for (i = 0; i < 3; i++) {
-        rpx_stats_ratio r;
-        char key[48];
-        const char *verdict;
-        if (rpx_stats_ratio_ci(&rb, &rn, cmp_stats[i], opts->confidence, &r)) {
-            json_decref(o);
-            json_decref(reasons);
-            rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
-            goto done;
-        }
-        if (paired) {
-            double pooled = r.ratio;
-            paired_ratio(&b, &n, cmp_stats[i], opts->confidence, &r);
-            snprintf(key, sizeof key, "%s_ratio_pooled", cmp_names[i]);
-            json_object_set_new(o, key, num_or_null(pooled));
-        }
-        verdict = rpx_compare_verdict(r.lo, r.hi, opts->threshold);
-        snprintf(key, sizeof key, "%s_ratio", cmp_names[i]);
-        json_object_set_new(o, key, num_or_null(r.ratio));
-        snprintf(key, sizeof key, "%s_ratio_ci", cmp_names[i]);
-        json_object_set_new(o, key, pair_or_null(r.lo, r.hi));
-        if (r.reason[0]) json_object_set_new(reasons, key, json_string(r.reason));
-        snprintf(key, sizeof key, "%s_verdict", cmp_names[i]);
-        json_object_set_new(o, key, json_string(verdict));
-        if (i == 0) {
-            char method[160];
-            json_object_set_new(o, "verdict", json_string(verdict));
-            json_object_set_new(o, "p_value", num_or_null(r.p_value));
-            if (paired)
-                snprintf(method, sizeof method, "two-sided paired t over the log within-pair "
-                         "ratios of the per-process statistic (pairs on the same CPU)");
-            else
-                snprintf(method, sizeof method, "two-sided Mann-Whitney U (%s) over %s",
-                         r.p_exact ? "exact" : "normal approximation, tie and continuity corrected",
-                         r.between ? "the per-process statistic of each run" : "the samples of the two runs");
-            json_object_set_new(o, "p_value_method", json_string(method));
-        } else {
-            snprintf(key, sizeof key, "%s_p_value", cmp_names[i]);
-            json_object_set_new(o, key, num_or_null(r.p_value));
-        }
-    }
-    if (b.k == 1 || n.k == 1) {
-        char w[512];
-        snprintf(w, sizeof w,
-                 "%s ran in one process: the intervals are within-process and do not cover the variation from one run to the next "
-                 "(often a few %%); measure both with rpxprof run --processes K (K >= 2), or use rpxprof compare --run",
-                 b.k == 1 && n.k == 1 ? "each report" : (b.k == 1 ? base_path : new_path));
-        json_array_append_new(warnings, json_string(w));
-    }
-    json_object_set_new(o, "by_cpu", by_cpu_json(&b, &n));
-    json_object_set_new(o, "null_reasons", reasons);
-    json_object_set_new(o, "notes", side_notes(base_path, &b, new_path, &n));
-    json_object_set_new(o, "base_stats", run_stats(&b, &rb, opts->confidence));
-    json_object_set_new(o, "new_stats", run_stats(&n, &rn, opts->confidence));
-    json_object_set(o, "warnings", warnings);
-    *out = o;
-    rc = 0;
-done:
     json_decref(errors);
-    json_decref(warnings);
-    crep_free(&b);
-    crep_free(&n);
+    rpx__cmp_side_free(&b);
+    rpx__cmp_side_free(&n);
     return rc;
 }
 
@@ -596,6 +275,8 @@ done:
 }
 
 /* ------------------------------------------------------------- rendering */
+
+static const char *const cmp_names[] = {"p50", "p95", "mean"}; /* the statistics compared */
 
 /* Significant digits that show a value whose interval has half-width hw to
  * the second significant digit of that half-width: never more than it

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "compare/report_check.h"
 #include "rpxprof/model.h"
 
 #ifdef __cplusplus
@@ -42,12 +43,7 @@ typedef struct rpx_pipeline_context {
  * RPX_EINVAL (no report / no model) or RPX_ENOMEM. */
 int rpx_pipeline_keys_add(json_t *report, const rpx_pipeline_context *ctx, rpx_error *err);
 
-typedef enum rpx_report_kind {
-    RPX_REPORT_UNKNOWN = 0,
-    RPX_REPORT_RPXPROF,           /* "schema": "rpxprof.profile/1" */
-    RPX_REPORT_REF_CALLABLE,      /* the reference's examples/profile_callable.py */
-    RPX_REPORT_REF_DEPTH          /* the reference's scripts/profile_depth_efficiency.py */
-} rpx_report_kind;
+/* rpx_report_kind: compare/report_check.h (the validator reads it) */
 
 /* Which tool wrote a report, from its keys: a "schema" key is rpxprof's; the
  * per-sample keys (model, task, latency_p50_ms_per_sample, latency_samples_ms)
@@ -72,10 +68,7 @@ json_t *rpx_pipeline_normalize(const json_t *report, rpx_report_kind kind, const
                                const char *task, const char *model, int allow_incomplete_flops,
                                json_t *errors, json_t *warnings, json_t *missing);
 
-/* The value the reference would store for a percentile of unrounded `v` ms:
- * round(v, 3) (Python's correctly rounded round-half-even on the exact
- * binary value). */
-double rpx_pipeline_round3(double v);
+/* rpx_pipeline_round3, the reference's rounding: compare/report_check.h */
 
 #ifdef __cplusplus
 }

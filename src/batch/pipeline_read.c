@@ -4,7 +4,6 @@
  * reports by their keys, checking their types and headline values, and
  * turning them into the keys rpxprof aggregate reads, with null for what the
  * tool does not record. */
-#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,20 +46,6 @@ const char *rpx_pipeline_kind_name(rpx_report_kind kind)
     case RPX_REPORT_REF_DEPTH: return "the reference's profile_depth_efficiency.py";
     default: return "an unknown tool";
     }
-}
-
-double rpx_pipeline_round3(double v)
-{
-    static locale_t c;
-    locale_t old;
-    char buf[64];
-    if (!isfinite(v)) return v;
-    if (!c) c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    old = c ? uselocale(c) : (locale_t)0;
-    snprintf(buf, sizeof buf, "%.3f", v); /* correctly rounded, ties to even: Python's round */
-    v = strtod(buf, NULL);
-    if (old) uselocale(old);
-    return v;
 }
 
 /* a number or null (or absent) */

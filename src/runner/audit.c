@@ -3,20 +3,18 @@
  * every call on sample 0 against calls cycling through the distinct samples,
  * and the paired comparison of compare --run) and `--audit seed` (TEST05: the
  * target measured again with the sample-order/schedule seed + 1). Each audit
- * is two runs of rpx_runner_run_pair whose reports go to a temporary folder
- * and are compared by compare's library side without its same-work check
- * (the arms differ in their inputs or their seed on purpose). The result is
- * the report's `audit` object; what the user must see goes into warnings. */
-#include <errno.h>
+ * is two runs of rpx_runner_run_pair whose reports are compared in memory by
+ * rpx_compare_json (src/compare/), which asks no same-work question (the arms
+ * differ in their inputs or their seed on purpose); no file is written. The
+ * result is the report's `audit` object; what the user must see goes into
+ * warnings. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "batch/report_check.h"
 #include "loader/http_bodies.h"
-#include "rpxprof/compare.h"
+#include "rpxprof/comparison.h"
 #include "rpxprof/stats.h"
 #include "runner/runner_internal.h"
 
@@ -51,17 +49,17 @@ static json_t *not_run(const char *reason)
     return json_pack("{s:s, s:s}", "verdict", "not_run", "reason", reason);
 }
 
-/* The configuration both arms share: the run's, without its own output,
- * audits, progress, cost layers or stopping rule, in at least two processes
- * of enough calls each for a p50 interval between processes. */
-static void arm_config(const rpx_runner_config *c, rpx_runner_config *a, const char *output)
+/* The configuration both arms share: the run's, without its own output
+ * (the arm's report stays in memory), audits, progress, cost layers or
+ * stopping rule, in at least two processes of enough calls each for a p50
+ * interval between processes. */
+static void arm_config(const rpx_runner_config *c, rpx_runner_config *a)
 {
     int k = rpx_runner_processes(c, NULL);
     long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
     *a = *c;
     a->audit = NULL;
-    a->output = output;
-    a->force = 1;
+    a->output = NULL;
     a->progress = 0;
     a->notice = NULL;
     a->target_precision = 0;
@@ -73,10 +71,10 @@ static void arm_config(const rpx_runner_config *c, rpx_runner_config *a, const c
     if (a->repeats / k < need) a->repeats = need * k;
 }
 
-/* Runs the pair and compares NEW (b) against BASE (a) with threshold t:
- * the comparison, or NULL and *why. */
-static json_t *measure_pair(const rpx_runner_config *a, const rpx_runner_config *b, double t,
-                            char *why, size_t size)
+/* Runs the pair and compares NEW (b, named bn) against BASE (a, named an)
+ * with threshold t in memory: the comparison, or NULL and *why. */
+static json_t *measure_pair(const rpx_runner_config *a, const char *an, const rpx_runner_config *b,
+                            const char *bn, double t, char *why, size_t size)
 {
     rpx_runner_result ra, rb;
     rpx_error err = {0};
@@ -88,7 +86,7 @@ static json_t *measure_pair(const rpx_runner_config *a, const rpx_runner_config 
     } else if (ra.status != RPX_RUNNER_COMPLETE || rb.status != RPX_RUNNER_COMPLETE) {
         snprintf(why, size, "the audit's runs did not complete: %s",
                  ra.status != RPX_RUNNER_COMPLETE ? ra.error : rb.error);
-    } else if (rpx__compare_files(a->output, b->output, &co, 0, &cmp, &err) != 0) {
+    } else if (rpx_compare_json(ra.report, an, rb.report, bn, &co, &cmp, &err) != 0) {
         snprintf(why, size, "the audit's runs could not be compared: %s", err.message);
         cmp = NULL;
     }
@@ -129,9 +127,9 @@ static void free_paths(char **p, size_t n)
     free(p);
 }
 
-static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *warnings)
+static json_t *audit_cache(const rpx_runner_config *c, json_t *warnings)
 {
-    char pa[4200], pb[4200], why[1400], w[2400], nbuf[32], made[400];
+    char why[1400], w[2400], nbuf[32], made[400];
     const char *nfield = NULL;
     int nprefix = 0;
     rpx_runner_config rep, dis;
@@ -181,10 +179,8 @@ static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *
                            "inputs make DIR --samples N)");
         }
     }
-    snprintf(pa, sizeof pa, "%s/distinct.json", dir);
-    snprintf(pb, sizeof pb, "%s/repeated.json", dir);
-    arm_config(c, &dis, pa);
-    arm_config(c, &rep, pb);
+    arm_config(c, &dis);
+    arm_config(c, &rep);
     if (http) {
         rep.target.body_repeat = 1; /* the first body, every request */
         if (nfield) { /* the fixed body: the repeated arm sends it as it is */
@@ -197,7 +193,8 @@ static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *
         dis.sample_files = (const char *const *)paths;
         dis.n_sample_files = n;
     }
-    cmp = measure_pair(&dis, &rep, t, why, sizeof why);
+    cmp = measure_pair(&dis, "the distinct-inputs arm", &rep, "the repeated-input arm", t, why,
+                       sizeof why);
     free_paths(paths, http ? 0 : n);
     if (!cmp) {
         json_array_append_new(warnings, json_pack("s+", "--audit cache: ", why));
@@ -254,9 +251,9 @@ static json_t *audit_cache(const rpx_runner_config *c, const char *dir, json_t *
     return o;
 }
 
-static json_t *audit_seed(const rpx_runner_config *c, const char *dir, json_t *warnings)
+static json_t *audit_seed(const rpx_runner_config *c, json_t *warnings)
 {
-    char pa[4200], pb[4200], why[1400], w[2400];
+    char why[1400], w[2400];
     rpx_runner_config a, b;
     char **paths = NULL;
     size_t n = 0;
@@ -281,16 +278,14 @@ static json_t *audit_seed(const rpx_runner_config *c, const char *dir, json_t *w
         return not_run("nothing in the run depends on a seed (one sample or body, no --arrivals "
                        "poisson)");
     }
-    snprintf(pa, sizeof pa, "%s/seed.json", dir);
-    snprintf(pb, sizeof pb, "%s/seed2.json", dir);
-    arm_config(c, &a, pa);
-    arm_config(c, &b, pb);
+    arm_config(c, &a);
+    arm_config(c, &b);
     b.target.load_seed = c->target.load_seed + 1;
     /* a local run: the cycle through the samples starts one later; HTTP: the
      * bodies go on after the other arm's (a server's cache sees none twice) */
     b.sample_shift = http ? a.sample_shift + a.repeats + (long)a.processes * a.warmup
                           : c->sample_shift + 1;
-    cmp = measure_pair(&a, &b, t, why, sizeof why);
+    cmp = measure_pair(&a, "the run's seed arm", &b, "the seed + 1 arm", t, why, sizeof why);
     if (!cmp) {
         json_array_append_new(warnings, json_pack("s+", "--audit seed: ", why));
         return not_run(why);
@@ -330,28 +325,13 @@ static json_t *audit_seed(const rpx_runner_config *c, const char *dir, json_t *w
 int rpx__audit_run(const rpx_runner_config *c, json_t **audit, json_t *warnings, rpx_error *err)
 {
     unsigned f = 0;
-    char dir[4096];
-    const char *tmp = getenv("TMPDIR");
     json_t *o;
+    (void)err;
     *audit = NULL;
     if (!c->audit || rpx__audit_parse(c->audit, &f) != 0 || !f) return 0;
-    snprintf(dir, sizeof dir, "%s/rpxprof-audit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-        return rpx_error_set(err, RPX_EIO, "%s: cannot make a temporary folder for the audit: %s",
-                             dir, strerror(errno));
     o = json_object();
-    if (f & RPX__AUDIT_CACHE) json_object_set_new(o, "cache", audit_cache(c, dir, warnings));
-    if (f & RPX__AUDIT_SEED) json_object_set_new(o, "seed", audit_seed(c, dir, warnings));
-    {
-        static const char *const names[] = {"distinct.json", "repeated.json", "seed.json", "seed2.json"};
-        size_t i;
-        char p[4200];
-        for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-            snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-            unlink(p);
-        }
-        rmdir(dir);
-    }
+    if (f & RPX__AUDIT_CACHE) json_object_set_new(o, "cache", audit_cache(c, warnings));
+    if (f & RPX__AUDIT_SEED) json_object_set_new(o, "seed", audit_seed(c, warnings));
     *audit = o;
     return 0;
 }

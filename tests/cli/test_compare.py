@@ -396,7 +396,7 @@ class CompareTest(TempDirTest):
         self.assertEqual(self.compare_json(base, old)["covers"], "within-process")
 
     def test_one_validator_with_aggregate(self):
-        # compare refuses what aggregate refuses, with the same message (src/batch/report_check.c),
+        # compare refuses what aggregate refuses, with the same message (src/compare/report_check.c),
         # and the message counts the samples the file really has
         rng = np.random.default_rng(13)
         base = report(groups_of(rng, 3, 60, 1.0))

@@ -1,13 +1,27 @@
-/* report_check.h — the one validator of a run report (src/batch/report_check.c):
- * what `rpxprof aggregate` and `rpxprof compare` check in each report, with
- * the same messages. Internal to the library. */
-#ifndef RPX_BATCH_REPORT_CHECK_H
-#define RPX_BATCH_REPORT_CHECK_H
+/* report_check.h — the one validator of a run report (src/compare/report_check.c):
+ * what `rpxprof aggregate`, `rpxprof compare` and the audits check in each
+ * report, with the same messages. Internal to the library. */
+#ifndef RPX_COMPARE_REPORT_CHECK_H
+#define RPX_COMPARE_REPORT_CHECK_H
 
 #include <jansson.h>
 #include <stddef.h>
 
-#include "batch/pipeline.h"
+#include "rpxprof/model.h"
+
+/* Which tool wrote a report (batch/pipeline.c tells them apart by their keys):
+ * the check reads the reference's percentiles at its 1 us rounding. */
+typedef enum rpx_report_kind {
+    RPX_REPORT_UNKNOWN = 0,
+    RPX_REPORT_RPXPROF,           /* "schema": "rpxprof.profile/1" */
+    RPX_REPORT_REF_CALLABLE,      /* the reference's examples/profile_callable.py */
+    RPX_REPORT_REF_DEPTH          /* the reference's scripts/profile_depth_efficiency.py */
+} rpx_report_kind;
+
+/* The value the reference would store for a percentile of unrounded `v` ms:
+ * round(v, 3) (Python's correctly rounded round-half-even on the exact
+ * binary value). */
+double rpx_pipeline_round3(double v);
 
 /* What the checks read from one report; every pointer malloc'ed (free with
  * rpx__report_check_free). */
@@ -43,13 +57,5 @@ void rpx__report_check_free(rpx__report_checked *c);
 /* Append a formatted message (at most 2047 bytes) to the JSON array `arr`: the
  * errors and warnings of aggregate and of the validator. */
 void rpx__report_msg(json_t *arr, const char *f, ...) __attribute__((format(printf, 2, 3)));
-
-/* rpx_compare_reports (compare.c), with the same-work check only when
- * `same_work`: the audits (src/runner/audit.c) compare two arms of one target
- * that differ in their inputs or seed on purpose. */
-struct rpx_compare_opts;
-int rpx__compare_files(const char *base_path, const char *new_path,
-                       const struct rpx_compare_opts *opts, int same_work, json_t **out,
-                       rpx_error *err);
 
 #endif

@@ -2,17 +2,19 @@
  * (schemas/profile.json's keys that the readers rely on), its status, and its
  * numbers against its own samples (measured_calls, latency's percentiles,
  * processes, latency_by_process, latency_ci, recomputed with
- * rpx_stats_latency_ci). `rpxprof aggregate` and `rpxprof compare` both call
- * it, so a report one refuses the other refuses with the same message
- * (docs/errors.md). */
+ * rpx_stats_latency_ci), and the reference's 1 us rounding it reads the
+ * reference's reports at. `rpxprof aggregate`, `rpxprof compare` and the
+ * audits all call it, so a report one refuses the others refuse with the same
+ * message (docs/errors.md). */
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch/report_check.h"
-#include "rpxprof/aggregate.h"
+#include "compare/report_check.h"
+#include "rpxprof/comparison.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
 #include "rpxprof/stats.h"
@@ -80,6 +82,21 @@ const char *rpx__report_shape_problem(const json_t *r)
     if (!json_is_object(json_object_get(r, "system_card"))) return "'system_card' is missing or not an object";
     if (!json_is_object(json_object_get(r, "memory"))) return "'memory' is missing or not an object";
     return NULL;
+}
+
+/* the reference's round(v, 3) of a percentile */
+double rpx_pipeline_round3(double v)
+{
+    static locale_t c;
+    locale_t old;
+    char buf[64];
+    if (!isfinite(v)) return v;
+    if (!c) c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    old = c ? uselocale(c) : (locale_t)0;
+    snprintf(buf, sizeof buf, "%.3f", v); /* correctly rounded, ties to even: Python's round */
+    v = strtod(buf, NULL);
+    if (old) uselocale(old);
+    return v;
 }
 
 /* A reference report's percentile against the one recomputed from its
