@@ -53,9 +53,8 @@ static json_t *not_run(const char *reason)
  * (the arm's report stays in memory), audits, progress, cost layers or
  * stopping rule, in at least two processes of enough calls each for a p50
  * interval between processes. */
-static void arm_config(const rpx_runner_config *c, rpx_runner_config *a)
+static void arm_config(const rpx_runner_config *c, int k, rpx_runner_config *a)
 {
-    int k = rpx_runner_processes(c, NULL);
     long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
     *a = *c;
     a->audit = NULL;
@@ -73,14 +72,15 @@ static void arm_config(const rpx_runner_config *c, rpx_runner_config *a)
 
 /* Runs the pair and compares NEW (b, named bn) against BASE (a, named an)
  * with threshold t in memory: the comparison, or NULL and *why. */
-static json_t *measure_pair(const rpx_runner_config *a, const char *an, const rpx_runner_config *b,
-                            const char *bn, double t, char *why, size_t size)
+static json_t *measure_pair(rpx__run_pair_fn run_pair, const rpx_runner_config *a, const char *an,
+                            const rpx_runner_config *b, const char *bn, double t, char *why,
+                            size_t size)
 {
     rpx_runner_result ra, rb;
     rpx_error err = {0};
     rpx_compare_opts co = {t, 0.95, 0};
     json_t *cmp = NULL;
-    int rc = rpx_runner_run_pair(a, b, &ra, &rb, &err);
+    int rc = run_pair(a, b, &ra, &rb, &err);
     if (rc != 0) {
         snprintf(why, size, "the audit's runs failed: %s", err.message);
     } else if (ra.status != RPX_RUNNER_COMPLETE || rb.status != RPX_RUNNER_COMPLETE) {
@@ -127,7 +127,8 @@ static void free_paths(char **p, size_t n)
     free(p);
 }
 
-static json_t *audit_cache(const rpx_runner_config *c, json_t *warnings)
+static json_t *audit_cache(const rpx_runner_config *c, int k, rpx__run_pair_fn run_pair,
+                           json_t *warnings)
 {
     char why[1400], w[2400], nbuf[32], made[400];
     const char *nfield = NULL;
@@ -179,8 +180,8 @@ static json_t *audit_cache(const rpx_runner_config *c, json_t *warnings)
                            "inputs make DIR --samples N)");
         }
     }
-    arm_config(c, &dis);
-    arm_config(c, &rep);
+    arm_config(c, k, &dis);
+    arm_config(c, k, &rep);
     if (http) {
         rep.target.body_repeat = 1; /* the first body, every request */
         if (nfield) { /* the fixed body: the repeated arm sends it as it is */
@@ -193,7 +194,7 @@ static json_t *audit_cache(const rpx_runner_config *c, json_t *warnings)
         dis.sample_files = (const char *const *)paths;
         dis.n_sample_files = n;
     }
-    cmp = measure_pair(&dis, "the distinct-inputs arm", &rep, "the repeated-input arm", t, why,
+    cmp = measure_pair(run_pair, &dis, "the distinct-inputs arm", &rep, "the repeated-input arm", t, why,
                        sizeof why);
     free_paths(paths, http ? 0 : n);
     if (!cmp) {
@@ -251,7 +252,8 @@ static json_t *audit_cache(const rpx_runner_config *c, json_t *warnings)
     return o;
 }
 
-static json_t *audit_seed(const rpx_runner_config *c, json_t *warnings)
+static json_t *audit_seed(const rpx_runner_config *c, int k, rpx__run_pair_fn run_pair,
+                          json_t *warnings)
 {
     char why[1400], w[2400];
     rpx_runner_config a, b;
@@ -278,14 +280,14 @@ static json_t *audit_seed(const rpx_runner_config *c, json_t *warnings)
         return not_run("nothing in the run depends on a seed (one sample or body, no --arrivals "
                        "poisson)");
     }
-    arm_config(c, &a);
-    arm_config(c, &b);
+    arm_config(c, k, &a);
+    arm_config(c, k, &b);
     b.target.load_seed = c->target.load_seed + 1;
     /* a local run: the cycle through the samples starts one later; HTTP: the
      * bodies go on after the other arm's (a server's cache sees none twice) */
     b.sample_shift = http ? a.sample_shift + a.repeats + (long)a.processes * a.warmup
                           : c->sample_shift + 1;
-    cmp = measure_pair(&a, "the run's seed arm", &b, "the seed + 1 arm", t, why, sizeof why);
+    cmp = measure_pair(run_pair, &a, "the run's seed arm", &b, "the seed + 1 arm", t, why, sizeof why);
     if (!cmp) {
         json_array_append_new(warnings, json_pack("s+", "--audit seed: ", why));
         return not_run(why);
@@ -322,7 +324,8 @@ static json_t *audit_seed(const rpx_runner_config *c, json_t *warnings)
     return o;
 }
 
-int rpx__audit_run(const rpx_runner_config *c, json_t **audit, json_t *warnings, rpx_error *err)
+int rpx__audit_run(const rpx_runner_config *c, int processes, rpx__run_pair_fn run_pair,
+                   json_t **audit, json_t *warnings, rpx_error *err)
 {
     unsigned f = 0;
     json_t *o;
@@ -330,8 +333,8 @@ int rpx__audit_run(const rpx_runner_config *c, json_t **audit, json_t *warnings,
     *audit = NULL;
     if (!c->audit || rpx__audit_parse(c->audit, &f) != 0 || !f) return 0;
     o = json_object();
-    if (f & RPX__AUDIT_CACHE) json_object_set_new(o, "cache", audit_cache(c, warnings));
-    if (f & RPX__AUDIT_SEED) json_object_set_new(o, "seed", audit_seed(c, warnings));
+    if (f & RPX__AUDIT_CACHE) json_object_set_new(o, "cache", audit_cache(c, processes, run_pair, warnings));
+    if (f & RPX__AUDIT_SEED) json_object_set_new(o, "seed", audit_seed(c, processes, run_pair, warnings));
     *audit = o;
     return 0;
 }

@@ -19,3 +19,11 @@ int rpx_runner_exit_code(const rpx_runner_result *res)
     }
     return RPX_EXIT_FAILURE;
 }
+
+void rpx_runner_result_free(rpx_runner_result *res)
+{
+    if (!res) return;
+    json_decref(res->report);
+    json_decref(res->warnings);
+    res->report = res->warnings = NULL;
+}

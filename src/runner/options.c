@@ -554,6 +554,51 @@ static const char *sp_(const char *name, rpx_option_spelling sp, char *buf, size
     return buf;
 }
 
+/* --spread over n CPUs needs n calls at least (one process on each) */
+static int spread_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
+{
+    char a[40], b[40];
+    int n = rpx__placement_spread_cpus(c);
+    if (n > 0 && c->repeats < n)
+        return rpx_error_set(err, RPX_EUSAGE, "%s over %d CPUs needs a process with a call on "
+                             "each; give %s %d or more",
+                             sp_("spread", sp, a, sizeof a), n,
+                             sp_("repeats", sp, b, sizeof b), n);
+    return 0;
+}
+
+/* --cpus's syntax and its CPUs among the allowed ones (refused with the
+ * allowed list), --spread with isolation (placement.c's helpers) */
+static int placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
+{
+    cpu_set_t want, allowed, outside;
+    char why[128], a[40], b[40], list[512], bad[512];
+    if (c->spread && !c->isolate)
+        return rpx_error_set(err, RPX_EUSAGE, "%s gives each worker process its own CPU and "
+                             "needs isolation; drop %s",
+                             sp_("spread", sp, a, sizeof a),
+                             sp_("no-isolate", sp, b, sizeof b));
+    if (!c->cpus) return spread_check(c, sp, err);
+    if (rpx__cpus_parse(c->cpus, &want, why, sizeof why) != 0)
+        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': %s; give CPU numbers and ranges "
+                             "separated by commas, such as 1, 2-3 or 0,2",
+                             sp_("cpus", sp, a, sizeof a), c->cpus, why);
+    if (rpx__cpus_allowed(&allowed) != 0)
+        return spread_check(c, sp, err); /* nothing to check against: the kernel refuses */
+    CPU_XOR(&outside, &want, &allowed);
+    CPU_AND(&outside, &outside, &want);
+    if (CPU_COUNT(&outside) > 0) {
+        rpx__cpus_text(&allowed, list, sizeof list);
+        rpx__cpus_text(&outside, bad, sizeof bad);
+        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': CPU %s %s not among the CPUs this "
+                             "process may use (%s: its affinity, set by taskset, a cgroup "
+                             "cpuset or the batch system); give CPUs from %s",
+                             sp_("cpus", sp, a, sizeof a), c->cpus, bad,
+                             CPU_COUNT(&outside) > 1 ? "are" : "is", list, list);
+    }
+    return spread_check(c, sp, err);
+}
+
 int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
 {
     char a[80], b[40], d[40], e[40];
@@ -578,7 +623,7 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
     if (c->processes > 1 && c->gpu_time)
         return rpx_error_set(err, RPX_EUSAGE, "%s traces the kernels of one process; give %s 1",
                              sp_("gpu-time", sp, a, sizeof a), sp_("processes", sp, b, sizeof b));
-    if ((rc = rpx__placement_check(c, sp, err)) != 0) return rc;
+    if ((rc = placement_check(c, sp, err)) != 0) return rc;
     if (c->target_precision > 0 && !c->isolate)
         return rpx_error_set(err, RPX_EUSAGE, "%s adds worker processes; drop %s",
                              sp_("target-precision", sp, a, sizeof a),

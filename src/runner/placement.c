@@ -1,6 +1,7 @@
 /* placement.c — owns where a run's processes run (issue 27 §3): --cpus LIST
- * parsed and checked against the CPUs this process may use (its own
- * sched_getaffinity: taskset, a cgroup cpuset, Slurm's binding), --spread's
+ * parsed, the CPUs this process may use (its own sched_getaffinity: taskset,
+ * a cgroup cpuset, Slurm's binding; options.c checks --cpus against them in
+ * the caller's spelling), --spread's
  * rotation of the processes over those CPUs, the CPUs each process gets, and
  * the report's `placement` section. The mask is set in the model's process
  * before the target is loaded, so every thread it starts inherits it
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpxprof/options.h"
 #include "runner/runner_internal.h"
 
 /* "1", "2-3", "0,2", "0-1,4": every CPU into set. 0, or -1 with why. */
@@ -94,55 +94,6 @@ json_t *rpx__cpus_json(const cpu_set_t *set)
     for (c = 0; a && c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, set)) json_array_append_new(a, json_integer(c));
     return a;
-}
-
-/* the spelled name of an option: --cpus or cpus */
-static const char *spelled(const char *name, rpx_option_spelling sp, char *buf, size_t size)
-{
-    return rpx_run_option_spelled(rpx_run_option_find(name), sp, buf, size);
-}
-
-/* --spread over n CPUs needs n calls at least (one process on each) */
-static int spread_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
-{
-    char a[40], b[40];
-    int n = rpx__placement_spread_cpus(c);
-    if (n > 0 && c->repeats < n)
-        return rpx_error_set(err, RPX_EUSAGE, "%s over %d CPUs needs a process with a call on "
-                             "each; give %s %d or more",
-                             spelled("spread", sp, a, sizeof a), n,
-                             spelled("repeats", sp, b, sizeof b), n);
-    return 0;
-}
-
-int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
-{
-    cpu_set_t want, allowed, outside;
-    char why[128], a[40], b[40], list[512], bad[512];
-    if (c->spread && !c->isolate)
-        return rpx_error_set(err, RPX_EUSAGE, "%s gives each worker process its own CPU and "
-                             "needs isolation; drop %s",
-                             spelled("spread", sp, a, sizeof a),
-                             spelled("no-isolate", sp, b, sizeof b));
-    if (!c->cpus) return spread_check(c, sp, err);
-    if (rpx__cpus_parse(c->cpus, &want, why, sizeof why) != 0)
-        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': %s; give CPU numbers and ranges "
-                             "separated by commas, such as 1, 2-3 or 0,2",
-                             spelled("cpus", sp, a, sizeof a), c->cpus, why);
-    if (rpx__cpus_allowed(&allowed) != 0)
-        return spread_check(c, sp, err); /* nothing to check against: the kernel refuses */
-    CPU_XOR(&outside, &want, &allowed);
-    CPU_AND(&outside, &outside, &want);
-    if (CPU_COUNT(&outside) > 0) {
-        rpx__cpus_text(&allowed, list, sizeof list);
-        rpx__cpus_text(&outside, bad, sizeof bad);
-        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': CPU %s %s not among the CPUs this "
-                             "process may use (%s: its affinity, set by taskset, a cgroup "
-                             "cpuset or the batch system); give CPUs from %s",
-                             spelled("cpus", sp, a, sizeof a), c->cpus, bad,
-                             CPU_COUNT(&outside) > 1 ? "are" : "is", list, list);
-    }
-    return spread_check(c, sp, err);
 }
 
 int rpx__placement_init(const rpx_runner_config *c, placement *pl)

@@ -61,14 +61,6 @@ int rpx_runner_processes(const rpx_runner_config *c, int *asked)
     return c->repeats >= 1 && p > c->repeats ? (int)c->repeats : p;
 }
 
-void rpx_runner_result_free(rpx_runner_result *res)
-{
-    if (!res) return;
-    json_decref(res->report);
-    json_decref(res->warnings);
-    res->report = res->warnings = NULL;
-}
-
 static const char *status_name(int outcome, rpx_runner_status *st)
 {
     switch (outcome) {
@@ -858,7 +850,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     if (rc == 0 && cfg->audit && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
         rpx_runner_config ac = x.c;
         ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
-        rc = rpx__audit_run(&ac, &x.audit, res->warnings, err);
+        rc = rpx__audit_run(&ac, x.processes, rpx_runner_run_pair, &x.audit, res->warnings, err);
     }
     x.cond_end = rpx_system_conditions(x.nvml);
     if (x.procs_start) x.procs_end = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);

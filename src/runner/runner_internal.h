@@ -28,11 +28,18 @@ void rpx__run_options_defaults(rpx_runner_config *c);
 /* "cache", "seed", "cache,seed": 0 and the RPX__AUDIT_* bits (flags may be
  * NULL), or -1 */
 int rpx__audit_parse(const char *text, unsigned *flags);
+/* How an audit measures its two arms together: rpx_runner_run_pair's shape. */
+typedef int (*rpx__run_pair_fn)(const rpx_runner_config *a, const rpx_runner_config *b,
+                                rpx_runner_result *res_a, rpx_runner_result *res_b,
+                                rpx_error *err);
 /* The audits c->audit asks for, as the report's `audit` object (*audit NULL
- * when none): each measures the target again in interleaved worker processes.
- * An audit that cannot run says why in it (verdict not_run); warnings gets
- * what the user must see. A negative code only when nothing could be tried. */
-int rpx__audit_run(const rpx_runner_config *c, json_t **audit, json_t *warnings, rpx_error *err);
+ * when none): each measures the target again through run_pair (runner.c gives
+ * rpx_runner_run_pair: the audits sit beside the runner, not above and below
+ * it at once), in the run's `processes` (2 at least) interleaved. An audit
+ * that cannot run says why in it (verdict not_run); warnings gets what the
+ * user must see. A negative code only when nothing could be tried. */
+int rpx__audit_run(const rpx_runner_config *c, int processes, rpx__run_pair_fn run_pair,
+                   json_t **audit, json_t *warnings, rpx_error *err);
 
 /* ---- server_metrics.c ---- */
 typedef struct rpx__counters {
@@ -68,9 +75,6 @@ int rpx__cpus_allowed(cpu_set_t *set);
 /* "0-1,4" */
 void rpx__cpus_text(const cpu_set_t *set, char *buf, size_t size);
 json_t *rpx__cpus_json(const cpu_set_t *set);
-/* --cpus's syntax and its CPUs among the allowed ones (refused with the
- * allowed list), --spread with isolation: RPX_EUSAGE in the caller's spelling. */
-int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err);
 /* The placement of a checked config. */
 int rpx__placement_init(const rpx_runner_config *c, placement *pl);
 /* The CPUs process i is pinned to: 1 and *set, or 0 (inherit: the mask stays). */
