@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """deps.py — the shape of the tree in numbers (issue 26 §5), to rerun after a change.
 
-    /usr/bin/python3 scripts/deps.py [--build build] [-v]
+    /usr/bin/python3 scripts/deps.py [--build build] [-v] [--check]
 
 Prints, for the source tree beside this script and a build folder made from it:
   folders            the module folders under src/
@@ -13,7 +13,11 @@ Prints, for the source tree beside this script and a build folder made from it:
   folder circles     the same over folders (include arrows and symbol arrows together)
   long functions     function bodies over 150 lines (from the signature to the closing brace)
   exported rpx__     `nm -D --defined-only librpxprof.so | grep ' rpx__'`
-With -v it names every arrow, circle and function. Python 3 standard library only.
+With -v it names every arrow, circle and function. With --check it exits 1 when an arrow
+goes back up, a circle exists or a folder under src/ has no rank in LAYERS (naming each);
+the long functions are information only. Without a usable build folder (none, or no
+object file of the tree's sources in it) it exits 2: the symbol counts would read 0,
+which looks clean. Python 3 standard library only.
 """
 import argparse
 import os
@@ -185,12 +189,26 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when an arrow goes back up, a circle exists or a folder has no rank")
     a = ap.parse_args()
     root, build = a.root, os.path.abspath(a.build)
     files = sources(root)
     folders = sorted({folder_of_src(f) for f in files if folder_of_src(f)})
 
-    defined, used = symbols(objects(root, build))
+    objs = objects(root, build)
+    if not objs:
+        print("deps.py: %s: %s; build the tree first (cmake -S . -B %s && cmake --build %s) "
+              "and give that folder with --build: without object files every symbol count "
+              "would read 0" % (build, "no such folder" if not os.path.isdir(build) else
+                                "no object file of this tree's sources in it",
+                                a.build, a.build), file=sys.stderr)
+        return 2
+    lib_sources = [f for f in files if f.endswith(".c") and folder_of_src(f)]
+    unbuilt = [f for f in lib_sources if f not in objs]
+    stale = [f for f in lib_sources if f in objs and
+             os.path.getmtime(os.path.join(root, f)) > os.path.getmtime(objs[f])]
+    defined, used = symbols(objs)
     owner = {}
     for f in files:
         owner[f] = folder_of_src(f) or header_owner(root, f, defined)
@@ -245,6 +263,17 @@ def main():
     print("functions over %d lines: %d" % (LONG, len(longs)))
     print("exported rpx__ symbols:  %s" % ("no librpxprof.so in " + build
                                           if exported is None else len(exported)))
+    unranked = [f for f in folders if f not in RANK]
+    if unranked:
+        print("folders without a rank:  %d (%s): give each its place in deps.py's LAYERS"
+              % (len(unranked), " ".join(unranked)))
+    if stale:
+        print("note: %d source%s newer than %s's object files (rebuild for exact counts): %s"
+              % (len(stale), "" if len(stale) == 1 else "s", build, " ".join(stale[:5])),
+              file=sys.stderr)
+    if unbuilt and a.verbose:
+        print("note: not built in %s (their symbols are not counted): %s"
+              % (build, " ".join(unbuilt)), file=sys.stderr)
     if a.verbose:
         for b in back:
             print("  include up:", b)
@@ -254,6 +283,25 @@ def main():
             print("  file circle:", " ".join(c))
         for n, w in longs:
             print("  long: %4d %s" % (n, w))
+    if a.check:
+        bad = len(back) + len(back_calls) + len(file_circles) + len(folder_circles) + len(unranked)
+        if bad:
+            if not a.verbose:
+                for b in back:
+                    print("  include up:", b)
+                for b in back_calls:
+                    print("  call up:", b)
+                for c in file_circles:
+                    print("  file circle:", " ".join(c))
+            print("deps.py --check: the house is not clean: %d arrow%s back up, %d file "
+                  "circle%s, %d folder circle%s, %d folder%s without a rank (DESIGN.md: no "
+                  "module reaches back up)"
+                  % (len(back) + len(back_calls), "" if len(back) + len(back_calls) == 1 else "s",
+                     len(file_circles), "" if len(file_circles) == 1 else "s",
+                     len(folder_circles), "" if len(folder_circles) == 1 else "s",
+                     len(unranked), "" if len(unranked) == 1 else "s"), file=sys.stderr)
+            return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,6 @@
+# The house kept clean (issue 35 §3, §5): no arrow back up the layers and no circle
+# (scripts/deps.py --check over this build's object files; the long functions it counts
+# are information only), and one status map that docs/errors.md's table follows.
+add_test(NAME house.deps COMMAND ${RPX_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/deps.py
+         --build ${CMAKE_BINARY_DIR} --root ${CMAKE_SOURCE_DIR} --check)
+set_tests_properties(house.deps PROPERTIES TIMEOUT 300 LABELS fast)
