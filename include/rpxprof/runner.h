@@ -151,32 +151,42 @@ typedef struct rpx_runner_config {
     int timeline;
 } rpx_runner_config;
 
-/* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry
- * as .code too: one table for both, and rpx_runner_exit_code below maps a
- * run's status to them. */
+/* The one status map: X(NAME, report word, exit code) for each way a run that
+ * built a report ends. The runner's status (RPX_RUNNER_NAME), the word of the
+ * report's "status" (rpx_runner_status_word) and rpxprof's exit code
+ * (RPX_EXIT_NAME, rpx_runner_exit_code) all come from this one table, which
+ * the runner, the CLI and the Python package (its errors' .code) read;
+ * docs/errors.md's table of exit codes is checked against it
+ * (tests/unit/test_status.c). An interrupted run exits 130 for SIGINT and
+ * RPX_EXIT_TERMINATED (143) for SIGTERM. The order is the ABI's: append only. */
+#define RPX_RUNNER_STATUS_MAP(X)                                                    \
+    X(COMPLETE, "complete", 0)                                                       \
+    X(INTERRUPTED, "interrupted", 130) /* SIGINT/SIGTERM (see stop_signal) */       \
+    X(CRASHED, "crashed", 3)           /* the model's process died from a signal */ \
+    X(TIMED_OUT, "timed_out", 4)       /* --timeout / --call-timeout */             \
+    X(KILLED, "killed", 5)             /* SIGKILL from elsewhere (OOM killer) */     \
+    X(CALLS_FAILED, "failed", 6)       /* every call failed, or --max-failures */   \
+    X(OUTPUTS_DIFFER, "outputs_differ", 7) /* --check-outputs: outputs differed */
+
+/* Exit codes of rpxprof (docs/errors.md), which the Python package's errors
+ * carry as .code too: those of a run's status from the map above
+ * (RPX_EXIT_COMPLETE is RPX_EXIT_OK), and those of no status. */
 enum {
     RPX_EXIT_OK = 0,
-    RPX_EXIT_FAILURE = 1,         /* the run, the inputs or the model failed */
+    RPX_EXIT_FAILURE = 1,         /* the run, the inputs or the model failed: no report */
     RPX_EXIT_USAGE = 2,           /* bad command line */
-    RPX_EXIT_CRASHED = 3,         /* the model's process died from a signal: report written */
-    RPX_EXIT_REGRESSION = 3,      /* compare --fail-on-regression: the verdict is slower */
-    RPX_EXIT_TIMED_OUT = 4,       /* --timeout / --call-timeout: report written */
-    RPX_EXIT_KILLED = 5,          /* SIGKILL from elsewhere (OOM killer): report written */
-    RPX_EXIT_CALLS_FAILED = 6,    /* every call failed, or --max-failures: report written */
-    RPX_EXIT_OUTPUTS_DIFFER = 7,  /* --check-outputs: a checked call's outputs differed from
-                                     the reference: report written (status outputs_differ) */
-    RPX_EXIT_INTERRUPTED = 130,   /* SIGINT: report written with status interrupted */
+#define RPX__EXIT_OF_STATUS(name, word, code) RPX_EXIT_##name = (code),
+    RPX_RUNNER_STATUS_MAP(RPX__EXIT_OF_STATUS)
+#undef RPX__EXIT_OF_STATUS
+    RPX_EXIT_REGRESSION = 3,      /* compare --fail-on-regression: the verdict is slower (the
+                                     same number as CRASHED, as it always was) */
     RPX_EXIT_TERMINATED = 143     /* SIGTERM: report written with status interrupted */
 };
 
 typedef enum rpx_runner_status {
-    RPX_RUNNER_COMPLETE = 0,
-    RPX_RUNNER_INTERRUPTED,       /* SIGINT/SIGTERM (see stop_signal) */
-    RPX_RUNNER_CRASHED,
-    RPX_RUNNER_TIMED_OUT,
-    RPX_RUNNER_KILLED,
-    RPX_RUNNER_CALLS_FAILED,
-    RPX_RUNNER_OUTPUTS_DIFFER     /* --check-outputs: the run completed, outputs differed */
+#define RPX__STATUS_ENUM(name, word, code) RPX_RUNNER_##name,
+    RPX_RUNNER_STATUS_MAP(RPX__STATUS_ENUM)
+#undef RPX__STATUS_ENUM
 } rpx_runner_status;
 
 typedef struct rpx_runner_result {
@@ -227,6 +237,9 @@ RPX_API int rpx_runner_read_files(const rpx_runner_config *c, char ***files, siz
  * or 143 interrupted by SIGINT or SIGTERM, 3 crashed, 4 timed out, 5 killed,
  * 6 calls failed, 7 outputs differed (--check-outputs). */
 RPX_API int rpx_runner_exit_code(const rpx_runner_result *res);
+/* The word a report's "status" holds for st ("complete", "timed_out", ...;
+ * "failed" for a value outside the map). */
+RPX_API const char *rpx_runner_status_word(rpx_runner_status st);
 /* Two runs measured together, for a comparison: their worker processes
  * alternate A B, B A, A B, ... (process i of each in turn), so that a drift of
  * the machine falls on both. Both need isolation; a target precision is not

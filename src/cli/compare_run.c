@@ -249,13 +249,11 @@ int rpx__cli_compare_run(int argc, char **argv)
     }
     for (k = 0; k < 2; k++)
         if (res[k].report && res[k].status != RPX_RUNNER_COMPLETE) {
-            int sig = res[k].stop_signal;
             rpx_cli_fail("compare", 0, "%s: %s (%s)", models[k],
                          res[k].status == RPX_RUNNER_INTERRUPTED ? "interrupted" : "did not complete",
                          res[k].error);
-            rc = res[k].status == RPX_RUNNER_INTERRUPTED
-                     ? (sig == SIGTERM ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED)
-                     : RPX_EXIT_FAILURE;
+            rc = res[k].status == RPX_RUNNER_INTERRUPTED ? rpx_runner_exit_code(&res[k])
+                                                         : RPX_EXIT_FAILURE;
             goto out;
         }
     if (rpx_compare_reports(path[0], path[1], &co, &cmp, &err) != 0) {

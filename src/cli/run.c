@@ -646,17 +646,7 @@ int rpx_cli_run(int argc, char **argv)
         if (rpx__cli_html("run", h, &in) == 0 && !res.to_stdout) printf("%s\n", o.html);
         else if (res.status == RPX_RUNNER_COMPLETE) { exit_code = RPX_EXIT_FAILURE; goto out; }
     }
-    switch (res.status) {
-    case RPX_RUNNER_COMPLETE: exit_code = RPX_EXIT_OK; break;
-    case RPX_RUNNER_INTERRUPTED:
-        exit_code = res.stop_signal == SIGTERM ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED;
-        break;
-    case RPX_RUNNER_CRASHED: exit_code = RPX_EXIT_CRASHED; break;
-    case RPX_RUNNER_TIMED_OUT: exit_code = RPX_EXIT_TIMED_OUT; break;
-    case RPX_RUNNER_KILLED: exit_code = RPX_EXIT_KILLED; break;
-    case RPX_RUNNER_CALLS_FAILED: exit_code = RPX_EXIT_CALLS_FAILED; break;
-    case RPX_RUNNER_OUTPUTS_DIFFER: exit_code = RPX_EXIT_OUTPUTS_DIFFER; break;
-    }
+    exit_code = rpx_runner_exit_code(&res); /* the status map (include/rpxprof/runner.h) */
     if (res.status == RPX_RUNNER_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
                 res.abandoned ? " (the call in progress was abandoned)" : "", res.measured);

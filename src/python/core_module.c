@@ -182,19 +182,8 @@ static void core_after_fork_child(void *arg)
     PyOS_AfterFork_Child();
 }
 
-static const char *status_text(rpx_runner_status st)
-{
-    switch (st) {
-    case RPX_RUNNER_COMPLETE: return "complete";
-    case RPX_RUNNER_INTERRUPTED: return "interrupted";
-    case RPX_RUNNER_CRASHED: return "crashed";
-    case RPX_RUNNER_TIMED_OUT: return "timed_out";
-    case RPX_RUNNER_KILLED: return "killed";
-    case RPX_RUNNER_CALLS_FAILED: return "failed";
-    case RPX_RUNNER_OUTPUTS_DIFFER: return "outputs_differ";
-    }
-    return "failed";
-}
+/* the report's status word: the one status map (include/rpxprof/runner.h) */
+static const char *status_text(rpx_runner_status st) { return rpx_runner_status_word(st); }
 
 /* profile(fn, model, module, qualname, inputs, samples, label, writable,
  *         warmup, repeats, device, precision, unit, processes, meta_json,

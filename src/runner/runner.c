@@ -61,16 +61,18 @@ int rpx_runner_processes(const rpx_runner_config *c, int *asked)
     return c->repeats >= 1 && p > c->repeats ? (int)c->repeats : p;
 }
 
+/* the run's status and its report word (the status map, status.c) */
 static const char *status_name(int outcome, rpx_runner_status *st)
 {
     switch (outcome) {
-    case OUTCOME_INTERRUPTED: *st = RPX_RUNNER_INTERRUPTED; return "interrupted";
-    case OUTCOME_CRASHED: *st = RPX_RUNNER_CRASHED; return "crashed";
-    case OUTCOME_TIMED_OUT: *st = RPX_RUNNER_TIMED_OUT; return "timed_out";
-    case OUTCOME_KILLED: *st = RPX_RUNNER_KILLED; return "killed";
-    case OUTCOME_CALLS_FAILED: *st = RPX_RUNNER_CALLS_FAILED; return "failed";
-    default: *st = RPX_RUNNER_COMPLETE; return "complete";
+    case OUTCOME_INTERRUPTED: *st = RPX_RUNNER_INTERRUPTED; break;
+    case OUTCOME_CRASHED: *st = RPX_RUNNER_CRASHED; break;
+    case OUTCOME_TIMED_OUT: *st = RPX_RUNNER_TIMED_OUT; break;
+    case OUTCOME_KILLED: *st = RPX_RUNNER_KILLED; break;
+    case OUTCOME_CALLS_FAILED: *st = RPX_RUNNER_CALLS_FAILED; break;
+    default: *st = RPX_RUNNER_COMPLETE; break;
     }
+    return rpx_runner_status_word(*st);
 }
 
 /* Where a run that did not complete stood; call_index counts the timed calls
@@ -611,7 +613,7 @@ static void outputs_section(const run_ctx *x, json_t *report, rpx_runner_result 
         char m[512], first[256] = "", big[64] = "not a number";
         json_t *f = json_array_get(json_object_get(o, "mismatches"), 0);
         res->status = RPX_RUNNER_OUTPUTS_DIFFER;
-        json_object_set_new(report, "status", json_string("outputs_differ"));
+        json_object_set_new(report, "status", json_string(rpx_runner_status_word(res->status)));
         if (json_is_number(json_object_get(o, "max_abs_diff")))
             snprintf(big, sizeof big, "%.6g", json_number_value(json_object_get(o, "max_abs_diff")));
         if (f)
