@@ -6,3 +6,5 @@ add_test(NAME house.deps COMMAND ${RPX_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/deps.
 set_tests_properties(house.deps PROPERTIES TIMEOUT 300 LABELS fast)
 rpx_unit_test(test_status ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_status.c)
 target_compile_definitions(test_status PRIVATE RPX_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+# Two reports compared in memory (src/compare/, rpxprof/comparison.h): what audits use.
+rpx_unit_test(test_comparison ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_comparison.c)
