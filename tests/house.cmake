@@ -8,3 +8,6 @@ rpx_unit_test(test_status ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_status.c)
 target_compile_definitions(test_status PRIVATE RPX_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 # Two reports compared in memory (src/compare/, rpxprof/comparison.h): what audits use.
 rpx_unit_test(test_comparison ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_comparison.c)
+# The audits through a stand-in pair runner, comparing their arms in memory (src/runner/audit.c).
+rpx_unit_test(test_audit ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_audit.c)
+target_compile_definitions(test_audit PRIVATE RPX_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
