@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 [ -x "$build/rpxprof" ] || { echo "hostile-env: no $build/rpxprof; build first (scripts/test.sh --quick)" >&2; exit 1; }
 
-tests=${2:-'^(unit\..*|fixtures\.npz|cli\.(run|inputs|validation|samples|python|outputs|compare|aggregate_ci|pipeline_format|system|layers|isolation)|python\.package)$'}
+tests=${2:-'^(unit\..*|fixtures\.npz|cli\.(run|inputs|validation|samples|python|outputs|compare|aggregate_ci|pipeline_format|system|layers|isolation)|python\.package)(\..*)?$'}
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/rpx-hostile.XXXXXX")
 chmod 0755 "$root"  # as /tmp is: tests/cli/test_outputs.py's unprivileged user must reach its folders

@@ -330,23 +330,204 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
-int rpx_cli_roofline(int argc, char **argv)
-{
-    opts o;
-    rpx_error err = {0};
-    rpx_gpu_table *t = NULL;
+/* What one `rpxprof roofline` holds between its steps. */
+typedef struct run_state {
+    rpx_error err;
+    rpx_gpu_table *t;
     rpx_roofline_input in;
-    rpx_cost_node *nodes = NULL;
-    json_t *doc = NULL, *root = json_object(), *bounds = json_object(), *input = json_object();
-    json_t *cpu_json = NULL;
+    rpx_cost_node *nodes;
+    json_t *doc, *cpu_json;
     rpx_cpu_peak est;
     rpx_cpu_measured meas;
     rpx_gpu_spec cpu_spec;
     rpx_cpu_target_storage cpu_store;
-    int have_est = 0, have_meas = 0, rc = RPX_EXIT_OK;
-    const char *source = "command line";
-    rpx_output *svg_out = NULL;
+    int have_est, have_meas;
+    const char *source;
+    rpx_output *svg_out;
+} run_state;
+
+/* The figure's place, before anything is costed or measured; never a file this
+ * command reads (--cost, --report, every --gpu-spec). */
+static int open_svg(const opts *o, run_state *s)
+{
+    const char **protect = calloc(o->n_specs + 2, sizeof *protect);
+    rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o->force, protect, o->n_specs + 2, "--svg"};
+    int orc;
+    if (!protect) return rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+    protect[0] = o->cost;
+    protect[1] = o->report;
+    memcpy(protect + 2, o->specs, o->n_specs * sizeof *protect);
+    orc = rpx_output_open(o->svg, &oo, &s->svg_out, &s->err);
+    free(protect);
+    if (orc != 0)
+        return rpx_cli_fail(CMD, orc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
+                            s->err.message);
+    return 0;
+}
+
+/* The model's cost: --cost (JSON or ONNX), --report, or --flops/--bytes; then
+ * --precision, --tf32 and --p50. */
+static int load_cost(const opts *o, run_state *s)
+{
+    rpx_roofline_input_init(&s->in);
+    if (o->cost || o->report) {
+        const char *path = o->cost ? o->cost : o->report;
+        const char *what = o->cost ? "a cost object ('rpxprof cost --json') or an ONNX model"
+                                   : "a run report (rpxprof run --output)";
+        int bad_line = 0;
+        if (rpx_user_file_check(path, what, &s->err) != 0)
+            return rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", s->err.message);
+        if (o->cost && is_onnx(path)) {
+            s->doc = cost_onnx(path, o->precision, o->inputs, o->n_inputs, o->dims, o->n_dims,
+                               &bad_line, &s->err);
+        } else if (o->n_inputs || o->n_dims) {
+            return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                                "--%s binds a shape of an ONNX model, and %s is JSON; drop it",
+                                o->n_inputs ? "input" : "dim", path);
+        } else {
+            s->doc = load_json(path, what, &s->err);
+        }
+        if (!s->doc || rpx_roofline_input_from_json(s->doc, path, &s->in, &s->nodes, &s->err) != 0)
+            return rpx_cli_fail(CMD, bad_line ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
+                                s->err.message);
+        s->source = o->cost ? "cost" : "report";
+    } else {
+        s->in.flops = o->have_flops ? o->flops : NAN;
+        s->in.bytes = o->have_bytes ? o->bytes : NAN;
+    }
+    if (o->precision) {
+        rpx_precision p;
+        if (rpx_precision_parse(o->precision, &p, &s->err) != 0)
+            return rpx_cli_fail(CMD, RPX_EXIT_USAGE, "--precision: %s", s->err.message);
+        s->in.precision = p;
+    }
+    s->in.tf32 = o->tf32;
+    if (o->have_p50) s->in.measured_p50_ms = o->p50;
+    return 0;
+}
+
+/* The host CPU: its estimated peak (--measure-cpu or a host-cpu target) and, with
+ * --measure-cpu, its measured one. */
+static int host_cpu(const opts *o, run_state *s)
+{
+    if (o->measure_cpu || (o->gpus && strstr(o->gpus, "host-cpu"))) {
+        if (rpx_cpu_peak_estimate(&s->est, &s->err) != 0)
+            return rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", s->err.message);
+        s->have_est = 1;
+    }
+    if (o->measure_cpu) {
+        rpx_cpu_measure_options mo;
+        rpx_cpu_measure_options_init(&mo);
+        mo.threads = (int)o->threads;
+        if (rpx_cpu_measure(&mo, &s->meas, &s->err) != 0)
+            return rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "measuring the CPU: %s", s->err.message);
+        s->have_meas = 1;
+        /* this machine's measurement, cached for the bounds of later runs (a VM's
+         * cpufreq gives no maximum clock); only a measurement on every CPU */
+        if (s->have_est && o->threads == 0 &&
+            rpx_cpu_peak_cache_store(&s->est, &s->meas, &s->err) != 0)
+            fprintf(stderr, "rpxprof roofline: warning: %s\n", s->err.message);
+    }
+    if (s->have_est) {
+        s->cpu_json = rpx_cpu_peak_json(&s->est, s->have_meas ? &s->meas : NULL);
+        rpx_cpu_target_spec(&s->est, s->have_meas ? &s->meas : NULL, &s->cpu_spec, &s->cpu_store);
+    }
+    return 0;
+}
+
+/* One target of --gpu: its bound into `bounds`, and the first one's figure. */
+static int add_bound(run_state *s, const char *key, json_t *bounds)
+{
+    const rpx_gpu_spec *g =
+        strcmp(key, "host-cpu") == 0 ? &s->cpu_spec : rpx_gpu_table_find(s->t, key);
+    json_t *b;
+    if (!g) {
+        char hint[128], cand[1024];
+        if (rpx_gpu_table_candidates(s->t, key, cand, sizeof cand) > 1)
+            return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                                "--gpu '%s' is ambiguous: it could be %s; give one of these keys",
+                                key, cand);
+        return rpx_cli_fail(CMD, RPX_EXIT_USAGE,
+                            "--gpu: no target with key '%s';%s 'rpxprof gpus' lists them "
+                            "(host-cpu is this CPU)",
+                            key, rpx_gpu_table_suggest(s->t, key, 1, hint, sizeof hint));
+    }
+    b = rpx_roofline_json(g, &s->in);
+    if (!b || json_object_set_new(bounds, g->key, b) != 0)
+        return rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+    if (s->svg_out && json_object_size(bounds) == 1) {
+        int src = rpx_roofline_svg_commit(s->svg_out, b, &s->err);
+        s->svg_out = NULL;
+        if (src != 0) return rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "--svg: %s", s->err.message);
+    }
+    return 0;
+}
+
+/* The targets of --gpu KEY[,KEY]..., in their order. */
+static int add_bounds(const opts *o, run_state *s, json_t *bounds)
+{
+    char *list, *tok, *save = NULL;
+    int rc = 0;
+    if (!o->gpus) return 0;
+    list = strdup(o->gpus);
+    if (!list) return rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
+    for (tok = strtok_r(list, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save))
+        rc = add_bound(s, tok, bounds);
+    free(list);
+    return rc;
+}
+
+/* The "input" object of the JSON: where the cost came from, and what it is. */
+static void fill_input(const opts *o, const run_state *s, json_t *input)
+{
+    const rpx_roofline_input *in = &s->in;
+    json_object_set_new(input, "source", json_string(s->source));
+    json_object_set_new(input, "file", (o->cost || o->report)
+                                           ? json_string(o->cost ? o->cost : o->report)
+                                           : json_null());
+    json_object_set_new(input, "flops", rpx_json_real_or_null(in->flops));
+    json_object_set_new(input, "bytes", rpx_json_real_or_null(in->bytes));
+    json_object_set_new(input, "nodes", json_integer((json_int_t)in->n_nodes));
+    json_object_set_new(input, "precision", json_string(rpx_precision_name(in->precision)));
+    json_object_set_new(input, "tf32", json_boolean(in->tf32));
+    json_object_set_new(input, "measured_p50_ms", rpx_json_real_or_null(in->measured_p50_ms));
+    if (o->cost && in->n_nodes == 0) {
+        /* the unfused bound needs every node's cost: say so, and how to get them */
+        char why[1024];
+        snprintf(why, sizeof why,
+                 "no unfused bound: %s has no per-node costs (a cost object made without "
+                 "--per-op); make it with 'rpxprof cost MODEL.onnx --json --per-op', or give "
+                 "the ONNX model itself to --cost",
+                 o->cost);
+        json_object_set_new(input, "unfused_reason", json_string(why));
+        if (!o->json) printf("note: %s\n", why);
+    }
+}
+
+/* The answer: JSON (schemas/roofline.json) or text. */
+static int print_result(const opts *o, run_state *s, json_t *root)
+{
+    if (o->json) {
+        if (rpx_json_write_file("-", root, &s->err) != 0)
+            return rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", s->err.message);
+    } else {
+        const json_t *c = json_object_get(root, "cpu");
+        if (json_is_object(c)) print_cpu(c);
+        print_text(json_object_get(root, "bounds"));
+        if (o->svg) printf("%s\n", o->svg);
+    }
+    return 0;
+}
+
+int rpx_cli_roofline(int argc, char **argv)
+{
+    opts o;
+    run_state s;
+    json_t *root = json_object(), *bounds = json_object(), *input = json_object();
+    int rc = RPX_EXIT_OK;
     memset(&o, 0, sizeof o);
+    memset(&s, 0, sizeof s);
+    s.source = "command line";
     o.specs = calloc((size_t)argc + 1, sizeof *o.specs);
     o.inputs = calloc((size_t)argc + 1, sizeof *o.inputs);
     o.dims = calloc((size_t)argc + 1, sizeof *o.dims);
@@ -360,199 +541,40 @@ int rpx_cli_roofline(int argc, char **argv)
         goto out;
     }
     if (rc) goto out;
-    if (rpx_gpu_table_create(&t) != 0) {
+    if (rpx_gpu_table_create(&s.t) != 0) {
         rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
         goto out;
     }
-    if (rpx_gpu_table_load_all(t, o.specs, o.n_specs, &err) != 0) {
-        rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
+    if (rpx_gpu_table_load_all(s.t, o.specs, o.n_specs, &s.err) != 0) {
+        rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", s.err.message);
         goto out;
     }
-    if (o.svg) {
-        /* the figure's place, before anything is costed or measured; never a
-         * file this command reads (--cost, --report, every --gpu-spec) */
-        const char **protect = calloc(o.n_specs + 2, sizeof *protect);
-        rpx_output_options oo = {RPX_OUTPUT_SVG, NULL, o.force, protect, o.n_specs + 2, "--svg"};
-        int orc;
-        if (!protect) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
-            goto out;
-        }
-        protect[0] = o.cost;
-        protect[1] = o.report;
-        memcpy(protect + 2, o.specs, o.n_specs * sizeof *protect);
-        orc = rpx_output_open(o.svg, &oo, &svg_out, &err);
-        free(protect);
-        if (orc != 0) {
-            rc = rpx_cli_fail(CMD, orc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
-                              err.message);
-            goto out;
-        }
-    }
+    if ((o.svg && (rc = open_svg(&o, &s)) != 0) || (rc = load_cost(&o, &s)) != 0 ||
+        (rc = host_cpu(&o, &s)) != 0 || (rc = add_bounds(&o, &s, bounds)) != 0)
+        goto out;
 
-    /* the model's cost */
-    rpx_roofline_input_init(&in);
-    if (o.cost || o.report) {
-        const char *path = o.cost ? o.cost : o.report;
-        const char *what = o.cost ? "a cost object ('rpxprof cost --json') or an ONNX model"
-                                  : "a run report (rpxprof run --output)";
-        int bad_line = 0;
-        if (rpx_user_file_check(path, what, &err) != 0) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
-            goto out;
-        }
-        if (o.cost && is_onnx(path)) {
-            doc = cost_onnx(path, o.precision, o.inputs, o.n_inputs, o.dims, o.n_dims,
-                            &bad_line, &err);
-        } else if (o.n_inputs || o.n_dims) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
-                              "--%s binds a shape of an ONNX model, and %s is JSON; drop it",
-                              o.n_inputs ? "input" : "dim", path);
-            goto out;
-        } else {
-            doc = load_json(path, what, &err);
-        }
-        if (!doc || rpx_roofline_input_from_json(doc, path, &in, &nodes, &err) != 0) {
-            rc = rpx_cli_fail(CMD, bad_line ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s",
-                              err.message);
-            goto out;
-        }
-        source = o.cost ? "cost" : "report";
-    } else {
-        in.flops = o.have_flops ? o.flops : NAN;
-        in.bytes = o.have_bytes ? o.bytes : NAN;
-    }
-    if (o.precision) {
-        rpx_precision p;
-        if (rpx_precision_parse(o.precision, &p, &err) != 0) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE, "--precision: %s", err.message);
-            goto out;
-        }
-        in.precision = p;
-    }
-    in.tf32 = o.tf32;
-    if (o.have_p50) in.measured_p50_ms = o.p50;
-
-    /* the host CPU */
-    if (o.measure_cpu || (o.gpus && strstr(o.gpus, "host-cpu"))) {
-        if (rpx_cpu_peak_estimate(&est, &err) != 0) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
-            goto out;
-        }
-        have_est = 1;
-    }
-    if (o.measure_cpu) {
-        rpx_cpu_measure_options mo;
-        rpx_cpu_measure_options_init(&mo);
-        mo.threads = (int)o.threads;
-        if (rpx_cpu_measure(&mo, &meas, &err) != 0) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "measuring the CPU: %s", err.message);
-            goto out;
-        }
-        have_meas = 1;
-        /* this machine's measurement, cached for the bounds of later runs (a VM's
-         * cpufreq gives no maximum clock); only a measurement on every CPU */
-        if (have_est && o.threads == 0 && rpx_cpu_peak_cache_store(&est, &meas, &err) != 0)
-            fprintf(stderr, "rpxprof roofline: warning: %s\n", err.message);
-    }
-    if (have_est) {
-        cpu_json = rpx_cpu_peak_json(&est, have_meas ? &meas : NULL);
-        rpx_cpu_target_spec(&est, have_meas ? &meas : NULL, &cpu_spec, &cpu_store);
-    }
-
-    /* the targets */
-    if (o.gpus) {
-        char *list = strdup(o.gpus), *tok, *save = NULL;
-        if (!list) {
-            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
-            goto out;
-        }
-        for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            const rpx_gpu_spec *g =
-                strcmp(tok, "host-cpu") == 0 ? &cpu_spec : rpx_gpu_table_find(t, tok);
-            json_t *b;
-            if (!g) {
-                char hint[128], cand[1024];
-                if (rpx_gpu_table_candidates(t, tok, cand, sizeof cand) > 1)
-                    rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
-                                      "--gpu '%s' is ambiguous: it could be %s; give one of these keys",
-                                      tok, cand);
-                else
-                rc = rpx_cli_fail(CMD, RPX_EXIT_USAGE,
-                                  "--gpu: no target with key '%s';%s 'rpxprof gpus' lists them "
-                                  "(host-cpu is this CPU)",
-                                  tok, rpx_gpu_table_suggest(t, tok, 1, hint, sizeof hint));
-                free(list);
-                goto out;
-            }
-            b = rpx_roofline_json(g, &in);
-            if (!b || json_object_set_new(bounds, g->key, b) != 0) {
-                rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "out of memory");
-                free(list);
-                goto out;
-            }
-            if (svg_out && json_object_size(bounds) == 1) {
-                int src = rpx_roofline_svg_commit(svg_out, b, &err);
-                svg_out = NULL;
-                if (src != 0) {
-                    rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "--svg: %s", err.message);
-                    free(list);
-                    goto out;
-                }
-            }
-        }
-        free(list);
-    }
-
-    json_object_set_new(input, "source", json_string(source));
-    json_object_set_new(input, "file", (o.cost || o.report) ? json_string(o.cost ? o.cost : o.report)
-                                                            : json_null());
-    json_object_set_new(input, "flops", rpx_json_real_or_null(in.flops));
-    json_object_set_new(input, "bytes", rpx_json_real_or_null(in.bytes));
-    json_object_set_new(input, "nodes", json_integer((json_int_t)in.n_nodes));
-    json_object_set_new(input, "precision", json_string(rpx_precision_name(in.precision)));
-    json_object_set_new(input, "tf32", json_boolean(in.tf32));
-    json_object_set_new(input, "measured_p50_ms", rpx_json_real_or_null(in.measured_p50_ms));
-    if (o.cost && in.n_nodes == 0) {
-        /* the unfused bound needs every node's cost: say so, and how to get them */
-        char why[1024];
-        snprintf(why, sizeof why,
-                 "no unfused bound: %s has no per-node costs (a cost object made without "
-                 "--per-op); make it with 'rpxprof cost MODEL.onnx --json --per-op', or give "
-                 "the ONNX model itself to --cost",
-                 o.cost);
-        json_object_set_new(input, "unfused_reason", json_string(why));
-        if (!o.json) printf("note: %s\n", why);
-    }
+    fill_input(&o, &s, input);
     json_object_set_new(root, "schema", json_string(ROOFLINE_SCHEMA));
     if (o.gpus) {
         json_object_set_new(root, "input", input);
         input = NULL;
     }
-    if (cpu_json) {
-        json_object_set_new(root, "cpu", cpu_json);
-        cpu_json = NULL;
+    if (s.cpu_json) {
+        json_object_set_new(root, "cpu", s.cpu_json);
+        s.cpu_json = NULL;
     }
     json_object_set_new(root, "bounds", bounds);
     bounds = NULL;
-    if (o.json) {
-        if (rpx_json_write_file("-", root, &err) != 0)
-            rc = rpx_cli_fail(CMD, RPX_EXIT_FAILURE, "%s", err.message);
-    } else {
-        const json_t *c = json_object_get(root, "cpu");
-        if (json_is_object(c)) print_cpu(c);
-        print_text(json_object_get(root, "bounds"));
-        if (o.svg) printf("%s\n", o.svg);
-    }
+    rc = print_result(&o, &s, root);
 out:
-    rpx_output_discard(svg_out); /* not drawn (no target, or an error): no file is left */
-    json_decref(cpu_json);
+    rpx_output_discard(s.svg_out); /* not drawn (no target, or an error): no file is left */
+    json_decref(s.cpu_json);
     json_decref(input);
     json_decref(bounds);
     json_decref(root);
-    rpx_roofline_nodes_free(nodes);
-    json_decref(doc);
-    rpx_gpu_table_free(t);
+    rpx_roofline_nodes_free(s.nodes);
+    json_decref(s.doc);
+    rpx_gpu_table_free(s.t);
     free(o.specs);
     free(o.inputs);
     free(o.dims);

@@ -180,13 +180,11 @@ static int add_sub(rpx__ctx *c, int nid, int sub)
     return 0;
 }
 
-static int build_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int owner)
+/* A new graph in c->graphs (its id), a subgraph of node `owner` when owner >= 0. */
+static int new_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int owner)
 {
     int gid, rc;
-    size_t i, j, first_node;
     rpx__graph *g;
-    if (c->depth >= 16)
-        return rpx__fail(c, RPX_EFORMAT, "subgraphs nested more than 16 deep");
     if (c->n_graphs == c->cap_graphs) {
         size_t cap = c->cap_graphs ? c->cap_graphs * 2 : 4;
         rpx__graph *ng = realloc(c->graphs, cap * sizeof *ng);
@@ -202,8 +200,14 @@ static int build_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int 
     g->parent = parent;
     g->owner = owner;
     if (owner >= 0 && (rc = add_sub(c, owner, gid))) return rc;
-    c->depth++;
+    return gid;
+}
 
+/* The graph's initializers: weights with their values. */
+static int add_initializers(rpx__ctx *c, int gid, const Onnx__GraphProto *gp)
+{
+    size_t i;
+    int rc;
     for (i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *t = gp->initializer[i];
         const char *what;
@@ -219,6 +223,14 @@ static int build_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int 
         if ((rc = rpx__tensor_value(c, t, &c->vals[vid], what))) return rc;
         if ((rc = define(c, gid, vid, "an initializer"))) return rc;
     }
+    return 0;
+}
+
+/* The graph's sparse initializers: weights of their dense shape. */
+static int add_sparse_initializers(rpx__ctx *c, int gid, const Onnx__GraphProto *gp)
+{
+    size_t i, j;
+    int rc;
     for (i = 0; i < gp->n_sparse_initializer; i++) {
         const Onnx__SparseTensorProto *s = gp->sparse_initializer[i];
         int vid;
@@ -246,9 +258,17 @@ static int build_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int 
         c->vals[vid].elems = elems;
         if ((rc = define(c, gid, vid, "a sparse initializer"))) return rc;
     }
+    return 0;
+}
+
+/* The graph's inputs (an initializer listed as an input stays a weight). */
+static int add_inputs(rpx__ctx *c, int gid, const Onnx__GraphProto *gp)
+{
+    size_t i;
+    int rc;
     for (i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
-        int vid;
+        int vid, *in;
         if (!vi->name || !*vi->name)
             return rpx__fail(c, RPX_EFORMAT, "input %zu of graph '%s' has no name", i,
                              c->graphs[gid].name);
@@ -264,18 +284,63 @@ static int build_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int 
             return rc < 0 ? rpx__fail(c, RPX_ENOMEM, "out of memory")
                           : rpx__fail(c, RPX_EFORMAT, "graph input '%s' is listed twice",
                                       vi->name);
-        {
-            int *in = rpx__alloc(&c->arena, (c->graphs[gid].n_inputs + 1) * sizeof *in);
-            if (!in) return rpx__fail(c, RPX_ENOMEM, "out of memory");
-            if (c->graphs[gid].n_inputs)
-                memcpy(in, c->graphs[gid].inputs, c->graphs[gid].n_inputs * sizeof *in);
-            in[c->graphs[gid].n_inputs++] = vid;
-            c->graphs[gid].inputs = in;
-        }
+        in = rpx__alloc(&c->arena, (c->graphs[gid].n_inputs + 1) * sizeof *in);
+        if (!in) return rpx__fail(c, RPX_ENOMEM, "out of memory");
+        if (c->graphs[gid].n_inputs)
+            memcpy(in, c->graphs[gid].inputs, c->graphs[gid].n_inputs * sizeof *in);
+        in[c->graphs[gid].n_inputs++] = vid;
+        c->graphs[gid].inputs = in;
     }
+    return 0;
+}
 
-    /* nodes and their outputs first: files need not be topologically sorted */
-    first_node = c->n_nodes;
+/* Node i of the graph (c->nodes[nid]) and the values it outputs. */
+static int add_node(rpx__ctx *c, int gid, size_t i, int nid)
+{
+    const Onnx__NodeProto *p = c->graphs[gid].p->node[i];
+    rpx__node *n = &c->nodes[nid];
+    size_t j;
+    int rc;
+    memset(n, 0, sizeof *n);
+    c->graphs[gid].nodes[i] = nid;
+    n->p = p;
+    n->graph = gid;
+    n->op = p->op_type && *p->op_type ? p->op_type : NULL;
+    if (!n->op)
+        return rpx__fail(c, RPX_EFORMAT, "node %zu of graph '%s' has no op_type", i,
+                         c->graphs[gid].name);
+    n->name = p->name && *p->name ? p->name : rpx__fmt(c, "%s#%zu", n->op, i);
+    n->domain = p->domain ? p->domain : "";
+    n->std = !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
+    n->opset = opset_of(c, n->domain);
+    if (n->std && n->opset == 0) n->opset = c->opset;
+    n->n_in = p->n_input;
+    n->n_out = p->n_output;
+    n->in = rpx__alloc(&c->arena, (p->n_input + 1) * sizeof(int));
+    n->out = rpx__alloc(&c->arena, (p->n_output + 1) * sizeof(int));
+    n->trips = 1;
+    if (!n->in || !n->out) return rpx__fail(c, RPX_ENOMEM, "out of memory");
+    for (j = 0; j < p->n_output; j++) {
+        int vid;
+        if (!p->output[j] || !*p->output[j]) {
+            c->nodes[nid].out[j] = -1;
+            continue;
+        }
+        if ((vid = new_val(c, p->output[j], gid, RPX__V_NODE)) < 0) return vid;
+        c->vals[vid].producer = nid;
+        c->nodes[nid].out[j] = vid;
+        if ((rc = define(c, gid, vid, rpx__fmt(c, "output of node '%s'", c->nodes[nid].name))))
+            return rc;
+    }
+    return 0;
+}
+
+/* The graph's nodes and their outputs first (files need not be topologically
+ * sorted), then each node's inputs and subgraphs. */
+static int add_nodes(rpx__ctx *c, int gid, const Onnx__GraphProto *gp)
+{
+    size_t i, first_node = c->n_nodes;
+    int rc;
     if (c->n_nodes + gp->n_node > c->cap_nodes) {
         size_t cap = c->cap_nodes ? c->cap_nodes : 256;
         rpx__node *nn;
@@ -288,45 +353,17 @@ static int build_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int 
     c->graphs[gid].nodes = rpx__alloc(&c->arena, (gp->n_node + 1) * sizeof(int));
     if (!c->graphs[gid].nodes) return rpx__fail(c, RPX_ENOMEM, "out of memory");
     c->graphs[gid].n_nodes = gp->n_node;
-    for (i = 0; i < gp->n_node; i++) {
-        const Onnx__NodeProto *p = gp->node[i];
-        int nid = (int)c->n_nodes++;
-        rpx__node *n = &c->nodes[nid];
-        memset(n, 0, sizeof *n);
-        c->graphs[gid].nodes[i] = nid;
-        n->p = p;
-        n->graph = gid;
-        n->op = p->op_type && *p->op_type ? p->op_type : NULL;
-        if (!n->op)
-            return rpx__fail(c, RPX_EFORMAT, "node %zu of graph '%s' has no op_type", i,
-                             c->graphs[gid].name);
-        n->name = p->name && *p->name ? p->name : rpx__fmt(c, "%s#%zu", n->op, i);
-        n->domain = p->domain ? p->domain : "";
-        n->std = !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
-        n->opset = opset_of(c, n->domain);
-        if (n->std && n->opset == 0) n->opset = c->opset;
-        n->n_in = p->n_input;
-        n->n_out = p->n_output;
-        n->in = rpx__alloc(&c->arena, (p->n_input + 1) * sizeof(int));
-        n->out = rpx__alloc(&c->arena, (p->n_output + 1) * sizeof(int));
-        n->trips = 1;
-        if (!n->in || !n->out) return rpx__fail(c, RPX_ENOMEM, "out of memory");
-        for (j = 0; j < p->n_output; j++) {
-            int vid;
-            if (!p->output[j] || !*p->output[j]) {
-                c->nodes[nid].out[j] = -1;
-                continue;
-            }
-            if ((vid = new_val(c, p->output[j], gid, RPX__V_NODE)) < 0) return vid;
-            c->vals[vid].producer = nid;
-            c->nodes[nid].out[j] = vid;
-            if ((rc = define(c, gid, vid, rpx__fmt(c, "output of node '%s'", c->nodes[nid].name))))
-                return rc;
-        }
-    }
+    for (i = 0; i < gp->n_node; i++)
+        if ((rc = add_node(c, gid, i, (int)c->n_nodes++))) return rc;
     for (i = 0; i < gp->n_node; i++)
         if ((rc = build_node_inputs(c, gid, (int)(first_node + i)))) return rc;
+    return 0;
+}
 
+/* The graph's outputs, and the shapes value_info gives to values without one. */
+static int add_outputs(rpx__ctx *c, int gid, const Onnx__GraphProto *gp)
+{
+    size_t i;
     c->graphs[gid].outputs = rpx__alloc(&c->arena, (gp->n_output + 1) * sizeof(int));
     if (!c->graphs[gid].outputs) return rpx__fail(c, RPX_ENOMEM, "out of memory");
     for (i = 0; i < gp->n_output; i++) {
@@ -345,6 +382,20 @@ static int build_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int 
         int vid = vi->name ? rpx__map_get(&c->graphs[gid].names, vi->name) : -1;
         if (vid >= 0 && !c->vals[vid].vi) c->vals[vid].vi = vi;
     }
+    return 0;
+}
+
+static int build_graph(rpx__ctx *c, const Onnx__GraphProto *gp, int parent, int owner)
+{
+    int gid, rc;
+    if (c->depth >= 16)
+        return rpx__fail(c, RPX_EFORMAT, "subgraphs nested more than 16 deep");
+    if ((gid = new_graph(c, gp, parent, owner)) < 0) return gid;
+    c->depth++;
+    if ((rc = add_initializers(c, gid, gp)) || (rc = add_sparse_initializers(c, gid, gp)) ||
+        (rc = add_inputs(c, gid, gp)) || (rc = add_nodes(c, gid, gp)) ||
+        (rc = add_outputs(c, gid, gp)))
+        return rc;
     c->depth--;
     return gid;
 }

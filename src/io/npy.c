@@ -283,22 +283,11 @@ static int parse_dim(cursor *c, int64_t *out, bool *overflow)
     return 0;
 }
 
-int rpx_npy_parse_header(const void *buf, size_t len, const char *what, rpx_npy_header *out,
-                         rpx_error *err)
+/* The magic, the version and the header's length: the dict's place into `c`. */
+static int parse_prefix(const unsigned char *b, size_t len, const char *what, rpx_npy_header *h,
+                        cursor *c, rpx_error *err)
 {
-    const unsigned char *b = buf;
-    rpx_npy_header h;
     size_t prefix, hlen;
-    cursor c;
-    bool have_descr = false, have_fortran = false, have_shape = false;
-    bool structured = false, overflow = false;
-    char structured_text[64] = "";
-    char shape_text[96];
-    size_t i, count, nonzero;
-
-    if (!buf || !out) HDR_ERR(RPX_EINVAL, "no header buffer given");
-    memset(&h, 0, sizeof h);
-
     if (len < 8 || memcmp(b, RPX__NPY_MAGIC, RPX__NPY_MAGIC_LEN) != 0) {
         if (len < 8 && len > 0 && memcmp(b, RPX__NPY_MAGIC, len < 6 ? len : 6) == 0)
             HDR_ERR(RPX_EFORMAT,
@@ -307,18 +296,18 @@ int rpx_npy_parse_header(const void *buf, size_t len, const char *what, rpx_npy_
                 "not an NPY array (the magic bytes \\x93NUMPY are missing); "
                 "write arrays with numpy.save or numpy.savez");
     }
-    h.major = b[6];
-    h.minor = b[7];
-    prefix = rpx__npy_prefix_len(h.major);
-    if (prefix == 0 || h.minor != 0)
+    h->major = b[6];
+    h->minor = b[7];
+    prefix = rpx__npy_prefix_len(h->major);
+    if (prefix == 0 || h->minor != 0)
         HDR_ERR(RPX_EUNSUPPORTED,
                 "NPY format version %d.%d is not supported (1.0, 2.0 and 3.0 are); "
                 "write it again with numpy.save",
-                h.major, h.minor);
+                h->major, h->minor);
     if (len < prefix)
         HDR_ERR(RPX_EFORMAT,
                 "NPY header is truncated (only %zu bytes present); the file is truncated", len);
-    if (h.major == 1)
+    if (h->major == 1)
         hlen = (size_t)b[8] | (size_t)b[9] << 8;
     else
         hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
@@ -331,123 +320,157 @@ int rpx_npy_parse_header(const void *buf, size_t len, const char *what, rpx_npy_
                 "NPY header is truncated (%zu bytes declared, only %zu present); the file "
                 "is truncated",
                 prefix + hlen, len);
-    h.data_offset = prefix + hlen;
+    h->data_offset = prefix + hlen;
+    c->start = (const char *)b + prefix;
+    c->p = c->start;
+    c->end = c->start + hlen;
+    return 0;
+}
 
-    c.start = (const char *)b + prefix;
-    c.p = c.start;
-    c.end = c.start + hlen;
+/* What the dict said besides the header's own fields. */
+typedef struct dict_seen {
+    bool descr, fortran, shape, structured, overflow;
+    char structured_text[64];
+} dict_seen;
 
 #define SYNTAX(msg)                                                                   \
     HDR_ERR(RPX_EFORMAT, "malformed NPY header (%s at byte %zu of the dict); "       \
                          "the file is corrupt",                                       \
-            msg, (size_t)(c.p - c.start))
+            msg, (size_t)(c->p - c->start))
 
-    if (!eat(&c, '{')) SYNTAX("expected '{'");
+/* The value of 'descr': a string such as '<f4', or a structured dtype's list (kept
+ * as text for the refusal). */
+static int parse_descr_value(cursor *c, rpx_npy_header *h, dict_seen *seen, const char *what,
+                             rpx_error *err)
+{
+    const char *s;
+    size_t n, i;
+    if (seen->descr) SYNTAX("duplicate key 'descr'");
+    seen->descr = true;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '[') {
+        const char *from = c->p;
+        char *text = seen->structured_text;
+        size_t tn, cap = sizeof seen->structured_text;
+        if (!skip_bracketed(c)) SYNTAX("unterminated list in 'descr'");
+        seen->structured = true;
+        tn = (size_t)(c->p - from);
+        if (tn >= cap) {
+            memcpy(text, from, cap - 5);
+            memcpy(text + cap - 5, "...]", 5);
+        } else {
+            memcpy(text, from, tn);
+            text[tn] = '\0';
+        }
+        return 0;
+    }
+    if (!parse_string(c, &s, &n)) SYNTAX("'descr' is not a string");
+    if (n == 0 || n >= sizeof h->descr) SYNTAX("'descr' has a bad length");
+    for (i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+            SYNTAX("'descr' holds a non-printable character");
+    memcpy(h->descr, s, n);
+    h->descr[n] = '\0';
+    return 0;
+}
+
+/* The value of 'shape': a tuple of Python ints. */
+static int parse_shape_value(cursor *c, rpx_npy_header *h, dict_seen *seen, const char *what,
+                             rpx_error *err)
+{
+    if (seen->shape) SYNTAX("duplicate key 'shape'");
+    seen->shape = true;
+    if (!eat(c, '(')) SYNTAX("'shape' is not a tuple");
+    for (;;) {
+        int64_t d = 0;
+        if (eat(c, ')')) break;
+        if (h->ndim >= RPX_MAX_DIMS)
+            HDR_ERR(RPX_EUNSUPPORTED,
+                    "shape has more than %d dimensions; save an array of at most "
+                    "%d dimensions",
+                    RPX_MAX_DIMS, RPX_MAX_DIMS);
+        if (parse_dim(c, &d, &seen->overflow) < 0) SYNTAX("'shape' holds a non-integer");
+        h->shape[h->ndim++] = d;
+        if (eat(c, ',')) continue;
+        if (eat(c, ')')) break;
+        SYNTAX("expected ',' or ')' in 'shape'");
+    }
+    return 0;
+}
+
+/* A key other than the three of the format, named (printable) in the refusal. */
+static int refuse_key(const char *key, size_t klen, const char *what, rpx_error *err)
+{
+    char k[40];
+    size_t i, kn = klen < sizeof k - 1 ? klen : sizeof k - 1;
+    memcpy(k, key, kn);
+    k[kn] = '\0';
+    for (i = 0; i < kn; i++)
+        if ((unsigned char)k[i] < 0x20 || (unsigned char)k[i] >= 0x7f) k[i] = '?';
+    HDR_ERR(RPX_EFORMAT,
+            "NPY header has an unexpected key '%s' (only 'descr', 'fortran_order' "
+            "and 'shape' are allowed); the file is corrupt",
+            k);
+}
+
+/* The header's dict: {'descr': ..., 'fortran_order': ..., 'shape': (...)}, each key once. */
+static int parse_dict(cursor *c, rpx_npy_header *h, dict_seen *seen, const char *what,
+                      rpx_error *err)
+{
+    int rc;
+    if (!eat(c, '{')) SYNTAX("expected '{'");
     for (;;) {
         const char *key;
         size_t klen;
-        if (eat(&c, '}')) break;
-        if (!parse_string(&c, &key, &klen)) SYNTAX("expected a quoted key");
-        if (!eat(&c, ':')) SYNTAX("expected ':'");
+        if (eat(c, '}')) break;
+        if (!parse_string(c, &key, &klen)) SYNTAX("expected a quoted key");
+        if (!eat(c, ':')) SYNTAX("expected ':'");
         if (klen == 5 && memcmp(key, "descr", 5) == 0) {
-            const char *s;
-            size_t n;
-            if (have_descr) SYNTAX("duplicate key 'descr'");
-            have_descr = true;
-            skip_ws(&c);
-            if (c.p < c.end && *c.p == '[') {
-                const char *from = c.p;
-                size_t tn;
-                if (!skip_bracketed(&c)) SYNTAX("unterminated list in 'descr'");
-                structured = true;
-                tn = (size_t)(c.p - from);
-                if (tn >= sizeof structured_text) {
-                    memcpy(structured_text, from, sizeof structured_text - 5);
-                    memcpy(structured_text + sizeof structured_text - 5, "...]", 5);
-                } else {
-                    memcpy(structured_text, from, tn);
-                    structured_text[tn] = '\0';
-                }
-            } else {
-                if (!parse_string(&c, &s, &n)) SYNTAX("'descr' is not a string");
-                if (n == 0 || n >= sizeof h.descr) SYNTAX("'descr' has a bad length");
-                for (i = 0; i < n; i++)
-                    if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
-                        SYNTAX("'descr' holds a non-printable character");
-                memcpy(h.descr, s, n);
-                h.descr[n] = '\0';
-            }
+            if ((rc = parse_descr_value(c, h, seen, what, err)) != 0) return rc;
         } else if (klen == 13 && memcmp(key, "fortran_order", 13) == 0) {
-            if (have_fortran) SYNTAX("duplicate key 'fortran_order'");
-            have_fortran = true;
-            if (parse_word(&c, "True")) h.fortran_order = 1;
-            else if (parse_word(&c, "False")) h.fortran_order = 0;
+            if (seen->fortran) SYNTAX("duplicate key 'fortran_order'");
+            seen->fortran = true;
+            if (parse_word(c, "True")) h->fortran_order = 1;
+            else if (parse_word(c, "False")) h->fortran_order = 0;
             else SYNTAX("'fortran_order' is neither True nor False");
         } else if (klen == 5 && memcmp(key, "shape", 5) == 0) {
-            if (have_shape) SYNTAX("duplicate key 'shape'");
-            have_shape = true;
-            if (!eat(&c, '(')) SYNTAX("'shape' is not a tuple");
-            for (;;) {
-                int64_t d = 0;
-                if (eat(&c, ')')) break;
-                if (h.ndim >= RPX_MAX_DIMS)
-                    HDR_ERR(RPX_EUNSUPPORTED,
-                            "shape has more than %d dimensions; save an array of at most "
-                            "%d dimensions",
-                            RPX_MAX_DIMS, RPX_MAX_DIMS);
-                if (parse_dim(&c, &d, &overflow) < 0) SYNTAX("'shape' holds a non-integer");
-                h.shape[h.ndim++] = d;
-                if (eat(&c, ',')) continue;
-                if (eat(&c, ')')) break;
-                SYNTAX("expected ',' or ')' in 'shape'");
-            }
+            if ((rc = parse_shape_value(c, h, seen, what, err)) != 0) return rc;
         } else {
-            char k[40];
-            size_t kn = klen < sizeof k - 1 ? klen : sizeof k - 1;
-            memcpy(k, key, kn);
-            k[kn] = '\0';
-            for (i = 0; i < kn; i++)
-                if ((unsigned char)k[i] < 0x20 || (unsigned char)k[i] >= 0x7f) k[i] = '?';
-            HDR_ERR(RPX_EFORMAT,
-                    "NPY header has an unexpected key '%s' (only 'descr', 'fortran_order' "
-                    "and 'shape' are allowed); the file is corrupt",
-                    k);
+            return refuse_key(key, klen, what, err);
         }
-        if (eat(&c, ',')) continue;
-        if (eat(&c, '}')) break;
+        if (eat(c, ',')) continue;
+        if (eat(c, '}')) break;
         SYNTAX("expected ',' or '}'");
     }
-    skip_ws(&c);
-    if (c.p != c.end) SYNTAX("unexpected text after the dict");
-    if (!have_descr || !have_fortran || !have_shape)
+    skip_ws(c);
+    if (c->p != c->end) SYNTAX("unexpected text after the dict");
+    if (!seen->descr || !seen->fortran || !seen->shape)
         HDR_ERR(RPX_EFORMAT, "NPY header has no '%s' key; the file is corrupt",
-                !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
+                !seen->descr ? "descr" : !seen->fortran ? "fortran_order" : "shape");
+    return 0;
+}
 #undef SYNTAX
 
-    if (structured)
-        HDR_ERR(RPX_EUNSUPPORTED,
-                "dtype %s (structured) is not supported; save each field as its own array",
-                structured_text);
-    {
-        int rc = parse_descr(&h, what, err);
-        if (rc) return rc;
-    }
-
+/* The shape's dimensions and the array's byte size: never negative, never past 2^63. */
+static int check_size(rpx_npy_header *h, bool overflow, const char *what, rpx_error *err)
+{
+    char shape_text[96];
+    size_t i, count, nonzero;
     if (overflow)
         HDR_ERR(RPX_EFORMAT,
                 "shape has a dimension beyond 2^63 (the size overflows); the file is corrupt");
-    rpx__npy_shape_str(shape_text, sizeof shape_text, h.ndim, h.shape);
-    for (i = 0; i < (size_t)h.ndim; i++)
-        if (h.shape[i] < 0)
+    rpx__npy_shape_str(shape_text, sizeof shape_text, h->ndim, h->shape);
+    for (i = 0; i < (size_t)h->ndim; i++)
+        if (h->shape[i] < 0)
             HDR_ERR(RPX_EFORMAT, "shape %s has a negative dimension; the file is corrupt",
                     shape_text);
 
     /* The byte size must fit, even for the non-zero dimensions of an empty
      * array (numpy itself refuses such shapes as "array is too big"). */
     count = 1;
-    nonzero = rpx_dtype_size(h.dtype);
-    for (i = 0; i < (size_t)h.ndim; i++) {
-        size_t d = (size_t)h.shape[i];
+    nonzero = rpx_dtype_size(h->dtype);
+    for (i = 0; i < (size_t)h->ndim; i++) {
+        size_t d = (size_t)h->shape[i];
         if (d == 0) {
             count = 0;
             continue;
@@ -456,15 +479,38 @@ int rpx_npy_parse_header(const void *buf, size_t len, const char *what, rpx_npy_
             HDR_ERR(RPX_EFORMAT,
                     "shape %s with dtype '%s' overflows (more than 2^63 bytes); the file is "
                     "corrupt",
-                    shape_text, h.descr);
+                    shape_text, h->descr);
         if (count) count *= d;
     }
-    h.count = count;
-    h.nbytes = count * rpx_dtype_size(h.dtype);
-    if (h.nbytes > (size_t)INT64_MAX - h.data_offset)
+    h->count = count;
+    h->nbytes = count * rpx_dtype_size(h->dtype);
+    if (h->nbytes > (size_t)INT64_MAX - h->data_offset)
         HDR_ERR(RPX_EFORMAT,
                 "shape %s with dtype '%s' overflows (more than 2^63 bytes); the file is corrupt",
-                shape_text, h.descr);
+                shape_text, h->descr);
+    return 0;
+}
+
+int rpx_npy_parse_header(const void *buf, size_t len, const char *what, rpx_npy_header *out,
+                         rpx_error *err)
+{
+    rpx_npy_header h;
+    cursor c;
+    dict_seen seen;
+    int rc;
+
+    if (!buf || !out) HDR_ERR(RPX_EINVAL, "no header buffer given");
+    memset(&h, 0, sizeof h);
+    memset(&seen, 0, sizeof seen);
+    if ((rc = parse_prefix(buf, len, what, &h, &c, err)) != 0 ||
+        (rc = parse_dict(&c, &h, &seen, what, err)) != 0)
+        return rc;
+    if (seen.structured)
+        HDR_ERR(RPX_EUNSUPPORTED,
+                "dtype %s (structured) is not supported; save each field as its own array",
+                seen.structured_text);
+    if ((rc = parse_descr(&h, what, err)) != 0 || (rc = check_size(&h, seen.overflow, what, err)) != 0)
+        return rc;
     *out = h;
     return 0;
 }

@@ -1,5 +1,8 @@
-# CLI tests: Python scripts that run the real binary (tests/cli/common.py).
-rpx_py_test(cli.run cli/test_run.py)
+# CLI tests: Python scripts that run the real binary (tests/cli/common.py); one CTest
+# entry per test class or section (rpx_py_test in tests/CMakeLists.txt).
+# Timing and resident-set truth tests run alone: a concurrent test (a torch
+# export, a compile) on a 2-core machine would stretch the busy-waits.
+rpx_py_test(cli.run cli/test_run.py SERIAL)
 rpx_py_test(cli.inputs cli/test_inputs.py)
 rpx_py_test(cli.validation cli/test_validation.py)
 rpx_py_test(cli.readme cli/test_readme.py)
@@ -7,9 +10,6 @@ rpx_py_test(cli.library cli/test_library.py)
 rpx_py_test(cli.cli_docs cli/test_cli_docs.py)
 rpx_py_test(cli.cuda cli/test_cuda.py)
 rpx_py_test(cli.layers cli/test_layers.py)
-# Timing and resident-set truth tests run alone: a concurrent test (a torch
-# export, a compile) on a 2-core machine would stretch the busy-waits.
-set_tests_properties(cli.run PROPERTIES RUN_SERIAL TRUE)
 rpx_py_test(cli.isolation cli/test_isolation.py)
 # Safe by default: stuck models, orphans, sub-20 ms timeouts, stdout, short leaks.
 rpx_py_test(cli.safety cli/test_safety.py)
@@ -19,46 +19,38 @@ rpx_py_test(cli.processes cli/test_processes.py)
 rpx_py_test(cli.placement cli/test_placement.py)
 # compare --run's pairs by CPU against a model 1.5x slower on one CPU and its 5 % slower twin
 # (issue 27 acceptance): 20 comparisons of busy-waits, so alone; normal build only.
-rpx_py_test(cli.compare_paired cli/test_compare_paired.py)
-set_tests_properties(cli.compare_paired PROPERTIES RUN_SERIAL TRUE)
+rpx_py_test(cli.compare_paired cli/test_compare_paired.py SERIAL)
 # Where each call ran: call_records and the per-process totals against known models (issue 27).
-rpx_py_test(cli.call_records cli/test_call_records.py)
+rpx_py_test(cli.call_records cli/test_call_records.py SERIAL)
 # Traces: run --trace, rpxprof trace (Chrome trace-event JSON; issue 28 §2).
 rpx_py_test(cli.trace cli/test_trace.py)
-set_tests_properties(cli.call_records PROPERTIES RUN_SERIAL TRUE)
 # Distinct samples (--inputs repeated or a folder) and --writable-inputs.
 rpx_py_test(cli.samples cli/test_samples.py)
 # Inputs that vary and the audits (issue 30): inputs make --samples, --audit cache|seed,
 # HTTP bodies that vary and --server-metrics (tests/cli/cache_server.py).
-rpx_py_test(cli.audits cli/test_audits.py)
-set_tests_properties(cli.audits PROPERTIES RUN_SERIAL TRUE)
+rpx_py_test(cli.audits cli/test_audits.py SERIAL)
 # The Python target (embedded CPython, numpy-only models); timing truth inside.
-rpx_py_test(cli.python cli/test_python.py)
+rpx_py_test(cli.python cli/test_python.py SERIAL)
 # --rate HZ for local targets: paced calls on absolute deadlines.
-rpx_py_test(cli.paced cli/test_paced.py)
-set_tests_properties(cli.paced PROPERTIES RUN_SERIAL TRUE)
-set_tests_properties(cli.python PROPERTIES RUN_SERIAL TRUE)
+rpx_py_test(cli.paced cli/test_paced.py SERIAL)
 # The HTTP API target against a real server on 127.0.0.1 (tests/cli/http_server.py).
-rpx_py_test(cli.http cli/test_http.py)
-set_tests_properties(cli.http PROPERTIES RUN_SERIAL TRUE)
-rpx_py_test(cli.http_load_plot cli/test_load_plot.py)
+rpx_py_test(cli.http cli/test_http.py SERIAL)
+# Load generators (--rate: a stall must show against the schedule) run alone, as the HTTP run.
+rpx_py_test(cli.http_load_plot cli/test_load_plot.py SERIAL)
 # --http2 against a local HTTP/2 server (tests/cli/h2_server.py, python3-h2): h2c, ALPN, multiplexing.
 rpx_py_test(cli.http2 cli/test_http2.py)
 # --rate's two engines (plain sockets, curl's multi interface) on the same server.
-rpx_py_test(cli.load_engines cli/test_load_engines.py)
+rpx_py_test(cli.load_engines cli/test_load_engines.py SERIAL)
 # A server that accepts and never answers: warmup failures, --duration and --drain bound the run.
-rpx_py_test(cli.dead_server cli/test_dead_server.py)
+rpx_py_test(cli.dead_server cli/test_dead_server.py SERIAL)
 # The runtime examples (OpenCV DNN, libtorch, Python) on a torchvision network.
-rpx_py_test(cli.examples cli/test_examples.py)
-set_tests_properties(cli.examples PROPERTIES RUN_SERIAL TRUE TIMEOUT 1200)
+rpx_py_test(cli.examples cli/test_examples.py SERIAL TIMEOUT 1200)
 # The depth-efficiency pipeline's keys in batch reports (its aggregator's stand-in), and aggregate reading the reference's reports.
 rpx_py_test(cli.pipeline_format cli/test_pipeline_format.py)
 # docs/batch.md's Slurm recipe on a single-node cluster (scripts/slurm-cluster.sh); skipped (77) where it cannot run.
-rpx_py_test(cli.slurm cli/test_slurm.py)
-set_tests_properties(cli.slurm PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
+rpx_py_test(cli.slurm cli/test_slurm.py SERIAL TIMEOUT 300)
 # Why a run varied (issue 27 §2): the variance section on real runs; busy-waits, so alone.
-rpx_py_test(cli.variance cli/test_variance.py)
-set_tests_properties(cli.variance PROPERTIES RUN_SERIAL TRUE)
+rpx_py_test(cli.variance cli/test_variance.py SERIAL)
 # --check-outputs: C (NAME_outputs), Python return values and HTTP bodies (issue 30 §3).
 rpx_py_test(cli.output_checks cli/test_output_checks.py)
 # The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.

@@ -9,12 +9,10 @@
 rpx_py_test(cli.cost cli/test_cost.py)
 rpx_py_test(cli.cost_ops cli/test_cost_ops.py)
 rpx_py_test(cli.cost_shape_rules cli/test_cost_shape_rules.py)
-rpx_py_test(cli.cost_networks cli/test_cost_networks.py)
-set_tests_properties(cli.cost_networks PROPERTIES TIMEOUT 900)
+rpx_py_test(cli.cost_networks cli/test_cost_networks.py TIMEOUT 900)
 
 add_test(NAME cost.fixtures_models
          COMMAND ${RPX_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/onnx/export_torchvision.py
                  ${CMAKE_BINARY_DIR}/fixtures/onnx_models)
-set_tests_properties(cost.fixtures_models PROPERTIES FIXTURES_SETUP onnx_models TIMEOUT 1800)
-rpx_py_test(cli.cost_models cli/test_cost_models.py)
-set_tests_properties(cli.cost_models PROPERTIES FIXTURES_REQUIRED onnx_models)
+set_tests_properties(cost.fixtures_models PROPERTIES FIXTURES_SETUP onnx_models TIMEOUT 1800 LABELS slow)
+rpx_py_test(cli.cost_models cli/test_cost_models.py FIXTURES_REQUIRED onnx_models)

@@ -19,24 +19,25 @@ if(TARGET rpxprof_core)
       set(rpx_pyskip "the sanitized extension needs the ASan/UBSan runtimes preloaded into python3, and ${CMAKE_C_COMPILER} does not name them")
     endif()
   endif()
+  # one entry per file section (tests/list_cases.py); busy-wait benchmarks compared at 5 %
+  # (results, pytest_plugin) run alone, as the CLI's timing tests
+  set(rpx_pyserial_results SERIAL)
+  set(rpx_pyserial_pytest_plugin SERIAL)
   foreach(t ${RPX_PY_PACKAGE_TESTS})
-    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${t}.py)
-      if(rpx_pyskip)
-        add_test(NAME python.${t} COMMAND sh -c "echo 'skipped: ${rpx_pyskip}'; exit 77")
-      else()
-        add_test(NAME python.${t} COMMAND ${RPX_PYTHON} -m pytest -q -p no:cacheprovider
-                 ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${t}.py)
-      endif()
-      set_tests_properties(python.${t} PROPERTIES ENVIRONMENT "${rpx_pyenv}"
-        ENVIRONMENT_MODIFICATION "${RPX_TEST_ENV_MOD}" TIMEOUT 1200 SKIP_RETURN_CODE 77)
+    set(script ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${t}.py)
+    if(NOT EXISTS ${script})
+    elseif(rpx_pyskip)
+      add_test(NAME python.${t} COMMAND sh -c "echo 'skipped: ${rpx_pyskip}'; exit 77")
+      set_tests_properties(python.${t} PROPERTIES SKIP_RETURN_CODE 77 LABELS "python;fast")
+    else()
+      rpx_py_cases(python.${t} ${script} KIND pytest TIMEOUT 1200 ${rpx_pyserial_${t}}
+                   COMMAND ${RPX_PYTHON} -m pytest -q -p no:cacheprovider ENV ${rpx_pyenv})
     endif()
   endforeach()
-  # busy-wait benchmarks compared at 5 %: alone, as the CLI's timing tests
-  set_tests_properties(python.results python.pytest_plugin PROPERTIES RUN_SERIAL TRUE)
 else()
   foreach(t ${RPX_PY_PACKAGE_TESTS})
     add_test(NAME python.${t} COMMAND sh -c
              "echo 'skipped: no python3-embed (Debian: python3-dev), so rpxprof._core is not built'; exit 77")
-    set_tests_properties(python.${t} PROPERTIES SKIP_RETURN_CODE 77)
+    set_tests_properties(python.${t} PROPERTIES SKIP_RETURN_CODE 77 LABELS "python;fast")
   endforeach()
 endif()

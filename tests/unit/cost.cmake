@@ -4,7 +4,7 @@
 add_test(NAME cost.fixtures_small
          COMMAND ${RPX_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/onnx/make_onnx_fixtures.py
                  ${CMAKE_BINARY_DIR}/fixtures/onnx_small)
-set_tests_properties(cost.fixtures_small PROPERTIES FIXTURES_SETUP onnx_small)
+set_tests_properties(cost.fixtures_small PROPERTIES FIXTURES_SETUP onnx_small LABELS fast)
 
 rpx_unit_test(test_cost ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_cost.c)
 set_tests_properties(unit.test_cost PROPERTIES FIXTURES_REQUIRED onnx_small)
