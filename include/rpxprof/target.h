@@ -33,11 +33,7 @@ struct rpx_run_result;
 
 typedef int (*rpx_call_fn)(void *state, const rpx_inputs *inputs, rpx_error *error);
 
-typedef enum rpx_target_kind {
-    RPX_TARGET_SHARED_OBJECT = 1,
-    RPX_TARGET_PYTHON,
-    RPX_TARGET_HTTP
-} rpx_target_kind;
+struct rpx_kind; /* a row of the kinds table (src/loader/kinds.h, docs/kinds.md) */
 
 /* A target made by the caller instead of parsed from a spec: the Python
  * package hands its callable this way. The spec then only names it in reports
@@ -123,7 +119,7 @@ typedef struct rpx_target_options {
 #define RPX_CALL_COUNTED_FAILURE 1
 
 typedef struct rpx_target {
-    rpx_target_kind kind;
+    const struct rpx_kind *kind;  /* its row in the kinds table: capabilities, words */
     const char *kind_name;        /* "shared_object", "python", "http" */
     char *spec;                   /* the --model text as given */
     char *display_spec;           /* the same for reports: credentials in URLs redacted */

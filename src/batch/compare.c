@@ -12,6 +12,7 @@
 #include "batch/report_check.h"
 #include "common/strbuf.h"
 #include "common/user_file.h"
+#include "loader/kinds.h"
 #include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/summary.h"
@@ -113,10 +114,8 @@ static json_t *pair_or_null(double lo, double hi)
 
 static const char *kind_what(const char *kind)
 {
-    if (!strcmp(kind, "shared_object")) return "a call into a shared object in this process";
-    if (!strcmp(kind, "python")) return "a Python call through the embedded interpreter";
-    if (!strcmp(kind, "http")) return "an HTTP request: the network, the server and the machine it runs on";
-    return "a target rpxprof does not describe";
+    const rpx_kind *row = rpx__kind_find(kind);
+    return row ? row->what : "a target rpxprof does not describe";
 }
 
 /* What a reader of the ratio must know about the two sides: targets of

@@ -1,5 +1,6 @@
 /* run.c — owns the timing loop and its progress line. */
 #include "measure/run.h"
+#include "loader/kinds.h"
 
 #include <errno.h>
 #include <math.h>
@@ -139,7 +140,7 @@ static int call_failed(rpx_run_result *r, const rpx_target *t, long index, int i
     r->status = RPX_RUN_FAILED;
     r->failed_call = index;
     r->failed_in_warmup = in_warmup;
-    if (t->kind == RPX_TARGET_PYTHON || t->kind == RPX_TARGET_HTTP) /* no return code to show */
+    if (t->kind && !rpx__kind_has(t->kind, RPX_KIND_C_ABI)) /* no return code to show */
         return rpx_error_set(err, RPX_EMODEL, "--model %s: %s call %ld failed: %s",
                              t->display_spec ? t->display_spec : t->spec,
                              in_warmup ? "warmup" : "timed", index,

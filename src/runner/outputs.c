@@ -4,6 +4,7 @@
  * NPZ files (--save-outputs, --reference-outputs) and the report's section.
  * Everything here runs outside the timed span. */
 #include "runner/outputs.h"
+#include "loader/kinds.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -268,10 +269,8 @@ int rpx__outputs_begin(const outputs_params *op, rpx_target *t, const rpx_inputs
             err, RPX_EUSAGE,
             "--check-outputs: --model %s does not show its outputs; %s",
             t->display_spec ? t->display_spec : t->spec,
-            t->kind == RPX_TARGET_SHARED_OBJECT
-                ? "export NAME_outputs(void *state, rpx_outputs *outputs, rpx_error *error) "
-                  "beside the predict function (docs/abi.md)"
-                : "this kind of target has no outputs to check");
+            t->kind && t->kind->outputs_how ? t->kind->outputs_how
+                                            : "this kind of target has no outputs to check");
     if (t->run_fn)
         return rpx_error_set(err, RPX_EUSAGE,
                              "--check-outputs: an open-loop load (--rate on an HTTP API) has no "

@@ -31,6 +31,7 @@
 #include "device/gpu_time.h"
 #include "measure/run.h"
 #include "rpxprof/target.h"
+#include "loader/kinds.h"
 #include "runner/outputs.h"
 #include "runner/runner_internal.h"
 
@@ -533,8 +534,9 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
                            int64_t now)
 {
     const rpx_target_options *t = p->target;
-    const int http = strncmp(p->model, "http://", 7) == 0 || strncmp(p->model, "https://", 8) == 0;
-    const int load = http && t && t->load_rate > 0;
+    const rpx_kind *kind = rpx__kind_of_spec(p->model);
+    const int requests = rpx__kind_has(kind, RPX_KIND_REQUESTS);
+    const int load = rpx__kind_has(kind, RPX_KIND_OWN_LOAD) && t && t->load_rate > 0;
     int ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
     int64_t since = __atomic_load_n(&sh->phase_start_ns, __ATOMIC_ACQUIRE);
     int64_t last = __atomic_load_n(&sh->progress_ns, __ATOMIC_ACQUIRE);
@@ -555,7 +557,7 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
                  done - p->warmup, p->repeats);
     else
         snprintf(what, sizeof what, "timed call %ld of %ld", done - p->warmup + 1, p->repeats);
-    if (http && ph == PHASE_LOOP && load) {
+    if (requests && ph == PHASE_LOOP && load) {
         double drain = t->load_drain_s > 0 ? t->load_drain_s
                      : t->load_drain_s < 0 ? 0 : RPX_HTTP_DEFAULT_DRAIN_S;
         double bound = t->load_duration_s + drain;
@@ -565,7 +567,7 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
         else
             snprintf(limit, sizeof limit, " (--duration %g s + --drain %g s)",
                      t->load_duration_s, drain);
-    } else if (http && ph == PHASE_LOOP) {
+    } else if (requests && ph == PHASE_LOOP) {
         snprintf(limit, sizeof limit, " (request timeout %g s)", request_s);
     }
     snprintf(line, sizeof line, "waiting for %s: %s, %.0f s so far%s", shown, what,

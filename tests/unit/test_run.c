@@ -11,6 +11,7 @@
 #include "rpxprof/clock.h"
 #include "rpxprof/error.h"
 #include "measure/run.h"
+#include "loader/kinds.h"
 
 typedef struct fake {
     long calls, syncs, fail_at, stop_at;
@@ -131,7 +132,7 @@ static void test_counted_failures(void **st)
     (void)st;
     memset(&t, 0, sizeof t);
     t.spec = t.display_spec = "http://h/p";
-    t.kind = RPX_TARGET_HTTP;
+    t.kind = &rpx__kind_http;
     t.call = counted_call;
     t.state = &c;
     t.counts_failures = 1;
