@@ -38,7 +38,8 @@ static int open_python(rpx_target *t, const rpx_target_options *opt, rpx_error *
     t->path = strndup(t->spec, (size_t)(colon - t->spec));
     t->symbol = strdup(colon + 1);
     if (!t->path || !t->symbol) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    rc = rpx__plugin_open("python", &plugin, t, opt, err);
+    (void)opt; /* the Python kind has no options of its own */
+    rc = rpx__plugin_open("python", &plugin, t, NULL, err);
     if (rc == RPX_EUNSUPPORTED && !rpx__plugin_path(&plugin, buf, sizeof buf))
         return rpx_error_set(
             err, RPX_EUNSUPPORTED,

@@ -54,6 +54,11 @@ static int claim(const rpx_kind *k, const char *spec)
     return k->claims && k->claims(spec);
 }
 
+int rpx__kind_claims(const rpx_kind *k, const char *spec)
+{
+    return spec ? claim(k, spec) : 0;
+}
+
 static const rpx_kind *match(const char *spec, int *by_scheme)
 {
     size_t i;

@@ -90,6 +90,9 @@ static inline int rpx__kind_has(const rpx_kind *k, unsigned caps)
 {
     return k && (k->caps & caps) == caps;
 }
+/* How row `k` claims `spec`: 2 by a URL scheme, 1 by a file suffix or its
+ * claims function, 0 not (the last row of the table takes what none claims). */
+int rpx__kind_claims(const rpx_kind *k, const char *spec);
 /* The rows, in grammar order; *n their number. */
 const rpx_kind *const *rpx__kinds(size_t *n);
 
@@ -102,12 +105,20 @@ int rpx__kind_match(const char *spec, const char *shown, const rpx_kind **kind, 
 int rpx__kind_check_callable(const char *spec, rpx_error *err);
 /* letters, digits and '_' not starting with a digit; with `dots`, dotted */
 int rpx__kind_identifier(const char *s, size_t n, int dots);
-/* Load the kind's plugin and let it fill t (RPX_EUNSUPPORTED, no message,
- * when its file is not found: the kind says what to do). */
+/* Load the kind's plugin and let it fill t from the kind's options `opts`
+ * (name = value pairs, loader/kv.h; NULL: none). RPX_EUNSUPPORTED, no
+ * message, when its file is not found: the kind says what to do. */
+struct rpx_kv_list;
 int rpx__plugin_open(const char *kind, const rpx_kind_plugin *p, rpx_target *t,
-                     const rpx_target_options *opt, rpx_error *err);
+                     const struct rpx_kv_list *opts, rpx_error *err);
 /* The plugin's file that a run would load, or NULL when none is found. */
 const char *rpx__plugin_path(const rpx_kind_plugin *p, char *buf, size_t size);
+
+/* The HTTP kind's options to and from name = value pairs (kind_http.c): the
+ * host writes them, the plugin reads them back into its own copy. */
+struct rpx_kv_list;
+int rpx__http_options_write(const rpx_target_options *opt, struct rpx_kv_list *out);
+int rpx__http_options_read(const struct rpx_kv_list *kv, rpx_target_options *opt, rpx_error *err);
 
 /* The kinds (one file each). */
 extern const rpx_kind rpx__kind_http;

@@ -28,10 +28,11 @@ static void **handle_of(const rpx_kind_plugin *p)
 }
 
 int rpx__plugin_open(const char *kind, const rpx_kind_plugin *p, rpx_target *t,
-                     const rpx_target_options *opt, rpx_error *err)
+                     const rpx_kv_list *opts, rpx_error *err)
 {
     char buf[PATH_MAX], sym[64];
     const int *abi;
+    static const rpx_kv_list none = {NULL, 0};
     rpx_plugin_open_fn open_fn;
     void **handle = handle_of(p);
     if (!handle) return rpx_error_set(err, RPX_ENOMEM, "too many plugins");
@@ -57,7 +58,8 @@ int rpx__plugin_open(const char *kind, const rpx_kind_plugin *p, rpx_target *t,
                              "--model %s: the %s plugin is from another build of rpxprof (plugin "
                              "ABI %d, expected %d); rebuild, or unset %s",
                              t->display_spec, kind, abi ? *abi : -1, RPX_PLUGIN_ABI, p->env);
-    return open_fn(t, opt, err);
+    if (!opts) opts = &none;
+    return open_fn(t, opts, err);
 }
 
 const char *rpx__plugin_path(const rpx_kind_plugin *p, char *buf, size_t size)

@@ -39,18 +39,18 @@ static int load(rpx_target *t, rpx_error *err)
                              "rpxprof's include/rpxprof/model.h",
                              spec_for_msg, *abi, RPX_MODEL_ABI_VERSION);
     dlerror();
-    *(void **)(&t->call) = dlsym(t->handle, t->symbol);
-    if (!t->call)
+    *(void **)(&t->hooks.call) = dlsym(t->handle, t->symbol);
+    if (!t->hooks.call)
         return rpx_error_set(err, RPX_ENOTFOUND,
                              "--model %s: the library %s has no symbol '%s'; export it with C "
                              "linkage (extern \"C\" in C++) and default visibility",
                              spec_for_msg, t->path, t->symbol);
     snprintf(sym, sizeof sym, "%s_setup", t->symbol);
-    *(void **)(&t->setup_fn) = dlsym(t->handle, sym);
+    *(void **)(&t->hooks.setup) = dlsym(t->handle, sym);
     snprintf(sym, sizeof sym, "%s_teardown", t->symbol);
-    *(void **)(&t->teardown_fn) = dlsym(t->handle, sym);
+    *(void **)(&t->hooks.teardown) = dlsym(t->handle, sym);
     snprintf(sym, sizeof sym, "%s_outputs", t->symbol); /* read only by --check-outputs */
-    *(void **)(&t->outputs_fn) = dlsym(t->handle, sym);
+    *(void **)(&t->hooks.outputs) = dlsym(t->handle, sym);
     return 0;
 }
 

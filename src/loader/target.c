@@ -19,7 +19,7 @@
 static void target_free(rpx_target *t)
 {
     if (!t) return;
-    if (t->unload_fn) t->unload_fn(t);
+    if (t->hooks.unload) t->hooks.unload(t->hooks.state);
     if (t->handle) dlclose(t->handle);
     free(t->spec);
     free(t->display_spec);
@@ -49,23 +49,14 @@ int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_targ
     t->spec = strdup(spec);
     t->display_spec = rpx_target_redact_spec(spec);
     if (!t->spec || !t->display_spec) return out_of_memory(t, err);
-    if (opt->custom) {
-        const rpx_target_custom *c = opt->custom;
-        if (!c->call) {
+    if (opt->custom) { /* the caller's hooks, as a kind's open would fill them */
+        if (!opt->custom->call) {
             target_free(t);
             return rpx_error_set(err, RPX_EINVAL, "%s: a caller-made target needs a call", spec);
         }
-        t->kind = rpx__kind_named(c->kind_name);
-        t->kind_name = c->kind_name ? c->kind_name : t->kind->name;
-        t->call = c->call;
-        t->state = c->state;
-        t->setup_fn = c->setup;
-        t->teardown_fn = c->teardown;
-        t->after_call_fn = c->after_call;
-        t->peaks_reset_fn = c->peaks_reset;
-        t->section_fn = c->section;
-        t->samples_fn = c->samples;
-        t->outputs_fn = c->outputs;
+        t->kind = rpx__kind_named(opt->custom->kind_name);
+        t->kind_name = opt->custom->kind_name ? opt->custom->kind_name : t->kind->name;
+        t->hooks = *opt->custom;
         *out = t;
         return 0;
     }
@@ -96,12 +87,12 @@ int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info
     int rc;
     if (!t) return RPX_EINVAL;
     /* a setup that fails cleans up after itself: teardown runs only after success */
-    if (!t->setup_fn) {
+    if (!t->hooks.setup) {
         t->setup_done = 1;
         return 0;
     }
     memset(&merr, 0, sizeof merr);
-    rc = t->setup_fn(&t->state, inputs, info, &merr);
+    rc = t->hooks.setup(&t->hooks.state, inputs, info, &merr);
     if (rc != 0) {
         if (!rpx__kind_has(t->kind, RPX_KIND_C_ABI))
             return rpx_error_set(err, merr.code ? merr.code : RPX_EMODEL, "--model %s: %s",
@@ -120,9 +111,9 @@ int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int w
 {
     rpx_error merr;
     int rc;
-    if (!t || !t->samples_fn) return 0;
+    if (!t || !t->hooks.samples) return 0;
     memset(&merr, 0, sizeof merr);
-    rc = t->samples_fn(t->state, samples, n, writable, &merr);
+    rc = t->hooks.samples(t->hooks.state, samples, n, writable, &merr);
     if (rc != 0)
         return rpx_error_set(err, merr.code ? merr.code : RPX_EMODEL, "--model %s: %s",
                              t->display_spec, merr.message[0] ? merr.message : "cannot take the samples");
@@ -131,13 +122,13 @@ int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int w
 
 json_t *rpx_target_section(rpx_target *t)
 {
-    return t && t->section_fn ? t->section_fn(t->state) : NULL;
+    return t && t->hooks.section ? t->hooks.section(t->hooks.state) : NULL;
 }
 
 void rpx_target_close(rpx_target *t)
 {
     if (!t) return;
-    if (t->setup_done && t->teardown_fn) t->teardown_fn(t->state);
+    if (t->setup_done && t->hooks.teardown) t->hooks.teardown(t->hooks.state);
     target_free(t);
 }
 

@@ -104,7 +104,7 @@ static void peaks_reset(void *ctx)
 {
     peaks_ctx *p = ctx;
     if (p->gmem) rpx_gpu_mem_reset(p->gmem);
-    if (p->target->peaks_reset_fn) p->target->peaks_reset_fn(p->target->state);
+    if (p->target->hooks.peaks_reset) p->target->hooks.peaks_reset(p->target->hooks.state);
 }
 
 typedef struct after_ctx {
@@ -292,7 +292,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             cfg.check = rpx__outputs_check_call;
             cfg.check_ctx = checks;
         }
-        if (p->timeline && !target->run_fn) { /* an open-loop load has no calls of its own */
+        if (p->timeline && !target->hooks.run) { /* an open-loop load has no calls of its own */
             sh->timeline_calls = 1;
             cfg.call_start_ns = sh->call_start;
             cfg.warmup_start_ns = sh->warmup_start;
@@ -309,7 +309,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             cfg.start_lag_ns = sh->start_lag;
             cfg.late_starts = &sh->late_starts;
         }
-        if (p->call_records != RPX_CALL_RECORDS_OFF && !target->run_fn) {
+        if (p->call_records != RPX_CALL_RECORDS_OFF && !target->hooks.run) {
             /* in this thread: the counters count the thread that makes the calls */
             rpx_call_recorder_open(&recorder, p->call_records == RPX_CALL_RECORDS_FULL);
             sh->record_info = recorder.info;
@@ -619,7 +619,7 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         return;
     }
     {
-        const rpx_target_custom *cu = p->target ? p->target->custom : NULL;
+        const rpx_target_hooks *cu = p->target ? p->target->custom : NULL;
         if (cu && cu->before_fork) cu->before_fork(cu->fork_arg);
         pid = fork();
         if (pid == 0 && cu && cu->after_fork_child) cu->after_fork_child(cu->fork_arg);
