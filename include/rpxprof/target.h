@@ -33,36 +33,66 @@ struct rpx_run_result;
 
 typedef int (*rpx_call_fn)(void *state, const rpx_inputs *inputs, rpx_error *error);
 
-typedef enum rpx_target_kind {
-    RPX_TARGET_SHARED_OBJECT = 1,
-    RPX_TARGET_PYTHON,
-    RPX_TARGET_HTTP
-} rpx_target_kind;
+struct rpx_kind; /* a row of the kinds table (src/loader/kinds.h, docs/kinds.md) */
 
-/* A target made by the caller instead of parsed from a spec: the Python
- * package hands its callable this way. The spec then only names it in reports
- * and messages. Every function is optional except `call`. `setup` receives
- * `*state == state` and may replace it. The fork hooks run around the fork of
- * each worker process (in the parent before and after, in the child after),
- * so that an interpreter living in this process stays consistent. */
-typedef struct rpx_target_custom {
-    const char *kind_name;        /* "python", ...: what the report calls the kind */
-    rpx_call_fn call;
+/* What a target's call is and what runs around it: one struct for every
+ * maker of a target. A kind's open (a plugin's too) fills rpx_target.hooks;
+ * a target made by the caller instead of parsed from a spec (the Python
+ * package hands its callable this way) is one of these given as
+ * rpx_target_options.custom, and its spec then only names it in reports and
+ * messages. Every function is optional except `call`; all run outside the
+ * timed span except `call`. `setup` receives `*state == state` and may
+ * replace it. */
+typedef struct rpx_target_hooks {
+    /* a caller-made target: what the report calls its kind ("python"), a row
+     * of the kinds table; a kind's open leaves it NULL */
+    const char *kind_name;
+    rpx_call_fn call;             /* the timed call */
+    void *state;                  /* handed to every hook; set by open or setup */
     int (*setup)(void **state, const rpx_inputs *inputs, const rpx_run_info *info,
-                 rpx_error *error);
-    void (*teardown)(void *state);
-    void *state;
-    void (*after_call)(void *state, int timed, int rc);
-    void (*peaks_reset)(void *state);
-    json_t *(*section)(void *state);
+                 rpx_error *error); /* once, before the first call */
+    void (*teardown)(void *state); /* once, after the last call, when setup ran */
+    void (*unload)(void *state);  /* frees what open made (after teardown) */
+    void (*after_call)(void *state, int timed, int rc); /* after every call */
+    void (*peaks_reset)(void *state); /* after warmup, with the host peaks */
+    json_t *(*section)(void *state); /* the report's section for this kind */
+    /* Distinct samples and writable inputs: after setup, outside timing, the
+     * runner hands every sample (the same array names in each); the timed
+     * calls then receive &samples[k], the same pointers, cycling. `writable`:
+     * the arrays may be edited in place (the runner restores their bytes
+     * before every call); otherwise the target keeps them read-only. Without
+     * it a kind receives each sample's inputs in its call. */
     int (*samples)(void *state, const rpx_inputs *samples, size_t n, int writable,
                    rpx_error *error);
+    /* --check-outputs: what the last call returned, read after it and outside
+     * the timed span, before after_call (which may release it); valid until
+     * the next call. A shared object's NAME_outputs, a Python callable's
+     * return value, an HTTP response body. NULL: the kind cannot show its
+     * outputs. */
+    int (*outputs)(void *state, rpx_outputs *outputs, rpx_error *error);
+    /* asked once after setup when outputs will be read (an HTTP target then
+     * keeps each response body; without it only counts it) */
+    void (*keep_outputs)(void *state, int keep);
+    /* the target runs the whole loop itself (an HTTP open-loop load):
+     * rpx_measure_run hands it its arguments and returns what it returns */
+    int (*run)(void *state, const struct rpx_run_config *cfg, const rpx_inputs *inputs,
+               struct rpx_run_result *result, rpx_error *error);
+    int counts_failures;          /* see RPX_CALL_COUNTED_FAILURE */
+    /* with counts_failures: 0 (the default), a counted failure of a warmup call
+     * ends the run at once (status RPX_RUN_TOO_MANY_FAILURES, the reason in the
+     * error); 1, it counts towards max_failures like a timed call's */
+    int allow_warmup_failures;
+    /* around the fork of each worker process (in the parent before and after,
+     * in the child after), so that an interpreter living in this process stays
+     * consistent (a caller-made target's) */
     void (*before_fork)(void *arg);
     void (*after_fork_parent)(void *arg);
     void (*after_fork_child)(void *arg);
     void *fork_arg;
-    int (*outputs)(void *state, rpx_outputs *outputs, rpx_error *error); /* --check-outputs */
-} rpx_target_custom;
+} rpx_target_hooks;
+
+/* The name a caller-made target's hooks had before they were one struct. */
+typedef rpx_target_hooks rpx_target_custom;
 
 /* What some kinds need beyond the spec. Zero-initialise; every field is optional. */
 typedef struct rpx_target_options {
@@ -76,7 +106,7 @@ typedef struct rpx_target_options {
     int insecure;                 /* HTTP --insecure: no TLS verification */
     int http2;                    /* HTTP --http2: h2c with prior knowledge; over TLS h2 by ALPN,
                                      required */
-    const rpx_target_custom *custom; /* a caller-made target (see above); the spec names it */
+    const rpx_target_hooks *custom; /* a caller-made target (see above); the spec names it */
     const char *stream;           /* HTTP --stream sse|lines|chunked (NULL: by Content-Type) */
     const char *tokens_field;     /* HTTP --tokens-field PATH (NULL: usage.completion_tokens) */
     long keep_events;             /* HTTP --keep-events: event timestamps kept; 0: 1000, <0: none */
@@ -123,51 +153,16 @@ typedef struct rpx_target_options {
 #define RPX_CALL_COUNTED_FAILURE 1
 
 typedef struct rpx_target {
-    rpx_target_kind kind;
+    const struct rpx_kind *kind;  /* its row in the kinds table: capabilities, words */
     const char *kind_name;        /* "shared_object", "python", "http" */
     char *spec;                   /* the --model text as given */
     char *display_spec;           /* the same for reports: credentials in URLs redacted */
     char *path;                   /* resolved library path (shared objects), module (Python) */
     char *symbol;                 /* function name */
-    rpx_call_fn call;             /* the timed call */
-    void *state;                  /* handed to call; set by open or setup */
-    int counts_failures;          /* see RPX_CALL_COUNTED_FAILURE */
-    /* optional hooks, all outside the timed span */
-    void (*after_call_fn)(void *state, int timed, int rc); /* after every call */
-    void (*peaks_reset_fn)(void *state);   /* after warmup, with the host peaks */
-    json_t *(*section_fn)(void *state);    /* the report's section for this kind */
-    /* Distinct samples and writable inputs: after setup, outside timing, the
-     * runner hands every sample (the same array names in each); the timed
-     * calls then receive &samples[k], the same pointers, cycling. `writable`:
-     * the arrays may be edited in place (the runner restores their bytes
-     * before every call); otherwise the target keeps them read-only. Optional:
-     * a kind without it receives each sample's inputs in its call. */
-    int (*samples_fn)(void *state, const rpx_inputs *samples, size_t n, int writable,
-                      rpx_error *error);
+    rpx_target_hooks hooks;       /* filled by the kind's open (see above) */
     /* internal */
-    void *handle;
-    int (*setup_fn)(void **state, const rpx_inputs *inputs, const rpx_run_info *info,
-                    rpx_error *error);
-    void (*teardown_fn)(void *state);
-    void (*unload_fn)(struct rpx_target *t); /* frees the kind's resources after teardown */
+    void *handle;                 /* a shared object's dlopen handle */
     int setup_done;
-    /* optional: the target runs the whole loop itself (an HTTP open-loop load):
-     * rpx_measure_run hands it its arguments and returns what it returns */
-    int (*run_fn)(void *state, const struct rpx_run_config *cfg, const rpx_inputs *inputs,
-                  struct rpx_run_result *result, rpx_error *error);
-    /* with counts_failures: 0 (the default), a counted failure of a warmup call
-     * ends the run at once (status RPX_RUN_TOO_MANY_FAILURES, the reason in the
-     * error); 1, it counts towards max_failures like a timed call's */
-    int allow_warmup_failures;
-    /* optional (--check-outputs): what the last call returned, read after it
-     * and outside the timed span, before after_call_fn (which may release
-     * it); valid until the next call. A shared object's NAME_outputs, a
-     * Python callable's return value, an HTTP response body. NULL: the kind
-     * cannot show its outputs. */
-    int (*outputs_fn)(void *state, rpx_outputs *outputs, rpx_error *error);
-    /* optional: asked once after setup when outputs will be read (an HTTP
-     * target then keeps each response body; without it only counts it) */
-    void (*keep_outputs_fn)(void *state, int keep);
 } rpx_target;
 
 /* Parse `spec` (PATH:SYMBOL, rpxprof-demo:SYMBOL, module:function, http(s)://...)

@@ -14,6 +14,7 @@
 #include "common/strbuf.h"
 #include "common/user_file.h"
 #include "compare/two_reports.h"
+#include "loader/kinds.h"
 #include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/summary.h"
@@ -48,10 +49,8 @@ static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_
 
 static const char *kind_what(const char *kind)
 {
-    if (!strcmp(kind, "shared_object")) return "a call into a shared object in this process";
-    if (!strcmp(kind, "python")) return "a Python call through the embedded interpreter";
-    if (!strcmp(kind, "http")) return "an HTTP request: the network, the server and the machine it runs on";
-    return "a target rpxprof does not describe";
+    const rpx_kind *row = rpx__kind_find(kind);
+    return row ? row->what : "a target rpxprof does not describe";
 }
 
 /* What a reader of the ratio must know about the two sides: targets of

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "common/output.h"
+#include "loader/kinds.h"
 #include "report/trace.h"
 #include "rpxprof/error.h"
 #include "rpxprof/options.h"
@@ -296,7 +297,7 @@ static int parse(int argc, char **argv, run_opts *o)
     const rpx_run_option *table = rpx_run_options(&n_table);
     rpx_error err = {0};
     int c;
-    const char *kind;
+    const rpx_kind *kind;
     if (n_table > 128) return rpx_cli_fail("run", -1, "internal: too many options");
     memcpy(longs, own, sizeof own);
     for (k = 0; k < n_table; k++) {
@@ -390,8 +391,8 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--model is required (see 'rpxprof run --help')");
     if (rpx_target_check_spec(o->c.model, &err) != 0)
         return rpx_cli_fail("run", -1, "%s", err.message);
-    kind = rpx_target_kind_name(o->c.model);
-    if (!o->c.inputs && strcmp(kind, "http") == 0) {
+    kind = rpx__kind_of_spec(o->c.model);
+    if (!o->c.inputs && rpx__kind_has(kind, RPX_KIND_REQUESTS)) {
         /* an API's request body: the inputs file, --body, or none (GET, HEAD) */
         const char *m = o->c.target.method;
         if (!o->c.target.body_path && !o->c.target.body_template &&
@@ -408,18 +409,18 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "%s", err.message);
     if (given(o, "max-time") && !(o->c.target_precision > 0))
         return rpx_cli_fail("run", -1, "--max-time bounds --target-precision; give both");
-    if (strcmp(kind, "http") != 0 && o->http_option[0]) {
+    if (!rpx__kind_has(kind, RPX_KIND_REQUESTS) && o->http_option[0]) {
         char *shown = rpx_target_redact_spec(o->c.model);
         rpx_cli_fail("run", -1, "%s is for HTTP API targets (--model http(s)://...), not %s",
                      o->http_option, shown ? shown : "this --model");
         free(shown);
         return -1;
     }
-    if (o->back_to_back && (!(o->c.rate_hz > 0) || strcmp(kind, "http") == 0))
+    if (o->back_to_back && (!(o->c.rate_hz > 0) || rpx__kind_has(kind, RPX_KIND_OWN_LOAD)))
         return rpx_cli_fail("run", -1, "--compare-back-to-back compares paced calls (--rate HZ) "
                                        "of a shared object or Python callable with the same "
                                        "calls back to back; give --rate, and a local --model");
-    if (strcmp(kind, "http") != 0 && given(o, "duration")) {
+    if (!rpx__kind_has(kind, RPX_KIND_OWN_LOAD) && given(o, "duration")) {
         /* paced local calls: --rate x --duration timed calls */
         double n = o->c.rate_hz * o->c.target.load_duration_s;
         if (!(o->c.rate_hz > 0))
@@ -434,7 +435,7 @@ static int parse(int argc, char **argv, run_opts *o)
                                 o->c.rate_hz, o->c.target.load_duration_s, n,
                                 (long)RPX_RUNNER_MAX_REPEATS);
     }
-    if (strcmp(kind, "http") == 0 &&
+    if (rpx__kind_has(kind, RPX_KIND_OWN_LOAD) &&
         (o->c.rate_hz > 0 || given(o, "duration") || given(o, "arrivals") ||
          given(o, "concurrency") || given(o, "seed") || given(o, "load-engine") ||
          given(o, "drain"))) {
@@ -523,7 +524,7 @@ int rpx_cli_run(int argc, char **argv)
     if (!o.quiet) c.notice = print_notice;
     c.target.headers = o.headers;
     c.target.n_headers = o.n_headers;
-    if (c.rate_hz > 0 && strcmp(rpx_target_kind_name(c.model), "http") != 0) {
+    if (c.rate_hz > 0 && !rpx__kind_has(rpx__kind_of_spec(c.model), RPX_KIND_OWN_LOAD)) {
         /* paced calls; the paced rate joins the real-time budget's rates */
         size_t k;
         if (!o.budget_hz) {

@@ -25,6 +25,7 @@
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
 #include "rpxprof/target.h"
+#include "loader/kinds.h"
 #include "loader/plugins.h"
 #include "loader/http_bodies.h"
 #include "http/http_load.h"
@@ -720,9 +721,9 @@ static json_t *http_section(void *state)
     return o;
 }
 
-static void http_unload(rpx_target *t)
+static void http_unload(void *state)
 {
-    http_state *s = t->state;
+    http_state *s = state;
     int i;
     if (!s) return;
     if (s->curl) curl_easy_cleanup(s->curl);
@@ -741,7 +742,6 @@ static void http_unload(rpx_target *t)
     json_decref(s->status_counts);
     for (i = 0; i < N_PHASES; i++) rpx_latency_destroy(s->phase[i]);
     free(s);
-    t->state = NULL;
 }
 
 /* --- open: options, headers, body --------------------------------------------- */
@@ -1110,22 +1110,18 @@ static char *load_next_body(void *ud, size_t *len)
 
 RPX_PLUGIN_EXPORT const int rpx_http_plugin_abi = RPX_PLUGIN_ABI;
 
-RPX_PLUGIN_EXPORT int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt,
-                                           rpx_error *err);
-int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error *err)
+static int http_open(rpx_target *t, const rpx_target_options *opt, rpx_error *err)
 {
-    static const rpx_target_options none;
     http_state *s;
     int i;
-    if (!opt) opt = &none;
     pthread_once(&curl_once, curl_init);
     if (curl_init_rc != CURLE_OK)
         return rpx_error_set(err, RPX_EUNAVAILABLE, "--model %s: libcurl failed to start: %s",
                              t->display_spec, curl_easy_strerror(curl_init_rc));
     s = calloc(1, sizeof *s);
     if (!s) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    t->state = s;
-    t->unload_fn = http_unload;
+    t->hooks.state = s;
+    t->hooks.unload = http_unload;
     s->display_url = strdup(t->display_spec);
     s->request_headers = json_array();
     s->status_counts = json_object();
@@ -1143,19 +1139,19 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
         return i;
     i = configure(t, s, opt, err);
     if (i != 0) return i;
-    t->call = http_call;
-    t->outputs_fn = http_outputs;
-    t->keep_outputs_fn = http_keep_outputs;
+    t->hooks.call = http_call;
+    t->hooks.outputs = http_outputs;
+    t->hooks.keep_outputs = http_keep_outputs;
     if (opt->output_field) {
         const char *f = opt->output_field;
         if (strncmp(f, "$.", 2) == 0) f += 2; /* a JSONPath's root */
         if (!(s->output_field = strdup(f))) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     }
-    t->counts_failures = 1;
-    t->allow_warmup_failures = s->allow_warmup_failures = opt->allow_warmup_failures;
-    t->after_call_fn = http_after_call;
-    t->section_fn = http_section;
-    t->setup_fn = http_setup;
+    t->hooks.counts_failures = 1;
+    t->hooks.allow_warmup_failures = s->allow_warmup_failures = opt->allow_warmup_failures;
+    t->hooks.after_call = http_after_call;
+    t->hooks.section = http_section;
+    t->hooks.setup = http_setup;
     if (opt->load_rate > 0) {
         rpx_http_load_opts lo;
         memset(&lo, 0, sizeof lo);
@@ -1182,7 +1178,20 @@ int rpx_http_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error
             return i;
         rpx__http_load_set_stream(s->load, s->stream);
         rpx__stream_set_open_loop(s->stream);
-        t->run_fn = http_load_run;
+        t->hooks.run = http_load_run;
     }
     return 0;
+}
+
+/* The options arrive by name (loader/kind_http.c's fields), read into this
+ * plugin's own copy: a name it does not know is refused. */
+RPX_PLUGIN_EXPORT int rpx_http_plugin_open(rpx_target *t, const rpx_kv_list *opts,
+                                           rpx_error *err);
+int rpx_http_plugin_open(rpx_target *t, const rpx_kv_list *opts, rpx_error *err)
+{
+    rpx_target_options opt;
+    int rc = rpx__http_options_read(opts, &opt, err);
+    if (rc == 0) rc = http_open(t, &opt, err);
+    free((void *)opt.headers); /* each header is copied by configure */
+    return rc;
 }

@@ -1,5 +1,6 @@
-/* target.c — owns the --model grammar, the lifecycle every kind shares, and
- * finding the files that ship with rpxprof (the demo and Python plugin). */
+/* target.c — owns the lifecycle every kind shares (open through the kinds
+ * table, setup, samples, section, close), the redaction of specs and the
+ * HTTP option texts the CLI checks (--slo, secret headers). */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -15,53 +16,10 @@
 #include "rpxprof/target.h"
 #include "loader/kinds.h"
 
-#define DEMO_PREFIX "rpxprof-demo:"
-#define DEMO_FILE "librpxprof-demo.so" /* also in companions.c */
-
-int rpx_target_files(const char *spec, char ***files, size_t *n_files, rpx_error *err)
-{
-    char buf[PATH_MAX], **list = NULL, **mod = NULL;
-    size_t n = 0, n_mod = 0, i;
-    const char *kind, *colon;
-    int bad = 0;
-    *files = NULL;
-    *n_files = 0;
-    if (!spec || !*spec) return 0;
-    kind = rpx_target_kind_name(spec);
-    colon = strrchr(spec, ':');
-    if (strcmp(kind, "http") == 0) {
-        bad = rpx__strv_push(&list, &n, rpx__plugin_path("http", buf, sizeof buf));
-    } else if (strcmp(kind, "python") == 0) {
-        char *module = strndup(spec, (size_t)(colon - spec));
-        bad = !module || rpx__strv_push(&list, &n, rpx__plugin_path("python", buf, sizeof buf));
-        if (!bad && rpx__python_module_files(module, &mod, &n_mod) == 0)
-            for (i = 0; i < n_mod; i++) bad |= rpx__strv_push(&list, &n, mod[i]);
-        for (i = 0; i < n_mod; i++) free(mod[i]);
-        free(mod);
-        free(module);
-    } else if (colon && colon > spec) {
-        size_t plen = (size_t)(colon - spec);
-        if (plen + 1 == strlen(DEMO_PREFIX) && strncmp(spec, DEMO_PREFIX, plen) == 0)
-            bad = rpx__strv_push(&list, &n, rpx_demo_library_path(buf, sizeof buf));
-        else if (plen < sizeof buf) {
-            snprintf(buf, sizeof buf, "%.*s", (int)plen, spec);
-            bad = rpx__strv_push(&list, &n, buf);
-        }
-    }
-    if (bad) {
-        for (i = 0; i < n; i++) free(list[i]);
-        free(list);
-        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    }
-    *files = list;
-    *n_files = n;
-    return 0;
-}
-
 static void target_free(rpx_target *t)
 {
     if (!t) return;
-    if (t->unload_fn) t->unload_fn(t);
+    if (t->hooks.unload) t->hooks.unload(t->hooks.state);
     if (t->handle) dlclose(t->handle);
     free(t->spec);
     free(t->display_spec);
@@ -70,195 +28,46 @@ static void target_free(rpx_target *t)
     free(t);
 }
 
-static int valid_identifier(const char *s, size_t n, int dots)
-{
-    size_t i;
-    if (n == 0 || s[0] == '.' || s[n - 1] == '.' || isdigit((unsigned char)s[0])) return 0;
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '.' && dots && s[i + 1] != '.' && !isdigit((unsigned char)s[i + 1])) continue;
-        if (!(isalnum(c) || c == '_')) return 0;
-    }
-    return 1;
-}
-
-/* http:// or https://, in any case (curl reads schemes case-insensitively) */
-static int is_url(const char *spec)
-{
-    return strncasecmp(spec, "http://", 7) == 0 || strncasecmp(spec, "https://", 8) == 0;
-}
-
-/* PATH:SYMBOL names a shared object when PATH has a '/' or looks like a library. */
-static int names_shared_object(const char *spec, size_t plen)
-{
-    return memchr(spec, '/', plen) != NULL || (plen > 3 && strncmp(spec + plen - 3, ".so", 3) == 0) ||
-           memmem(spec, plen, ".so.", 4) != NULL;
-}
-
-const char *rpx_target_kind_name(const char *spec)
-{
-    const char *colon;
-    size_t plen;
-    if (!spec) return "shared_object";
-    if (is_url(spec)) return "http";
-    colon = strrchr(spec, ':');
-    if (!colon) return "shared_object";
-    plen = (size_t)(colon - spec);
-    if ((plen + 1 == strlen(DEMO_PREFIX) && strncmp(spec, DEMO_PREFIX, plen) == 0) ||
-        names_shared_object(spec, plen) || !valid_identifier(spec, plen, 1))
-        return "shared_object";
-    return "python";
-}
-
 static int out_of_memory(rpx_target *t, rpx_error *err)
 {
     target_free(t);
     return rpx_error_set(err, RPX_ENOMEM, "out of memory");
 }
 
-int rpx_target_check_spec(const char *spec, rpx_error *err)
-{
-    const char *colon;
-    char *shown;
-    int rc;
-    if (!spec || !*spec)
-        return rpx_error_set(err, RPX_EINVAL,
-                             "--model is empty; give PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, "
-                             "module:function or an http(s):// URL");
-    if (is_url(spec)) return 0;
-    shown = rpx_target_redact_spec(spec); /* it may hold credentials */
-    if (!shown) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    colon = strrchr(spec, ':');
-    if (strstr(spec, "://"))
-        rc = rpx_error_set(err, RPX_EUNSUPPORTED,
-                           "--model %s: only http:// and https:// URLs are supported", shown);
-    else if (!colon || colon == spec || !colon[1])
-        rc = rpx_error_set(err, RPX_EINVAL,
-                           "--model %s: expected PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, "
-                           "module:function or an http(s):// URL (missing ':SYMBOL'?)",
-                           shown);
-    else if (!valid_identifier(colon + 1, strlen(colon + 1), 0))
-        rc = rpx_error_set(err, RPX_EINVAL,
-                           "--model %s: '%s' is not a valid function name (letters, digits, "
-                           "'_', not starting with a digit)",
-                           shown, colon + 1);
-    else
-        rc = 0;
-    free(shown);
-    return rc;
-}
-
 int rpx_target_open_ex(const char *spec, const rpx_target_options *opt, rpx_target **out,
                        rpx_error *err)
 {
     static const rpx_target_options none;
+    const rpx_kind *kind;
     rpx_target *t;
-    const char *colon;
-    size_t plen;
     int rc;
     *out = NULL;
     if (!opt) opt = &none;
-    if (!spec || !*spec)
-        return rpx_error_set(err, RPX_EINVAL,
-                             "--model is empty; give PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, "
-                             "module:function or an http(s):// URL");
+    if (!spec || !*spec) return rpx__kind_match(spec, spec, &kind, err);
     t = calloc(1, sizeof *t);
     if (!t) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     t->spec = strdup(spec);
     t->display_spec = rpx_target_redact_spec(spec);
     if (!t->spec || !t->display_spec) return out_of_memory(t, err);
-    if (opt->custom) {
-        const rpx_target_custom *c = opt->custom;
-        if (!c->call) {
+    if (opt->custom) { /* the caller's hooks, as a kind's open would fill them */
+        if (!opt->custom->call) {
             target_free(t);
             return rpx_error_set(err, RPX_EINVAL, "%s: a caller-made target needs a call", spec);
         }
-        t->kind = strcmp(c->kind_name ? c->kind_name : "", "python") == 0
-                      ? RPX_TARGET_PYTHON
-                      : RPX_TARGET_SHARED_OBJECT;
-        t->kind_name = c->kind_name ? c->kind_name : "shared_object";
-        t->call = c->call;
-        t->state = c->state;
-        t->setup_fn = c->setup;
-        t->teardown_fn = c->teardown;
-        t->after_call_fn = c->after_call;
-        t->peaks_reset_fn = c->peaks_reset;
-        t->section_fn = c->section;
-        t->samples_fn = c->samples;
-        t->outputs_fn = c->outputs;
+        t->kind = rpx__kind_named(opt->custom->kind_name);
+        t->kind_name = opt->custom->kind_name ? opt->custom->kind_name : t->kind->name;
+        t->hooks = *opt->custom;
         *out = t;
         return 0;
     }
-    if (is_url(spec)) {
-        t->kind = RPX_TARGET_HTTP;
-        t->kind_name = "http";
-        rc = rpx__http_open(t, opt, err);
-        goto opened;
-    }
-    if (strstr(spec, "://")) { /* shown redacted: it may hold credentials */
-        rc = rpx_error_set(err, RPX_EUNSUPPORTED,
-                           "--model %s: only http:// and https:// URLs are supported",
-                           t->display_spec);
+    /* the grammar through the kinds table; shown redacted: it may hold credentials */
+    if ((rc = rpx__kind_match(spec, t->display_spec, &kind, err)) != 0) {
         target_free(t);
         return rc;
     }
-    colon = strrchr(spec, ':');
-    if (!colon || colon == spec || !colon[1]) {
-        target_free(t);
-        return rpx_error_set(err, RPX_EINVAL,
-                             "--model %s: expected PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, "
-                             "module:function or an http(s):// URL (missing ':SYMBOL'?)",
-                             spec);
-    }
-    plen = (size_t)(colon - spec);
-    if (!valid_identifier(colon + 1, strlen(colon + 1), 0)) {
-        target_free(t);
-        return rpx_error_set(err, RPX_EINVAL,
-                             "--model %s: '%s' is not a valid function name (letters, digits, "
-                             "'_', not starting with a digit)",
-                             spec, colon + 1);
-    }
-    t->symbol = strdup(colon + 1);
-    if (!t->symbol) return out_of_memory(t, err);
-    if (strncmp(spec, DEMO_PREFIX, plen + 1) == 0 && plen + 1 == strlen(DEMO_PREFIX)) {
-        char buf[PATH_MAX];
-        if (!rpx_demo_library_path(buf, sizeof buf)) {
-            target_free(t);
-            return rpx_error_set(err, RPX_ENOTFOUND,
-                                 "--model %s: the packaged demo library %s was found neither "
-                                 "next to rpxprof nor where it is installed; build the project "
-                                 "(cmake --build build) or set RPX_DEMO_LIBRARY",
-                                 spec, DEMO_FILE);
-        }
-        t->path = strdup(buf);
-    } else if (names_shared_object(spec, plen)) {
-        /* a bare file name is never searched on the library path: it names a file here */
-        if (memchr(spec, '/', plen))
-            t->path = strndup(spec, plen);
-        else if ((t->path = malloc(plen + 3)) != NULL)
-            snprintf(t->path, plen + 3, "./%.*s", (int)plen, spec);
-    } else {
-        if (!valid_identifier(spec, plen, 1)) {
-            target_free(t);
-            return rpx_error_set(err, RPX_EINVAL,
-                                 "--model %s: '%.*s' is neither a shared object (write its path "
-                                 "with a '/': ./lib.so:SYMBOL) nor a Python module name "
-                                 "(my_model or package.module)",
-                                 spec, (int)plen, spec);
-        }
-        t->kind = RPX_TARGET_PYTHON;
-        t->kind_name = "python";
-        t->path = strndup(spec, plen);
-        if (!t->path) return out_of_memory(t, err);
-        rc = rpx__python_open(t, opt, err);
-        goto opened;
-    }
-    if (!t->path) return out_of_memory(t, err);
-    t->kind = RPX_TARGET_SHARED_OBJECT;
-    t->kind_name = "shared_object";
-    rc = rpx__shared_object_open(t, err);
-opened:
-    if (rc) {
+    t->kind = kind;
+    t->kind_name = kind->name;
+    if ((rc = kind->open(t, opt, err)) != 0) {
         target_free(t);
         return rc;
     }
@@ -278,14 +87,14 @@ int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info
     int rc;
     if (!t) return RPX_EINVAL;
     /* a setup that fails cleans up after itself: teardown runs only after success */
-    if (!t->setup_fn) {
+    if (!t->hooks.setup) {
         t->setup_done = 1;
         return 0;
     }
     memset(&merr, 0, sizeof merr);
-    rc = t->setup_fn(&t->state, inputs, info, &merr);
+    rc = t->hooks.setup(&t->hooks.state, inputs, info, &merr);
     if (rc != 0) {
-        if (t->kind != RPX_TARGET_SHARED_OBJECT)
+        if (!rpx__kind_has(t->kind, RPX_KIND_C_ABI))
             return rpx_error_set(err, merr.code ? merr.code : RPX_EMODEL, "--model %s: %s",
                                  t->display_spec,
                                  merr.message[0] ? merr.message : "setup failed");
@@ -302,9 +111,9 @@ int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int w
 {
     rpx_error merr;
     int rc;
-    if (!t || !t->samples_fn) return 0;
+    if (!t || !t->hooks.samples) return 0;
     memset(&merr, 0, sizeof merr);
-    rc = t->samples_fn(t->state, samples, n, writable, &merr);
+    rc = t->hooks.samples(t->hooks.state, samples, n, writable, &merr);
     if (rc != 0)
         return rpx_error_set(err, merr.code ? merr.code : RPX_EMODEL, "--model %s: %s",
                              t->display_spec, merr.message[0] ? merr.message : "cannot take the samples");
@@ -313,13 +122,13 @@ int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int w
 
 json_t *rpx_target_section(rpx_target *t)
 {
-    return t && t->section_fn ? t->section_fn(t->state) : NULL;
+    return t && t->hooks.section ? t->hooks.section(t->hooks.state) : NULL;
 }
 
 void rpx_target_close(rpx_target *t)
 {
     if (!t) return;
-    if (t->setup_done && t->teardown_fn) t->teardown_fn(t->state);
+    if (t->setup_done && t->hooks.teardown) t->hooks.teardown(t->hooks.state);
     target_free(t);
 }
 

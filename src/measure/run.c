@@ -1,5 +1,6 @@
 /* run.c — owns the timing loop and its progress line. */
 #include "measure/run.h"
+#include "loader/kinds.h"
 
 #include <errno.h>
 #include <math.h>
@@ -139,7 +140,7 @@ static int call_failed(rpx_run_result *r, const rpx_target *t, long index, int i
     r->status = RPX_RUN_FAILED;
     r->failed_call = index;
     r->failed_in_warmup = in_warmup;
-    if (t->kind == RPX_TARGET_PYTHON || t->kind == RPX_TARGET_HTTP) /* no return code to show */
+    if (t->kind && !rpx__kind_has(t->kind, RPX_KIND_C_ABI)) /* no return code to show */
         return rpx_error_set(err, RPX_EMODEL, "--model %s: %s call %ld failed: %s",
                              t->display_spec ? t->display_spec : t->spec,
                              in_warmup ? "warmup" : "timed", index,
@@ -179,10 +180,10 @@ static void pace(const rpx_run_config *cfg, int64_t pace_start, long i)
 int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
                     const rpx_inputs *inputs, rpx_run_result *result, rpx_error *err)
 {
-    const rpx_call_fn call = target ? target->call : NULL;
-    void *const state = target ? target->state : NULL;
-    void (*const target_after)(void *, int, int) = target ? target->after_call_fn : NULL;
-    const int counts = target ? target->counts_failures : 0;
+    const rpx_call_fn call = target ? target->hooks.call : NULL;
+    void *const state = target ? target->hooks.state : NULL;
+    void (*const target_after)(void *, int, int) = target ? target->hooks.after_call : NULL;
+    const int counts = target ? target->hooks.counts_failures : 0;
     const long max_failures = cfg ? cfg->max_failures : 0;
     long *const failed_done = cfg ? cfg->failed_done : NULL;
     long *const failed_warmup_done = cfg ? cfg->failed_warmup_done : NULL;
@@ -213,7 +214,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
 
     if (!cfg || !target || !call || (!inputs && !many) || !result)
         return rpx_error_set(err, RPX_EINVAL, "rpx_measure_run: missing argument");
-    if (target->run_fn) return target->run_fn(state, cfg, inputs, result, err);
+    if (target->hooks.run) return target->hooks.run(state, cfg, inputs, result, err);
     if (cfg->warmup < 0)
         return rpx_error_set(err, RPX_EINVAL, "--warmup %ld: must be 0 or more", cfg->warmup);
     if (cfg->repeats < 1)
@@ -266,7 +267,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
             if (failed_warmup_done)
                 __atomic_store_n(failed_warmup_done, result->failed_warmup_calls, __ATOMIC_RELEASE);
             snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr.message);
-            if (!target->allow_warmup_failures) goto warmup_counted_failure;
+            if (!target->hooks.allow_warmup_failures) goto warmup_counted_failure;
             if (max_failures > 0 && result->failed_warmup_calls >= max_failures)
                 goto too_many_failures;
         }

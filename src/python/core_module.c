@@ -182,6 +182,21 @@ static void core_after_fork_child(void *arg)
     PyOS_AfterFork_Child();
 }
 
+/* A caller-made Python target: py_call's hooks, this module's setup,
+ * teardown and section, and the interpreter kept consistent over forks. */
+static void python_hooks(rpx_target_hooks *h, core_state *st)
+{
+    memset(h, 0, sizeof *h);
+    h->kind_name = "python";
+    rpx__pycall_hooks(h, st);
+    h->setup = core_setup;
+    h->teardown = core_teardown;
+    h->section = core_section;
+    h->before_fork = core_before_fork;
+    h->after_fork_parent = core_after_fork_parent;
+    h->after_fork_child = core_after_fork_child;
+}
+
 /* the report's status word: the one status map (include/rpxprof/runner.h) */
 static const char *status_text(rpx_runner_status st) { return rpx_runner_status_word(st); }
 
@@ -217,7 +232,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     double timeout = 0, call_timeout = 0;
     rpx_runner_config c;
     rpx_runner_result res;
-    rpx_target_custom custom;
+    rpx_target_hooks custom;
     core_state st;
     rpx_error err = {0};
     json_t *meta_json = NULL;
@@ -271,19 +286,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     st.kwargs = call_kwargs != Py_None ? call_kwargs : NULL;
     if (call_kwargs != Py_None && !st.args) st.args = PyTuple_New(0); /* kwargs only */
     else Py_XINCREF(st.args);
-    custom.kind_name = "python";
-    custom.call = rpx__pycall_call;
-    custom.setup = core_setup;
-    custom.teardown = core_teardown;
-    custom.state = &st;
-    custom.after_call = rpx__pycall_after_call;
-    custom.peaks_reset = rpx__pycall_peaks_reset;
-    custom.section = core_section;
-    custom.samples = rpx__pycall_samples;
-    custom.outputs = rpx__pycall_outputs;
-    custom.before_fork = core_before_fork;
-    custom.after_fork_parent = core_after_fork_parent;
-    custom.after_fork_child = core_after_fork_child;
+    python_hooks(&custom, &st);
 
     c.model = model;
     c.inputs = inputs;
@@ -773,7 +776,7 @@ static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
-static void custom_target(rpx_target_custom *custom, core_state *st, PyObject *fn, const char *module,
+static void custom_target(rpx_target_hooks *custom, core_state *st, PyObject *fn, const char *module,
                           const char *qualname)
 {
     memset(st, 0, sizeof *st);
@@ -783,18 +786,7 @@ static void custom_target(rpx_target_custom *custom, core_state *st, PyObject *f
     st->call.function_name = qualname;
     st->module = module;
     st->qualname = qualname;
-    custom->kind_name = "python";
-    custom->call = rpx__pycall_call;
-    custom->setup = core_setup;
-    custom->teardown = core_teardown;
-    custom->state = st;
-    custom->after_call = rpx__pycall_after_call;
-    custom->peaks_reset = rpx__pycall_peaks_reset;
-    custom->section = core_section;
-    custom->samples = rpx__pycall_samples;
-    custom->before_fork = core_before_fork;
-    custom->after_fork_parent = core_after_fork_parent;
-    custom->after_fork_child = core_after_fork_child;
+    python_hooks(custom, st);
 }
 
 /* profile_pair(fn_a, fn_b, name_a, name_b, module_a, qualname_a, module_b, qualname_b,
@@ -819,7 +811,7 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     double timeout = 0, call_timeout = 0;
     rpx_runner_config c[2];
     rpx_runner_result res[2];
-    rpx_target_custom custom[2];
+    rpx_target_hooks custom[2];
     core_state st[2];
     rpx_error err = {0};
     (void)self;

@@ -715,3 +715,13 @@ void rpx__pycall_clear(rpx__pycall *c)
     free(c->values);
     c->values = NULL;
 }
+
+void rpx__pycall_hooks(rpx_target_hooks *h, void *state)
+{
+    h->state = state;
+    h->call = rpx__pycall_call;
+    h->after_call = rpx__pycall_after_call;
+    h->outputs = rpx__pycall_outputs; /* --check-outputs only, outside the timed span */
+    h->peaks_reset = rpx__pycall_peaks_reset;
+    h->samples = rpx__pycall_samples;
+}

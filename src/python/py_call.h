@@ -24,6 +24,7 @@
 #include <stdarg.h>
 
 #include "rpxprof/model.h"
+#include "rpxprof/target.h"
 
 typedef struct rpx__pycall {
     PyObject *func;               /* the callable (owned) */
@@ -86,6 +87,11 @@ void rpx__pycall_peaks_reset(void *state);
  * uint8, None as nothing, tuples, lists and dicts of them, nested; names
  * "0", "logits", "0.boxes") as tensors valid until the next call. */
 int rpx__pycall_outputs(void *state, rpx_outputs *outputs, rpx_error *err);
+/* The hooks both makers of a Python target share (the plugin's open for
+ * module:function and the package's caller-made target): the call, after
+ * call, outputs, peaks and samples over `state` (an rpx__pycall first).
+ * Each maker adds its own setup, teardown, section and the rest. */
+void rpx__pycall_hooks(rpx_target_hooks *h, void *state);
 
 /* The fields both kinds' "python" sections carry: numpy_version, inputs,
  * torch_version, torch_cuda_version, torch_num_threads and torch's peaks. */

@@ -179,14 +179,13 @@ static void py_teardown(void *state)
 /* The interpreter is left running until the process exits: finalising it
  * under torch's or a user's threads is not safe, and a second start in one
  * process is not supported by numpy. */
-static void py_unload(rpx_target *t)
+static void py_unload(void *state)
 {
-    py_state *s = t->state;
+    py_state *s = state;
     if (!s) return;
     rpx__pycall_clear(&s->call);
     if (Py_IsInitialized()) Py_CLEAR(s->module);
     free(s);
-    t->state = NULL;
 }
 
 /* The files importing `module` would read (each package's __init__.py on the
@@ -252,27 +251,25 @@ int rpx_python_plugin_files(const char *module, char *out, size_t size, rpx_erro
     return 0;
 }
 
-RPX_PLUGIN_EXPORT int rpx_python_plugin_open(rpx_target *t, const rpx_target_options *opt,
+RPX_PLUGIN_EXPORT int rpx_python_plugin_open(rpx_target *t, const rpx_kv_list *opts,
                                              rpx_error *err);
-int rpx_python_plugin_open(rpx_target *t, const rpx_target_options *opt, rpx_error *err)
+int rpx_python_plugin_open(rpx_target *t, const rpx_kv_list *opts, rpx_error *err)
 {
-    py_state *s = calloc(1, sizeof *s);
+    py_state *s;
     int rc;
-    (void)opt;
-    if (!s) return fail(err, RPX_ENOMEM, "out of memory");
+    if (opts && opts->n > 0) /* the Python kind takes no options of its own */
+        return fail(err, RPX_EINVAL, "--model %s: the python plugin has no option '%s'; this "
+                    "rpxprof and its plugin are from different builds", t->spec,
+                    opts->items[0].name ? opts->items[0].name : "(null)");
+    if (!(s = calloc(1, sizeof *s))) return fail(err, RPX_ENOMEM, "out of memory");
     s->spec = t->spec;
     s->module_name = t->path;
     s->function_name = t->symbol;
-    t->state = s;
-    t->unload_fn = py_unload;
-    t->setup_fn = py_setup;
-    t->teardown_fn = py_teardown;
-    t->call = rpx__pycall_call;
-    t->after_call_fn = rpx__pycall_after_call;
-    t->outputs_fn = rpx__pycall_outputs; /* --check-outputs only, outside the timed span */
-    t->peaks_reset_fn = rpx__pycall_peaks_reset;
-    t->section_fn = py_section;
-    t->samples_fn = rpx__pycall_samples;
+    rpx__pycall_hooks(&t->hooks, s);
+    t->hooks.unload = py_unload;
+    t->hooks.setup = py_setup;
+    t->hooks.teardown = py_teardown;
+    t->hooks.section = py_section;
     if ((rc = start_interpreter(err)) != 0 || (rc = extend_path(s, err)) != 0) {
         char msg[sizeof err->message];
         snprintf(msg, sizeof msg, "%s", err->message);

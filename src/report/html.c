@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/html_int.h"
+#include "loader/kinds.h"
 #include "rpxprof/error.h"
 #include "rpxprof/html.h"
 
@@ -230,11 +231,9 @@ static void page_close(hout *o)
 
 static const char *kind_words(const char *k)
 {
+    const rpx_kind *row = rpx__kind_find(k);
     if (!k) return "a target of unknown kind";
-    if (!strcmp(k, "shared_object")) return "a shared object";
-    if (!strcmp(k, "python")) return "a Python callable";
-    if (!strcmp(k, "http")) return "an HTTP API";
-    return k;
+    return row ? row->words : k;
 }
 
 static void headline(hout *o, const json_t *r, const char *id)

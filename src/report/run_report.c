@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "loader/kinds.h"
 #include "report/call_records.h"
 #include "report/run_report.h"
 #include "report/variance.h"
@@ -28,27 +29,10 @@ static void warn_note(json_t *notes, json_t *warnings, const char *text)
  * shared object's call (NULL: profile.c's default). */
 static const char *timing_scope(const rpx_run_data *d)
 {
-    const char *kind = d->desc.target_kind ? d->desc.target_kind : "";
-    if (strcmp(kind, "http") == 0 && d->http_open_loop)
-        return "http_open_loop_latency: from each request's intended send time on "
-               "the --rate schedule to the last byte of its answer (http.load); "
-               "preloaded_body";
-    if (strcmp(kind, "http") == 0)
-        return "http_request_wall_time: the request sent and the response read in "
-               "full over a kept-alive connection; preloaded_body";
-    if (strcmp(kind, "python") == 0)
-        return d->writable_inputs
-                   ? "synchronized_callable_wall_time: the Python call (result "
-                     "released after the sample); preloaded_inputs as writable "
-                     "numpy views, restored before every call outside the timed "
-                     "span"
-                   : "synchronized_callable_wall_time: the Python call (result "
-                     "released after the sample); preloaded_inputs as read-only "
-                     "numpy views";
-    if (d->writable_inputs)
-        return "synchronized_callable_wall_time; preloaded_inputs, writable, "
-               "restored before every call outside the timed span";
-    return NULL;
+    const rpx_kind *k = rpx__kind_named(d->desc.target_kind); /* the kind's words */
+    if (d->http_open_loop && k->scope_load) return k->scope_load;
+    if (d->writable_inputs && k->scope_writable) return k->scope_writable;
+    return k->scope;
 }
 
 /* Every process's samples in ms, one after another; offsets and counts per process. */

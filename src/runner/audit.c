@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "loader/http_bodies.h"
+#include "loader/kinds.h"
 #include "rpxprof/comparison.h"
 #include "rpxprof/stats.h"
 #include "runner/runner_internal.h"
@@ -140,9 +141,8 @@ static json_t *audit_cache(const rpx_runner_config *c, int k, rpx__run_pair_fn r
     json_t *cmp, *o;
     const char *verdict;
     double lo, hi, t = c->audit_threshold;
-    const char *kind = rpx_target_kind_name(c->model);
-    int http = kind && strcmp(kind, "http") == 0;
-    if (http) {
+    const int requests = rpx__kind_has(rpx__kind_of_spec(c->model), RPX_KIND_REQUESTS);
+    if (requests) {
         n = rpx_http_distinct_bodies(&c->target);
         if (c->target.nonce_field)
             snprintf(made, sizeof made, "--nonce %s: a unique value in each body", c->target.nonce_field);
@@ -182,7 +182,7 @@ static json_t *audit_cache(const rpx_runner_config *c, int k, rpx__run_pair_fn r
     }
     arm_config(c, k, &dis);
     arm_config(c, k, &rep);
-    if (http) {
+    if (requests) {
         rep.target.body_repeat = 1; /* the first body, every request */
         if (nfield) { /* the fixed body: the repeated arm sends it as it is */
             dis.target.nonce_field = nfield;
@@ -196,7 +196,7 @@ static json_t *audit_cache(const rpx_runner_config *c, int k, rpx__run_pair_fn r
     }
     cmp = measure_pair(run_pair, &dis, "the distinct-inputs arm", &rep, "the repeated-input arm", t, why,
                        sizeof why);
-    free_paths(paths, http ? 0 : n);
+    free_paths(paths, requests ? 0 : n);
     if (!cmp) {
         json_array_append_new(warnings, json_pack("s+", "--audit cache: ", why));
         return not_run(why);
@@ -219,7 +219,7 @@ static json_t *audit_cache(const rpx_runner_config *c, int k, rpx__run_pair_fn r
     json_object_set_new(o, "distinct_p50_ms", num_or_null(num_at(json_object_get(cmp, "base_stats"), "p50_ms")));
     /* --nonce: every body unique (null: as many as were sent) */
     json_object_set_new(o, "distinct_inputs", n == SIZE_MAX ? json_null() : json_integer((json_int_t)n));
-    json_object_set_new(o, "distinct_made_by", http ? json_string(made) : json_string("the run's samples"));
+    json_object_set_new(o, "distinct_made_by", requests ? json_string(made) : json_string("the run's samples"));
     json_object_set_new(o, "reason", json_null());
     if (n == SIZE_MAX) snprintf(nbuf, sizeof nbuf, "as many");
     else snprintf(nbuf, sizeof nbuf, "%zu", n);
@@ -261,11 +261,12 @@ static json_t *audit_seed(const rpx_runner_config *c, int k, rpx__run_pair_fn ru
     size_t n = 0;
     rpx_error err = {0};
     json_t *cmp, *o;
-    const char *verdict, *kind = rpx_target_kind_name(c->model);
+    const char *verdict;
     const json_t *bci;
     double t = c->audit_seed_threshold, p_new;
-    int http = kind && strcmp(kind, "http") == 0, depends;
-    if (http) {
+    const int requests = rpx__kind_has(rpx__kind_of_spec(c->model), RPX_KIND_REQUESTS);
+    int depends;
+    if (requests) {
         depends = c->target.load_poisson || rpx_http_distinct_bodies(&c->target) > 1;
     } else {
         if (sample_paths(c, &paths, &n, &err) != 0) return not_run(err.message);
@@ -285,7 +286,7 @@ static json_t *audit_seed(const rpx_runner_config *c, int k, rpx__run_pair_fn ru
     b.target.load_seed = c->target.load_seed + 1;
     /* a local run: the cycle through the samples starts one later; HTTP: the
      * bodies go on after the other arm's (a server's cache sees none twice) */
-    b.sample_shift = http ? a.sample_shift + a.repeats + (long)a.processes * a.warmup
+    b.sample_shift = requests ? a.sample_shift + a.repeats + (long)a.processes * a.warmup
                           : c->sample_shift + 1;
     cmp = measure_pair(run_pair, &a, "the run's seed arm", &b, "the seed + 1 arm", t, why, sizeof why);
     if (!cmp) {

@@ -11,6 +11,7 @@
 
 #include "rpxprof/options.h"
 #include "rpxprof/target.h"
+#include "loader/kinds.h"
 #include "runner/runner_internal.h"
 
 #define F(field) offsetof(rpx_runner_config, field)
@@ -603,13 +604,13 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
 {
     char a[80], b[40], d[40], e[40];
     size_t i;
-    int rc, http;
-    const char *kind;
+    int rc, remote, own_load;
+    const rpx_kind *kind;
     for (i = 0; i < N_TABLE; i++)
         if ((rc = check_one(c, &table[i], sp, err)) != 0) return rc;
-    kind = c->target.custom && c->target.custom->kind_name ? c->target.custom->kind_name
-         : c->model ? rpx_target_kind_name(c->model) : "";
-    http = strcmp(kind, "http") == 0;
+    kind = c->model || c->target.custom ? rpx__kind_of_target(c->model, &c->target) : NULL;
+    remote = rpx__kind_has(kind, RPX_KIND_REMOTE);
+    own_load = rpx__kind_has(kind, RPX_KIND_OWN_LOAD);
     if (!c->isolate && (c->timeout_s > 0 || c->call_timeout_s > 0 || c->setup_timeout_s > 0))
         return rpx_error_set(err, RPX_EUSAGE, "%s, %s and %s need isolation; drop %s",
                              sp_("timeout", sp, a, sizeof a), sp_("call-timeout", sp, b, sizeof b),
@@ -631,7 +632,7 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
     if (c->gpu_time && (!c->device || strcmp(c->device, "cuda") != 0))
         return rpx_error_set(err, RPX_EUSAGE, "%s needs %s cuda (it traces GPU kernels)",
                              sp_("gpu-time", sp, a, sizeof a), sp_("device", sp, b, sizeof b));
-    if (http) {
+    if (remote) {
         const char *local = c->cost ? "cost" : c->flops == c->flops ? "flops"
                           : c->params == c->params ? "params" : c->gpus ? "gpu"
                           : c->gpu_time ? "gpu-time" : NULL;
@@ -663,7 +664,7 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
                              "%s keeps this run's reference pass and %s replaces it; give one",
                              sp_("save-outputs", sp, a, sizeof a),
                              sp_("reference-outputs", sp, b, sizeof b));
-    if (http && c->target.load_rate > 0 &&
+    if (own_load && c->target.load_rate > 0 &&
         (c->check_outputs || c->save_outputs || c->reference_outputs))
         return rpx_error_set(err, RPX_EUSAGE,
                              "%s: an open-loop load (%s on an HTTP API) has no calls of its own "

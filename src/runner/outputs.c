@@ -4,6 +4,7 @@
  * NPZ files (--save-outputs, --reference-outputs) and the report's section.
  * Everything here runs outside the timed span. */
 #include "runner/outputs.h"
+#include "loader/kinds.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -263,16 +264,14 @@ int rpx__outputs_begin(const outputs_params *op, rpx_target *t, const rpx_inputs
     size_t k;
     int rc = 0;
     *out = NULL;
-    if (!t->outputs_fn)
+    if (!t->hooks.outputs)
         return rpx_error_set(
             err, RPX_EUSAGE,
             "--check-outputs: --model %s does not show its outputs; %s",
             t->display_spec ? t->display_spec : t->spec,
-            t->kind == RPX_TARGET_SHARED_OBJECT
-                ? "export NAME_outputs(void *state, rpx_outputs *outputs, rpx_error *error) "
-                  "beside the predict function (docs/abi.md)"
-                : "this kind of target has no outputs to check");
-    if (t->run_fn)
+            t->kind && t->kind->outputs_how ? t->kind->outputs_how
+                                            : "this kind of target has no outputs to check");
+    if (t->hooks.run)
         return rpx_error_set(err, RPX_EUSAGE,
                              "--check-outputs: an open-loop load (--rate on an HTTP API) has no "
                              "calls of its own to check; drop --rate or --check-outputs");
@@ -290,7 +289,7 @@ int rpx__outputs_begin(const outputs_params *op, rpx_target *t, const rpx_inputs
         rpx__outputs_free(oc);
         return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     }
-    if (t->keep_outputs_fn) t->keep_outputs_fn(t->state, 1);
+    if (t->hooks.keep_outputs) t->hooks.keep_outputs(t->hooks.state, 1);
     for (k = 0; k < n && rc == 0; k++) {
         if (op->reference_dir) {
             rc = load_reference(oc, k, &oc->refs[k], err);
@@ -304,12 +303,12 @@ int rpx__outputs_begin(const outputs_params *op, rpx_target *t, const rpx_inputs
                     if (samples[k].tensors[a].nbytes)
                         memcpy((void *)samples[k].tensors[a].data, pristine[k].tensors[a].data,
                                samples[k].tensors[a].nbytes);
-            rc = t->call(t->state, &samples[k], &merr);
+            rc = t->hooks.call(t->hooks.state, &samples[k], &merr);
             if (rc != 0) {
                 rc = rpx_error_set(err, RPX_EMODEL,
                                    "--check-outputs: the reference call on sample %zu failed: %s",
                                    k, merr.message[0] ? merr.message : "no message given");
-            } else if ((rc = t->outputs_fn(t->state, &o, &merr)) != 0) {
+            } else if ((rc = t->hooks.outputs(t->hooks.state, &o, &merr)) != 0) {
                 rc = rpx_error_set(err, RPX_EMODEL,
                                    "--check-outputs: the outputs of the reference call on sample "
                                    "%zu cannot be read: %s",
@@ -318,7 +317,7 @@ int rpx__outputs_begin(const outputs_params *op, rpx_target *t, const rpx_inputs
                 snprintf(what, sizeof what, "--check-outputs: reference call on sample %zu", k);
                 rc = reference_copy(&oc->refs[k], &o, what, err);
             }
-            if (t->after_call_fn) t->after_call_fn(t->state, 0, rc);
+            if (t->hooks.after_call) t->hooks.after_call(t->hooks.state, 0, rc);
             if (rc == 0 && op->save_dir && op->process == 0)
                 rc = save_reference(oc, k, &oc->refs[k], err);
         }
@@ -404,7 +403,7 @@ void rpx__outputs_check_call(void *ctx, long i, size_t k, int rc)
     r = &oc->refs[k];
     oc->checked++;
     memset(&merr, 0, sizeof merr);
-    if (oc->target->outputs_fn(oc->target->state, &o, &merr) != 0) {
+    if (oc->target->hooks.outputs(oc->target->hooks.state, &o, &merr) != 0) {
         oc->unreadable++;
         if (!oc->first_error[0])
             snprintf(oc->first_error, sizeof oc->first_error, "%.250s",

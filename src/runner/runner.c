@@ -22,6 +22,7 @@
 #include "rpxprof/stats.h"
 #include "rpxprof/system.h"
 #include "rpxprof/target.h"
+#include "loader/kinds.h"
 #include "report/run_report.h"
 #include "runner/outputs.h"
 #include "runner/runner_internal.h"
@@ -43,10 +44,11 @@ static const char *config_kind(const rpx_runner_config *c)
 
 int rpx_runner_processes(const rpx_runner_config *c, int *asked)
 {
+    int kind_p = rpx__kind_of_target(c->model, &c->target)->default_processes;
     int p = c->processes > 0 ? c->processes
-          : (!c->isolate || c->gpu_time || strcmp(config_kind(c), "http") == 0)
-                ? 1
-                : RPX_RUNNER_DEFAULT_PROCESSES;
+          : (!c->isolate || c->gpu_time) ? 1
+          : kind_p > 0 ? kind_p
+                       : RPX_RUNNER_DEFAULT_PROCESSES;
     int n = rpx__placement_spread_cpus(c);
     if (asked) *asked = p;
     if (n > 0) { /* --spread: the same number of processes on each CPU */
@@ -222,7 +224,8 @@ static size_t merge_workers(const workers *w, run_shared *m)
 /* Everything one run holds between its preparation and its report. */
 typedef struct run_ctx {
     rpx_runner_config c;
-    const char *kind;
+    const char *kind;             /* the report's target_kind */
+    const rpx_kind *row;          /* its row in the kinds table: what the kind can do */
     char *shown_model;
     rpx_output *output;
     samples_set smp;              /* the inputs: one sample or several */
@@ -263,7 +266,7 @@ static void ctx_free(run_ctx *x)
     /* A Python target run in this process (--no-isolate) leaves its interpreter
      * running, and the model may still hold numpy views of the inputs: keep them
      * mapped until the process exits. */
-    if (!x->c.isolate && x->kind && strcmp(x->kind, "python") == 0) {
+    if (!x->c.isolate && rpx__kind_has(x->row, RPX_KIND_INTERPRETER)) {
         static samples_set kept_for_python;
         kept_for_python = x->smp;
         (void)kept_for_python;
@@ -285,9 +288,10 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     /* a caller-made target's spec only names it */
     if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
     x->kind = config_kind(c);
+    x->row = rpx__kind_of_target(c->model, &c->target);
     /* an HTTP request's body may come from --body (or be none): no inputs file then */
     /* ... nor for a caller-made target that brings its own arguments (rpxprof.profile(fn, x)) */
-    if (!c->inputs && c->n_sample_files == 0 && strcmp(x->kind, "http") != 0 &&
+    if (!c->inputs && c->n_sample_files == 0 && !rpx__kind_has(x->row, RPX_KIND_REQUESTS) &&
         !c->target.custom)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     /* ranges and combinations, as `rpxprof run`, manifests and Python check them */
@@ -324,12 +328,12 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     if (c->output && (rc = open_output(c, &x->output, err)) != 0) return rc;
     /* 1. inputs, loaded once, outside timing (the workers inherit them) */
     if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) return rc;
-    if (strcmp(x->kind, "http") == 0 && x->smp.n > 1)
+    if (rpx__kind_has(x->row, RPX_KIND_REQUESTS) && x->smp.n > 1)
         return rpx_error_set(err, RPX_EUSAGE,
                              "--inputs: %zu samples were given, but an HTTP target sends one "
                              "file as its request body; give one --inputs file",
                              x->smp.n);
-    if (strcmp(x->kind, "http") == 0 && x->smp.writable)
+    if (rpx__kind_has(x->row, RPX_KIND_REQUESTS) && x->smp.writable)
         return rpx_error_set(err, RPX_EUSAGE,
                              "--writable-inputs: an HTTP target sends the file's bytes as its "
                              "request body; there is nothing for it to edit in place");
@@ -354,7 +358,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->rp.samples = x->smp.work;
         x->rp.n_samples = x->smp.n;
         x->rp.pristine = x->smp.writable ? x->smp.pristine : NULL;
-        x->rp.rate_hz = strcmp(x->kind, "http") == 0 ? 0 : c->rate_hz;
+        x->rp.rate_hz = rpx__kind_has(x->row, RPX_KIND_OWN_LOAD) ? 0 : c->rate_hz;
         x->rp.notice = c->notice;
         x->rp.notice_ctx = c->notice_ctx;
         x->rp.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
@@ -362,7 +366,8 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         x->rp.placement = &x->place;
         /* where each call ran: a local model's calls (an HTTP call's time is the
          * remote server's, and the open-loop load has no calls of its own) */
-        x->rp.call_records = strcmp(x->kind, "http") == 0 ? RPX_CALL_RECORDS_OFF : c->call_records;
+        x->rp.call_records = rpx__kind_has(x->row, RPX_KIND_REMOTE) ? RPX_CALL_RECORDS_OFF
+                                                                     : c->call_records;
         x->rp.timeline = c->timeline;
     }
     if (c->check_outputs || c->reference_outputs || c->save_outputs) {
@@ -384,7 +389,6 @@ static void run_notes(run_ctx *x, const run_shared *sh, const rpx_latency *lat, 
     rpx_runner_config *cfgp = &x->c;
     const rpx_runner_config c = *cfgp;
     const workers *wp = &x->w;
-    const char *kind = x->kind;
     json_t *section = json_object_get(devjson, "target");
     if (notes) {
         /* drift within one process: between processes is the interval's business */
@@ -415,7 +419,7 @@ static void run_notes(run_ctx *x, const run_shared *sh, const rpx_latency *lat, 
                 rpx__warn_note(notes, warnings, m);
             }
         }
-        if (notes && strcmp(kind, "http") == 0) {
+        if (notes && rpx__kind_has(x->row, RPX_KIND_REMOTE)) {
             /* the remote model's cost, device and bounds are not knowable from here */
             double hz[16];
             size_t n_hz = rpx__budget_rates(cfgp, hz);
@@ -535,7 +539,7 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
     }
     d->cuda = json_object_get(devjson, "cuda");
     d->sync_overhead_ns = sh->has_sync ? &sh->sync_ns : NULL;
-    d->efficiency = strcmp(kind, "http") == 0 ? NULL : x->lay.efficiency; /* remote API */
+    d->efficiency = rpx__kind_has(x->row, RPX_KIND_REMOTE) ? NULL : x->lay.efficiency;
     d->roofline = g->roofline;
     d->realtime_budget = g->budget;
     d->gpu_time = json_is_object(json_object_get(devjson, "gpu_time"))
@@ -550,7 +554,7 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
     d->wall_ns = sh->outcome == OUTCOME_COMPLETE || sh->outcome == OUTCOME_INTERRUPTED
                      ? sh->wall_ns
                      : -1;
-    rd.http_open_loop = strcmp(kind, "http") == 0 && c.target.load_rate > 0;
+    rd.http_open_loop = rpx__kind_has(x->row, RPX_KIND_OWN_LOAD) && c.target.load_rate > 0;
     rd.procs = procs;
     rd.n_procs = wp->n;
     rd.measured = wp->measured;
@@ -659,7 +663,6 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     char batch_buf[64];
     int rc, i;
     size_t k, offset;
-    const char *kind = x->kind;
 
     memset(&trend, 0, sizeof trend);
     res->stop_signal = stop_signal;
@@ -726,7 +729,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         rpx_card_options copt = {c.device, c.precision, batch, reso[0] ? reso : NULL,
                                  x->nvml, 0, NULL, NULL};
         rpx_error cerr = {0};
-        if (strcmp(kind, "python") == 0) {
+        if (rpx__kind_has(x->row, RPX_KIND_INTERPRETER)) {
             copt.python_version = json_string_value(json_object_get(section, "version"));
             copt.pytorch_version = json_string_value(json_object_get(section, "torch_version"));
             copt.pytorch_reason = section ? "the Python module did not import torch"

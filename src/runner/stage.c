@@ -31,6 +31,7 @@
 #include "device/gpu_time.h"
 #include "measure/run.h"
 #include "rpxprof/target.h"
+#include "loader/kinds.h"
 #include "runner/outputs.h"
 #include "runner/runner_internal.h"
 
@@ -103,7 +104,7 @@ static void peaks_reset(void *ctx)
 {
     peaks_ctx *p = ctx;
     if (p->gmem) rpx_gpu_mem_reset(p->gmem);
-    if (p->target->peaks_reset_fn) p->target->peaks_reset_fn(p->target->state);
+    if (p->target->hooks.peaks_reset) p->target->hooks.peaks_reset(p->target->hooks.state);
 }
 
 typedef struct after_ctx {
@@ -291,7 +292,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             cfg.check = rpx__outputs_check_call;
             cfg.check_ctx = checks;
         }
-        if (p->timeline && !target->run_fn) { /* an open-loop load has no calls of its own */
+        if (p->timeline && !target->hooks.run) { /* an open-loop load has no calls of its own */
             sh->timeline_calls = 1;
             cfg.call_start_ns = sh->call_start;
             cfg.warmup_start_ns = sh->warmup_start;
@@ -308,7 +309,7 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
             cfg.start_lag_ns = sh->start_lag;
             cfg.late_starts = &sh->late_starts;
         }
-        if (p->call_records != RPX_CALL_RECORDS_OFF && !target->run_fn) {
+        if (p->call_records != RPX_CALL_RECORDS_OFF && !target->hooks.run) {
             /* in this thread: the counters count the thread that makes the calls */
             rpx_call_recorder_open(&recorder, p->call_records == RPX_CALL_RECORDS_FULL);
             sh->record_info = recorder.info;
@@ -533,8 +534,9 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
                            int64_t now)
 {
     const rpx_target_options *t = p->target;
-    const int http = strncmp(p->model, "http://", 7) == 0 || strncmp(p->model, "https://", 8) == 0;
-    const int load = http && t && t->load_rate > 0;
+    const rpx_kind *kind = rpx__kind_of_spec(p->model);
+    const int requests = rpx__kind_has(kind, RPX_KIND_REQUESTS);
+    const int load = rpx__kind_has(kind, RPX_KIND_OWN_LOAD) && t && t->load_rate > 0;
     int ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
     int64_t since = __atomic_load_n(&sh->phase_start_ns, __ATOMIC_ACQUIRE);
     int64_t last = __atomic_load_n(&sh->progress_ns, __ATOMIC_ACQUIRE);
@@ -555,7 +557,7 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
                  done - p->warmup, p->repeats);
     else
         snprintf(what, sizeof what, "timed call %ld of %ld", done - p->warmup + 1, p->repeats);
-    if (http && ph == PHASE_LOOP && load) {
+    if (requests && ph == PHASE_LOOP && load) {
         double drain = t->load_drain_s > 0 ? t->load_drain_s
                      : t->load_drain_s < 0 ? 0 : RPX_HTTP_DEFAULT_DRAIN_S;
         double bound = t->load_duration_s + drain;
@@ -565,7 +567,7 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
         else
             snprintf(limit, sizeof limit, " (--duration %g s + --drain %g s)",
                      t->load_duration_s, drain);
-    } else if (http && ph == PHASE_LOOP) {
+    } else if (requests && ph == PHASE_LOOP) {
         snprintf(limit, sizeof limit, " (request timeout %g s)", request_s);
     }
     snprintf(line, sizeof line, "waiting for %s: %s, %.0f s so far%s", shown, what,
@@ -617,7 +619,7 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         return;
     }
     {
-        const rpx_target_custom *cu = p->target ? p->target->custom : NULL;
+        const rpx_target_hooks *cu = p->target ? p->target->custom : NULL;
         if (cu && cu->before_fork) cu->before_fork(cu->fork_arg);
         pid = fork();
         if (pid == 0 && cu && cu->after_fork_child) cu->after_fork_child(cu->fork_arg);

@@ -99,9 +99,9 @@ static void test_records_follow_the_samples(void **st)
     rpx_call_records_layout(&out, mem, 6);
     memset(&t, 0, sizeof t);
     t.spec = "fake:call";
-    t.call = fake_call;
-    t.state = &f;
-    t.counts_failures = 1;
+    t.hooks.call = fake_call;
+    t.hooks.state = &f;
+    t.hooks.counts_failures = 1;
     memset(&cfg, 0, sizeof cfg);
     cfg.warmup = 2;
     cfg.repeats = 6;
@@ -157,8 +157,8 @@ static void test_cpu_mode_counts_the_timed_loop_once(void **st)
     memset(&tot, 0, sizeof tot);
     memset(&t, 0, sizeof t);
     t.spec = "fake:call";
-    t.call = warm_heavy_call;
-    t.state = &calls;
+    t.hooks.call = warm_heavy_call;
+    t.hooks.state = &calls;
     memset(&cfg, 0, sizeof cfg);
     cfg.warmup = 2;
     cfg.repeats = 6;

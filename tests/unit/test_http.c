@@ -131,8 +131,8 @@ static rpx_target *open_ok(const char *url, const rpx_target_options *opt)
     rpx_error err = {0};
     if (rpx_target_open_ex(url, opt, &t, &err) != 0) fail_msg("open %s: %s", url, err.message);
     assert_string_equal(t->kind_name, "http");
-    assert_non_null(t->call);
-    assert_true(t->counts_failures);
+    assert_non_null(t->hooks.call);
+    assert_true(t->hooks.counts_failures);
     return t;
 }
 
@@ -153,8 +153,8 @@ static int call(rpx_target *t, int timed, rpx_error *err)
     rpx_inputs in = {0, NULL};
     int rc;
     memset(err, 0, sizeof *err);
-    rc = t->call(t->state, &in, err);
-    t->after_call_fn(t->state, timed, rc);
+    rc = t->hooks.call(t->hooks.state, &in, err);
+    t->hooks.after_call(t->hooks.state, timed, rc);
     return rc;
 }
 
@@ -423,10 +423,10 @@ static void test_load_sockets(void **st)
     o.load_concurrency = 1; /* the server serves one connection at a time */
     o.load_seed = 1;
     t = open_ok(url, &o);
-    assert_non_null(t->run_fn);
+    assert_non_null(t->hooks.run);
     cfg.repeats = 20;
     cfg.samples = samples;
-    assert_int_equal(t->run_fn(t->state, &cfg, &in, &res, &err), 0);
+    assert_int_equal(t->hooks.run(t->hooks.state, &cfg, &in, &res, &err), 0);
     assert_int_equal(res.status, RPX_RUN_COMPLETE);
     assert_int_equal((long)res.measured, 20);
     for (i = 0; i < 20; i++) assert_true(samples[i] > 0);

@@ -11,6 +11,7 @@
 #include "rpxprof/clock.h"
 #include "rpxprof/error.h"
 #include "measure/run.h"
+#include "loader/kinds.h"
 
 typedef struct fake {
     long calls, syncs, fail_at, stop_at;
@@ -40,8 +41,8 @@ static rpx_target make_target(fake *f)
     rpx_target t;
     memset(&t, 0, sizeof t);
     t.spec = "fake:call";
-    t.call = fake_call;
-    t.state = f;
+    t.hooks.call = fake_call;
+    t.hooks.state = f;
     return t;
 }
 
@@ -131,11 +132,11 @@ static void test_counted_failures(void **st)
     (void)st;
     memset(&t, 0, sizeof t);
     t.spec = t.display_spec = "http://h/p";
-    t.kind = RPX_TARGET_HTTP;
-    t.call = counted_call;
-    t.state = &c;
-    t.counts_failures = 1;
-    t.after_call_fn = counted_after;
+    t.kind = &rpx__kind_http;
+    t.hooks.call = counted_call;
+    t.hooks.state = &c;
+    t.hooks.counts_failures = 1;
+    t.hooks.after_call = counted_after;
     cfg.failed_done = &failed_done;
     /* by default a failed warmup call (call 1) ends the run at once, naming it */
     assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &r, &err), 0);
@@ -150,7 +151,7 @@ static void test_counted_failures(void **st)
 
     /* allowed, warmup failures count like timed ones */
     memset(&c, 0, sizeof c);
-    t.allow_warmup_failures = 1;
+    t.hooks.allow_warmup_failures = 1;
     assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &r, &err), 0);
     assert_int_equal(r.status, RPX_RUN_COMPLETE);
     assert_int_equal(c.calls, 10);
@@ -175,7 +176,7 @@ static void test_counted_failures(void **st)
 
     /* without counts_failures the same return code stops the run at once */
     memset(&c, 0, sizeof c);
-    t.counts_failures = 0;
+    t.hooks.counts_failures = 0;
     cfg.max_failures = 0;
     assert_int_equal(rpx_measure_run(&cfg, &t, &no_inputs, &r, &err), 0);
     assert_int_equal(r.status, RPX_RUN_FAILED);
@@ -285,8 +286,8 @@ static void test_distinct_samples_and_restore(void **st)
     s.base = wi;
     memset(&t, 0, sizeof t);
     t.spec = "fake:sampled";
-    t.call = sampled_call;
-    t.state = &s;
+    t.hooks.call = sampled_call;
+    t.hooks.state = &s;
     memset(&cfg, 0, sizeof cfg);
     cfg.warmup = 4;
     cfg.repeats = 7;

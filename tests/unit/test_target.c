@@ -94,13 +94,13 @@ static void test_demo_and_symbols(void **st)
     assert_int_equal(rpx_target_open("rpxprof-demo:demo_depth", &t, &err), 0);
     assert_string_equal(t->kind_name, "shared_object");
     assert_string_equal(t->symbol, "demo_depth");
-    assert_non_null(t->call);
-    assert_non_null(t->setup_fn);
-    assert_non_null(t->teardown_fn);
+    assert_non_null(t->hooks.call);
+    assert_non_null(t->hooks.setup);
+    assert_non_null(t->hooks.teardown);
     rpx_target_close(t);
     assert_int_equal(rpx_target_open("rpxprof-demo:demo_noop", &t, &err), 0);
-    assert_null(t->setup_fn);
-    assert_null(t->teardown_fn);
+    assert_null(t->hooks.setup);
+    assert_null(t->hooks.teardown);
     rpx_target_close(t);
     expect_error("rpxprof-demo:missing_fn", RPX_ENOTFOUND, "has no symbol 'missing_fn'");
 }
