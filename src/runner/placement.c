@@ -128,7 +128,7 @@ int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx
     if (rpx__cpus_parse(c->cpus, &want, why, sizeof why) != 0)
         return rpx_error_set(err, RPX_EUSAGE, "%s '%s': %s; give CPU numbers and ranges "
                              "separated by commas, such as 1, 2-3 or 0,2",
-                             spelled("cpus", sp, a, sizeof a), c->cpus, why);
+                             rpx__option_value_label("cpus", sp, a, sizeof a), c->cpus, why);
     if (rpx__cpus_allowed(&allowed) != 0)
         return spread_check(c, sp, err); /* nothing to check against: the kernel refuses */
     CPU_XOR(&outside, &want, &allowed);
@@ -139,7 +139,7 @@ int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx
         return rpx_error_set(err, RPX_EUSAGE, "%s '%s': CPU %s %s not among the CPUs this "
                              "process may use (%s: its affinity, set by taskset, a cgroup "
                              "cpuset or the batch system); give CPUs from %s",
-                             spelled("cpus", sp, a, sizeof a), c->cpus, bad,
+                             rpx__option_value_label("cpus", sp, a, sizeof a), c->cpus, bad,
                              CPU_COUNT(&outside) > 1 ? "are" : "is", list, list);
     }
     return spread_check(c, sp, err);

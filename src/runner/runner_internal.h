@@ -70,6 +70,9 @@ void rpx__cpus_text(const cpu_set_t *set, char *buf, size_t size);
 json_t *rpx__cpus_json(const cpu_set_t *set);
 /* --cpus's syntax and its CPUs among the allowed ones (refused with the
  * allowed list), --spread with isolation: RPX_EUSAGE in the caller's spelling. */
+/* how a bad value names option NAME: spelled, or from Python its key (options.c) */
+const char *rpx__option_value_label(const char *name, rpx_option_spelling sp, char *buf,
+                                    size_t size);
 int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err);
 /* The placement of a checked config. */
 int rpx__placement_init(const rpx_runner_config *c, placement *pl);
