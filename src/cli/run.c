@@ -137,6 +137,9 @@ static const char usage[] =
     "@no-isolate\n"
     "  -q, --quiet            no progress line, warnings or summary: only the path\n"
     "  -h, --help             show this help and exit\n"
+    "      --list-options [--json]  (alone) the options above from the options' table:\n"
+    "                         which front ends take each (command line, manifest,\n"
+    "                         Python, compare --run) and how each spells it\n"
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
@@ -502,6 +505,8 @@ int rpx_cli_run(int argc, char **argv)
     rpx_output *html_out = NULL;  /* --html: opened before the first call */
     rpx_output *trace_out = NULL;
 
+    if (argc >= 2 && strcmp(argv[1], "--list-options") == 0)
+        return rpx__cli_run_list_options(argc == 3 && strcmp(argv[2], "--json") == 0);
     memset(&o, 0, sizeof o);
     memset(&res, 0, sizeof res);
     rpx_runner_config_init(&o.c);
