@@ -666,7 +666,7 @@ static PyObject *core_write_report(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* {"cli": "--max-time", "manifest": "max_time", ...}: how each front end that
+/* {cli: --max-time, manifest: max_time, ...}: how each front end that
  * takes the option spells it (rpx_run_option_spelled), or NULL */
 static PyObject *front_ends(const rpx_run_option *o)
 {
