@@ -156,6 +156,9 @@ typedef struct rpx_runner_config {
      * whether an option was given (--max-time, --repeats beside --rate x
      * --duration, an HTTP-only option on another target) read it */
     unsigned char given[RPX_RUN_OPTIONS_MAX];
+    /* the front end that asks (an rpx_option_spelling of rpxprof/options.h): how the
+     * runner's own messages name options; 0: the command line's (--repeats) */
+    int spelling;
 } rpx_runner_config;
 
 /* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry

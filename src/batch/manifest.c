@@ -386,6 +386,7 @@ static int parse_top(rpx_manifest *m, const char *path, rpx_runner_config *d, rp
                           defaults);
     if ((rc = check_level_keys(defaults, L_DEFAULTS, path, "defaults", err))) return rc;
     rpx_runner_config_init(d); /* absent: the run options' defaults (options.c) */
+    d->spelling = RPX_SPELL_MANIFEST; /* the runner's own messages name keys */
     return read_level(m, defaults, L_DEFAULTS, d, path, "defaults", err);
 }
 

@@ -219,6 +219,7 @@ int rpx__cli_compare_run(int argc, char **argv)
     /* the runner's messages about the reports' place name compare's option, never a --force */
     a.cfg.output_option = "--out-dir";
     a.cfg.no_force_option = 1;
+    a.cfg.spelling = RPX_SPELL_COMPARE;
     memset(res, 0, sizeof res);
     if ((k = parse(argc, argv, &a)) != 0) return k == -2 ? RPX_EXIT_OK : k;
     cfg[0] = a.cfg;

@@ -347,6 +347,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
         c.isolate = 0;            /* processes 0 or none: one worker in this process */
         c.processes = 1;
     }
+    c.spelling = RPX_SPELL_PY; /* the runner's own messages name keywords */
     c.model = model;
     c.inputs_label = p.label;
     c.output = NULL;
@@ -888,8 +889,9 @@ static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 /* profile_pair(fn_a, fn_b, name_a, name_b, module_a, qualname_a, module_b, qualname_b,
- *              inputs, label, writable, warmup, repeats, processes, device, precision,
- *              unit, cpus, spread, timeout, call_timeout, args, kwargs)
+ *              inputs, label=, spread=, args=, kwargs=, and the run options that
+ *              `compare --run` takes, by their keys: warmup, repeats, processes (10),
+ *              device, precision, unit, cpus, timeout, call_timeout, writable_inputs)
  * inputs None with args (a tuple) / kwargs (a dict or None): each called as
  * fn(*args, **kwargs) with the caller's own objects, as profile() calls one.
  * -> ((report_a_json, status_a), (report_b_json, status_b), error): two callables
@@ -897,16 +899,12 @@ static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
  * worker processes alternate A B, B A, ...; with spread, pair k on CPU k mod n). */
 static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"fn_a", "fn_b", "name_a", "name_b", "module_a", "qualname_a",
-                            "module_b", "qualname_b", "inputs", "label", "writable", "warmup",
-                            "repeats", "processes", "device", "precision", "unit", "cpus",
-                            "spread", "timeout", "call_timeout", "args", "kwargs", NULL};
     PyObject *fn[2], *out = NULL, *rep[2] = {NULL, NULL};
-    PyObject *call_args = Py_None, *call_kwargs = Py_None;
+    PyObject *call_args = Py_None, *call_kwargs = Py_None, *key, *v;
     const char *name[2], *module[2] = {NULL, NULL}, *qualname[2] = {NULL, NULL};
     const char *inputs = NULL, *label = NULL;
-    int writable = 0, processes = 10, k, rc;
-    double timeout = 0, call_timeout = 0;
+    int k, rc;
+    Py_ssize_t pos = 0;
     rpx_runner_config c[2];
     rpx_runner_result res[2];
     rpx_target_custom custom[2];
@@ -914,13 +912,28 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     rpx_error err = {0};
     (void)self;
     rpx_runner_config_init(&c[0]);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzz|zpllissszpddOO", names, &fn[0],
-                                     &fn[1], &name[0], &name[1], &module[0], &qualname[0],
-                                     &module[1], &qualname[1], &inputs, &label, &writable,
-                                     &c[0].warmup, &c[0].repeats, &processes, &c[0].device,
-                                     &c[0].precision, &c[0].unit, &c[0].cpus, &c[0].spread,
-                                     &timeout, &call_timeout, &call_args, &call_kwargs))
+    c[0].processes = 10;
+    if (!PyArg_ParseTuple(args, "OOsszzzzz", &fn[0], &fn[1], &name[0], &name[1], &module[0],
+                          &qualname[0], &module[1], &qualname[1], &inputs))
         return NULL;
+    while (kw && PyDict_Next(kw, &pos, &key, &v)) {
+        const char *kname = PyUnicode_AsUTF8(key);
+        const rpx_run_option *o;
+        if (!kname) return NULL;
+        if (strcmp(kname, "label") == 0) {
+            if (v != Py_None && !(label = PyUnicode_AsUTF8(v))) return NULL;
+        } else if (strcmp(kname, "args") == 0) call_args = v;
+        else if (strcmp(kname, "kwargs") == 0) call_kwargs = v;
+        else if (strcmp(kname, "spread") == 0) {
+            if ((c[0].spread = PyObject_IsTrue(v)) < 0) return NULL;
+        } else if ((o = rpx_run_option_find(kname)) && strcmp(o->key, kname) == 0 &&
+                   rpx_run_option_accepted(o, RPX_SPELL_COMPARE)) {
+            if (py_option(&c[0], o, v) != 0) return NULL;
+        } else {
+            PyErr_Format(PyExc_TypeError, "profile_pair(): unknown keyword '%s'", kname);
+            return NULL;
+        }
+    }
     if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
         (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
         PyErr_SetString(PyExc_TypeError, "args: a tuple, kwargs: a dict");
@@ -936,12 +949,14 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     }
     c[0].inputs = inputs;
     c[0].inputs_label = label;
-    c[0].writable_inputs = writable;
-    c[0].processes = processes;
     c[0].isolate = 1;
+    c[0].spelling = RPX_SPELL_PY;
     c[0].output = NULL;
-    c[0].timeout_s = timeout;
-    c[0].call_timeout_s = call_timeout;
+    c[0].model = name[0];
+    /* ranges and rules, worded for Python (the runner checks them again) */
+    if (rpx_runner_config_check(&c[0], RPX_SPELL_PY, &err) != 0)
+        return raise_error(err.message, RPX_EXIT_USAGE);
+    c[0].model = NULL;
     c[1] = c[0];
     memset(res, 0, sizeof res);
     for (k = 0; k < 2; k++) {

@@ -233,6 +233,29 @@ class OptionsTableTest(TempDirTest):
             compared += 1
         self.assertGreater(compared, 30)
 
+    def test_compare_run_alike(self):
+        """compare --run takes the options its flag names, with the same words (its
+        --processes has its own floor of 2: the ratio's interval is between processes);
+        the others are unknown options there."""
+        seen = 0
+        for o in self.options:
+            args = ["compare", "--run", "--model", "rpxprof-demo:demo_noop", "--model",
+                    "rpxprof-demo:demo_noop", "--inputs", self.npz]
+            v = bad_value(o)
+            if "compare" not in o["front_ends"]:
+                p = run(*args, *cli_args(o, good_value(o)))
+                self.assertEqual(p.returncode, 2, (o["name"], p.stderr))
+                self.assertIn("unknown option '--%s'" % o["name"], p.stderr)
+                continue
+            if v is None or o["key"] == "processes":
+                continue
+            p = run(*args, *cli_args(o, v))
+            self.assertEqual(p.returncode, 2, (o["name"], p.stderr))
+            self.assertEqual(p.stderr.replace("rpxprof compare:", "rpxprof run:"),
+                             self.run_cli(cli_args(o, v))[1], o["name"])
+            seen += 1
+        self.assertGreater(seen, 5)
+
     def test_combination_rules_alike(self):
         """A rule that combines options, worded once (rpx_runner_config_check), in each
         front end's spelling; where a front end does not take an option it names it."""
