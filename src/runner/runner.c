@@ -764,9 +764,12 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     }
     notes = rpx__make_notes(cfgp, sh->measured, &sh->memory);
     if (notes && x->spread_asked) {
-        char m[256];
-        snprintf(m, sizeof m, "--spread over %d CPUs: %d processes ran instead of %d, the same "
-                 "number on each CPU", x->place.n_rotation, x->processes, x->spread_asked);
+        char m[256], sp[40];
+        snprintf(m, sizeof m, "%s over %d CPUs: %d processes ran instead of %d, the same "
+                 "number on each CPU",
+                 rpx__option_value_label("spread", (rpx_option_spelling)x->c.spelling, sp,
+                                         sizeof sp),
+                 x->place.n_rotation, x->processes, x->spread_asked);
         json_array_append_new(notes, json_string(m));
     }
     if (notes) run_notes(x, sh, lat, devjson, &trend, notes, res->warnings, &roofline, &budget);
