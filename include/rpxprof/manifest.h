@@ -51,6 +51,10 @@ typedef struct rpx_batch_job {
     int check_outputs;
     double check_fraction, rtol, atol;
     const char *output_field, *save_outputs, *reference_outputs;
+    /* the job's run: every run option the manifest gives (defaults, then the
+     * task's, then the model's), read and checked through the options' table
+     * (rpxprof/options.h); the fields above repeat what reports record */
+    rpx_runner_config run;
 } rpx_batch_job;
 
 typedef struct rpx_manifest rpx_manifest;
@@ -61,10 +65,8 @@ RPX_API void rpx_manifest_free(rpx_manifest *m);
 /* Jobs in a stable order: tasks in manifest order x models in manifest order. */
 RPX_API size_t rpx_manifest_job_count(const rpx_manifest *m);
 RPX_API const rpx_batch_job *rpx_manifest_job(const rpx_manifest *m, size_t i);
-/* The run of a job: c (rpx_runner_config_init'ed here) with the job's
- * model, inputs, unit, device, precision, warmup, repeats, processes,
- * cpus, spread, call_records, output checks, gpu_time, metadata, cost and roofline targets;
- * borrowed from the job. */
+/* The run of a job (made by rpx_manifest_load): its run options (j->run), with
+ * the job's model, inputs and metadata; borrowed from the job. */
 RPX_API void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c);
 
 /* The report of a job inside an output folder: DIR/<task>/<model>.json

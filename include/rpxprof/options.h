@@ -32,9 +32,18 @@ typedef enum rpx_option_kind {
     RPX_OPT_STRING                /* a non-empty text (a const char * field) */
 } rpx_option_kind;
 
-/* How the caller spells an option in messages: `--call-timeout` on the
- * command line, `call_timeout` in a manifest or as a Python keyword. */
-typedef enum rpx_option_spelling { RPX_SPELL_CLI, RPX_SPELL_KEY } rpx_option_spelling;
+/* Which front end asks, and so how it spells an option in messages:
+ * `--call-timeout` on the command line (`rpxprof run`, `compare --run`),
+ * `call_timeout` in a manifest, `call_timeout=` in a rule worded for Python
+ * (a bad value from Python is named by the key: "repeats '0': give ..."). */
+typedef enum rpx_option_spelling {
+    RPX_SPELL_CLI,                /* rpxprof run */
+    RPX_SPELL_KEY,                /* a batch manifest (and the runner's own check) */
+    RPX_SPELL_PY,                 /* rpxprof.profile()'s keywords */
+    RPX_SPELL_COMPARE             /* rpxprof compare --run (spelled as the CLI) */
+} rpx_option_spelling;
+#define RPX_SPELL_MANIFEST RPX_SPELL_KEY
+#define RPX_SPELL_COUNT 4
 
 /* flags */
 #define RPX_OPT_HTTP 1u           /* for HTTP API targets only */
@@ -44,6 +53,17 @@ typedef enum rpx_option_spelling { RPX_SPELL_CLI, RPX_SPELL_KEY } rpx_option_spe
 #define RPX_OPT_ULL 16u           /* an int stored as unsigned long long (--seed) */
 #define RPX_OPT_INT_FIELD 32u     /* an int stored in an int (else a long) */
 #define RPX_OPT_TEXT_DEFAULT 64u  /* a STRING or text ENUM whose default_text is its value */
+/* the front ends that take the option (every one is `rpxprof run`'s) */
+#define RPX_OPT_IN(sp) (128u << (sp)) /* RPX_OPT_IN(RPX_SPELL_PY): a Python keyword */
+#define RPX_OPT_IN_CLI RPX_OPT_IN(RPX_SPELL_CLI)
+#define RPX_OPT_IN_MANIFEST RPX_OPT_IN(RPX_SPELL_KEY)
+#define RPX_OPT_IN_PY RPX_OPT_IN(RPX_SPELL_PY)
+#define RPX_OPT_IN_COMPARE RPX_OPT_IN(RPX_SPELL_COMPARE)
+/* where a manifest takes it: only on a model (cost), only in "defaults" (gpus),
+ * only on a task (unit); else in "defaults" and on each model */
+#define RPX_OPT_MANIFEST_MODEL 2048u
+#define RPX_OPT_MANIFEST_DEFAULTS 4096u
+#define RPX_OPT_MANIFEST_TASK 8192u
 
 typedef struct rpx_run_option {
     const char *name;             /* the command line's, without "--": "call-timeout" */
@@ -68,7 +88,12 @@ typedef struct rpx_run_option {
 RPX_API const rpx_run_option *rpx_run_options(size_t *n);
 /* By the command line's name or the key; NULL when there is none. */
 RPX_API const rpx_run_option *rpx_run_option_find(const char *name);
-/* The option as the caller spells it: "--repeats" or "repeats" (static). */
+/* Whether the front end `sp` takes the option (its RPX_OPT_IN flag). */
+RPX_API int rpx_run_option_accepted(const rpx_run_option *o, rpx_option_spelling sp);
+/* Whether a front end set the option in c (rpx_run_option_set_text/_number
+ * mark it in c->given). */
+RPX_API int rpx_run_option_given(const rpx_runner_config *c, const rpx_run_option *o);
+/* The option as the caller spells it: "--repeats", "repeats" or "repeats=" (in buf). */
 RPX_API const char *rpx_run_option_spelled(const rpx_run_option *o, rpx_option_spelling sp,
                                    char *buf, size_t size);
 /* What a value must be: "a whole number from 1 to 10000000 (every timed ...)". */
@@ -84,10 +109,12 @@ RPX_API int rpx_run_option_set_number(rpx_runner_config *c, const rpx_run_option
 /* The option's value in c as a number (ENUM: the index; STRING: 1 when set). */
 RPX_API double rpx_run_option_get(const rpx_runner_config *c, const rpx_run_option *o);
 
-/* Every option's range, then the combinations that cannot run (isolation,
- * --gpu-time, a local model's options on an HTTP API, ...). RPX_EUSAGE with
- * the message in the caller's spelling. The runner calls it first; the CLI
- * calls it to say it with `--`. */
+/* Every option's range, then every rule that combines options (isolation,
+ * --gpu-time, a local model's options on an HTTP API, --max-time without
+ * --target-precision, --rate/--duration, an HTTP-only option on another
+ * target, ...). RPX_EUSAGE with the message in the spelling of the front end
+ * `sp` that asks. The runner calls it first (RPX_SPELL_KEY); each front end
+ * calls it to say it in its own words. */
 RPX_API int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err);
 
 #ifdef __cplusplus

@@ -37,6 +37,8 @@ extern "C" {
 #define RPX_RUNNER_MAX_WARMUP 1000000000L
 #define RPX_RUNNER_DEFAULT_PROCESSES 5
 #define RPX_RUNNER_NOTICE_S 5
+/* at most this many options in the run options' table (rpxprof/options.h) */
+#define RPX_RUN_OPTIONS_MAX 128
 
 /* rpx_runner_config.call_records (--call-records cpu|full|off) */
 enum { RPX_CALL_RECORDS_CPU = 0, RPX_CALL_RECORDS_FULL = 1, RPX_CALL_RECORDS_OFF = 2 };
@@ -149,6 +151,14 @@ typedef struct rpx_runner_config {
      * call and input restore began (the report's `timeline`, which `rpxprof
      * trace` draws); 0 (default): not kept */
     int timeline;
+    /* which options of the run options' table a front end set, by the option's
+     * index (rpx_run_option_set_text/_number mark them): the rules that ask
+     * whether an option was given (--max-time, --repeats beside --rate x
+     * --duration, an HTTP-only option on another target) read it */
+    unsigned char given[RPX_RUN_OPTIONS_MAX];
+    /* the front end that asks (an rpx_option_spelling of rpxprof/options.h): how the
+     * runner's own messages name options; 0: the command line's (--repeats) */
+    int spelling;
 } rpx_runner_config;
 
 /* The one status map: X(NAME, report word, exit code) for each way a run that

@@ -83,10 +83,8 @@ class Report(_ReportView, dict):
         is replaced only when it is an rpxprof report (or empty), or with force=True;
         the inputs are never overwritten; the write is atomic. Returns the path."""
         text = _json.dumps(self, indent=2, allow_nan=False) + "\n"
-        try:
-            _core.write_report(_os.fspath(path), text, bool(force))
-        except RpxprofError as e:  # the guard speaks the CLI's language
-            raise RpxprofError(str(e).replace("--force", "force=True"), e.code) from None
+        # the guard's messages name force=True (its spelling from Python)
+        _core.write_report(_os.fspath(path), text, bool(force))
         return path
 
 
@@ -307,12 +305,13 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
         text, status, code, warnings, error = _call_core(name, 
             fn, name, module=module, qualname=qualname, inputs=single, samples=samples,
             label=_native_label(native) if native is not None else "<dict>" if has_dict
-            else None, writable=bool(writable_inputs),
+            else None, writable_inputs=bool(writable_inputs),
             warmup=warmup, repeats=repeats, device=device, precision=precision, unit=unit,
             processes=nproc, meta=meta_text, cost=cost_path,
-            flops=float("nan") if flops is None else float(flops),
-            params=float("nan") if params is None else float(params), gpus=gpus,
-            timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
+            flops=None if flops is None else float(flops),
+            params=None if params is None else float(params), gpus=gpus,
+            timeout=float(timeout) if timeout else None,
+            call_timeout=float(call_timeout) if call_timeout else None,
             cpus=cpus, spread=bool(spread), **_native_keywords(native, progress,
                                                                 target_precision, max_time,
                                                                 stop_after),

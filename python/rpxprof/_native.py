@@ -8,15 +8,13 @@ import math
 import os
 import time
 
-from . import _torch
+from . import _core, _torch
 
-# the keywords profile() takes as options (the run's options of src/runner/options.c that
-# a Python callable has, plus the package's own: min_time, quiet, inference_mode)
-OPTIONS = ("warmup", "repeats", "device", "precision", "unit", "processes", "writable_inputs",
-           "cost", "flops", "params", "gpus", "meta", "timeout", "call_timeout", "name", "cpus",
-           "spread", "min_time", "max_time", "target_precision", "quiet", "inference_mode",
-           "audit", "audit_threshold", "call_records", "check_outputs", "check_fraction",
-           "rtol", "atol", "output_field", "save_outputs", "reference_outputs")
+# the keywords profile() takes as options: the run's options that the options' table
+# (src/runner/options.c) gives to Python, plus the package's own (name, meta, min_time,
+# quiet, inference_mode)
+OPTIONS = tuple(o["key"] for o in _core.run_options() if "python" in o["front_ends"]) + (
+    "name", "meta", "min_time", "quiet", "inference_mode")
 
 MIN_TIME = 1.0           # s of timed calls at least (auto-ranging)
 MAX_TIME = 10.0          # s for the whole profile() call at most (auto-ranging)

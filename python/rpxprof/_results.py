@@ -407,8 +407,9 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1
         (ja, sa), (jb, sb), error = _core.profile_pair(
             ca, cb, na, nb, ma, qa, mb, qb, inputs, label=label, warmup=warmup,
             repeats=repeats, processes=processes, device=device, precision=precision,
-            unit=unit, cpus=cpus, spread=bool(paired), timeout=float(timeout or 0),
-            call_timeout=float(call_timeout or 0), **native)
+            unit=unit, cpus=cpus, spread=bool(paired),
+            timeout=float(timeout) if timeout else None,
+            call_timeout=float(call_timeout) if call_timeout else None, **native)
         reports = [Report(_json.loads(j)) if j else None for j in (ja, jb)]
         for r, s, n in ((reports[0], sa, na), (reports[1], sb, nb)):
             if s != "complete":

@@ -167,128 +167,6 @@ static void check_inputs(const json_t *o, const char *path, const char *where, r
     }
 }
 
-/* A whole-number run option (warmup, repeats, processes): its range and its
- * message are the options' table's (include/rpxprof/options.h), as on the
- * command line and in Python. Absent or null: dflt. */
-static long get_count(const json_t *o, const char *key, long dflt, const char *path,
-                      const char *where, rpx_error *err, int *rc)
-{
-    json_t *v = json_object_get(o, key);
-    const rpx_run_option *opt = rpx_run_option_find(key);
-    rpx_runner_config scratch;
-    char label[700], range[400];
-    if (!v || json_is_null(v)) return dflt;
-    snprintf(label, sizeof label, "%s: %s.%s", path, where, key);
-    rpx_run_option_range_text(opt, range, sizeof range);
-    if (!json_is_integer(v)) {
-        *rc = rpx_error_set(err, RPX_EFORMAT, "%s: has the wrong type: expected %s, got %s",
-                            label, range, rpx_json_type_name(v));
-        return dflt;
-    }
-    rpx_runner_config_init(&scratch);
-    if (rpx_run_option_set_number(&scratch, opt, (double)json_integer_value(v), label, err) != 0) {
-        *rc = RPX_EFORMAT;
-        return dflt;
-    }
-    return (long)json_integer_value(v);
-}
-
-/* call_records: "cpu", "full" or "off", as `rpxprof run --call-records` (the
- * options' table's words and message). Absent or null: dflt. */
-static int get_call_records(const json_t *o, int dflt, const char *path, const char *where,
-                            rpx_error *err, int *rc)
-{
-    json_t *v = json_object_get(o, "call_records");
-    const rpx_run_option *opt = rpx_run_option_find("call_records");
-    rpx_runner_config scratch;
-    char label[700], range[400];
-    if (!v || json_is_null(v)) return dflt;
-    snprintf(label, sizeof label, "%s: %s.call_records", path, where);
-    if (!json_is_string(v)) {
-        rpx_run_option_range_text(opt, range, sizeof range);
-        *rc = rpx_error_set(err, RPX_EFORMAT, "%s: has the wrong type: expected %s, got %s",
-                            label, range, rpx_json_type_name(v));
-        return dflt;
-    }
-    rpx_runner_config_init(&scratch);
-    if (rpx_run_option_set_text(&scratch, opt, json_string_value(v), label, err) != 0) {
-        *rc = RPX_EFORMAT;
-        return dflt;
-    }
-    return scratch.call_records;
-}
-
-/* cpus: a list as `rpxprof run --cpus` takes it ("0,2", "2-3") or one CPU as a
- * number (1); checked with the run's options (rpx_runner_config_check). Absent
- * or null: dflt. */
-static const char *get_cpus(rpx_manifest *m, const json_t *o, const char *dflt, const char *path,
-                            const char *where, rpx_error *err, int *rc)
-{
-    json_t *v = json_object_get(o, "cpus");
-    char buf[32], field[256];
-    if (!v || json_is_null(v)) return dflt;
-    if (json_is_string(v)) return json_string_value(v);
-    if (json_is_integer(v) && json_integer_value(v) >= 0) {
-        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-        return own(m, strdup(buf));
-    }
-    snprintf(field, sizeof field, "%s.cpus", where);
-    *rc = wrong_type(err, path, field, "a list of CPUs such as \"1\", \"2-3\" or \"0,2\" (or one CPU "
-                     "as a number)", v);
-    return dflt;
-}
-
-/* A boolean field: absent or null, dflt. */
-static int get_bool(const json_t *o, const char *key, int dflt, const char *path,
-                    const char *where, rpx_error *err, int *rc)
-{
-    json_t *v = json_object_get(o, key);
-    char field[256];
-    if (!v || json_is_null(v)) return dflt;
-    if (json_is_boolean(v)) return json_is_true(v);
-    snprintf(field, sizeof field, "%s.%s", where, key);
-    *rc = wrong_type(err, path, field, "true or false", v);
-    return dflt;
-}
-
-/* device: the options' table's choices and words ("expected cpu or cuda") */
-static int check_device(const char *d, const char *path, const char *where, rpx_error *err)
-{
-    char label[320];
-    rpx_runner_config scratch;
-    if (!d) return 0;
-    snprintf(label, sizeof label, "%s: %s.device", path, where);
-    rpx_runner_config_init(&scratch);
-    return rpx_run_option_set_text(&scratch, rpx_run_option_find("device"), d, label, err)
-               ? RPX_EFORMAT
-               : 0;
-}
-
-/* A declared count (flops/params): a number or a numeric string, kept as text. */
-static const char *get_decl(rpx_manifest *m, const json_t *o, const char *key, const char *path,
-                            const char *where, rpx_error *err, int *rc)
-{
-    json_t *v = json_object_get(o, key);
-    char buf[64], field[256];
-    if (!v || json_is_null(v)) return NULL;
-    if (json_is_string(v)) return json_string_value(v);
-    if (json_is_number(v) && json_number_value(v) > 0) {
-        snprintf(buf, sizeof buf, "%.17g", json_number_value(v));
-        return own(m, strdup(buf));
-    }
-    snprintf(field, sizeof field, "%s.%s", where, key);
-    if (json_is_number(v)) {
-        *rc = bad(err, path, field, "must be a positive number");
-    } else {
-        char fix[128];
-        snprintf(fix, sizeof fix,
-                 "has the wrong type: expected a positive number or a numeric string, got %s",
-                 rpx_json_type_name(v));
-        *rc = bad(err, path, field, fix);
-    }
-    return NULL;
-}
-
 static int add_job(rpx_manifest *m, const rpx_batch_job *j)
 {
     if (m->njobs == m->capjobs) {
@@ -312,65 +190,160 @@ static int valid_name(const char *s)
 
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
 static const char *const top_keys[] = {"schema", "description", "defaults", "tasks", "models"};
-static const char *const default_keys[] = {"warmup", "repeats", "processes", "device",
-                                           "precision", "gpus", "gpu_time", "cpus", "spread",
-                                           "audit", "audit_threshold",
-                                           "call_records", "check_outputs", "check_fraction",
-                                           "rtol", "atol", "output_field", "save_outputs",
-                                           "reference_outputs"};
-static const char *const task_keys[] = {"inputs", "unit", "meta"};
-static const char *const model_keys[] = {"name",   "model",     "tasks",  "cost",   "flops",
-                                         "params", "device",    "precision", "warmup",
-                                         "repeats", "processes", "gpu_time", "cpus",
-                                         "spread", "audit", "audit_threshold",
-                                         "call_records", "check_outputs", "check_fraction",
-                                         "rtol", "atol", "output_field", "save_outputs",
-                                         "reference_outputs"};
+/* The keys of a task and of a model that are not run options. The run options
+ * each level takes come from the options' table (include/rpxprof/options.h:
+ * RPX_OPT_IN_MANIFEST, and RPX_OPT_MANIFEST_MODEL/_DEFAULTS/_TASK for those
+ * taken at one level only), read and checked through it. */
+static const char *const task_own[] = {"inputs", "meta"};
+static const char *const model_own[] = {"name", "model", "tasks"};
 
-static double get_share(const json_t *o, const char *key, double dflt, const char *path,
-                        const char *where, rpx_error *err, int *rc);
+typedef enum level { L_DEFAULTS, L_TASK, L_MODEL } level;
 
-/* The output checks of one level (defaults or a model); absent keys keep what
- * the level above gave. check_outputs: true/false, or a folder (its
- * reference_outputs, as `rpxprof run --check-outputs DIR`). Folders: as written
- * (resolved against the manifest when the job is made). */
-typedef struct checks {
-    int check_outputs;
-    double check_fraction, rtol, atol;
-    const char *output_field, *save_outputs, *reference_outputs;
-} checks;
-
-static void get_checks(const json_t *o, checks *k, const char *path, const char *where,
-                       rpx_error *err, int *rc)
+static int level_takes(const rpx_run_option *o, level l)
 {
-    json_t *v = json_object_get(o, "check_outputs");
-    if (v && json_is_string(v)) {
-        k->check_outputs = 1;
-        k->reference_outputs = json_string_value(v);
-        if (json_object_get(o, "reference_outputs") && !*rc)
-            *rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s.check_outputs: a folder here is "
-                                "reference_outputs; give one of them", path, where);
-    } else if (v && !json_is_null(v) && !json_is_boolean(v)) {
-        if (!*rc)
-            *rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s.check_outputs: has the wrong type: "
-                                "expected true, false or a folder written by save_outputs, "
-                                "got %s", path, where, rpx_json_type_name(v));
-    } else if (v && json_is_boolean(v)) {
-        k->check_outputs = json_is_true(v);
+    unsigned only = o->flags & (RPX_OPT_MANIFEST_MODEL | RPX_OPT_MANIFEST_DEFAULTS |
+                                RPX_OPT_MANIFEST_TASK);
+    if (!rpx_run_option_accepted(o, RPX_SPELL_MANIFEST)) return 0;
+    if (l == L_TASK) return only == RPX_OPT_MANIFEST_TASK;
+    if (l == L_MODEL) return only == 0 || only == RPX_OPT_MANIFEST_MODEL;
+    return only == 0 || only == RPX_OPT_MANIFEST_DEFAULTS;
+}
+
+/* Every key of `o` is the level's own or a run option it takes. */
+static int check_level_keys(const json_t *o, level l, const char *path, const char *where,
+                            rpx_error *err)
+{
+    const char *keys[RPX_RUN_OPTIONS_MAX + NKEYS(model_own) + NKEYS(task_own)];
+    size_t n = 0, i, nt;
+    const rpx_run_option *t = rpx_run_options(&nt);
+    if (l == L_TASK)
+        for (i = 0; i < NKEYS(task_own); i++) keys[n++] = task_own[i];
+    if (l == L_MODEL)
+        for (i = 0; i < NKEYS(model_own); i++) keys[n++] = model_own[i];
+    for (i = 0; i < nt; i++)
+        if (level_takes(&t[i], l)) keys[n++] = t[i].key;
+    return rpx_json_check_keys(o, keys, n, path, where, err);
+}
+
+/* gpus: an array of GPU keys, joined as --gpu takes them ("a,b"); NULL for [] */
+static int read_gpus(rpx_manifest *m, const json_t *v, const char **out, const char *path,
+                     const char *where, rpx_error *err)
+{
+    size_t k, len = 1;
+    char *g, f[320];
+    snprintf(f, sizeof f, "%s.gpus", where);
+    if (!json_is_array(v)) return wrong_type(err, path, f, "an array of GPU keys (rpxprof gpus)", v);
+    for (k = 0; k < json_array_size(v); k++) {
+        snprintf(f, sizeof f, "%s.gpus[%zu]", where, k);
+        if (!json_is_string(json_array_get(v, k)))
+            return wrong_type(err, path, f, "a GPU key (rpxprof gpus)", json_array_get(v, k));
+        if (json_string_length(json_array_get(v, k)) == 0)
+            return bad(err, path, f, "is empty; give a GPU key (rpxprof gpus)");
+        len += json_string_length(json_array_get(v, k)) + 1;
     }
-    k->check_fraction = get_share(o, "check_fraction", k->check_fraction, path, where, err, rc);
-    k->rtol = get_share(o, "rtol", k->rtol, path, where, err, rc);
-    k->atol = get_share(o, "atol", k->atol, path, where, err, rc);
-    if (json_is_string(json_object_get(o, "output_field")) ||
-        (json_object_get(o, "output_field") && !json_is_null(json_object_get(o, "output_field"))))
-        k->output_field = get_str(o, "output_field", 0, path, where, err, rc);
-    if (json_is_string(json_object_get(o, "save_outputs")) ||
-        (json_object_get(o, "save_outputs") && !json_is_null(json_object_get(o, "save_outputs"))))
-        k->save_outputs = get_str(o, "save_outputs", 0, path, where, err, rc);
-    if (json_is_string(json_object_get(o, "reference_outputs")) ||
-        (json_object_get(o, "reference_outputs") &&
-         !json_is_null(json_object_get(o, "reference_outputs"))))
-        k->reference_outputs = get_str(o, "reference_outputs", 0, path, where, err, rc);
+    if (!(g = own(m, calloc(1, len)))) return RPX_ENOMEM;
+    for (k = 0; k < json_array_size(v); k++) {
+        if (k) strcat(g, ",");
+        strcat(g, json_string_value(json_array_get(v, k)));
+    }
+    *out = json_array_size(v) ? g : NULL;
+    return 0;
+}
+
+/* The JSON value of a key whose text is not the table's: gpus (an array),
+ * cpus (a list, or one CPU as a number), check_outputs (true/false, or a
+ * folder: its reference_outputs, as `rpxprof run --check-outputs DIR`).
+ * 1 when it is not one of them. */
+static int read_special(rpx_manifest *m, const json_t *lv, const json_t *v,
+                        const rpx_run_option *o, rpx_runner_config *c, const char *path,
+                        const char *where, rpx_error *err)
+{
+    char f[320], buf[32];
+    snprintf(f, sizeof f, "%s.%s", where, o->key);
+    if (strcmp(o->key, "gpus") == 0) {
+        int rc = read_gpus(m, v, &c->gpus, path, where, err);
+        if (rc == 0 && c->gpus) rpx_run_option_set_text(c, o, c->gpus, f, err); /* given */
+        return rc;
+    }
+    if (strcmp(o->key, "cpus") == 0 && !json_is_string(v)) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return wrong_type(err, path, f, "a list of CPUs such as \"1\", \"2-3\" or \"0,2\" (or "
+                              "one CPU as a number)", v);
+        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+        if (!(c->cpus = own(m, strdup(buf)))) return RPX_ENOMEM;
+        return rpx_run_option_set_text(c, o, c->cpus, f, err) ? RPX_EFORMAT : 0;
+    }
+    if (strcmp(o->key, "check_outputs") == 0 && !json_is_boolean(v)) {
+        if (!json_is_string(v))
+            return wrong_type(err, path, f, "true, false or a folder written by save_outputs", v);
+        if (json_object_get(lv, "reference_outputs"))
+            return rpx_error_set(err, RPX_EFORMAT, "%s: %s: a folder here is reference_outputs; "
+                                 "give one of them", path, f);
+        rpx_run_option_set_number(c, o, 1, f, err);
+        return rpx_run_option_set_text(c, rpx_run_option_find("reference_outputs"),
+                                       json_string_value(v), f, err) ? RPX_EFORMAT : 0;
+    }
+    return 1;
+}
+
+/* One run option of a level into c, through the options' table: the JSON type
+ * the option takes ("has the wrong type: expected ..."), then the table's range
+ * and words, named "PATH: WHERE.KEY" (as --KEY on the command line). */
+static int read_option(rpx_manifest *m, const json_t *lv, const rpx_run_option *o,
+                       rpx_runner_config *c, const char *path, const char *where, rpx_error *err)
+{
+    const json_t *v = json_object_get(lv, o->key);
+    char label[700], range[400];
+    const char *what;
+    int rc;
+    snprintf(label, sizeof label, "%s: %s.%s", path, where, o->key);
+    if ((rc = read_special(m, lv, v, o, c, path, where, err)) != 1) return rc;
+    rpx_run_option_range_text(o, range, sizeof range);
+    what = range;
+    switch (o->kind) {
+    case RPX_OPT_FLAG:
+        if (json_is_boolean(v)) return rpx_run_option_set_number(c, o, json_is_true(v), label, err);
+        what = "true or false";
+        break;
+    case RPX_OPT_INT:
+        if (json_is_integer(v))
+            rc = rpx_run_option_set_number(c, o, (double)json_integer_value(v), label, err);
+        else rc = 1;
+        if (rc != 1) return rc ? RPX_EFORMAT : 0;
+        break;
+    case RPX_OPT_STRING:
+    case RPX_OPT_ENUM:
+        if (json_is_string(v))
+            return rpx_run_option_set_text(c, o, json_string_value(v), label, err) ? RPX_EFORMAT
+                                                                                    : 0;
+        if (o->kind == RPX_OPT_STRING) what = "a non-empty string";
+        break;
+    default: /* a number, or its text (a share: "1%"; a count: "4878.9e9") */
+        if (json_is_number(v))
+            return rpx_run_option_set_number(c, o, json_number_value(v), label, err) ? RPX_EFORMAT
+                                                                                      : 0;
+        if (json_is_string(v))
+            return rpx_run_option_set_text(c, o, json_string_value(v), label, err) ? RPX_EFORMAT
+                                                                                    : 0;
+        break;
+    }
+    return rpx_error_set(err, RPX_EFORMAT, "%s: has the wrong type: expected %s, got %s", label,
+                         what, rpx_json_type_name(v));
+}
+
+/* Every run option the level `lv` gives (absent or null: what c has). */
+static int read_level(rpx_manifest *m, const json_t *lv, level l, rpx_runner_config *c,
+                      const char *path, const char *where, rpx_error *err)
+{
+    size_t i, nt;
+    const rpx_run_option *t = rpx_run_options(&nt);
+    int rc;
+    for (i = 0; lv && i < nt; i++) {
+        const json_t *v = json_object_get(lv, t[i].key);
+        if (!level_takes(&t[i], l) || !v || json_is_null(v)) continue;
+        if ((rc = read_option(m, lv, &t[i], c, path, where, err)) != 0) return rc;
+    }
+    return 0;
 }
 
 /* DIR/TASK/MODEL of a manifest's output folder (resolved against the manifest) */
@@ -389,35 +362,11 @@ static const char *job_folder(rpx_manifest *m, const char *path, const char *dir
     return own(m, p);
 }
 
-/* audit_threshold: a number (its range: the run options' table, checked with the
- * job's config). Absent or null: dflt. */
-static double get_share(const json_t *o, const char *key, double dflt, const char *path,
-                        const char *where, rpx_error *err, int *rc)
+/* schema, description and defaults (the run options every job starts from) */
+static int parse_top(rpx_manifest *m, const char *path, rpx_runner_config *d, rpx_error *err)
 {
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v)) return dflt;
-    if (!json_is_number(v)) {
-        char field[640];
-        snprintf(field, sizeof field, "%s.%s", where, key);
-        *rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s: has the wrong type: expected a number such "
-                            "as 0.1, got %s", path, field, rpx_json_type_name(v));
-        return dflt;
-    }
-    return json_number_value(v);
-}
-
-static int parse(rpx_manifest *m, const char *path, rpx_error *err)
-{
-    json_t *root = m->root, *defaults, *tasks, *models, *v;
-    const char *dev, *prec, *key, *gpus = NULL;
-    long warmup, repeats, processes;
-    int gpu_time, spread, call_records;
-    const char *cpus, *audit;
-    double audit_threshold;
-    checks dchecks = {0};
-    size_t mi, ti, nm;
-    int rc = 0;
-
+    json_t *root = m->root, *v, *defaults;
+    int rc;
     if (!json_is_object(root)) return wrong_type(err, path, "(top level)", "a JSON object", root);
     if ((rc = rpx_json_check_keys(root, top_keys, NKEYS(top_keys), path, NULL, err))) return rc;
     v = json_object_get(root, "schema");
@@ -435,52 +384,18 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
         return wrong_type(err, path, "defaults",
                           "an object {warmup, repeats, processes, device, precision, gpus}",
                           defaults);
-    if ((rc = rpx_json_check_keys(defaults, default_keys, NKEYS(default_keys), path, "defaults",
-                                  err)))
-        return rc;
-    {   /* absent: the run options' defaults (options.c) */
-        rpx_runner_config d;
-        rpx_runner_config_init(&d);
-        warmup = get_count(defaults, "warmup", d.warmup, path, "defaults", err, &rc);
-        repeats = get_count(defaults, "repeats", d.repeats, path, "defaults", err, &rc);
-        processes = get_count(defaults, "processes", d.processes, path, "defaults", err, &rc);
-    }
-    gpu_time = get_bool(defaults, "gpu_time", 0, path, "defaults", err, &rc);
-    cpus = get_cpus(m, defaults, NULL, path, "defaults", err, &rc);
-    spread = get_bool(defaults, "spread", 0, path, "defaults", err, &rc);
-    audit = get_str(defaults, "audit", 0, path, "defaults", err, &rc);
-    audit_threshold = get_share(defaults, "audit_threshold", 0, path, "defaults", err, &rc);
-    call_records = get_call_records(defaults, RPX_CALL_RECORDS_CPU, path, "defaults", err, &rc);
-    get_checks(defaults, &dchecks, path, "defaults", err, &rc);
-    dev = get_str(defaults, "device", 0, path, "defaults", err, &rc);
-    prec = get_str(defaults, "precision", 0, path, "defaults", err, &rc);
-    if (rc) return rc;
-    if ((rc = check_device(dev, path, "defaults", err))) return rc;
-    v = json_object_get(defaults, "gpus");
-    if (v && !json_is_null(v)) {
-        size_t k, len = 1;
-        char *g;
-        if (!json_is_array(v))
-            return wrong_type(err, path, "defaults.gpus", "an array of GPU keys (rpxprof gpus)", v);
-        for (k = 0; k < json_array_size(v); k++) {
-            char f[64];
-            snprintf(f, sizeof f, "defaults.gpus[%zu]", k);
-            if (!json_is_string(json_array_get(v, k)))
-                return wrong_type(err, path, f, "a GPU key (rpxprof gpus)", json_array_get(v, k));
-            if (json_string_length(json_array_get(v, k)) == 0)
-                return bad(err, path, f, "is empty; give a GPU key (rpxprof gpus)");
-            len += json_string_length(json_array_get(v, k)) + 1;
-        }
-        g = own(m, calloc(1, len));
-        if (!g) return RPX_ENOMEM;
-        for (k = 0; k < json_array_size(v); k++) {
-            if (k) strcat(g, ",");
-            strcat(g, json_string_value(json_array_get(v, k)));
-        }
-        gpus = json_array_size(v) ? g : NULL;
-    }
+    if ((rc = check_level_keys(defaults, L_DEFAULTS, path, "defaults", err))) return rc;
+    rpx_runner_config_init(d); /* absent: the run options' defaults (options.c) */
+    d->spelling = RPX_SPELL_MANIFEST; /* the runner's own messages name keys */
+    return read_level(m, defaults, L_DEFAULTS, d, path, "defaults", err);
+}
 
-    tasks = json_object_get(root, "tasks");
+/* tasks: names, inputs, unit (a run option), meta */
+static int parse_tasks(rpx_manifest *m, const char *path, rpx_error *err)
+{
+    json_t *tasks = json_object_get(m->root, "tasks"), *v, *meta;
+    const char *key, *mk;
+    int rc = 0;
     if (tasks && !json_is_null(tasks) && !json_is_object(tasks))
         return wrong_type(err, path, "tasks",
                           "an object {\"NAME\": {\"inputs\": \"FILE.npz\", \"unit\": \"frame\"}}",
@@ -488,176 +403,197 @@ static int parse(rpx_manifest *m, const char *path, rpx_error *err)
     if (!json_is_object(tasks) || json_object_size(tasks) == 0)
         return bad(err, path, "tasks", "missing or empty; give {\"NAME\": {\"inputs\": \"FILE.npz\", \"unit\": \"frame\"}}");
     json_object_foreach(tasks, key, v) {
-        char where[300];
-        json_t *meta;
+        char where[300], f[640];
+        rpx_runner_config scratch;
         snprintf(where, sizeof where, "tasks.%s", key);
         if (!valid_name(key)) return bad(err, path, where, "a task name must be a non-empty file name (no '/')");
         if (!json_is_object(v)) return wrong_type(err, path, where, "an object {inputs, unit, meta}", v);
-        if ((rc = rpx_json_check_keys(v, task_keys, NKEYS(task_keys), path, where, err))) return rc;
+        if ((rc = check_level_keys(v, L_TASK, path, where, err))) return rc;
         check_inputs(v, path, where, err, &rc);
-        get_str(v, "unit", 0, path, where, err, &rc);
         if (rc) return rc;
+        rpx_runner_config_init(&scratch);
+        if ((rc = read_level(m, v, L_TASK, &scratch, path, where, err))) return rc;
         meta = json_object_get(v, "meta");
-        if (meta && !json_is_object(meta)) {
-            char f[320];
-            snprintf(f, sizeof f, "%s.meta", where);
+        snprintf(f, sizeof f, "%s.meta", where);
+        if (meta && !json_is_object(meta))
             return wrong_type(err, path, f, "an object of scalars {\"clip_length\": 250}", meta);
-        }
-        if (meta) {
-            const char *mk;
-            json_t *mv;
-            json_object_foreach(meta, mk, mv) {
-                if (json_is_string(mv) || json_is_number(mv) || json_is_boolean(mv)) continue;
-                char f[640];
-                snprintf(f, sizeof f, "%s.meta.%s", where, mk);
-                return wrong_type(err, path, f, "a string, a number or a boolean", mv);
-            }
+        json_object_foreach(meta, mk, v) {
+            if (json_is_string(v) || json_is_number(v) || json_is_boolean(v)) continue;
+            snprintf(f, sizeof f, "%s.meta.%s", where, mk);
+            return wrong_type(err, path, f, "a string, a number or a boolean", v);
         }
     }
-    models = json_object_get(root, "models");
+    return 0;
+}
+
+/* models[mi]: name, model, tasks, and its run options over the defaults (*c) */
+static int parse_model(rpx_manifest *m, const char *path, size_t mi, rpx_runner_config *c,
+                       rpx_error *err)
+{
+    json_t *models = json_object_get(m->root, "models"), *tasks = json_object_get(m->root, "tasks");
+    json_t *mo = json_array_get(models, mi), *mt;
+    char where[64], f[300];
+    const char *name;
+    size_t k;
+    int rc = 0;
+    snprintf(where, sizeof where, "models[%zu]", mi);
+    if (!json_is_object(mo)) return wrong_type(err, path, where, "an object {name, model, tasks}", mo);
+    if ((rc = check_level_keys(mo, L_MODEL, path, where, err))) return rc;
+    name = get_str(mo, "name", 1, path, where, err, &rc);
+    get_str(mo, "model", 1, path, where, err, &rc);
+    if (rc) return rc;
+    if (!valid_name(name)) {
+        snprintf(f, sizeof f, "%s.name", where);
+        return bad(err, path, f, "a model name must be a file name (no '/')");
+    }
+    if ((rc = read_level(m, mo, L_MODEL, c, path, where, err))) return rc;
+    if (json_is_string(json_object_get(mo, "cost")) &&
+        !(c->cost = own(m, resolve(path, c->cost))))
+        return RPX_ENOMEM;
+    for (k = 0; k < mi; k++) {
+        json_t *o = json_object_get(json_array_get(models, k), "name");
+        if (strcmp(json_string_value(o), name) == 0) {
+            snprintf(f, sizeof f, "%s.name", where);
+            return rpx_error_set(err, RPX_EFORMAT, "%s: %s: '%s' is also the name of models[%zu]; give each model a unique name",
+                                 path, f, name, k);
+        }
+    }
+    mt = json_object_get(mo, "tasks");
+    snprintf(f, sizeof f, "%s.tasks", where);
+    if (mt && !json_is_null(mt) && !json_is_array(mt))
+        return wrong_type(err, path, f, "an array of task names", mt);
+    if (!json_is_array(mt) || json_array_size(mt) == 0)
+        return bad(err, path, f, "missing or empty; list the task names this model runs");
+    for (k = 0; k < json_array_size(mt); k++) {
+        json_t *tn = json_array_get(mt, k);
+        snprintf(f, sizeof f, "%s.tasks[%zu]", where, k);
+        if (!json_is_string(tn)) return wrong_type(err, path, f, "a task name (a string)", tn);
+        if (!json_object_get(tasks, json_string_value(tn))) {
+            char fix[512];
+            snprintf(fix, sizeof fix, "'%.300s' is not a task of \"tasks\"; use one of its keys",
+                     json_string_value(tn));
+            return bad(err, path, f, fix);
+        }
+    }
+    return 0;
+}
+
+/* What the job's report records, beside its run (rpx_batch_job's fields). */
+static int job_fields(rpx_manifest *m, rpx_batch_job *j)
+{
+    const rpx_runner_config *c = &j->run;
+    char buf[64];
+    j->unit = c->unit;
+    j->device = c->device;
+    j->precision = c->precision;
+    j->cost = c->cost;
+    j->gpus = c->gpus;
+    if (c->flops == c->flops) {
+        snprintf(buf, sizeof buf, "%.17g", c->flops);
+        if (!(j->flops = own(m, strdup(buf)))) return RPX_ENOMEM;
+    }
+    if (c->params == c->params) {
+        snprintf(buf, sizeof buf, "%.17g", c->params);
+        if (!(j->params = own(m, strdup(buf)))) return RPX_ENOMEM;
+    }
+    j->warmup = c->warmup;
+    j->repeats = c->repeats;
+    j->processes = c->processes;
+    j->gpu_time = c->gpu_time;
+    j->cpus = c->cpus;
+    j->spread = c->spread;
+    j->audit = c->audit;
+    j->audit_threshold = c->audit_threshold;
+    j->call_records = c->call_records;
+    j->check_outputs = c->check_outputs;
+    j->check_fraction = c->check_fraction;
+    j->rtol = c->rtol;
+    j->atol = c->atol;
+    j->output_field = c->target.output_field;
+    j->save_outputs = c->save_outputs;
+    j->reference_outputs = c->reference_outputs;
+    return 0;
+}
+
+/* The job of task `key` (its object tv) x models[mi] (its run options in mc):
+ * paths resolved, folders per job, every rule combining options checked. */
+static int make_job(rpx_manifest *m, const char *path, const char *key, const json_t *tv,
+                    size_t mi, const rpx_runner_config *mc, rpx_error *err)
+{
+    json_t *mo = json_array_get(json_object_get(m->root, "models"), mi);
+    json_t *in = json_object_get(tv, "inputs");
+    size_t n = json_is_array(in) ? json_array_size(in) : 1, k;
+    const char **list = (const char **)(void *)own(m, malloc(n * sizeof *list));
+    rpx_batch_job j;
+    rpx_error cerr = {0};
+    char mw[64], where[300];
+    int rc;
+    if (!list) return RPX_ENOMEM;
+    memset(&j, 0, sizeof j);
+    snprintf(mw, sizeof mw, "models[%zu]", mi);
+    snprintf(where, sizeof where, "tasks.%s", key);
+    j.run = *mc;
+    if ((rc = read_level(m, tv, L_TASK, &j.run, path, where, err))) return rc;
+    j.task = key;
+    j.model_name = json_string_value(json_object_get(mo, "name"));
+    j.model = own(m, resolve_model(path, json_string_value(json_object_get(mo, "model"))));
+    for (k = 0; k < n; k++) {
+        json_t *e = json_is_array(in) ? json_array_get(in, k) : in;
+        if (!(list[k] = own(m, resolve(path, json_string_value(e))))) return RPX_ENOMEM;
+    }
+    j.inputs_list = list;
+    j.n_inputs = n;
+    j.inputs = list[0];
+    j.meta = json_object_get(tv, "meta");
+    if (!j.model) return RPX_ENOMEM;
+    if ((mc->save_outputs &&
+         !(j.run.save_outputs = job_folder(m, path, mc->save_outputs, key, j.model_name))) ||
+        (mc->reference_outputs &&
+         !(j.run.reference_outputs = job_folder(m, path, mc->reference_outputs, key,
+                                                j.model_name))))
+        return RPX_ENOMEM;
+    if ((rc = job_fields(m, &j))) return rc;
+    rpx_batch_job_config(&j, &j.run);
+    /* the combinations `rpxprof run` refuses, named as keys */
+    if (rpx_runner_config_check(&j.run, RPX_SPELL_MANIFEST, &cerr) != 0)
+        return rpx_error_set(err, RPX_EFORMAT, "%s: %s (task '%s'): %s", path, mw, key,
+                             cerr.message);
+    return add_job(m, &j);
+}
+
+static int parse(rpx_manifest *m, const char *path, rpx_error *err)
+{
+    json_t *models, *tasks, *v;
+    rpx_runner_config d, *mc;
+    const char *key;
+    size_t mi, nm;
+    int rc;
+    if ((rc = parse_top(m, path, &d, err)) || (rc = parse_tasks(m, path, err))) return rc;
+    tasks = json_object_get(m->root, "tasks");
+    models = json_object_get(m->root, "models");
     if (models && !json_is_null(models) && !json_is_array(models))
         return wrong_type(err, path, "models", "an array [{\"name\", \"model\", \"tasks\"}]",
                           models);
     if (!json_is_array(models) || json_array_size(models) == 0)
         return bad(err, path, "models", "missing or empty; give [{\"name\", \"model\", \"tasks\"}]");
     nm = json_array_size(models);
-    for (mi = 0; mi < nm; mi++) {
-        json_t *mo = json_array_get(models, mi), *mt;
-        char where[64], f[300];
-        const char *name, *mdev;
-        size_t k;
-        snprintf(where, sizeof where, "models[%zu]", mi);
-        if (!json_is_object(mo)) return wrong_type(err, path, where, "an object {name, model, tasks}", mo);
-        if ((rc = rpx_json_check_keys(mo, model_keys, NKEYS(model_keys), path, where, err))) return rc;
-        name = get_str(mo, "name", 1, path, where, err, &rc);
-        get_str(mo, "model", 1, path, where, err, &rc);
-        mdev = get_str(mo, "device", 0, path, where, err, &rc);
-        get_str(mo, "precision", 0, path, where, err, &rc);
-        get_str(mo, "cost", 0, path, where, err, &rc);
-        get_decl(m, mo, "flops", path, where, err, &rc);
-        get_decl(m, mo, "params", path, where, err, &rc);
-        if (rc) return rc;
-        if (!valid_name(name)) {
-            snprintf(f, sizeof f, "%s.name", where);
-            return bad(err, path, f, "a model name must be a file name (no '/')");
-        }
-        if ((rc = check_device(mdev, path, where, err))) return rc;
-        for (k = 0; k < mi; k++) {
-            json_t *o = json_object_get(json_array_get(models, k), "name");
-            if (strcmp(json_string_value(o), name) == 0) {
-                snprintf(f, sizeof f, "%s.name", where);
-                return rpx_error_set(err, RPX_EFORMAT, "%s: %s: '%s' is also the name of models[%zu]; give each model a unique name",
-                                     path, f, name, k);
-            }
-        }
-        mt = json_object_get(mo, "tasks");
-        snprintf(f, sizeof f, "%s.tasks", where);
-        if (mt && !json_is_null(mt) && !json_is_array(mt))
-            return wrong_type(err, path, f, "an array of task names", mt);
-        if (!json_is_array(mt) || json_array_size(mt) == 0)
-            return bad(err, path, f, "missing or empty; list the task names this model runs");
-        for (k = 0; k < json_array_size(mt); k++) {
-            json_t *tn = json_array_get(mt, k);
-            if (!json_is_string(tn)) {
-                snprintf(f, sizeof f, "%s.tasks[%zu]", where, k);
-                return wrong_type(err, path, f, "a task name (a string)", tn);
-            }
-            if (!json_object_get(tasks, json_string_value(tn))) {
-                char fix[512];
-                snprintf(fix, sizeof fix, "'%.300s' is not a task of \"tasks\"; use one of its keys",
-                         json_string_value(tn));
-                snprintf(f, sizeof f, "%s.tasks[%zu]", where, k);
-                return bad(err, path, f, fix);
-            }
-        }
+    if (!(mc = malloc(nm * sizeof *mc))) return RPX_ENOMEM;
+    for (mi = 0, rc = 0; mi < nm && !rc; mi++) {
+        mc[mi] = d;
+        rc = parse_model(m, path, mi, &mc[mi], err);
     }
     /* The jobs: tasks in manifest order x models in manifest order. */
-    ti = 0;
     json_object_foreach(tasks, key, v) {
-        char where[300];
-        snprintf(where, sizeof where, "tasks.%s", key);
-        for (mi = 0; mi < nm; mi++) {
-            json_t *mo = json_array_get(models, mi), *mt = json_object_get(mo, "tasks");
-            size_t k, runs = 0;
-            rpx_batch_job j;
-            char mw[64];
+        for (mi = 0; mi < nm && !rc; mi++) {
+            json_t *mt = json_object_get(json_array_get(models, mi), "tasks");
+            size_t k;
             for (k = 0; k < json_array_size(mt); k++)
-                if (strcmp(json_string_value(json_array_get(mt, k)), key) == 0) runs = 1;
-            if (!runs) continue;
-            snprintf(mw, sizeof mw, "models[%zu]", mi);
-            memset(&j, 0, sizeof j);
-            j.task = key;
-            j.model_name = json_string_value(json_object_get(mo, "name"));
-            j.model = own(m, resolve_model(path, json_string_value(json_object_get(mo, "model"))));
-            {
-                json_t *in = json_object_get(v, "inputs");
-                size_t n = json_is_array(in) ? json_array_size(in) : 1, k2;
-                const char **list = (const char **)(void *)own(m, malloc(n * sizeof *list));
-                if (!list) return RPX_ENOMEM;
-                for (k2 = 0; k2 < n; k2++) {
-                    json_t *e = json_is_array(in) ? json_array_get(in, k2) : in;
-                    list[k2] = own(m, resolve(path, json_string_value(e)));
-                    if (!list[k2]) return RPX_ENOMEM;
-                }
-                j.inputs_list = list;
-                j.n_inputs = n;
-                j.inputs = list[0];
-            }
-            j.unit = get_str(v, "unit", 0, path, where, err, &rc);
-            if (!j.unit) j.unit = "request";
-            j.device = get_str(mo, "device", 0, path, mw, err, &rc);
-            if (!j.device) j.device = dev ? dev : "cpu";
-            j.precision = get_str(mo, "precision", 0, path, mw, err, &rc);
-            if (!j.precision) j.precision = prec ? prec : "unspecified";
-            if (get_str(mo, "cost", 0, path, mw, err, &rc))
-                j.cost = own(m, resolve(path, json_string_value(json_object_get(mo, "cost"))));
-            j.flops = get_decl(m, mo, "flops", path, mw, err, &rc);
-            j.params = get_decl(m, mo, "params", path, mw, err, &rc);
-            j.meta = json_object_get(v, "meta");
-            j.gpus = gpus;
-            j.warmup = get_count(mo, "warmup", warmup, path, mw, err, &rc);
-            j.repeats = get_count(mo, "repeats", repeats, path, mw, err, &rc);
-            j.processes = get_count(mo, "processes", processes, path, mw, err, &rc);
-            j.gpu_time = get_bool(mo, "gpu_time", gpu_time, path, mw, err, &rc);
-            j.cpus = get_cpus(m, mo, cpus, path, mw, err, &rc);
-            j.spread = get_bool(mo, "spread", spread, path, mw, err, &rc);
-            j.audit = json_is_string(json_object_get(mo, "audit"))
-                          ? get_str(mo, "audit", 0, path, mw, err, &rc) : audit;
-            if (json_object_get(mo, "audit") && !json_is_string(json_object_get(mo, "audit")))
-                (void)get_str(mo, "audit", 0, path, mw, err, &rc);
-            j.audit_threshold = get_share(mo, "audit_threshold", audit_threshold, path, mw, err, &rc);
-            j.call_records = get_call_records(mo, call_records, path, mw, err, &rc);
-            {
-                checks ck = dchecks;
-                get_checks(mo, &ck, path, mw, err, &rc);
-                j.check_outputs = ck.check_outputs;
-                j.check_fraction = ck.check_fraction;
-                j.rtol = ck.rtol;
-                j.atol = ck.atol;
-                j.output_field = ck.output_field;
-                j.save_outputs = job_folder(m, path, ck.save_outputs, key, j.model_name);
-                j.reference_outputs = job_folder(m, path, ck.reference_outputs, key,
-                                                 j.model_name);
-                if ((ck.save_outputs && !j.save_outputs) ||
-                    (ck.reference_outputs && !j.reference_outputs))
-                    return RPX_ENOMEM;
-            }
-            if (!rc) {    /* the combinations `rpxprof run` refuses, named as keys */
-                rpx_runner_config jc;
-                rpx_error cerr = {0};
-                rpx_batch_job_config(&j, &jc);
-                if (rpx_runner_config_check(&jc, RPX_SPELL_KEY, &cerr) != 0)
-                    rc = rpx_error_set(err, RPX_EFORMAT, "%s: %s (task '%s'): %s", path, mw,
-                                       key, cerr.message);
-            }
-            if (rc) return rc;
-            if (!j.model || !j.inputs || (json_object_get(mo, "cost") && !j.cost)) return RPX_ENOMEM;
-            if ((rc = add_job(m, &j))) return rc;
+                if (strcmp(json_string_value(json_array_get(mt, k)), key) == 0) break;
+            if (k < json_array_size(mt)) rc = make_job(m, path, key, v, mi, &mc[mi], err);
         }
-        ti++;
     }
-    (void)ti;
-    return 0;
+    free(mc);
+    return rc;
 }
 
 int rpx_manifest_load(const char *path, rpx_manifest **out, rpx_error *err)
@@ -719,44 +655,16 @@ char *rpx_batch_report_path(const char *out_dir, const rpx_batch_job *job)
 
 void rpx_batch_job_config(const rpx_batch_job *j, rpx_runner_config *c)
 {
-    char *end;
-    rpx_runner_config_init(c);
+    if (c != &j->run) *c = j->run; /* the run options, read through the options' table */
     c->model = j->model;
     c->inputs = j->inputs;
+    c->sample_files = NULL;
+    c->n_sample_files = 0;
     if (j->n_inputs > 1) { /* distinct samples (the first is c->inputs) */
         c->sample_files = j->inputs_list;
         c->n_sample_files = j->n_inputs;
     }
-    c->unit = j->unit;
-    c->device = j->device;
-    c->precision = j->precision;
-    c->warmup = j->warmup;
-    c->repeats = j->repeats;
-    /* out of range stays out of range: rpx_runner_config_check names it */
-    c->processes = j->processes > 1000000 ? 1000000 : (int)j->processes;
-    c->gpu_time = j->gpu_time;
-    c->cpus = j->cpus;
-    c->spread = j->spread;
-    c->audit = j->audit;
-    if (j->audit_threshold != 0) c->audit_threshold = j->audit_threshold;
-    c->call_records = j->call_records;
-    c->check_outputs = j->check_outputs;
-    if (j->check_fraction != 0) c->check_fraction = j->check_fraction;
-    c->rtol = j->rtol;
-    c->atol = j->atol;
-    c->target.output_field = j->output_field;
-    c->save_outputs = j->save_outputs;
-    c->reference_outputs = j->reference_outputs;
     c->meta = (json_t *)j->meta;
-    c->cost = j->cost;
-    c->gpus = j->gpus;
-    /* the manifest checked them: a positive number, or a numeric string */
-    if (j->flops && (c->flops = strtod(j->flops, &end), *end || !isfinite(c->flops) ||
-                     c->flops < 0 || end == j->flops))
-        c->flops = (double)NAN;
-    if (j->params && (c->params = strtod(j->params, &end), *end || !isfinite(c->params) ||
-                      c->params < 0 || end == j->params))
-        c->params = (double)NAN;
 }
 
 /* The worker processes the runner will use for a job: the runner's own rule. */

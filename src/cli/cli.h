@@ -61,6 +61,9 @@ int rpx_cli_trace_open(const char *cmd, const char *option, const char *path, in
                        const char *const *protect, size_t n_protect, struct rpx_output **out);
 int rpx_cli_trace_write(const char *cmd, struct rpx_output *out, const struct json_t *report,
                         const char *source, long max_events);
+/* rpxprof run --list-options [--json]: the run options' table (run_options.c) */
+int rpx__cli_run_list_options(int json);
+
 /* compare --run (compare_run.c) */
 int rpx__cli_compare_run(int argc, char **argv);
 

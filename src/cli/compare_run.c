@@ -66,98 +66,89 @@ static int same_place(const char *path, const char *dir, const char *name)
     return strcmp(a, b) == 0;
 }
 
-int rpx__cli_compare_run(int argc, char **argv)
+/* What compare --run's command line gives: the run options (through the options'
+ * table, those it takes: RPX_OPT_IN_COMPARE) and its own. */
+typedef struct compare_args {
+    rpx_runner_config cfg;
+    rpx_compare_opts co;
+    const char *models[2], *out_dir, *html;
+    int nmodels, json, gate;
+} compare_args;
+
+static int check(compare_args *a);
+
+/* One table option given to compare --run: the table's range and words
+ * (rpxprof/options.h), and its own rule for --processes. */
+static int table_option(compare_args *a, const rpx_run_option *t, const char *arg)
 {
-    enum { O_RUN = 256, O_PROCESSES, O_REPEATS, O_WARMUP, O_DEVICE, O_PRECISION, O_UNIT,
-           O_TIMEOUT, O_CALL_TIMEOUT, O_OUT_DIR, O_GATE, O_GRACE, O_WRITABLE, O_CPUS,
-           O_UNPAIRED, O_HTML };
-    static const struct option opts[] = {
+    rpx_error err = {0};
+    char label[64];
+    long l;
+    if (strcmp(t->name, "processes") == 0 &&
+        (rpx_cli_parse_long(arg, &l) || l < 2 || l > RPX_RUNNER_MAX_PROCESSES))
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                            "--processes '%s': give a whole number from 2 to %d (the "
+                            "interval of the ratio is between processes)",
+                            arg, RPX_RUNNER_MAX_PROCESSES);
+    if (rpx_run_option_set_text(&a->cfg, t, arg,
+                                rpx_run_option_spelled(t, RPX_SPELL_COMPARE, label, sizeof label),
+                                &err))
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", err.message);
+    return 0;
+}
+
+/* The command line into a; 0, -2 after --help, or the exit status. */
+static int parse(int argc, char **argv, compare_args *a)
+{
+    enum { O_RUN = 256, O_OUT_DIR, O_GATE, O_UNPAIRED, O_HTML, O_TABLE = 512 };
+    static const struct option own[] = {
         {"run", no_argument, NULL, O_RUN},         {"model", required_argument, NULL, 'm'},
-        {"inputs", required_argument, NULL, 'i'},  {"processes", required_argument, NULL, O_PROCESSES},
-        {"repeats", required_argument, NULL, O_REPEATS}, {"warmup", required_argument, NULL, O_WARMUP},
-        {"device", required_argument, NULL, O_DEVICE}, {"precision", required_argument, NULL, O_PRECISION},
-        {"unit", required_argument, NULL, O_UNIT},  {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"call-timeout", required_argument, NULL, O_CALL_TIMEOUT}, {"grace", required_argument, NULL, O_GRACE},
-        {"writable-inputs", no_argument, NULL, O_WRITABLE},
-        {"cpus", required_argument, NULL, O_CPUS}, {"unpaired", no_argument, NULL, O_UNPAIRED},
+        {"inputs", required_argument, NULL, 'i'},  {"unpaired", no_argument, NULL, O_UNPAIRED},
         {"out-dir", required_argument, NULL, O_OUT_DIR},
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"fail-on-regression", no_argument, NULL, O_GATE}, {"html", required_argument, NULL, O_HTML},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    rpx_runner_config cfg[2];
-    rpx_runner_result res[2];
-    rpx_compare_opts co = {0.01, 0.95, 1};
-    rpx_error err = {0};
-    const char *models[2] = {NULL, NULL}, *out_dir = NULL, *html = NULL;
-    rpx_output *hout = NULL;
-    char dir[PATH_MAX], path[2][PATH_MAX + 16];
-    int nmodels = 0, c, json = 0, gate = 0, rc = RPX_EXIT_FAILURE, made_temp = 0, k;
-    long l;
-    json_t *cmp = NULL;
-    char *text;
-
-    rpx_runner_config_init(&cfg[0]);
-    cfg[0].processes = 10;
-    /* the runner's messages about the reports' place name compare's option, never a --force */
-    cfg[0].output_option = "--out-dir";
-    cfg[0].no_force_option = 1;
-    memset(res, 0, sizeof res);
+        {"help", no_argument, NULL, 'h'}};
+    struct option longs[sizeof own / sizeof own[0] + RPX_RUN_OPTIONS_MAX + 1];
+    size_t n_table, k, n = sizeof own / sizeof own[0];
+    const rpx_run_option *table = rpx_run_options(&n_table);
+    int c;
+    memcpy(longs, own, sizeof own);
+    for (k = 0; k < n_table; k++) { /* the run options compare --run takes */
+        if (!rpx_run_option_accepted(&table[k], RPX_SPELL_COMPARE)) continue;
+        longs[n].name = table[k].name;
+        longs[n].has_arg = table[k].kind == RPX_OPT_FLAG ? no_argument : required_argument;
+        longs[n].flag = NULL;
+        longs[n++].val = O_TABLE + (int)k;
+    }
+    memset(&longs[n], 0, sizeof longs[0]);
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":m:i:t:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":m:i:t:jh", longs, NULL)) != -1) {
+        if (c >= O_TABLE && c < O_TABLE + (int)n_table) {
+            if ((c = table_option(a, &table[c - O_TABLE], optarg)) != 0) return c;
+            continue;
+        }
         switch (c) {
         case O_RUN: break;
         case 'm':
-            if (nmodels == 2)
+            if (a->nmodels == 2)
                 return rpx_cli_fail("compare", RPX_EXIT_USAGE,
                                     "--model '%s': compare --run takes exactly two --model: the base, then the new one",
                                     optarg);
-            models[nmodels++] = optarg;
+            a->models[a->nmodels++] = optarg;
             break;
-        case 'i': cfg[0].inputs = optarg; break;
-        case O_PROCESSES:
-            if (rpx_cli_parse_long(optarg, &l) || l < 2 || l > RPX_RUNNER_MAX_PROCESSES)
-                return rpx_cli_fail("compare", RPX_EXIT_USAGE,
-                                    "--processes '%s': give a whole number from 2 to %d (the "
-                                    "interval of the ratio is between processes)",
-                                    optarg, RPX_RUNNER_MAX_PROCESSES);
-            cfg[0].processes = (int)l;
-            break;
-        case O_REPEATS:
-        case O_WARMUP:
-        case O_DEVICE:
-        case O_PRECISION:
-        case O_UNIT:
-        case O_TIMEOUT:
-        case O_CALL_TIMEOUT:
-        case O_GRACE:
-        case O_CPUS:
-        case O_WRITABLE: {
-            /* a run's option: the options' table's range and words (rpxprof/options.h) */
-            const char *name = c == O_REPEATS ? "repeats" : c == O_WARMUP ? "warmup"
-                             : c == O_DEVICE ? "device" : c == O_PRECISION ? "precision"
-                             : c == O_UNIT ? "unit" : c == O_TIMEOUT ? "timeout"
-                             : c == O_GRACE ? "grace" : c == O_WRITABLE ? "writable-inputs"
-                             : c == O_CPUS ? "cpus" : "call-timeout";
-            char label[40];
-            snprintf(label, sizeof label, "--%s", name);
-            if (rpx_run_option_set_text(&cfg[0], rpx_run_option_find(name),
-                                        c == O_WRITABLE ? NULL : optarg, label, &err))
-                return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", err.message);
-            break;
-        }
-        case O_OUT_DIR: out_dir = optarg; break;
-        case O_UNPAIRED: co.paired_by_cpu = 0; break;
+        case 'i': a->cfg.inputs = optarg; break;
+        case O_OUT_DIR: a->out_dir = optarg; break;
+        case O_UNPAIRED: a->co.paired_by_cpu = 0; break;
         case 't':
-            if (rpx_cli_parse_threshold(optarg, &co.threshold))
+            if (rpx_cli_parse_threshold(optarg, &a->co.threshold))
                 return rpx_cli_fail("compare", RPX_EXIT_USAGE,
                                     "--threshold '%s': give a percentage above 0 and below 100 (1%%) or a fraction (0.01)", optarg);
             break;
-        case 'j': json = 1; break;
-        case O_GATE: gate = 1; break;
-        case O_HTML: html = optarg; break;
-        case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
+        case 'j': a->json = 1; break;
+        case O_GATE: a->gate = 1; break;
+        case O_HTML: a->html = optarg; break;
+        case 'h': fputs(usage, stdout); return -2;
         case ':':
             return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s needs a value (see 'rpxprof compare --run --help')",
                                 argv[optind - 1]);
@@ -168,25 +159,73 @@ int rpx__cli_compare_run(int argc, char **argv)
     }
     if (optind < argc)
         return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run takes no reports: give --model A --model B --inputs FILE.npz");
-    if (nmodels != 2)
+    if (a->nmodels != 2)
         return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --model twice: the base, then the new one");
-    if (!cfg[0].inputs) return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --inputs FILE.npz");
-    {   /* fewer calls a process than a per-process p50 needs: the p50's interval is
-         * null, the verdict inconclusive whatever the models do (docs/statistics.md) */
-        long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
-        if (cfg[0].repeats / cfg[0].processes < need)
-            return rpx_cli_fail("compare", RPX_EXIT_USAGE,
-                                "--repeats %ld over --processes %d is %ld call%s a process; the p50's interval "
-                                "between processes needs at least %ld in every process: give --repeats %ld or "
-                                "more, or fewer --processes",
-                                cfg[0].repeats, cfg[0].processes, cfg[0].repeats / cfg[0].processes,
-                                cfg[0].repeats / cfg[0].processes == 1 ? "" : "s", need, need * cfg[0].processes);
-    }
-    for (k = 0; k < 2; k++) {
-        rpx_error gerr = {0};
-        if (rpx_target_check_spec(models[k], &gerr) != 0)
-            return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", gerr.message);
-    }
+    if (!a->cfg.inputs) return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --inputs FILE.npz");
+    return check(a);
+}
+
+/* What the pair needs beyond each run's options: calls enough a process for
+ * the p50's interval, targets that parse, --cpus with pairs; and the run
+ * options' own rules (those that concern what compare --run takes). */
+static int check(compare_args *a)
+{
+    rpx_runner_config *cfg = &a->cfg;
+    long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
+    rpx_error cerr = {0};
+    int k;
+    /* fewer calls a process than a per-process p50 needs: the p50's interval is
+     * null, the verdict inconclusive whatever the models do (docs/statistics.md) */
+    if (cfg->repeats / cfg->processes < need)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                            "--repeats %ld over --processes %d is %ld call%s a process; the p50's interval "
+                            "between processes needs at least %ld in every process: give --repeats %ld or "
+                            "more, or fewer --processes",
+                            cfg->repeats, cfg->processes, cfg->repeats / cfg->processes,
+                            cfg->repeats / cfg->processes == 1 ? "" : "s", need, need * cfg->processes);
+    for (k = 0; k < 2; k++)
+        if (rpx_target_check_spec(a->models[k], &cerr) != 0)
+            return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", cerr.message);
+    /* the pairs by CPU: process i of each on CPU i mod n (the runner's --spread) */
+    cfg->spread = a->co.paired_by_cpu;
+    if (!a->co.paired_by_cpu && cfg->cpus)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--cpus picks the CPUs the pairs rotate "
+                            "over; drop it or --unpaired");
+    /* spread is compare's own (--unpaired): the runner words its rules itself */
+    if (rpx_runner_config_check(cfg, RPX_SPELL_COMPARE, &cerr) != 0 &&
+        !strstr(cerr.message, "--spread"))
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", cerr.message);
+    return 0;
+}
+
+int rpx__cli_compare_run(int argc, char **argv)
+{
+    compare_args a;
+    rpx_runner_config cfg[2];
+    rpx_runner_result res[2];
+    rpx_error err = {0};
+    rpx_output *hout = NULL;
+    char dir[PATH_MAX], path[2][PATH_MAX + 16];
+    int rc = RPX_EXIT_FAILURE, made_temp = 0, k;
+    json_t *cmp = NULL;
+    char *text;
+    const char *out_dir, *html, **models = a.models;
+    rpx_compare_opts co;
+
+    memset(&a, 0, sizeof a);
+    a.co.threshold = 0.01, a.co.confidence = 0.95, a.co.paired_by_cpu = 1;
+    rpx_runner_config_init(&a.cfg);
+    a.cfg.processes = 10;
+    /* the runner's messages about the reports' place name compare's option, never a --force */
+    a.cfg.output_option = "--out-dir";
+    a.cfg.no_force_option = 1;
+    a.cfg.spelling = RPX_SPELL_COMPARE;
+    memset(res, 0, sizeof res);
+    if ((k = parse(argc, argv, &a)) != 0) return k == -2 ? RPX_EXIT_OK : k;
+    cfg[0] = a.cfg;
+    out_dir = a.out_dir;
+    html = a.html;
+    co = a.co;
     if (out_dir) {
         if (snprintf(dir, sizeof dir, "%s", out_dir) >= (int)sizeof dir)
             return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--out-dir: path too long");
@@ -206,17 +245,6 @@ int rpx__cli_compare_run(int argc, char **argv)
             return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s: cannot make a temporary folder: %s", dir,
                                 strerror(errno));
         made_temp = 1;
-    }
-    /* the pairs by CPU: process i of each on CPU i mod n (the runner's --spread) */
-    cfg[0].spread = co.paired_by_cpu;
-    if (!co.paired_by_cpu && cfg[0].cpus)
-        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--cpus picks the CPUs the pairs rotate "
-                            "over; drop it or --unpaired");
-    {
-        rpx_error cerr = {0};
-        if (rpx_runner_config_check(&cfg[0], RPX_SPELL_CLI, &cerr) != 0 &&
-            strstr(cerr.message, "--cpus"))
-            return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", cerr.message);
     }
     cfg[1] = cfg[0];
     for (k = 0; k < 2; k++) {
@@ -270,7 +298,7 @@ int rpx__cli_compare_run(int argc, char **argv)
             fprintf(stderr, "rpxprof compare: warning: %s\n", json_string_value(w));
     }
     rc = RPX_EXIT_OK;
-    if (json) {
+    if (a.json) {
         text = rpx_json_dumps(cmp);
         if (text) {
             fputs(text, stdout);
@@ -286,7 +314,7 @@ int rpx__cli_compare_run(int argc, char **argv)
         if (rpx__cli_html_compare("compare", hout, cmp, path[0], path[1])) rc = RPX_EXIT_FAILURE;
         hout = NULL;
     }
-    if (rc == RPX_EXIT_OK && gate &&
+    if (rc == RPX_EXIT_OK && a.gate &&
         strcmp(json_string_value(json_object_get(cmp, "verdict")), "slower") == 0)
         rc = RPX_EXIT_REGRESSION;
     if (out_dir) fprintf(stderr, "rpxprof compare: reports kept: %s, %s\n", path[0], path[1]);

@@ -138,6 +138,9 @@ static const char usage[] =
     "@no-isolate\n"
     "  -q, --quiet            no progress line, warnings or summary: only the path\n"
     "  -h, --help             show this help and exit\n"
+    "      --list-options [--json]  (alone) the options above from the options' table:\n"
+    "                         which front ends take each (command line, manifest,\n"
+    "                         Python, compare --run) and how each spells it\n"
     "\n"
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
@@ -207,20 +210,10 @@ typedef struct run_opts {
     size_t n_bind_inputs, n_bind_dims;
     const char *headers[MAX_HEADERS];
     size_t n_headers;
-    unsigned char given[128];     /* a table option given on the command line, by its index */
-    char http_option[64];         /* the last HTTP-only option given, for errors */
     const char *html;             /* --html FILE */
     const char *trace;            /* --trace FILE, or NULL */
     long trace_max;               /* --trace-max-events */
 } run_opts;
-
-/* whether the table option NAME was given */
-static int given(const run_opts *o, const char *name)
-{
-    size_t n;
-    const rpx_run_option *t = rpx_run_options(&n), *x = rpx_run_option_find(name);
-    return x && o->given[x - t];
-}
 
 /* --budget-hz 5,10,30: 1 to 16 rates, each a number above 0. 0, or -1 after
  * the message. */
@@ -318,8 +311,6 @@ static int parse(int argc, char **argv, run_opts *o)
             snprintf(label, sizeof label, "--%s", t->name);
             if (rpx_run_option_set_text(&o->c, t, optarg, label, &err) != 0)
                 return rpx_cli_fail("run", -1, "%s", err.message);
-            o->given[c - O_TABLE] = 1;
-            if (t->flags & RPX_OPT_HTTP) snprintf(o->http_option, sizeof o->http_option, "%s", label);
             /* `--check-outputs DIR` (run takes no other bare argument): the saved
              * reference, as --reference-outputs DIR */
             if (strcmp(t->name, "check-outputs") == 0 && optind < argc && argv[optind][0] &&
@@ -360,7 +351,6 @@ static int parse(int argc, char **argv, run_opts *o)
                 return rpx_cli_fail("run", -1, "too many --header options (at most %d)",
                                     MAX_HEADERS);
             o->headers[o->n_headers++] = optarg;
-            snprintf(o->http_option, sizeof o->http_option, "--header");
             break;
         case O_INPUT:
         case O_DIM:
@@ -404,15 +394,14 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file, several, or a folder "
                                        "of them)");
     if (!o->c.output) return rpx_cli_fail("run", -1, "--output is required (a JSON file, or -)");
-    /* ranges and combinations: the same check as manifests', Python's and the runner's */
+    /* ranges and every rule combining options: the same check as manifests',
+     * Python's and the runner's, worded with `--` */
     if (rpx_runner_config_check(&o->c, RPX_SPELL_CLI, &err) != 0)
         return rpx_cli_fail("run", -1, "%s", err.message);
-    if (given(o, "max-time") && !(o->c.target_precision > 0))
-        return rpx_cli_fail("run", -1, "--max-time bounds --target-precision; give both");
-    if (!rpx__kind_has(kind, RPX_KIND_REQUESTS) && o->http_option[0]) {
+    if (!rpx__kind_has(kind, RPX_KIND_REQUESTS) && o->n_headers) {
         char *shown = rpx_target_redact_spec(o->c.model);
-        rpx_cli_fail("run", -1, "%s is for HTTP API targets (--model http(s)://...), not %s",
-                     o->http_option, shown ? shown : "this --model");
+        rpx_cli_fail("run", -1, "--header is for HTTP API targets (--model http(s)://...), not %s",
+                     shown ? shown : "this --model");
         free(shown);
         return -1;
     }
@@ -420,44 +409,6 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--compare-back-to-back compares paced calls (--rate HZ) "
                                        "of a shared object or Python callable with the same "
                                        "calls back to back; give --rate, and a local --model");
-    if (!rpx__kind_has(kind, RPX_KIND_OWN_LOAD) && given(o, "duration")) {
-        /* paced local calls: --rate x --duration timed calls */
-        double n = o->c.rate_hz * o->c.target.load_duration_s;
-        if (!(o->c.rate_hz > 0))
-            return rpx_cli_fail("run", -1, "--duration S paces the calls for S seconds; give "
-                                           "--rate HZ too (HZ x S timed calls)");
-        if (given(o, "repeats"))
-            return rpx_cli_fail("run", -1, "--repeats and --rate x --duration both set the "
-                                           "number of timed calls; give one");
-        if (n < 0.5 || n >= (double)RPX_RUNNER_MAX_REPEATS + 0.5)
-            return rpx_cli_fail("run", -1, "--rate %g x --duration %g = %.0f calls: give "
-                                           "from 1 to %ld",
-                                o->c.rate_hz, o->c.target.load_duration_s, n,
-                                (long)RPX_RUNNER_MAX_REPEATS);
-    }
-    if (rpx__kind_has(kind, RPX_KIND_OWN_LOAD) &&
-        (o->c.rate_hz > 0 || given(o, "duration") || given(o, "arrivals") ||
-         given(o, "concurrency") || given(o, "seed") || given(o, "load-engine") ||
-         given(o, "drain"))) {
-        double rate = o->c.rate_hz, duration = o->c.target.load_duration_s, n = rate * duration;
-        if (!(rate > 0))
-            return rpx_cli_fail("run", -1, "--arrivals, --duration, --concurrency, --seed, "
-                                           "--drain and --load-engine shape an open-loop load; "
-                                           "give --rate too");
-        if (!(duration > 0))
-            return rpx_cli_fail("run", -1, "--rate %g needs --duration S (the schedule sends "
-                                           "rate x duration requests)", rate);
-        if (given(o, "repeats"))
-            return rpx_cli_fail("run", -1, "--repeats and --rate both set the number of timed "
-                                           "requests (--rate x --duration); give one");
-        if (n < 0.5 || n >= (double)RPX_RUNNER_MAX_REPEATS + 0.5)
-            return rpx_cli_fail("run", -1, "--rate %g x --duration %g = %.0f requests: give "
-                                           "from 1 to %ld",
-                                rate, duration, n, (long)RPX_RUNNER_MAX_REPEATS);
-        if (o->c.target_precision > 0 || o->c.processes > 1)
-            return rpx_cli_fail("run", -1, "--rate runs one schedule in one process; drop "
-                                           "--processes and --target-precision");
-    }
     return 0;
 }
 
@@ -481,6 +432,68 @@ static void print_notice(void *ctx, const char *line)
     fflush(stderr);
 }
 
+/* --rate: paced calls of a local target (the paced rate joins the real-time
+ * budget's rates; --rate x --duration timed calls), or an HTTP API's open-loop
+ * load (rate x duration requests on the schedule). */
+static void paced(run_opts *o, rpx_runner_config *c)
+{
+    if (c->rate_hz > 0 && !rpx__kind_has(rpx__kind_of_spec(c->model), RPX_KIND_OWN_LOAD)) {
+        /* paced calls; the paced rate joins the real-time budget's rates */
+        size_t k;
+        if (!o->budget_hz) {
+            o->hz[0] = 5, o->hz[1] = 10, o->hz[2] = 30;
+            o->n_hz = 3;
+        }
+        for (k = 0; k < o->n_hz && o->hz[k] != c->rate_hz; k++) continue;
+        if (k == o->n_hz && o->n_hz < 16) o->hz[o->n_hz++] = c->rate_hz;
+        c->budget_hz = o->hz;
+        c->n_budget_hz = o->n_hz;
+        if (c->target.load_duration_s > 0) { /* --rate x --duration paced calls */
+            c->repeats = (long)llround(c->rate_hz * c->target.load_duration_s);
+            c->target.load_duration_s = 0;
+        }
+    } else if (c->rate_hz > 0) {
+        /* an open-loop load: rate x duration requests on the schedule */
+        c->target.load_rate = c->rate_hz;
+        c->rate_hz = 0;
+        c->repeats = (long)llround(c->target.load_rate * c->target.load_duration_s);
+    }
+}
+
+/* --trace FILE: its place, checked before the first call: never a file the
+ * run reads, never the report. 0 or the exit status. */
+static int open_trace(const run_opts *o, rpx_runner_config *c, rpx_output **trace_out)
+{
+    char **files = NULL;
+    size_t nf = 0, k;
+    rpx_error err = {0};
+    int rc;
+    c->timeline = 1;
+    if (rpx_runner_read_files(c, &files, &nf, &err) != 0)
+        return rpx_cli_fail("run", RPX_EXIT_FAILURE, "%s", err.message);
+    files = realloc(files, (nf + 2) * sizeof *files);
+    if (files) {
+        files[nf] = (char *)c->output;
+        rc = rpx_cli_trace_open("run", "--trace", o->trace, c->force,
+                                (const char *const *)files, nf + 1, trace_out);
+        files[nf] = NULL;
+    } else {
+        rc = rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
+    }
+    for (k = 0; files && k < nf; k++) free(files[k]);
+    free(files);
+    if (rc != 0) return rc;
+    if (rpx_output_is_stdout(*trace_out))
+        return rpx_cli_fail("run", RPX_EXIT_USAGE,
+                            "--trace %s: the standard output carries the report or its "
+                            "path; give a file (or rpxprof trace REPORT -o - later)",
+                            o->trace);
+    if (strcmp(o->trace, c->output) == 0)
+        return rpx_cli_fail("run", RPX_EXIT_USAGE,
+                            "--trace %s: the same path as --output; give another path", o->trace);
+    return 0;
+}
+
 int rpx_cli_run(int argc, char **argv)
 {
     run_opts o;
@@ -493,6 +506,8 @@ int rpx_cli_run(int argc, char **argv)
     rpx_output *html_out = NULL;  /* --html: opened before the first call */
     rpx_output *trace_out = NULL;
 
+    if (argc >= 2 && strcmp(argv[1], "--list-options") == 0)
+        return rpx__cli_run_list_options(argc == 3 && strcmp(argv[2], "--json") == 0);
     memset(&o, 0, sizeof o);
     memset(&res, 0, sizeof res);
     rpx_runner_config_init(&o.c);
@@ -524,28 +539,7 @@ int rpx_cli_run(int argc, char **argv)
     if (!o.quiet) c.notice = print_notice;
     c.target.headers = o.headers;
     c.target.n_headers = o.n_headers;
-    if (c.rate_hz > 0 && !rpx__kind_has(rpx__kind_of_spec(c.model), RPX_KIND_OWN_LOAD)) {
-        /* paced calls; the paced rate joins the real-time budget's rates */
-        size_t k;
-        if (!o.budget_hz) {
-            o.hz[0] = 5, o.hz[1] = 10, o.hz[2] = 30;
-            o.n_hz = 3;
-        }
-        for (k = 0; k < o.n_hz && o.hz[k] != c.rate_hz; k++) continue;
-        if (k == o.n_hz && o.n_hz < 16) o.hz[o.n_hz++] = c.rate_hz;
-        c.budget_hz = o.hz;
-        c.n_budget_hz = o.n_hz;
-        if (c.target.load_duration_s > 0) { /* --rate x --duration paced calls */
-            c.repeats = (long)llround(c.rate_hz * c.target.load_duration_s);
-            c.target.load_duration_s = 0;
-        }
-    } else if (c.rate_hz > 0) {
-        /* an open-loop load: rate x duration requests on the schedule */
-        c.target.load_rate = c.rate_hz;
-        c.rate_hz = 0;
-        c.repeats = (long)llround(c.target.load_rate * c.target.load_duration_s);
-    }
-
+    paced(&o, &c);
     if (o.html) {
         const char **keep = calloc(o.n_inputs + 2, sizeof *keep);
         size_t k;
@@ -577,44 +571,9 @@ int rpx_cli_run(int argc, char **argv)
             goto out;
         }
     }
-    if (o.trace) {
-        /* the trace's place, checked before the first call: never a file the run
-         * reads, never the report */
-        char **files = NULL;
-        size_t nf = 0, k;
-        c.timeline = 1;
-        if (rpx_runner_read_files(&c, &files, &nf, &err) != 0) {
-            rpx_cli_fail("run", 0, "%s", err.message);
-            goto out;
-        }
-        files = realloc(files, (nf + 2) * sizeof *files);
-        if (files) {
-            files[nf] = (char *)c.output;
-            rc = rpx_cli_trace_open("run", "--trace", o.trace, c.force,
-                                    (const char *const *)files, nf + 1, &trace_out);
-            files[nf] = NULL;
-        } else {
-            rc = rpx_cli_fail("run", RPX_EXIT_FAILURE, "out of memory");
-        }
-        for (k = 0; files && k < nf; k++) free(files[k]);
-        free(files);
-        if (rc != 0) {
-            exit_code = rc;
-            goto out;
-        }
-        if (rpx_output_is_stdout(trace_out)) {
-            exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
-                                     "--trace %s: the standard output carries the report or its "
-                                     "path; give a file (or rpxprof trace REPORT -o - later)",
-                                     o.trace);
-            goto out;
-        }
-        if (strcmp(o.trace, c.output) == 0) {
-            exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
-                                     "--trace %s: the same path as --output; give another path",
-                                     o.trace);
-            goto out;
-        }
+    if (o.trace && (rc = open_trace(&o, &c, &trace_out)) != 0) {
+        exit_code = rc;
+        goto out;
     }
     rc = rpx_runner_run(&c, &res, &err);
     if (rc != 0) {

@@ -211,15 +211,24 @@ static const char *choose(const rpx_output_options *opt)
     return opt && opt->option ? opt->option : NULL;
 }
 
-/* What would replace an existing file: --force, where the command has one. */
+/* What would replace an existing file: --force (or the caller's spelling of
+ * it), where the command has one. */
 static const char *force_hint(const rpx_output_options *opt)
 {
-    return opt && opt->no_force ? " or move it out of the way" : " or pass --force to replace it";
+    static _Thread_local char buf[96];
+    if (opt && opt->no_force) return " or move it out of the way";
+    snprintf(buf, sizeof buf, " or pass %s to replace it",
+             opt && opt->force_option ? opt->force_option : "--force");
+    return buf;
 }
 
 static const char *even_force(const rpx_output_options *opt)
 {
-    return opt && opt->no_force ? "" : ", even with --force";
+    static _Thread_local char buf[96];
+    if (opt && opt->no_force) return "";
+    snprintf(buf, sizeof buf, ", even with %s",
+             opt && opt->force_option ? opt->force_option : "--force");
+    return buf;
 }
 
 /* 0 when the existing regular file at `target` may be replaced. */

@@ -60,6 +60,8 @@ typedef struct rpx_output_options {
     size_t n_protect;
     const char *option;           /* the option that named the path, for messages ("--output") */
     int no_force;                 /* the command has no --force: messages never suggest one */
+    const char *force_option;     /* how the caller spells --force in messages (NULL:
+                                     "--force"; Python: "force=True") */
 } rpx_output_options;
 
 typedef struct rpx_output rpx_output;

@@ -200,36 +200,118 @@ static void python_hooks(rpx_target_hooks *h, core_state *st)
 /* the report's status word: the one status map (include/rpxprof/runner.h) */
 static const char *status_text(rpx_runner_status st) { return rpx_runner_status_word(st); }
 
-/* profile(fn, model, module, qualname, inputs, samples, label, writable,
- *         warmup, repeats, device, precision, unit, processes, meta_json,
- *         cost, flops, params, gpus, timeout, call_timeout, cpus, spread,
- *         args, kwargs, progress, target_precision, max_time, stop_after, audit,
- *         audit_threshold, call_records, check_outputs, check_fraction, rtol, atol,
- *         output_field, save_outputs, reference_outputs)
- * the output checks: as `rpxprof run --check-outputs ...` (docs/output-checks.md).
+static void custom_target(rpx_target_hooks *custom, core_state *st, PyObject *fn, const char *module,
+                          const char *qualname)
+{
+    memset(st, 0, sizeof *st);
+    memset(custom, 0, sizeof *custom);
+    Py_INCREF(fn);
+    st->call.func = fn;
+    st->call.function_name = qualname;
+    st->module = module;
+    st->qualname = qualname;
+    python_hooks(custom, st);
+}
+
+/* One run option from Python, by its key, through the options' table (its
+ * range and words, as `rpxprof run` and manifests): None leaves it unset; a
+ * bool for a flag; a number for a number; a str for text (or any option, as
+ * the command line would read it). 0, or -1 with the exception set. */
+static int py_option(rpx_runner_config *c, const rpx_run_option *o, PyObject *v)
+{
+    rpx_error err = {0};
+    const char *text;
+    int rc;
+    if (v == Py_None) return 0;
+    if (o->kind == RPX_OPT_FLAG) {
+        int t = PyObject_IsTrue(v);
+        if (t < 0) return -1;
+        rc = rpx_run_option_set_number(c, o, t, o->key, &err);
+    } else if (PyUnicode_Check(v)) {
+        if (!(text = PyUnicode_AsUTF8(v))) return -1;
+        rc = rpx_run_option_set_text(c, o, text, o->key, &err);
+    } else if (o->kind != RPX_OPT_STRING && o->kind != RPX_OPT_ENUM && !PyBool_Check(v) &&
+               (PyLong_Check(v) || PyFloat_Check(v))) {
+        double d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred()) return -1;
+        if (o->kind == RPX_OPT_INT && !PyLong_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "%s: an int, not float", o->key);
+            return -1;
+        }
+        rc = rpx_run_option_set_number(c, o, d, o->key, &err);
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s: %s, not %s", o->key,
+                     o->kind == RPX_OPT_STRING || o->kind == RPX_OPT_ENUM ? "a str"
+                                                                         : "a number",
+                     Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    if (rc != 0) {
+        raise_error(err.message, RPX_EXIT_USAGE);
+        return -1;
+    }
+    return 0;
+}
+
+/* profile()'s own keywords: what is not a run option of the table */
+typedef struct profile_args {
+    PyObject *samples, *args, *kwargs, *stop_after, *processes;
+    const char *module, *qualname, *inputs, *label, *meta;
+    int progress;
+} profile_args;
+
+/* Every keyword of profile(): its own (profile_args), then the run options of
+ * the table that Python takes (RPX_OPT_IN_PY), by their keys. 0 or -1. */
+static int profile_keywords(PyObject *kw, profile_args *p, rpx_runner_config *c)
+{
+    static const char *const own[] = {"module", "qualname", "inputs", "label", "meta", NULL};
+    const char **own_field[] = {&p->module, &p->qualname, &p->inputs, &p->label, &p->meta};
+    PyObject *key, *v;
+    Py_ssize_t pos = 0;
+    while (kw && PyDict_Next(kw, &pos, &key, &v)) {
+        const char *k = PyUnicode_AsUTF8(key);
+        const rpx_run_option *o;
+        size_t i;
+        if (!k) return -1;
+        for (i = 0; own[i] && strcmp(own[i], k) != 0; i++) continue;
+        if (own[i]) {
+            if (v != Py_None && !(*own_field[i] = PyUnicode_AsUTF8(v))) return -1;
+        } else if (strcmp(k, "samples") == 0) p->samples = v;
+        else if (strcmp(k, "args") == 0) p->args = v;
+        else if (strcmp(k, "kwargs") == 0) p->kwargs = v;
+        else if (strcmp(k, "stop_after") == 0) p->stop_after = v;
+        else if (strcmp(k, "progress") == 0) {
+            if ((p->progress = PyObject_IsTrue(v)) < 0) return -1;
+        } else if (strcmp(k, "processes") == 0 && PyLong_Check(v) && PyLong_AsLong(v) == 0) {
+            p->processes = v; /* 0: one worker in this process */
+        } else if ((o = rpx_run_option_find(k)) && strcmp(o->key, k) == 0 &&
+                   rpx_run_option_accepted(o, RPX_SPELL_PY)) {
+            if (py_option(c, o, v) != 0) return -1;
+        } else {
+            PyErr_Format(PyExc_TypeError, "profile(): unknown keyword '%s'", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* profile(fn, model, **keywords): module, qualname, inputs, samples, label, meta
+ * (JSON text), args, kwargs, progress, stop_after, and the run's options that
+ * the table gives to Python (rpxprof/options.h: warmup, repeats, device, ...,
+ * by their keys; processes 0: one worker in this process, no fork). The
+ * output checks: as `rpxprof run --check-outputs ...` (docs/output-checks.md).
  * args (a tuple) / kwargs (a dict or None): fn(*args, **kwargs) with the caller's
  * own objects, and no inputs file (model may be any name); progress: the
  * loop's progress line on stderr (the caller checked the terminal).
- * -> (report_json, status, exit_code, warnings, error)
- * processes 0: one worker in this process (no fork). */
+ * -> (report_json, status, exit_code, warnings, error) */
 static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"fn", "model", "module", "qualname", "inputs", "samples", "label",
-                            "writable", "warmup", "repeats", "device", "precision", "unit",
-                            "processes", "meta", "cost", "flops", "params", "gpus", "timeout",
-                            "call_timeout", "cpus", "spread", "args", "kwargs", "progress",
-                            "target_precision", "max_time", "stop_after", "audit",
-                            "audit_threshold", "call_records", "check_outputs",
-                            "check_fraction", "rtol", "atol", "output_field", "save_outputs",
-                            "reference_outputs", NULL};
-    PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
-    PyObject *call_args = Py_None, *call_kwargs = Py_None;
-    const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
-    const char *meta = NULL, *call_records = NULL;
+    PyObject *fn, *out = NULL, *warnings = NULL, *report = NULL;
+    const char *model;
     const char **sample_files = NULL;
     size_t n_samples = 0;
-    int writable = 0, processes = 0, rc;
-    double timeout = 0, call_timeout = 0;
+    int rc;
+    profile_args p;
     rpx_runner_config c;
     rpx_runner_result res;
     rpx_target_hooks custom;
@@ -238,69 +320,62 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdzpdddzzz", names, &fn,
-                                     &model, &module, &qualname, &inputs, &samples_obj, &label,
-                                     &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
-                                     &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
-                                     &c.gpus, &timeout, &call_timeout, &c.cpus, &c.spread,
-                                     &call_args, &call_kwargs, &c.progress, &c.target_precision,
-                                     &c.max_time_s, &c.stop_after_s, &c.audit, &c.audit_threshold,
-                                     &call_records, &c.check_outputs, &c.check_fraction,
-                                     &c.rtol, &c.atol, &c.target.output_field, &c.save_outputs,
-                                     &c.reference_outputs))
+    memset(&p, 0, sizeof p);
+    p.samples = p.args = p.kwargs = Py_None;
+    if (!PyArg_ParseTuple(args, "Os", &fn, &model) || profile_keywords(kw, &p, &c) != 0)
         return NULL;
-    if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
-        (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
+    if ((p.args != Py_None && !PyTuple_Check(p.args)) ||
+        (p.kwargs != Py_None && !PyDict_Check(p.kwargs))) {
         PyErr_SetString(PyExc_TypeError, "args: a tuple, kwargs: a dict");
         return NULL;
     }
-    /* call_records: the options' table's words and message, as --call-records */
-    if (call_records && rpx_run_option_set_text(&c, rpx_run_option_find("call_records"),
-                                                call_records, "call_records", &err) != 0)
-        return raise_error(err.message, RPX_EXIT_USAGE);
     if (!PyCallable_Check(fn)) {
         PyErr_SetString(PyExc_TypeError, "fn must be callable");
         return NULL;
     }
-    /* ranges (warmup, repeats, processes, device, ...) and combinations: the
-     * runner checks them as `rpxprof run` and manifests do, naming the
-     * keywords (rpx_runner_config_check), and refuses with RPX_EUSAGE */
-    if (str_list(samples_obj, "samples", &sample_files, &n_samples) != 0) return NULL;
-    if (meta) {
+    if (p.stop_after && p.stop_after != Py_None &&
+        (c.stop_after_s = PyFloat_AsDouble(p.stop_after)) == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!rpx_run_option_given(&c, rpx_run_option_find("processes"))) {
+        c.isolate = 0;            /* processes 0 or none: one worker in this process */
+        c.processes = 1;
+    }
+    c.spelling = RPX_SPELL_PY; /* the runner's own messages name keywords */
+    c.model = model;
+    c.inputs_label = p.label;
+    c.output = NULL;
+    c.progress = p.progress;
+    custom_target(&custom, &st, fn, p.module, p.qualname);
+    custom.outputs = rpx__pycall_outputs;
+    c.target.custom = &custom;
+    /* ranges and every rule combining options, worded for Python (max_time=); the
+     * runner checks them again as manifests' keys */
+    if (rpx_runner_config_check(&c, RPX_SPELL_PY, &err) != 0) {
+        rpx__pycall_clear(&st.call);
+        return raise_error(err.message, RPX_EXIT_USAGE);
+    }
+    if (str_list(p.samples, "samples", &sample_files, &n_samples) != 0) {
+        rpx__pycall_clear(&st.call);
+        return NULL;
+    }
+    if (p.meta) {
         json_error_t je;
-        meta_json = json_loads(meta, 0, &je);
+        meta_json = json_loads(p.meta, 0, &je);
         if (!meta_json) {
             free(sample_files);
+            rpx__pycall_clear(&st.call);
             return raise_error("meta: not JSON", RPX_EXIT_USAGE);
         }
     }
-    memset(&st, 0, sizeof st);
-    memset(&custom, 0, sizeof custom);
     memset(&res, 0, sizeof res);
-    Py_INCREF(fn);
-    st.call.func = fn;
-    st.call.function_name = qualname;
-    st.module = module;
-    st.qualname = qualname;
-    st.args = call_args != Py_None ? call_args : NULL;
-    st.kwargs = call_kwargs != Py_None ? call_kwargs : NULL;
-    if (call_kwargs != Py_None && !st.args) st.args = PyTuple_New(0); /* kwargs only */
+    st.args = p.args != Py_None ? p.args : NULL;
+    st.kwargs = p.kwargs != Py_None ? p.kwargs : NULL;
+    if (p.kwargs != Py_None && !st.args) st.args = PyTuple_New(0); /* kwargs only */
     else Py_XINCREF(st.args);
-    python_hooks(&custom, &st);
-
-    c.model = model;
-    c.inputs = inputs;
+    c.inputs = p.inputs;
     c.sample_files = sample_files;
     c.n_sample_files = n_samples;
-    c.writable_inputs = writable;
-    c.inputs_label = label;
-    c.output = NULL;
-    c.processes = processes != 0 ? processes : 1; /* out of range: refused, named */
-    c.isolate = processes != 0;
     c.meta = meta_json;
-    c.timeout_s = timeout;
-    c.call_timeout_s = call_timeout;
-    c.target.custom = &custom;
 
     rc = rpx_runner_run(&c, &res, &err);
     /* in a forked worker the runner ends the process itself: only the
@@ -573,7 +648,8 @@ static PyObject *core_write_report(PyObject *self, PyObject *args)
     Py_ssize_t len;
     int force = 0;
     rpx_output *o = NULL;
-    rpx_output_options opt = {RPX_OUTPUT_REPORT, "rpxprof.profile/1", 0, NULL, 0, "report"};
+    rpx_output_options opt = {RPX_OUTPUT_REPORT, "rpxprof.profile/1", 0, NULL, 0, "report", 0,
+                              "force=True"};
     rpx_error err = {0};
     (void)self;
     if (!PyArg_ParseTuple(args, "ss#|p", &path, &text, &len, &force)) return NULL;
@@ -584,10 +660,32 @@ static PyObject *core_write_report(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* run_options() -> [{name, key, kind, default, choices, range, help}]: the
- * table of a run's options (rpxprof/options.h), the one description the
- * command line, manifests and these keywords share. default: what a run
- * gets when the option is not given (None: nothing, or the kind's rule). */
+/* {cli: --max-time, manifest: max_time, ...}: how each front end that
+ * takes the option spells it (rpx_run_option_spelled), or NULL */
+static PyObject *front_ends(const rpx_run_option *o)
+{
+    static const char *const names[RPX_SPELL_COUNT] = {"cli", "manifest", "python", "compare"};
+    PyObject *d = PyDict_New();
+    int sp;
+    for (sp = 0; d && sp < RPX_SPELL_COUNT; sp++) {
+        char buf[80];
+        PyObject *v;
+        if (!rpx_run_option_accepted(o, (rpx_option_spelling)sp)) continue;
+        v = PyUnicode_FromString(rpx_run_option_spelled(o, (rpx_option_spelling)sp, buf,
+                                                        sizeof buf));
+        if (!v || PyDict_SetItemString(d, names[sp], v) != 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
+/* run_options() -> [{name, key, kind, default, choices, range, help, front_ends,
+ * manifest_level}]: the table of a run's options (rpxprof/options.h), the one
+ * description the command line, manifests, compare --run and these keywords
+ * share. default: what a run gets when the option is not given (None: nothing,
+ * or the kind's rule); front_ends: {front end: its spelling} for those that
+ * take it (cli, manifest, python, compare); manifest_level: where a manifest
+ * takes it. */
 static PyObject *core_run_options(PyObject *self, PyObject *unused)
 {
     static const char *const kinds[] = {"int", "number", "duration", "share", "enum", "flag",
@@ -599,7 +697,7 @@ static PyObject *core_run_options(PyObject *self, PyObject *unused)
     (void)unused;
     for (i = 0; list && i < n; i++) {
         char range[400];
-        PyObject *d, *dflt, *choices = Py_None;
+        PyObject *d, *dflt, *choices = Py_None, *fe;
         rpx_run_option_range_text(&t[i], range, sizeof range);
         if (t[i].kind == RPX_OPT_FLAG)
             dflt = PyBool_FromLong(0);
@@ -624,13 +722,20 @@ static PyObject *core_run_options(PyObject *self, PyObject *unused)
         } else {
             Py_INCREF(choices);
         }
-        d = dflt && choices ? Py_BuildValue("{s:s,s:s,s:s,s:O,s:O,s:s,s:s}", "name", t[i].name,
-                                            "key", t[i].key, "kind", kinds[t[i].kind],
-                                            "default", dflt, "choices", choices, "range", range,
-                                            "help", t[i].help)
-                            : NULL;
+        fe = front_ends(&t[i]);
+        d = dflt && choices && fe
+                ? Py_BuildValue("{s:s,s:s,s:s,s:O,s:O,s:s,s:s,s:O,s:s}", "name", t[i].name, "key",
+                                t[i].key, "kind", kinds[t[i].kind], "default", dflt, "choices",
+                                choices, "range", range, "help", t[i].help, "front_ends", fe,
+                                "manifest_level",
+                                (t[i].flags & RPX_OPT_MANIFEST_MODEL)      ? "model"
+                                : (t[i].flags & RPX_OPT_MANIFEST_DEFAULTS) ? "defaults"
+                                : (t[i].flags & RPX_OPT_MANIFEST_TASK)     ? "task"
+                                                                           : "defaults,model")
+                : NULL;
         Py_XDECREF(dflt);
         Py_XDECREF(choices);
+        Py_XDECREF(fe);
         if (!d || PyList_Append(list, d) != 0) Py_CLEAR(list);
         Py_XDECREF(d);
     }
@@ -776,22 +881,10 @@ static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
-static void custom_target(rpx_target_hooks *custom, core_state *st, PyObject *fn, const char *module,
-                          const char *qualname)
-{
-    memset(st, 0, sizeof *st);
-    memset(custom, 0, sizeof *custom);
-    Py_INCREF(fn);
-    st->call.func = fn;
-    st->call.function_name = qualname;
-    st->module = module;
-    st->qualname = qualname;
-    python_hooks(custom, st);
-}
-
 /* profile_pair(fn_a, fn_b, name_a, name_b, module_a, qualname_a, module_b, qualname_b,
- *              inputs, label, writable, warmup, repeats, processes, device, precision,
- *              unit, cpus, spread, timeout, call_timeout, args, kwargs)
+ *              inputs, label=, spread=, args=, kwargs=, and the run options that
+ *              `compare --run` takes, by their keys: warmup, repeats, processes (10),
+ *              device, precision, unit, cpus, timeout, call_timeout, writable_inputs)
  * inputs None with args (a tuple) / kwargs (a dict or None): each called as
  * fn(*args, **kwargs) with the caller's own objects, as profile() calls one.
  * -> ((report_a_json, status_a), (report_b_json, status_b), error): two callables
@@ -799,16 +892,12 @@ static void custom_target(rpx_target_hooks *custom, core_state *st, PyObject *fn
  * worker processes alternate A B, B A, ...; with spread, pair k on CPU k mod n). */
 static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"fn_a", "fn_b", "name_a", "name_b", "module_a", "qualname_a",
-                            "module_b", "qualname_b", "inputs", "label", "writable", "warmup",
-                            "repeats", "processes", "device", "precision", "unit", "cpus",
-                            "spread", "timeout", "call_timeout", "args", "kwargs", NULL};
     PyObject *fn[2], *out = NULL, *rep[2] = {NULL, NULL};
-    PyObject *call_args = Py_None, *call_kwargs = Py_None;
+    PyObject *call_args = Py_None, *call_kwargs = Py_None, *key, *v;
     const char *name[2], *module[2] = {NULL, NULL}, *qualname[2] = {NULL, NULL};
     const char *inputs = NULL, *label = NULL;
-    int writable = 0, processes = 10, k, rc;
-    double timeout = 0, call_timeout = 0;
+    int k, rc;
+    Py_ssize_t pos = 0;
     rpx_runner_config c[2];
     rpx_runner_result res[2];
     rpx_target_hooks custom[2];
@@ -816,13 +905,28 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     rpx_error err = {0};
     (void)self;
     rpx_runner_config_init(&c[0]);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzz|zpllissszpddOO", names, &fn[0],
-                                     &fn[1], &name[0], &name[1], &module[0], &qualname[0],
-                                     &module[1], &qualname[1], &inputs, &label, &writable,
-                                     &c[0].warmup, &c[0].repeats, &processes, &c[0].device,
-                                     &c[0].precision, &c[0].unit, &c[0].cpus, &c[0].spread,
-                                     &timeout, &call_timeout, &call_args, &call_kwargs))
+    c[0].processes = 10;
+    if (!PyArg_ParseTuple(args, "OOsszzzzz", &fn[0], &fn[1], &name[0], &name[1], &module[0],
+                          &qualname[0], &module[1], &qualname[1], &inputs))
         return NULL;
+    while (kw && PyDict_Next(kw, &pos, &key, &v)) {
+        const char *kname = PyUnicode_AsUTF8(key);
+        const rpx_run_option *o;
+        if (!kname) return NULL;
+        if (strcmp(kname, "label") == 0) {
+            if (v != Py_None && !(label = PyUnicode_AsUTF8(v))) return NULL;
+        } else if (strcmp(kname, "args") == 0) call_args = v;
+        else if (strcmp(kname, "kwargs") == 0) call_kwargs = v;
+        else if (strcmp(kname, "spread") == 0) {
+            if ((c[0].spread = PyObject_IsTrue(v)) < 0) return NULL;
+        } else if ((o = rpx_run_option_find(kname)) && strcmp(o->key, kname) == 0 &&
+                   rpx_run_option_accepted(o, RPX_SPELL_COMPARE)) {
+            if (py_option(&c[0], o, v) != 0) return NULL;
+        } else {
+            PyErr_Format(PyExc_TypeError, "profile_pair(): unknown keyword '%s'", kname);
+            return NULL;
+        }
+    }
     if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
         (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
         PyErr_SetString(PyExc_TypeError, "args: a tuple, kwargs: a dict");
@@ -838,12 +942,14 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     }
     c[0].inputs = inputs;
     c[0].inputs_label = label;
-    c[0].writable_inputs = writable;
-    c[0].processes = processes;
     c[0].isolate = 1;
+    c[0].spelling = RPX_SPELL_PY;
     c[0].output = NULL;
-    c[0].timeout_s = timeout;
-    c[0].call_timeout_s = call_timeout;
+    c[0].model = name[0];
+    /* ranges and rules, worded for Python (the runner checks them again) */
+    if (rpx_runner_config_check(&c[0], RPX_SPELL_PY, &err) != 0)
+        return raise_error(err.message, RPX_EXIT_USAGE);
+    c[0].model = NULL;
     c[1] = c[0];
     memset(res, 0, sizeof res);
     for (k = 0; k < 2; k++) {

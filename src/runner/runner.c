@@ -312,14 +312,23 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         long slice = rpx__workers_slice(c->repeats, x->processes, x->processes);
         long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
         int k = x->processes_asked ? x->processes_asked : x->processes;
+        rpx_option_spelling sp = (rpx_option_spelling)c->spelling;
+        char tp[40], rp[40], rp2[40], pr[40];
         if (slice < need)
             return rpx_error_set(err, RPX_EUSAGE,
-                                 "--target-precision %g%%: cannot be reached: --repeats %ld over %d "
-                                 "processes is %ld call%s in each, and the p50's interval between "
-                                 "processes needs at least %ld calls in every process; give "
-                                 "--repeats %ld or more (or fewer --processes)",
-                                 c->target_precision * 100, c->repeats, x->processes, slice,
-                                 slice == 1 ? "" : "s", need, need * k);
+                                 "%s %g%%: cannot be reached: %s %ld over %d processes is %ld "
+                                 "call%s in each, and the p50's interval between processes "
+                                 "needs at least %ld calls in every process; give %s %ld or more "
+                                 "(or fewer %s)",
+                                 rpx__option_value_label("target-precision", sp, tp, sizeof tp),
+                                 c->target_precision * 100,
+                                 rpx__option_value_label("repeats", sp, rp, sizeof rp), c->repeats,
+                                 x->processes, slice, slice == 1 ? "" : "s", need,
+                                 rpx_run_option_spelled(rpx_run_option_find("repeats"), sp, rp2,
+                                                        sizeof rp2),
+                                 need * k,
+                                 rpx_run_option_spelled(rpx_run_option_find("processes"), sp, pr,
+                                                        sizeof pr));
     }
     c->target.inputs_path = c->inputs ? c->inputs : c->n_sample_files ? c->sample_files[0] : NULL;
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
@@ -614,7 +623,7 @@ static void outputs_section(const run_ctx *x, json_t *report, rpx_runner_result 
     for (i = 0; i < x->w.n; i++) json_decref(per[i]);
     if (!o) return;
     if (differ && res->status == RPX_RUNNER_COMPLETE) {
-        char m[512], first[256] = "", big[64] = "not a number";
+        char m[512], first[256] = "", big[64] = "not a number", label[40];
         json_t *f = json_array_get(json_object_get(o, "mismatches"), 0);
         res->status = RPX_RUNNER_OUTPUTS_DIFFER;
         json_object_set_new(report, "status", json_string(rpx_runner_status_word(res->status)));
@@ -630,8 +639,10 @@ static void outputs_section(const run_ctx *x, json_t *report, rpx_runner_result 
                          ? json_string_value(json_object_get(f, "output")) : "(all)",
                      json_string_value(json_object_get(f, "reason")));
         snprintf(m, sizeof m,
-                 "--check-outputs: %lld of %lld checked calls returned other outputs than the "
+                 "%s: %lld of %lld checked calls returned other outputs than the "
                  "reference (largest difference %s)%s%s",
+                 rpx__option_value_label("check-outputs", (rpx_option_spelling)x->c.spelling,
+                                         label, sizeof label),
                  (long long)json_integer_value(json_object_get(o, "mismatched_calls")),
                  (long long)json_integer_value(json_object_get(o, "checked_calls")), big, first,
                  json_integer_value(json_object_get(o, "processes_with_other_reference"))
@@ -750,9 +761,12 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     }
     notes = rpx__make_notes(cfgp, sh->measured, &sh->memory);
     if (notes && x->spread_asked) {
-        char m[256];
-        snprintf(m, sizeof m, "--spread over %d CPUs: %d processes ran instead of %d, the same "
-                 "number on each CPU", x->place.n_rotation, x->processes, x->spread_asked);
+        char m[256], sp[40];
+        snprintf(m, sizeof m, "%s over %d CPUs: %d processes ran instead of %d, the same "
+                 "number on each CPU",
+                 rpx__option_value_label("spread", (rpx_option_spelling)x->c.spelling, sp,
+                                         sizeof sp),
+                 x->place.n_rotation, x->processes, x->spread_asked);
         json_array_append_new(notes, json_string(m));
     }
     if (notes) run_notes(x, sh, lat, devjson, &trend, notes, res->warnings, &roofline, &budget);

@@ -75,6 +75,9 @@ int rpx__cpus_allowed(cpu_set_t *set);
 /* "0-1,4" */
 void rpx__cpus_text(const cpu_set_t *set, char *buf, size_t size);
 json_t *rpx__cpus_json(const cpu_set_t *set);
+/* how a bad value names option NAME: spelled, or from Python its key (options.c) */
+const char *rpx__option_value_label(const char *name, rpx_option_spelling sp, char *buf,
+                                    size_t size);
 /* The placement of a checked config. */
 int rpx__placement_init(const rpx_runner_config *c, placement *pl);
 /* The CPUs process i is pinned to: 1 and *set, or 0 (inherit: the mask stays). */

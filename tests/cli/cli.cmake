@@ -55,3 +55,7 @@ rpx_py_test(cli.variance cli/test_variance.py SERIAL)
 rpx_py_test(cli.output_checks cli/test_output_checks.py)
 # The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.
 rpx_py_test(cli.html cli/test_html.py)
+# The run options' table read alike by the command line, manifests and Python (issue 35 §2):
+# every option accepted or refused by name, bad values and combination rules in the same
+# words but the spelling; nothing is measured (a few seconds).
+rpx_py_test(cli.options_table cli/test_options_table.py)

@@ -146,6 +146,73 @@ static void test_check(void **st)
     assert_true(strncmp(err.message, "flops describes the model", 25) == 0);
 }
 
+/* The front ends: which take an option, how each spells it, which options a
+ * front end set (given), and the rules that read them, worded per front end. */
+static void test_front_ends_and_rules(void **st)
+{
+    const rpx_run_option *mt = rpx_run_option_find("max_time");
+    const rpx_run_option *rep = rpx_run_option_find("repeats");
+    rpx_runner_config c;
+    rpx_error err = {0};
+    char buf[64];
+    (void)st;
+    assert_string_equal(rpx_run_option_spelled(mt, RPX_SPELL_CLI, buf, sizeof buf), "--max-time");
+    assert_string_equal(rpx_run_option_spelled(mt, RPX_SPELL_KEY, buf, sizeof buf), "max_time");
+    assert_string_equal(rpx_run_option_spelled(mt, RPX_SPELL_PY, buf, sizeof buf), "max_time=");
+    assert_string_equal(rpx_run_option_spelled(mt, RPX_SPELL_COMPARE, buf, sizeof buf),
+                        "--max-time");
+    assert_true(rpx_run_option_accepted(mt, RPX_SPELL_CLI));
+    assert_true(rpx_run_option_accepted(mt, RPX_SPELL_PY));
+    assert_false(rpx_run_option_accepted(mt, RPX_SPELL_MANIFEST));
+    assert_false(rpx_run_option_accepted(mt, RPX_SPELL_COMPARE));
+    assert_true(rpx_run_option_accepted(rep, RPX_SPELL_MANIFEST));
+    assert_true(rpx_run_option_accepted(rep, RPX_SPELL_COMPARE));
+    /* --max-time bounds --target-precision: given, not a value that differs */
+    rpx_runner_config_init(&c);
+    c.model = "rpxprof-demo:demo_noop";
+    assert_false(rpx_run_option_given(&c, mt));
+    assert_int_equal(rpx_run_option_set_text(&c, mt, "60", "--max-time", &err), 0);
+    assert_true(rpx_run_option_given(&c, mt));
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_CLI, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "--max-time bounds --target-precision; give both");
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_PY, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "max_time= bounds target_precision=; give both");
+    c.target_precision = 0.01;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_PY, &err), 0);
+    /* a bad value from Python is named by its key */
+    c.repeats = 0;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_PY, &err), RPX_EUSAGE);
+    assert_true(strncmp(err.message, "repeats '0': give", 17) == 0);
+    /* paced calls: --duration needs --rate; --repeats beside them is refused */
+    rpx_runner_config_init(&c);
+    c.model = "rpxprof-demo:demo_noop";
+    c.target.load_duration_s = 2;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "duration S paces the calls for S seconds; give rate HZ too "
+                                     "(HZ x S timed calls)");
+    c.rate_hz = 10;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), 0);
+    assert_int_equal(rpx_run_option_set_number(&c, rep, 1000, "repeats", &err), 0);
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_CLI, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "--repeats and --rate x --duration both set the number of "
+                                     "timed calls; give one");
+    /* an HTTP-only option on another target, named as the front end spells it */
+    rpx_runner_config_init(&c);
+    c.model = "rpxprof-demo:demo_noop";
+    assert_int_equal(rpx_run_option_set_text(&c, rpx_run_option_find("drain"), "1", "drain",
+                                             &err), 0);
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_KEY, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "drain is for HTTP API targets (model http(s)://...), not "
+                                     "rpxprof-demo:demo_noop");
+    /* an API's open-loop load: --rate needs --duration */
+    rpx_runner_config_init(&c);
+    c.model = "http://127.0.0.1:9/x";
+    c.rate_hz = 10;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_CLI, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "--rate 10 needs --duration S (the schedule sends rate x "
+                                     "duration requests)");
+}
+
 /* Every option of the table is documented in docs/cli.md as --NAME. */
 static void test_documented(void **st)
 {
@@ -225,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_set_and_messages),
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_front_ends_and_rules),
         cmocka_unit_test(test_documented),
         cmocka_unit_test(test_help_places_every_option),
         cmocka_unit_test(test_cpus_list),
