@@ -383,8 +383,12 @@ json_t *rpx__run_report(const rpx_run_data *d)
                             rss_trend_json(d->rss_trend));
     add_process_keys(d, report);
     if (d->placement) json_object_set(report, "placement", d->placement);
-    json_object_set_new(report, "call_records", rpx__call_records_json(d));
-    json_object_set_new(report, "timeline", rpx__timeline_json(d));
+    {
+        size_t i;
+        for (i = 0; i < d->n_sections; i++) /* call_records, timeline, outputs, gpu_time... */
+            json_object_set(report, d->sections[i].key,
+                            d->sections[i].value ? d->sections[i].value : json_null());
+    }
     add_sample_keys(d, report);
     if (d->rate_hz > 0) json_object_set_new(report, "pacing", pacing_json(d));
     {
@@ -402,5 +406,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
                  d->processes_asked, d->repeats, d->processes);
         warn_note(d->notes, d->warnings, m);
     }
+    if (d->audit) json_object_set(report, "audit", d->audit);
+    if (d->server_metrics) json_object_set(report, "server_metrics", d->server_metrics);
     return report;
 }

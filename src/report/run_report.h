@@ -59,6 +59,14 @@ typedef struct rpx_run_failure {
     int signal;                   /* 0: none */
 } rpx_run_failure;
 
+/* A measured section's key in the report and its value (runner/section.h):
+ * the runner's sections merge what the processes measured, and this file
+ * sets the keys, once, where the report has them. */
+typedef struct rpx_run_key {
+    const char *key;
+    json_t *value;                /* borrowed; NULL: null */
+} rpx_run_key;
+
 typedef struct rpx_run_data {
     rpx_profile_desc desc;        /* the keys profile.c lays out; desc.timing_scope NULL:
                                      chosen here from the kind and the inputs */
@@ -98,6 +106,13 @@ typedef struct rpx_run_data {
     size_t n_gpu_readings;
     long gpu_readings_dropped;
     int gpu_watched;              /* a watch ran (else the timeline's gpu is null) */
+    /* the measured sections' keys, set in their order before `variance`
+     * reads the report (a key absent here is absent from the report) */
+    const rpx_run_key *sections;
+    size_t n_sections;
+    /* the run's other parts (borrowed; NULL: the key is left out) */
+    json_t *audit;                /* --audit (runner/audit.c) */
+    json_t *server_metrics;       /* --server-metrics (runner/server_metrics.c) */
 } rpx_run_data;
 
 /* The report's `timeline` (timeline.c): null unless a process kept one. */

@@ -102,63 +102,66 @@ static const char *spelled(const char *name, rpx_option_spelling sp, char *buf, 
     return rpx_run_option_spelled(rpx_run_option_find(name), sp, buf, size);
 }
 
-/* --spread over n CPUs needs n calls at least (one process on each) */
-static int spread_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
+/* The rotation of a parsed --cpus (or of the allowed CPUs) and the policy. */
+static void placement_fill(const rpx_runner_config *c, placement *pl)
 {
-    char a[40], b[40];
-    int n = rpx__placement_spread_cpus(c);
-    if (n > 0 && c->repeats < n)
-        return rpx_error_set(err, RPX_EUSAGE, "%s over %d CPUs needs a process with a call on "
-                             "each; give %s %d or more",
-                             spelled("spread", sp, a, sizeof a), n,
-                             spelled("repeats", sp, b, sizeof b), n);
-    return 0;
+    const cpu_set_t *set = pl->has_requested ? &pl->requested : &pl->allowed;
+    int k;
+    pl->policy = c->spread ? RPX_PLACE_SPREAD : pl->has_requested ? RPX_PLACE_PINNED
+                                                                  : RPX_PLACE_INHERIT;
+    pl->n_rotation = 0;
+    for (k = 0; k < CPU_SETSIZE; k++)
+        if (CPU_ISSET(k, set)) pl->rotation[pl->n_rotation++] = k;
 }
 
-int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
+int rpx__placement_plan(const rpx_runner_config *c, rpx_option_spelling sp, placement *pl,
+                        rpx_error *err)
 {
-    cpu_set_t want, allowed, outside;
+    cpu_set_t outside;
     char why[128], a[40], b[40], list[512], bad[512];
+    int allowed_ok;
+    memset(pl, 0, sizeof *pl);
     if (c->spread && !c->isolate)
         return rpx_error_set(err, RPX_EUSAGE, "%s gives each worker process its own CPU and "
                              "needs isolation; drop %s",
                              spelled("spread", sp, a, sizeof a),
                              spelled("no-isolate", sp, b, sizeof b));
-    if (!c->cpus) return spread_check(c, sp, err);
-    if (rpx__cpus_parse(c->cpus, &want, why, sizeof why) != 0)
-        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': %s; give CPU numbers and ranges "
-                             "separated by commas, such as 1, 2-3 or 0,2",
-                             spelled("cpus", sp, a, sizeof a), c->cpus, why);
-    if (rpx__cpus_allowed(&allowed) != 0)
-        return spread_check(c, sp, err); /* nothing to check against: the kernel refuses */
-    CPU_XOR(&outside, &want, &allowed);
-    CPU_AND(&outside, &outside, &want);
-    if (CPU_COUNT(&outside) > 0) {
-        rpx__cpus_text(&allowed, list, sizeof list);
-        rpx__cpus_text(&outside, bad, sizeof bad);
-        return rpx_error_set(err, RPX_EUSAGE, "%s '%s': CPU %s %s not among the CPUs this "
-                             "process may use (%s: its affinity, set by taskset, a cgroup "
-                             "cpuset or the batch system); give CPUs from %s",
-                             spelled("cpus", sp, a, sizeof a), c->cpus, bad,
-                             CPU_COUNT(&outside) > 1 ? "are" : "is", list, list);
+    allowed_ok = rpx__cpus_allowed(&pl->allowed) == 0;
+    if (!allowed_ok) CPU_ZERO(&pl->allowed);
+    if (c->cpus) { /* the one place --cpus's text is read */
+        if (rpx__cpus_parse(c->cpus, &pl->requested, why, sizeof why) != 0)
+            return rpx_error_set(err, RPX_EUSAGE, "%s '%s': %s; give CPU numbers and ranges "
+                                 "separated by commas, such as 1, 2-3 or 0,2",
+                                 spelled("cpus", sp, a, sizeof a), c->cpus, why);
+        pl->has_requested = 1;
     }
-    return spread_check(c, sp, err);
+    if (pl->has_requested && allowed_ok) { /* else nothing to check against: the kernel refuses */
+        CPU_XOR(&outside, &pl->requested, &pl->allowed);
+        CPU_AND(&outside, &outside, &pl->requested);
+        if (CPU_COUNT(&outside) > 0) {
+            rpx__cpus_text(&pl->allowed, list, sizeof list);
+            rpx__cpus_text(&outside, bad, sizeof bad);
+            return rpx_error_set(err, RPX_EUSAGE, "%s '%s': CPU %s %s not among the CPUs this "
+                                 "process may use (%s: its affinity, set by taskset, a cgroup "
+                                 "cpuset or the batch system); give CPUs from %s",
+                                 spelled("cpus", sp, a, sizeof a), c->cpus, bad,
+                                 CPU_COUNT(&outside) > 1 ? "are" : "is", list, list);
+        }
+    }
+    placement_fill(c, pl);
+    /* --spread over n CPUs needs n calls at least (one process on each) */
+    if (c->spread && pl->n_rotation > 0 && c->repeats < pl->n_rotation)
+        return rpx_error_set(err, RPX_EUSAGE, "%s over %d CPUs needs a process with a call on "
+                             "each; give %s %d or more",
+                             spelled("spread", sp, a, sizeof a), pl->n_rotation,
+                             spelled("repeats", sp, b, sizeof b), pl->n_rotation);
+    return 0;
 }
 
-int rpx__placement_init(const rpx_runner_config *c, placement *pl)
+int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
 {
-    cpu_set_t set;
-    char why[128];
-    int k;
-    memset(pl, 0, sizeof *pl);
-    if (rpx__cpus_allowed(&pl->allowed) != 0) CPU_ZERO(&pl->allowed);
-    pl->has_requested = c->cpus && rpx__cpus_parse(c->cpus, &pl->requested, why, sizeof why) == 0;
-    pl->policy = c->spread ? RPX_PLACE_SPREAD : pl->has_requested ? RPX_PLACE_PINNED
-                                                                  : RPX_PLACE_INHERIT;
-    set = pl->has_requested ? pl->requested : pl->allowed;
-    for (k = 0; k < CPU_SETSIZE; k++)
-        if (CPU_ISSET(k, &set)) pl->rotation[pl->n_rotation++] = k;
-    return 0;
+    placement pl;
+    return rpx__placement_plan(c, sp, &pl, err);
 }
 
 int rpx__placement_cpus_of(const placement *pl, int process, cpu_set_t *set)
@@ -177,8 +180,12 @@ int rpx__placement_cpus_of(const placement *pl, int process, cpu_set_t *set)
 int rpx__placement_spread_cpus(const rpx_runner_config *c)
 {
     placement pl;
+    char why[128];
     if (!c->spread) return 0;
-    rpx__placement_init(c, &pl);
+    memset(&pl, 0, sizeof pl);
+    if (rpx__cpus_allowed(&pl.allowed) != 0) CPU_ZERO(&pl.allowed);
+    pl.has_requested = c->cpus && rpx__cpus_parse(c->cpus, &pl.requested, why, sizeof why) == 0;
+    placement_fill(c, &pl);
     return pl.n_rotation;
 }
 

@@ -50,17 +50,7 @@ int rpx__server_metrics_parse(const char *text, rpx__counters *out);
 json_t *rpx__server_metrics_json(const char *url, const rpx__counters *before,
                                  const rpx__counters *after, json_t *warnings);
 
-/* ---- placement.c ---- */
-enum { RPX_PLACE_INHERIT = 0, RPX_PLACE_PINNED, RPX_PLACE_SPREAD };
-typedef struct placement {
-    int policy;                   /* RPX_PLACE_* */
-    cpu_set_t allowed;            /* this process's own affinity when the run began */
-    cpu_set_t requested;          /* --cpus, when has_requested */
-    int has_requested;
-    int rotation[CPU_SETSIZE];    /* --spread: the CPUs in turn (--cpus, else the allowed) */
-    int n_rotation;
-} placement;
-
+/* ---- placement.c (the placement struct: plan.h) ---- */
 /* "1", "2-3", "0,2": 0, or -1 and why (the list's syntax). */
 int rpx__cpus_parse(const char *text, cpu_set_t *set, char *why, size_t size);
 /* This process's affinity (sched_getaffinity): 0 or -1. */
@@ -69,13 +59,16 @@ int rpx__cpus_allowed(cpu_set_t *set);
 void rpx__cpus_text(const cpu_set_t *set, char *buf, size_t size);
 json_t *rpx__cpus_json(const cpu_set_t *set);
 /* --cpus's syntax and its CPUs among the allowed ones (refused with the
- * allowed list), --spread with isolation: RPX_EUSAGE in the caller's spelling. */
+ * allowed list), --spread with isolation and enough calls: RPX_EUSAGE in the
+ * caller's spelling; else 0 and the placement (--cpus parsed once, here). */
+int rpx__placement_plan(const rpx_runner_config *c, rpx_option_spelling sp, placement *pl,
+                        rpx_error *err);
+/* The same check without its placement (rpx_runner_config_check). */
 int rpx__placement_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err);
-/* The placement of a checked config. */
-int rpx__placement_init(const rpx_runner_config *c, placement *pl);
 /* The CPUs process i is pinned to: 1 and *set, or 0 (inherit: the mask stays). */
 int rpx__placement_cpus_of(const placement *pl, int process, cpu_set_t *set);
-/* --spread: how many CPUs the processes rotate over; 0 without --spread. */
+/* --spread: how many CPUs the processes rotate over; 0 without --spread (for
+ * rpx_runner_processes, which has no plan). */
 int rpx__placement_spread_cpus(const rpx_runner_config *c);
 /* The report's `placement`: policy, cpus_allowed, cpus_requested, by_process
  * (each process's CPUs as it read them itself; NULL or empty: null). */
@@ -188,14 +181,13 @@ long rpx__workers_slice(long repeats, int processes, int i);
 /* One more process of `slice` timed calls. 1: it completed, go on; 0: stop
  * (it did not complete, a signal came, or the limit of processes); < 0: the
  * first block could not be mapped (err says why). */
-int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
-                      long slice, workers *w, rpx_error *err);
+int rpx__workers_step(const run_plan *plan, long slice, workers *w, rpx_error *err);
 
-/* Run the workers: `processes` of them (more, up to RPX_RUNNER_MAX_PROCESSES,
- * while a target precision is not reached and time is left). Returns 0, or
- * -1 when the first block cannot be mapped (err says why). */
-int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
-                     int processes, workers *w, rpx_error *err);
+/* Run the workers: plan->processes of them (more, up to
+ * RPX_RUNNER_MAX_PROCESSES, while a target precision is not reached and time
+ * is left). Returns 0, or -1 when the first block cannot be mapped (err says
+ * why). */
+int rpx__workers_run(const run_plan *plan, workers *w, rpx_error *err);
 void rpx__workers_free(workers *w);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */

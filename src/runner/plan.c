@@ -1,0 +1,88 @@
+/* plan.c — owns a run parsed once (plan.h): the number of worker processes,
+ * the placement (--cpus read here, once), the stopping rule's feasibility,
+ * the measured sections the run keeps and the output checks' parameters,
+ * worked out from a checked config before any process starts. */
+#include "runner/plan.h"
+
+#include <string.h>
+
+#include "rpxprof/error.h"
+#include "rpxprof/stats.h"
+#include "runner/runner_internal.h"
+#include "runner/section.h"
+
+int rpx__plan_processes(const rpx_runner_config *c, const char *kind, int spread_cpus, int *asked)
+{
+    int p = c->processes > 0 ? c->processes
+          : (!c->isolate || c->gpu_time || strcmp(kind, "http") == 0)
+                ? 1
+                : RPX_RUNNER_DEFAULT_PROCESSES;
+    int n = spread_cpus;
+    if (asked) *asked = p;
+    if (n > 0) { /* --spread: the same number of processes on each CPU */
+        long cap = c->repeats >= 1 && c->repeats < RPX_RUNNER_MAX_PROCESSES
+                       ? c->repeats
+                       : RPX_RUNNER_MAX_PROCESSES;
+        long up = ((long)p + n - 1) / n * n;
+        if (up > cap) up = cap / n * n;
+        if (up < n) up = n;
+        return (int)up;
+    }
+    return c->repeats >= 1 && p > c->repeats ? (int)c->repeats : p;
+}
+
+/* The stopping rule adds processes of repeats/processes calls: when that is
+ * fewer than the p50's between-process interval needs in every process, no
+ * number of processes ever states it (docs/statistics.md). */
+static int precision_reachable(const rpx_runner_config *c, const run_plan *plan, rpx_error *err)
+{
+    long slice = rpx__workers_slice(c->repeats, plan->processes, plan->processes);
+    long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
+    int k = plan->processes_asked ? plan->processes_asked : plan->processes;
+    if (!(c->target_precision > 0) || slice >= need) return 0;
+    return rpx_error_set(err, RPX_EUSAGE,
+                         "--target-precision %g%%: cannot be reached: --repeats %ld over %d "
+                         "processes is %ld call%s in each, and the p50's interval between "
+                         "processes needs at least %ld calls in every process; give "
+                         "--repeats %ld or more (or fewer --processes)",
+                         c->target_precision * 100, c->repeats, plan->processes, slice,
+                         slice == 1 ? "" : "s", need, need * k);
+}
+
+int rpx__plan_build(const rpx_runner_config *c, const char *kind, run_plan *plan, rpx_error *err)
+{
+    int asked, rc;
+    size_t i;
+    const int http = strcmp(kind, "http") == 0;
+    memset(plan, 0, sizeof *plan);
+    plan->c = c;
+    plan->kind = kind;
+    if ((rc = rpx__placement_plan(c, RPX_SPELL_KEY, &plan->place, err)) != 0) return rc;
+    plan->processes = rpx__plan_processes(c, kind, c->spread ? plan->place.n_rotation : 0, &asked);
+    if (c->spread) {
+        if (asked != plan->processes) plan->spread_asked = asked;
+    } else if (asked > plan->processes) {
+        plan->processes_asked = asked;
+    }
+    if ((rc = precision_reachable(c, plan, err)) != 0) return rc;
+    plan->rate_hz = http ? 0 : c->rate_hz;
+    /* where each call ran: a local model's calls (an HTTP call's time is the
+     * remote server's, and the open-loop load has no calls of its own) */
+    plan->call_records = http ? RPX_CALL_RECORDS_OFF : c->call_records;
+    if (c->check_outputs || c->reference_outputs || c->save_outputs) {
+        outputs_params op = {c->check_fraction, c->rtol, c->atol, c->target.load_seed,
+                             c->reference_outputs, c->save_outputs, 0};
+        plan->outputs = op;
+    }
+    for (i = 0; i < rpx__n_sections; i++)
+        if (rpx__sections[i]->on(plan)) plan->sections |= 1u << i;
+    return 0;
+}
+
+void rpx__plan_inputs(run_plan *plan, const rpx_inputs *samples, size_t n,
+                      const rpx_inputs *pristine)
+{
+    plan->samples = samples;
+    plan->n_samples = n;
+    plan->pristine = pristine;
+}
