@@ -61,5 +61,7 @@ rpx_py_test(cli.variance cli/test_variance.py)
 set_tests_properties(cli.variance PROPERTIES RUN_SERIAL TRUE)
 # --check-outputs: C (NAME_outputs), Python return values and HTTP bodies (issue 30 §3).
 rpx_py_test(cli.output_checks cli/test_output_checks.py)
+# Measured sections as modules: their keys, an export that does not fit (issue 35 §4).
+rpx_py_test(cli.sections cli/test_sections.py)
 # The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.
 rpx_py_test(cli.html cli/test_html.py)
