@@ -385,8 +385,9 @@ json_t *rpx__run_report(const rpx_run_data *d)
     if (d->placement) json_object_set(report, "placement", d->placement);
     {
         size_t i;
-        for (i = 0; i < d->n_sections; i++) /* call_records, timeline, outputs, gpu_time... */
-            json_object_set(report, d->sections[i].key,
+        for (i = 0; i < d->n_sections; i++) /* call_records, timeline, gpu_time... */
+            if (!d->sections[i].optional)
+                json_object_set(report, d->sections[i].key,
                             d->sections[i].value ? d->sections[i].value : json_null());
     }
     add_sample_keys(d, report);
@@ -408,5 +409,12 @@ json_t *rpx__run_report(const rpx_run_data *d)
     }
     if (d->audit) json_object_set(report, "audit", d->audit);
     if (d->server_metrics) json_object_set(report, "server_metrics", d->server_metrics);
+    {
+        size_t i;
+        for (i = 0; i < d->n_sections; i++) /* outputs */
+            if (d->sections[i].optional)
+                json_object_set(report, d->sections[i].key,
+                                d->sections[i].value ? d->sections[i].value : json_null());
+    }
     return report;
 }

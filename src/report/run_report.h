@@ -65,6 +65,8 @@ typedef struct rpx_run_failure {
 typedef struct rpx_run_key {
     const char *key;
     json_t *value;                /* borrowed; NULL: null */
+    int optional;                 /* a key only the runs that measure it have (outputs): set
+                                     last, after audit and server_metrics */
 } rpx_run_key;
 
 typedef struct rpx_run_data {

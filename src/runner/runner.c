@@ -642,6 +642,7 @@ static int merge_sections(const run_ctx *x, finish *f)
     for (i = 0; i < rpx__n_sections; i++) {
         if (!rpx__section_on(&x->plan, i) && !rpx__sections[i]->off_is_null) continue;
         f->keys[f->rd.n_sections].key = rpx__sections[i]->key;
+        f->keys[f->rd.n_sections].optional = !rpx__sections[i]->off_is_null;
         f->keys[f->rd.n_sections++].value = f->values[i];
     }
     f->rd.sections = f->keys;
