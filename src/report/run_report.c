@@ -151,7 +151,7 @@ static void add_process_keys(const rpx_run_data *d, json_t *report)
                          d->target_precision * 100, d->n_procs, d->seconds,
                          d->why_none && d->why_none[0] ? d->why_none
                                                        : "fewer than 2 processes completed");
-            warn_note(d->notes, d->warnings, buf);
+            warn_note(d->desc.notes, d->warnings, buf);
         }
     } else {
         json_object_set_new(report, "stopping", json_null());
@@ -222,7 +222,7 @@ static void add_sample_keys(const rpx_run_data *d, json_t *report)
                      "--repeats %ld is not a multiple of the %zu distinct samples: the last "
                      "repetition is partial (latency_by_sample's n differ)",
                      d->repeats, n_smp);
-            warn_note(d->notes, d->warnings, m2);
+            warn_note(d->desc.notes, d->warnings, m2);
         }
     }
     if (d->writable_inputs) {
@@ -296,7 +296,7 @@ static json_t *pacing_json(const rpx_run_data *d)
 {
     double rate_hz = d->rate_hz;
     json_t *back_to_back = d->back_to_back;
-    const rpx_latency *paced = d->latency;
+    const rpx_latency *paced = d->desc.latency;
     json_t *o = json_object();
     rpx_latency *lag = NULL, *sched = NULL;
     double period_ns = 1e9 / rate_hz, calls_minus = 0, span_ns = 0;
@@ -397,7 +397,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
          * key it reads is in place */
         json_t *v = rpx_variance_json(report);
         const char *m = json_string_value(json_object_get(v, "message"));
-        if (m) warn_note(d->notes, d->warnings, m);
+        if (m) warn_note(d->desc.notes, d->warnings, m);
         json_object_set_new(report, "variance", v ? v : json_null());
     }
     if (d->processes_asked) {
@@ -405,7 +405,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
         snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "
                  "call each ran instead; give more --repeats",
                  d->processes_asked, d->repeats, d->processes);
-        warn_note(d->notes, d->warnings, m);
+        warn_note(d->desc.notes, d->warnings, m);
     }
     if (d->audit) json_object_set(report, "audit", d->audit);
     if (d->server_metrics) json_object_set(report, "server_metrics", d->server_metrics);

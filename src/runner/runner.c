@@ -614,18 +614,11 @@ static void fill_data(const run_ctx *x, finish *f, json_t *warnings)
     rd->why_none = wp->why_none;
     rd->rate_hz = x->plan.rate_hz;
     rd->back_to_back = c->back_to_back_latency;
-    rd->latency = f->lat;
     rd->processes_asked = x->plan.processes_asked;
     rd->processes = x->plan.processes;
-    rd->notes = f->notes;
     rd->warnings = warnings;
     for (i = 0; i < wp->n; i++) cpus[i] = &wp->proc[i]->affinity;
     rd->placement = rpx__placement_json(&x->plan.place, cpus, wp->n);
-    if (c->timeline && x->watch) { /* the GPU's clocks, power and temperature over time */
-        rd->gpu_watched = 1;
-        rd->n_gpu_readings = rpx_nvml_watch_readings(x->watch, &rd->gpu_readings,
-                                                     &rd->gpu_readings_dropped);
-    }
     rd->audit = x->audit;
     rd->server_metrics = x->server_metrics;
 }

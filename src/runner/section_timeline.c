@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "device/nvml.h"
 #include "rpxprof/clock.h"
 #include "runner/section.h"
 
@@ -77,6 +78,7 @@ static int tl_merge(const section_merge *m, section_out *out)
 {
     rpx_run_timeline *tl = calloc((size_t)m->n + 1, sizeof *tl);
     const int writable = m->plan->pristine != NULL;
+    rpx_run_gpu_readings gpu = {0, NULL, 0, 0};
     int i;
     if (!tl) return -1;
     for (i = 0; i < m->n; i++) {
@@ -95,7 +97,10 @@ static int tl_merge(const section_merge *m, section_out *out)
         if (!s->calls && looped) tl[i].request_intended_ns = s->call_start;
         m->views[i].timeline = &tl[i];
     }
-    out->value = rpx__timeline_json(m->rd);
+    if (m->plan->gpu_watch) /* the GPU's clocks, power and temperature over time */
+        gpu.n = rpx_nvml_watch_readings(m->plan->gpu_watch, &gpu.readings, &gpu.dropped);
+    gpu.watched = m->plan->gpu_watch != NULL;
+    out->value = rpx__timeline_json(m->rd, &gpu);
     for (i = 0; i < m->n; i++) m->views[i].timeline = NULL; /* tl is freed here */
     free(tl);
     return 0;
