@@ -327,14 +327,14 @@ static json_t *audit_seed(const rpx_runner_config *c, const char *dir, json_t *w
     return o;
 }
 
-int rpx__audit_run(const rpx_runner_config *c, json_t **audit, json_t *warnings, rpx_error *err)
+int rpx__audit_run(const rpx_runner_config *c, unsigned f, json_t **audit, json_t *warnings,
+                   rpx_error *err)
 {
-    unsigned f = 0;
     char dir[4096];
     const char *tmp = getenv("TMPDIR");
     json_t *o;
     *audit = NULL;
-    if (!c->audit || rpx__audit_parse(c->audit, &f) != 0 || !f) return 0;
+    if (!f) return 0;
     snprintf(dir, sizeof dir, "%s/rpxprof-audit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         return rpx_error_set(err, RPX_EIO, "%s: cannot make a temporary folder for the audit: %s",

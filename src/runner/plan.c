@@ -1,6 +1,7 @@
 /* plan.c — owns a run parsed once (plan.h): the number of worker processes,
  * the placement (--cpus read here, once), the stopping rule's feasibility,
- * the measured sections the run keeps and the output checks' parameters,
+ * the audits (--audit read here, once), the measured sections the run keeps
+ * and the output checks' parameters,
  * worked out from a checked config before any process starts. */
 #include "runner/plan.h"
 
@@ -65,6 +66,7 @@ int rpx__plan_build(const rpx_runner_config *c, const char *kind, run_plan *plan
         plan->processes_asked = asked;
     }
     if ((rc = precision_reachable(c, plan, err)) != 0) return rc;
+    if (c->audit && rpx__audit_parse(c->audit, &plan->audits) != 0) plan->audits = 0; /* checked */
     plan->rate_hz = http ? 0 : c->rate_hz;
     /* where each call ran: a local model's calls (an HTTP call's time is the
      * remote server's, and the open-loop load has no calls of its own) */

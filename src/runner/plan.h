@@ -1,6 +1,6 @@
 /* plan.h — a run parsed once (plan.c): what the runner derives from a checked
  * rpx_runner_config before any process starts (the target's kind, the number
- * of worker processes, --cpus and --spread as a placement, the measured
+ * of worker processes, --cpus and --spread as a placement, the audits, the measured
  * sections the run keeps, the output checks' parameters) and the inputs every
  * process receives. Each value is worked out here once and passed on in this
  * parsed form: the workers, the stage and the report read the plan, never the
@@ -41,6 +41,7 @@ typedef struct run_plan {
                                      (then reduced, and the report says so); 0: not */
     int spread_asked;             /* --spread changed the count from this; 0: it did not */
     placement place;              /* --cpus, parsed here once, and --spread's rotation */
+    unsigned audits;              /* --audit: RPX__AUDIT_* (runner_internal.h); 0: none */
     double rate_hz;               /* --rate for a local target; 0: back to back (an HTTP
                                      target paces its own requests) */
     int call_records;             /* RPX_CALL_RECORDS_*: off for an HTTP target */

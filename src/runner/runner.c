@@ -783,10 +783,10 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     /* the audits after the run (a server's cache must not see the run's inputs
      * first): more runs, interleaved, in their own processes, on inputs the run
      * did not send (the bodies go on after the run's) */
-    if (rc == 0 && cfg->audit && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
+    if (rc == 0 && x.plan.audits && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
         rpx_runner_config ac = x.c;
         ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
-        rc = rpx__audit_run(&ac, &x.audit, res->warnings, err);
+        rc = rpx__audit_run(&ac, x.plan.audits, &x.audit, res->warnings, err);
     }
     x.cond_end = rpx_system_conditions(x.nvml);
     if (x.procs_start) x.procs_end = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);

@@ -28,11 +28,13 @@ void rpx__run_options_defaults(rpx_runner_config *c);
 /* "cache", "seed", "cache,seed": 0 and the RPX__AUDIT_* bits (flags may be
  * NULL), or -1 */
 int rpx__audit_parse(const char *text, unsigned *flags);
-/* The audits c->audit asks for, as the report's `audit` object (*audit NULL
- * when none): each measures the target again in interleaved worker processes.
- * An audit that cannot run says why in it (verdict not_run); warnings gets
- * what the user must see. A negative code only when nothing could be tried. */
-int rpx__audit_run(const rpx_runner_config *c, json_t **audit, json_t *warnings, rpx_error *err);
+/* The audits of `flags` (RPX__AUDIT_*, parsed from c->audit once, by the
+ * plan), as the report's `audit` object (*audit NULL when none): each
+ * measures the target again in interleaved worker processes. An audit that
+ * cannot run says why in it (verdict not_run); warnings gets what the user
+ * must see. A negative code only when nothing could be tried. */
+int rpx__audit_run(const rpx_runner_config *c, unsigned flags, json_t **audit, json_t *warnings,
+                   rpx_error *err);
 
 /* ---- server_metrics.c ---- */
 typedef struct rpx__counters {
