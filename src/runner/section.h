@@ -4,7 +4,7 @@
  * of each worker process's shared block (run_shared) and its own key in the
  * report. The runner knows sections only through this table (sections.c);
  * adding one is one file that defines an rpx_section and one row in
- * rpx__sections.
+ * RPX_SECTIONS (below).
  *
  * Lifecycle of a section in a run (every hook but `on` may be NULL):
  *
@@ -119,15 +119,22 @@ typedef struct rpx_section {
     int (*merge)(const section_merge *m, section_out *out);
 } rpx_section;
 
-/* The table (sections.c), in the order the hooks run and the keys are set. */
+/* The table: one row per section, in the order the hooks run and the keys
+ * are set; row X(name) is the rpx_section rpx__section_name that the file
+ * section_name.c defines. Adding a section is its file and its row. */
+#define RPX_SECTIONS(X)                                                                  \
+    X(gpu_time)                                                                          \
+    X(outputs)                                                                           \
+    X(call_records)                                                                      \
+    X(timeline)
+
+#define RPX__SECTION_DECLARE(name) extern const rpx_section rpx__section_##name;
+RPX_SECTIONS(RPX__SECTION_DECLARE)
+#undef RPX__SECTION_DECLARE
+
+/* The table as an array (sections.c). */
 extern const rpx_section *const rpx__sections[];
 extern const size_t rpx__n_sections;
-
-/* The sections, one file each. */
-extern const rpx_section rpx__section_gpu_time;     /* section_gpu_time.c */
-extern const rpx_section rpx__section_outputs;      /* section_outputs.c */
-extern const rpx_section rpx__section_call_records; /* section_call_records.c */
-extern const rpx_section rpx__section_timeline;     /* section_timeline.c */
 
 /* Whether section i is on in the plan. */
 static inline int rpx__section_on(const run_plan *plan, size_t i)

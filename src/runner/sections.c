@@ -7,13 +7,11 @@
 
 #include <string.h>
 
-/* A row per section: the order in which their hooks run and their keys are set. */
-const rpx_section *const rpx__sections[] = {
-    &rpx__section_gpu_time,
-    &rpx__section_outputs,
-    &rpx__section_call_records,
-    &rpx__section_timeline,
-};
+/* A row per section (RPX_SECTIONS): the order in which their hooks run and
+ * their keys are set. */
+#define ROW(name) &rpx__section_##name,
+const rpx_section *const rpx__sections[] = {RPX_SECTIONS(ROW)};
+#undef ROW
 const size_t rpx__n_sections = sizeof rpx__sections / sizeof rpx__sections[0];
 
 _Static_assert(sizeof rpx__sections / sizeof rpx__sections[0] <= RPX_SECTIONS_MAX,
