@@ -512,11 +512,18 @@ static void export_notes(const workers *wp, json_t *notes, json_t *warnings)
         const run_shared *p = wp->proc[i];
         char m[512];
         if (!p->export_needed) continue;
-        snprintf(m, sizeof m,
-                 "process %d's export (%zu bytes: the CUDA devices and peaks, the target's "
-                 "section and the measured sections' findings) did not fit the %zu bytes of "
-                 "its shared block and is missing from this report: what it held is null",
-                 i, p->export_needed, p->json_cap);
+        if (p->export_needed == (size_t)-1)
+            snprintf(m, sizeof m,
+                     "process %d's export (the CUDA devices and peaks, the target's section and "
+                     "the measured sections' findings) could not be written (out of memory in "
+                     "the model's process) and is missing from this report: what it held is null",
+                     i);
+        else
+            snprintf(m, sizeof m,
+                     "process %d's export (%zu bytes: the CUDA devices and peaks, the target's "
+                     "section and the measured sections' findings) did not fit the %zu bytes of "
+                     "its shared block and is missing from this report: what it held is null",
+                     i, p->export_needed, p->json_cap);
         rpx__warn_note(notes, warnings, m);
     }
 }

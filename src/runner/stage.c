@@ -163,8 +163,8 @@ static void export_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem, rpx_t
     if (text && len < sh->json_cap) {
         memcpy(sh->json, text, len + 1);
         sh->json_len = len;
-    } else if (text) {
-        sh->export_needed = len + 1;
+    } else {
+        sh->export_needed = text ? len + 1 : (size_t)-1; /* -1: it could not be written */
     }
     free(text);
 }

@@ -82,7 +82,8 @@ typedef struct run_shared {
     size_t json_cap, json_len;
     char *json;                   /* points into this block */
     size_t export_needed;         /* the bytes of an export that did not fit json_cap (it
-                                     is not there; the report says so); 0: it fitted */
+                                     is not there; the report says so); (size_t)-1: it could
+                                     not be written (out of memory); 0: it fitted */
     int64_t *samples;             /* `repeats` entries, points into this block */
     int64_t *warmup_samples;      /* the first warmup_keep warmup calls' durations */
     long warmup_keep;
