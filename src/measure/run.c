@@ -177,6 +177,156 @@ static void pace(const rpx_run_config *cfg, int64_t pace_start, long i)
     if (cfg->start_lag_ns) cfg->start_lag_ns[i] = now - due;
 }
 
+/* How a loop ends: complete, or why it stopped early (rpx_measure_run's tail). */
+typedef enum loop_end {
+    END_WARMUP_FAILED = 1,        /* a warmup call (or its sync) returned an error */
+    END_TIMED_FAILED,             /* a timed call (or its sync) did */
+    END_TOO_MANY_FAILURES,        /* counted failures reached max_failures */
+    END_WARMUP_COUNTED_FAILURE,   /* a counted failure in warmup, not allowed there */
+    END_INTERRUPTED               /* *stop was set */
+} loop_end;
+
+/* The checks and the result's start: 0, or a negative code. */
+static int loop_start(const rpx_run_config *cfg, rpx_run_result *result, int64_t **samples,
+                      rpx_error *err)
+{
+    if (cfg->warmup < 0)
+        return rpx_error_set(err, RPX_EINVAL, "--warmup %ld: must be 0 or more", cfg->warmup);
+    if (cfg->repeats < 1)
+        return rpx_error_set(err, RPX_EINVAL, "--repeats %ld: must be 1 or more", cfg->repeats);
+    memset(result, 0, sizeof *result);
+    result->failed_call = -1;
+    rpx_memory_peaks_init(&result->memory);
+    *samples = cfg->samples;
+    if (!*samples) {
+        *samples = calloc((size_t)cfg->repeats, sizeof **samples);
+        if (!*samples)
+            return rpx_error_set(err, RPX_ENOMEM,
+                                 "--repeats %ld: cannot allocate the sample buffer", cfg->repeats);
+        result->owns_samples = 1;
+    }
+    result->samples_ns = *samples;
+    return 0;
+}
+
+/* A loop that stopped early: the progress line gone, the wall time, the
+ * status and the message (call i returned rc with merr). */
+static int loop_stopped(loop_end how, const rpx_run_config *cfg, const rpx_target *target,
+                        progress *prog, int64_t start, long i, int rc, const rpx_error *merr,
+                        rpx_run_result *result, rpx_error *err)
+{
+    const char *shown = target->display_spec ? target->display_spec : target->spec;
+    const char *why = merr->message[0] ? merr->message : "no message given";
+    if (how == END_TIMED_FAILED ||
+        (how == END_INTERRUPTED && result->warmup_done == cfg->warmup))
+        rpx_memory_end_inference(&result->memory);
+    progress_stop(prog);
+    result->wall_ns = rpx_clock_now_ns() - start;
+    switch (how) {
+    case END_WARMUP_FAILED: return call_failed(result, target, i, 1, rc, merr, err);
+    case END_TIMED_FAILED: return call_failed(result, target, i, 0, rc, merr, err);
+    case END_TOO_MANY_FAILURES:
+        result->status = RPX_RUN_TOO_MANY_FAILURES;
+        rpx_error_set(err, RPX_EMODEL,
+                      "--model %s: %ld calls failed (--max-failures %ld); the last: %s", shown,
+                      result->failed_calls + result->failed_warmup_calls, cfg->max_failures, why);
+        return 0;
+    case END_WARMUP_COUNTED_FAILURE:
+        /* a server that fails its warmup (refused, timed out, an error status) is not
+         * measured: the run ends with the reason rather than waiting out every call */
+        result->status = RPX_RUN_TOO_MANY_FAILURES;
+        result->failed_call = i;
+        result->failed_in_warmup = 1;
+        rpx_error_set(err, RPX_EMODEL,
+                      "--model %s: warmup call %ld of %ld failed: %s; a failed warmup call ends "
+                      "the run (--allow-warmup-failures counts it towards --max-failures "
+                      "instead)",
+                      shown, i + 1, cfg->warmup, why);
+        return 0;
+    default:
+        result->status = RPX_RUN_INTERRUPTED;
+        rpx_error_set(err, RPX_EINTERRUPTED, "interrupted after %zu timed calls",
+                      result->measured);
+        return 0;
+    }
+}
+
+/* The warmup calls, each synchronized and timed like a timed call (not
+ * statistics). 0 when they all ran, else how the loop ends (*at: the call). */
+static loop_end warmup(const rpx_run_config *cfg, const rpx_target *target,
+                       const rpx_inputs *inputs, progress *prog, rpx_run_result *result,
+                       long *at, int *rc_out, rpx_error *merr)
+{
+    const rpx_call_fn call = target->hooks.call;
+    void *const state = target->hooks.state;
+    const rpx_sync_fn sync = cfg->sync;
+    volatile sig_atomic_t *const stop = cfg->stop;
+    const rpx_inputs *const many = cfg->n_distinct > 0 ? cfg->distinct : NULL;
+    const size_t n_many = many ? cfg->n_distinct : 1;
+    const rpx_inputs *in = many ? &many[0] : inputs;
+    size_t k;
+    long i;
+    int rc = 0;
+    loop_end how = 0;
+    for (i = 0, k = 0; i < cfg->warmup; i++) {
+        int64_t w0, w1;
+        if (stop && *stop) {
+            how = END_INTERRUPTED;
+            break;
+        }
+        if (many) in = &many[k];
+        if (cfg->pristine) {
+            int64_t r0 = rpx_clock_now_ns(), r1;
+            restore_sample(in, &cfg->pristine[k]);
+            r1 = rpx_clock_now_ns();
+            if (cfg->restore_warmup_ns) *cfg->restore_warmup_ns += r1 - r0;
+            if (cfg->warmup_restore_ns && i < cfg->warmup_keep) {
+                cfg->warmup_restore_ns[2 * i] = r0;
+                cfg->warmup_restore_ns[2 * i + 1] = r1 - r0;
+            }
+        }
+        if (++k == n_many) k = 0;
+        if (sync && (rc = sync(cfg->sync_ctx, merr)) != 0) {
+            how = END_WARMUP_FAILED;
+            break;
+        }
+        w0 = rpx_clock_now_ns();
+        rc = call(state, in, merr);
+        if (rc == 0 && sync) rc = sync(cfg->sync_ctx, merr);
+        w1 = rpx_clock_now_ns();
+        if (cfg->warmup_samples && i < cfg->warmup_keep) cfg->warmup_samples[i] = w1 - w0;
+        if (cfg->warmup_start_ns && i < cfg->warmup_keep) cfg->warmup_start_ns[i] = w0;
+        if (target->hooks.after_call) target->hooks.after_call(state, 0, rc);
+        if (rc != 0) {
+            if (!target->hooks.counts_failures || rc != RPX_CALL_COUNTED_FAILURE) {
+                how = END_WARMUP_FAILED;
+                break;
+            }
+            result->failed_warmup_calls++;
+            if (cfg->failed_warmup_done)
+                __atomic_store_n(cfg->failed_warmup_done, result->failed_warmup_calls,
+                                 __ATOMIC_RELEASE);
+            snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr->message);
+            if (!target->hooks.allow_warmup_failures) {
+                how = END_WARMUP_COUNTED_FAILURE;
+                break;
+            }
+            if (cfg->max_failures > 0 && result->failed_warmup_calls >= cfg->max_failures) {
+                how = END_TOO_MANY_FAILURES;
+                break;
+            }
+        }
+        if (cfg->after_call) cfg->after_call(cfg->after_ctx, 0);
+        result->warmup_done = i + 1;
+        if (cfg->calls_done) __atomic_store_n(cfg->calls_done, i + 1, __ATOMIC_RELEASE);
+        if (cfg->progress_ns) __atomic_store_n(cfg->progress_ns, w1, __ATOMIC_RELEASE);
+        if (cfg->progress) atomic_store_explicit(&prog->done, i + 1, memory_order_relaxed);
+    }
+    *at = i;
+    *rc_out = rc;
+    return how;
+}
+
 int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
                     const rpx_inputs *inputs, rpx_run_result *result, rpx_error *err)
 {
@@ -186,7 +336,6 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     const int counts = target ? target->hooks.counts_failures : 0;
     const long max_failures = cfg ? cfg->max_failures : 0;
     long *const failed_done = cfg ? cfg->failed_done : NULL;
-    long *const failed_warmup_done = cfg ? cfg->failed_warmup_done : NULL;
     const rpx_sync_fn sync = cfg ? cfg->sync : NULL;
     void *const sync_ctx = cfg ? cfg->sync_ctx : NULL;
     volatile sig_atomic_t *const stop = cfg ? cfg->stop : NULL;
@@ -211,73 +360,21 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     size_t measured = 0;
     long i;
     int rc;
+    loop_end how;
 
     if (!cfg || !target || !call || (!inputs && !many) || !result)
         return rpx_error_set(err, RPX_EINVAL, "rpx_measure_run: missing argument");
     if (target->hooks.run) return target->hooks.run(state, cfg, inputs, result, err);
-    if (cfg->warmup < 0)
-        return rpx_error_set(err, RPX_EINVAL, "--warmup %ld: must be 0 or more", cfg->warmup);
-    if (cfg->repeats < 1)
-        return rpx_error_set(err, RPX_EINVAL, "--repeats %ld: must be 1 or more", cfg->repeats);
-    memset(result, 0, sizeof *result);
-    result->failed_call = -1;
-    rpx_memory_peaks_init(&result->memory);
-    samples = cfg->samples;
-    if (!samples) {
-        samples = calloc((size_t)cfg->repeats, sizeof *samples);
-        if (!samples)
-            return rpx_error_set(err, RPX_ENOMEM,
-                                 "--repeats %ld: cannot allocate the sample buffer", cfg->repeats);
-        result->owns_samples = 1;
-    }
-    result->samples_ns = samples;
+    if ((rc = loop_start(cfg, result, &samples, err)) != 0) return rc;
     memset(&merr, 0, sizeof merr);
     memset(&mark, 0, sizeof mark);
     memset(&loop_mark, 0, sizeof loop_mark);
     if (cfg->progress) progress_start(&prog, cfg, samples);
 
     start = rpx_clock_now_ns();
+    if ((how = warmup(cfg, target, inputs, &prog, result, &i, &rc, &merr)) != 0)
+        return loop_stopped(how, cfg, target, &prog, start, i, rc, &merr, result, err);
     in = many ? &many[0] : inputs;
-    for (i = 0, k = 0; i < cfg->warmup; i++) {
-        int64_t w0, w1;
-        if (stop && *stop) goto interrupted;
-        if (many) in = &many[k];
-        if (pristine) {
-            int64_t r0 = rpx_clock_now_ns(), r1;
-            restore_sample(in, &pristine[k]);
-            r1 = rpx_clock_now_ns();
-            if (cfg->restore_warmup_ns) *cfg->restore_warmup_ns += r1 - r0;
-            if (cfg->warmup_restore_ns && i < cfg->warmup_keep) {
-                cfg->warmup_restore_ns[2 * i] = r0;
-                cfg->warmup_restore_ns[2 * i + 1] = r1 - r0;
-            }
-        }
-        if (++k == n_many) k = 0;
-        if (sync && (rc = sync(sync_ctx, &merr)) != 0) goto warmup_failed;
-        w0 = rpx_clock_now_ns();
-        rc = call(state, in, &merr);
-        if (rc == 0 && sync) rc = sync(sync_ctx, &merr);
-        w1 = rpx_clock_now_ns();
-        if (cfg->warmup_samples && i < cfg->warmup_keep) cfg->warmup_samples[i] = w1 - w0;
-        if (cfg->warmup_start_ns && i < cfg->warmup_keep) cfg->warmup_start_ns[i] = w0;
-        if (target_after) target_after(state, 0, rc);
-        if (rc != 0) {
-            if (!counts || rc != RPX_CALL_COUNTED_FAILURE) goto warmup_failed;
-            result->failed_warmup_calls++;
-            if (failed_warmup_done)
-                __atomic_store_n(failed_warmup_done, result->failed_warmup_calls, __ATOMIC_RELEASE);
-            snprintf(result->last_failure, sizeof result->last_failure, "%.250s", merr.message);
-            if (!target->hooks.allow_warmup_failures) goto warmup_counted_failure;
-            if (max_failures > 0 && result->failed_warmup_calls >= max_failures)
-                goto too_many_failures;
-        }
-        if (after_call) after_call(after_ctx, 0);
-        result->warmup_done = i + 1;
-        if (calls_done) __atomic_store_n(calls_done, i + 1, __ATOMIC_RELEASE);
-        if (progress_ns) __atomic_store_n(progress_ns, w1, __ATOMIC_RELEASE);
-        if (cfg->progress) atomic_store_explicit(&prog.done, i + 1, memory_order_relaxed);
-    }
-
     rpx_memory_begin_inference(&result->memory);
     if (cfg->peaks_reset) cfg->peaks_reset(cfg->peaks_ctx);
     k = many && cfg->distinct_offset > 0 ? (size_t)cfg->distinct_offset % n_many : 0;
@@ -347,46 +444,13 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     progress_stop(&prog);
     return 0;
 
-warmup_failed:
-    progress_stop(&prog);
-    result->wall_ns = rpx_clock_now_ns() - start;
-    return call_failed(result, target, i, 1, rc, &merr, err);
 timed_failed:
-    rpx_memory_end_inference(&result->memory);
-    progress_stop(&prog);
-    result->wall_ns = rpx_clock_now_ns() - start;
-    return call_failed(result, target, i, 0, rc, &merr, err);
+    return loop_stopped(END_TIMED_FAILED, cfg, target, &prog, start, i, rc, &merr, result, err);
 too_many_failures:
-    progress_stop(&prog);
-    result->wall_ns = rpx_clock_now_ns() - start;
-    result->status = RPX_RUN_TOO_MANY_FAILURES;
-    rpx_error_set(err, RPX_EMODEL,
-                  "--model %s: %ld calls failed (--max-failures %ld); the last: %s",
-                  target->display_spec ? target->display_spec : target->spec,
-                  result->failed_calls + result->failed_warmup_calls, max_failures,
-                  merr.message[0] ? merr.message : "no message given");
-    return 0;
-warmup_counted_failure:
-    /* a server that fails its warmup (refused, timed out, an error status) is not
-     * measured: the run ends with the reason rather than waiting out every call */
-    progress_stop(&prog);
-    result->wall_ns = rpx_clock_now_ns() - start;
-    result->status = RPX_RUN_TOO_MANY_FAILURES;
-    result->failed_call = i;
-    result->failed_in_warmup = 1;
-    rpx_error_set(err, RPX_EMODEL,
-                  "--model %s: warmup call %ld of %ld failed: %s; a failed warmup call ends "
-                  "the run (--allow-warmup-failures counts it towards --max-failures instead)",
-                  target->display_spec ? target->display_spec : target->spec, i + 1,
-                  cfg->warmup, merr.message[0] ? merr.message : "no message given");
-    return 0;
+    return loop_stopped(END_TOO_MANY_FAILURES, cfg, target, &prog, start, i, rc, &merr, result,
+                        err);
 interrupted:
-    if (result->warmup_done == cfg->warmup) rpx_memory_end_inference(&result->memory);
-    progress_stop(&prog);
-    result->wall_ns = rpx_clock_now_ns() - start;
-    result->status = RPX_RUN_INTERRUPTED;
-    rpx_error_set(err, RPX_EINTERRUPTED, "interrupted after %zu timed calls", result->measured);
-    return 0;
+    return loop_stopped(END_INTERRUPTED, cfg, target, &prog, start, i, rc, &merr, result, err);
 }
 
 void rpx_run_result_free(rpx_run_result *result)

@@ -191,12 +191,94 @@ typedef struct have {
     int cpu, migrations, rusage, cpu_time, pmu;
 } have;
 
+static const char *const count_keys[RPX_REC_N_COUNTS] = {
+    "migrations", "voluntary_switches", "involuntary_switches", "minor_faults", "major_faults"};
+
+/* call_records.source.core_type */
+static json_t *core_type_source(const json_t *core)
+{
+    return json_string(core ? "the start CPU in /sys/devices/cpu_core/cpus "
+                              "(performance) or /sys/devices/cpu_atom/cpus "
+                              "(efficiency)"
+                            : "not a hybrid CPU: /sys/devices/cpu_core/cpus and "
+                              "/sys/devices/cpu_atom/cpus are not both there");
+}
+
+/* call_records.source with --call-records cpu: how each field was measured. */
+static void source_cpu_mode(json_t *src, const json_t *core)
+{
+    int k;
+    const char *cpu = "sched_getcpu() before t0 and after t1 (glibc: the rseq area's cpu_id, "
+                      "or the vDSO's getcpu; no system call)";
+    const char *per_process =
+        "not recorded per call with --call-records cpu (the default: no system call a "
+        "call); counted once per process over the process's timed loop, not per call "
+        "(latency_by_process[]'s migrations, context_switches, page_faults, off_cpu_ms); "
+        "--call-records full records it per call";
+    json_object_set_new(src, "cpu_start", json_string(cpu));
+    json_object_set_new(src, "cpu_end", json_string(cpu));
+    for (k = 0; k < RPX_REC_N_COUNTS; k++) json_object_set_new(src, count_keys[k], json_string(per_process));
+    json_object_set_new(src, "off_cpu_ms", json_string(per_process));
+    json_object_set_new(src, "core_type", core_type_source(core));
+    json_object_set_new(src, "effective_clock_ghz",
+                        json_string("recorded per call with --call-records full only (cycles "
+                                    "over the thread's CPU time, where a PMU is)"));
+    json_object_set_new(src, "per_process",
+                        json_string("latency_by_process[]'s migrations, context_switches, "
+                                    "page_faults and off_cpu_ms: over the process's timed "
+                                    "loop, not per call: perf software counters "
+                                    "(task-clock, cpu-migrations) and getrusage(RUSAGE_THREAD) "
+                                    "read once before the first timed call and once after "
+                                    "the last; they include the loop's own bookkeeping "
+                                    "between calls (about 0.1 us a call: the clock reads, "
+                                    "two sched_getcpu, storing the sample); off_cpu_ms is "
+                                    "the loop's wall time minus the thread's CPU time over "
+                                    "it"));
+}
+
+/* call_records.source with --call-records full. */
+static void source_full_mode(json_t *src, const have *h, const json_t *core, const json_t *ghz,
+                             int user_only, const rpx_call_record_info *first)
+{
+    const char *cpu = "sched_getcpu() before t0 and after t1 (glibc: the rseq area's cpu_id, "
+                      "or the vDSO's getcpu; no system call)";
+    const char *ru = "getrusage(RUSAGE_THREAD) before t0 and after t1: the calling thread";
+    json_object_set_new(src, "per_process",
+                        json_string("latency_by_process[]'s counts: the sums of the calls' "
+                                    "own (per call, before t0 and after t1)"));
+    json_object_set_new(src, "cpu_start", json_string(cpu));
+    json_object_set_new(src, "cpu_end", json_string(cpu));
+    json_object_set_new(src, "migrations",
+                        h->migrations ? json_string("perf_event_open software counter "
+                                                   "PERF_COUNT_SW_CPU_MIGRATIONS of the "
+                                                   "calling thread")
+                                     : json_string(first->migrations_why));
+    json_object_set_new(src, "voluntary_switches", json_string(h->rusage ? ru : "getrusage(RUSAGE_THREAD) failed"));
+    json_object_set_new(src, "involuntary_switches", json_string(h->rusage ? ru : "getrusage(RUSAGE_THREAD) failed"));
+    json_object_set_new(src, "minor_faults", json_string(h->rusage ? ru : "getrusage(RUSAGE_THREAD) failed"));
+    json_object_set_new(src, "major_faults", json_string(h->rusage ? ru : "getrusage(RUSAGE_THREAD) failed"));
+    json_object_set_new(src, "off_cpu_ms",
+                        json_string(!h->cpu_time ? "the thread's CPU time could not be read"
+                                    : h->migrations
+                                        ? "the call's wall time (t1 - t0) minus the calling "
+                                          "thread's CPU time over it (perf software counter "
+                                          "PERF_COUNT_SW_TASK_CLOCK), at least 0"
+                                        : "the call's wall time (t1 - t0) minus the calling "
+                                          "thread's CPU time over it "
+                                          "(CLOCK_THREAD_CPUTIME_ID), at least 0"));
+    json_object_set_new(src, "core_type", core_type_source(core));
+    json_object_set_new(src, "effective_clock_ghz",
+                        json_string(json_is_array(ghz)
+                                        ? (user_only ? "cycles (PERF_COUNT_HW_CPU_CYCLES, user "
+                                                       "mode only) over the thread's CPU time"
+                                                     : "cycles (PERF_COUNT_HW_CPU_CYCLES) over "
+                                                       "the thread's CPU time")
+                                        : "no PMU: see pmu.why"));
+}
+
 json_t *rpx__call_records_json(const rpx_run_data *d)
 {
     const rpx_call_record_info *first = NULL;
-    static const char *const count_keys[RPX_REC_N_COUNTS] = {
-        "migrations", "voluntary_switches", "involuntary_switches", "minor_faults",
-        "major_faults"};
     json_t *o, *cs, *ce, *cnt[RPX_REC_N_COUNTS], *off, *core = NULL, *ghz, *src, *pmu;
     char lcore[1024], latom[1024];
     int hybrid, i, k, user_only = 0, full, pmu_there;
@@ -271,81 +353,8 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
     /* how each field was measured */
     src = json_object();
     json_object_set_new(o, "mode", json_string(full ? "full" : "cpu"));
-    if (!full) {
-        const char *cpu = "sched_getcpu() before t0 and after t1 (glibc: the rseq area's cpu_id, "
-                          "or the vDSO's getcpu; no system call)";
-        const char *per_process =
-            "not recorded per call with --call-records cpu (the default: no system call a "
-            "call); counted once per process over the process's timed loop, not per call "
-            "(latency_by_process[]'s migrations, context_switches, page_faults, off_cpu_ms); "
-            "--call-records full records it per call";
-        json_object_set_new(src, "cpu_start", json_string(cpu));
-        json_object_set_new(src, "cpu_end", json_string(cpu));
-        for (k = 0; k < RPX_REC_N_COUNTS; k++) json_object_set_new(src, count_keys[k], json_string(per_process));
-        json_object_set_new(src, "off_cpu_ms", json_string(per_process));
-        json_object_set_new(src, "core_type",
-                            json_string(core ? "the start CPU in /sys/devices/cpu_core/cpus "
-                                               "(performance) or /sys/devices/cpu_atom/cpus "
-                                               "(efficiency)"
-                                             : "not a hybrid CPU: /sys/devices/cpu_core/cpus and "
-                                               "/sys/devices/cpu_atom/cpus are not both there"));
-        json_object_set_new(src, "effective_clock_ghz",
-                            json_string("recorded per call with --call-records full only (cycles "
-                                        "over the thread's CPU time, where a PMU is)"));
-        json_object_set_new(src, "per_process",
-                            json_string("latency_by_process[]'s migrations, context_switches, "
-                                        "page_faults and off_cpu_ms: over the process's timed "
-                                        "loop, not per call: perf software counters "
-                                        "(task-clock, cpu-migrations) and getrusage(RUSAGE_THREAD) "
-                                        "read once before the first timed call and once after "
-                                        "the last; they include the loop's own bookkeeping "
-                                        "between calls (about 0.1 us a call: the clock reads, "
-                                        "two sched_getcpu, storing the sample); off_cpu_ms is "
-                                        "the loop's wall time minus the thread's CPU time over "
-                                        "it"));
-    } else {
-        json_object_set_new(src, "per_process",
-                            json_string("latency_by_process[]'s counts: the sums of the calls' "
-                                        "own (per call, before t0 and after t1)"));
-    }
-    if (full) {
-        const char *cpu = "sched_getcpu() before t0 and after t1 (glibc: the rseq area's cpu_id, "
-                          "or the vDSO's getcpu; no system call)";
-        const char *ru = "getrusage(RUSAGE_THREAD) before t0 and after t1: the calling thread";
-        json_object_set_new(src, "cpu_start", json_string(cpu));
-        json_object_set_new(src, "cpu_end", json_string(cpu));
-        json_object_set_new(src, "migrations",
-                            h.migrations ? json_string("perf_event_open software counter "
-                                                       "PERF_COUNT_SW_CPU_MIGRATIONS of the "
-                                                       "calling thread")
-                                         : json_string(first->migrations_why));
-        json_object_set_new(src, "voluntary_switches", json_string(h.rusage ? ru : "getrusage(RUSAGE_THREAD) failed"));
-        json_object_set_new(src, "involuntary_switches", json_string(h.rusage ? ru : "getrusage(RUSAGE_THREAD) failed"));
-        json_object_set_new(src, "minor_faults", json_string(h.rusage ? ru : "getrusage(RUSAGE_THREAD) failed"));
-        json_object_set_new(src, "major_faults", json_string(h.rusage ? ru : "getrusage(RUSAGE_THREAD) failed"));
-        json_object_set_new(src, "off_cpu_ms",
-                            json_string(!h.cpu_time ? "the thread's CPU time could not be read"
-                                        : h.migrations
-                                            ? "the call's wall time (t1 - t0) minus the calling "
-                                              "thread's CPU time over it (perf software counter "
-                                              "PERF_COUNT_SW_TASK_CLOCK), at least 0"
-                                            : "the call's wall time (t1 - t0) minus the calling "
-                                              "thread's CPU time over it "
-                                              "(CLOCK_THREAD_CPUTIME_ID), at least 0"));
-        json_object_set_new(src, "core_type",
-                            json_string(core ? "the start CPU in /sys/devices/cpu_core/cpus "
-                                               "(performance) or /sys/devices/cpu_atom/cpus "
-                                               "(efficiency)"
-                                             : "not a hybrid CPU: /sys/devices/cpu_core/cpus and "
-                                               "/sys/devices/cpu_atom/cpus are not both there"));
-        json_object_set_new(src, "effective_clock_ghz",
-                            json_string(json_is_array(ghz)
-                                            ? (user_only ? "cycles (PERF_COUNT_HW_CPU_CYCLES, user "
-                                                           "mode only) over the thread's CPU time"
-                                                         : "cycles (PERF_COUNT_HW_CPU_CYCLES) over "
-                                                           "the thread's CPU time")
-                                            : "no PMU: see pmu.why"));
-    }
+    if (full) source_full_mode(src, &h, core, ghz, user_only, first);
+    else source_cpu_mode(src, core);
     json_object_set_new(o, "source", src);
     pmu = json_object();
     json_object_set_new(pmu, "available", json_boolean(pmu_there));

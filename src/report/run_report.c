@@ -135,7 +135,7 @@ static void add_process_keys(const rpx_run_data *d, json_t *report)
                          d->target_precision * 100, d->n_procs, d->seconds,
                          d->why_none && d->why_none[0] ? d->why_none
                                                        : "fewer than 2 processes completed");
-            warn_note(d->notes, d->warnings, buf);
+            warn_note(d->desc.notes, d->warnings, buf);
         }
     } else {
         json_object_set_new(report, "stopping", json_null());
@@ -206,7 +206,7 @@ static void add_sample_keys(const rpx_run_data *d, json_t *report)
                      "--repeats %ld is not a multiple of the %zu distinct samples: the last "
                      "repetition is partial (latency_by_sample's n differ)",
                      d->repeats, n_smp);
-            warn_note(d->notes, d->warnings, m2);
+            warn_note(d->desc.notes, d->warnings, m2);
         }
     }
     if (d->writable_inputs) {
@@ -280,7 +280,7 @@ static json_t *pacing_json(const rpx_run_data *d)
 {
     double rate_hz = d->rate_hz;
     json_t *back_to_back = d->back_to_back;
-    const rpx_latency *paced = d->latency;
+    const rpx_latency *paced = d->desc.latency;
     json_t *o = json_object();
     rpx_latency *lag = NULL, *sched = NULL;
     double period_ns = 1e9 / rate_hz, calls_minus = 0, span_ns = 0;
@@ -367,8 +367,13 @@ json_t *rpx__run_report(const rpx_run_data *d)
                             rss_trend_json(d->rss_trend));
     add_process_keys(d, report);
     if (d->placement) json_object_set(report, "placement", d->placement);
-    json_object_set_new(report, "call_records", rpx__call_records_json(d));
-    json_object_set_new(report, "timeline", rpx__timeline_json(d));
+    {
+        size_t i;
+        for (i = 0; i < d->n_sections; i++) /* call_records, timeline, gpu_time... */
+            if (!d->sections[i].optional)
+                json_object_set(report, d->sections[i].key,
+                            d->sections[i].value ? d->sections[i].value : json_null());
+    }
     add_sample_keys(d, report);
     if (d->rate_hz > 0) json_object_set_new(report, "pacing", pacing_json(d));
     {
@@ -376,7 +381,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
          * key it reads is in place */
         json_t *v = rpx_variance_json(report);
         const char *m = json_string_value(json_object_get(v, "message"));
-        if (m) warn_note(d->notes, d->warnings, m);
+        if (m) warn_note(d->desc.notes, d->warnings, m);
         json_object_set_new(report, "variance", v ? v : json_null());
     }
     if (d->processes_asked) {
@@ -384,7 +389,16 @@ json_t *rpx__run_report(const rpx_run_data *d)
         snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "
                  "call each ran instead; give more --repeats",
                  d->processes_asked, d->repeats, d->processes);
-        warn_note(d->notes, d->warnings, m);
+        warn_note(d->desc.notes, d->warnings, m);
+    }
+    if (d->audit) json_object_set(report, "audit", d->audit);
+    if (d->server_metrics) json_object_set(report, "server_metrics", d->server_metrics);
+    {
+        size_t i;
+        for (i = 0; i < d->n_sections; i++) /* outputs */
+            if (d->sections[i].optional)
+                json_object_set(report, d->sections[i].key,
+                                d->sections[i].value ? d->sections[i].value : json_null());
     }
     return report;
 }

@@ -59,6 +59,16 @@ typedef struct rpx_run_failure {
     int signal;                   /* 0: none */
 } rpx_run_failure;
 
+/* A measured section's key in the report and its value (runner/section.h):
+ * the runner's sections merge what the processes measured, and this file
+ * sets the keys, once, where the report has them. */
+typedef struct rpx_run_key {
+    const char *key;
+    json_t *value;                /* borrowed; NULL: null */
+    int optional;                 /* a key only the runs that measure it have (outputs): set
+                                     last, after audit and server_metrics */
+} rpx_run_key;
+
 typedef struct rpx_run_data {
     rpx_profile_desc desc;        /* the keys profile.c lays out; desc.timing_scope NULL:
                                      chosen here from the kind and the inputs */
@@ -87,21 +97,30 @@ typedef struct rpx_run_data {
      * before it (borrowed) or NULL */
     double rate_hz;
     json_t *back_to_back;
-    const rpx_latency *latency;   /* the pooled samples (the paced p50) */
     int processes_asked;          /* more processes than calls were asked: 0 when not */
     int processes;
-    json_t *notes;                /* the report's notes (desc.notes), appended to */
-    json_t *warnings;             /* the notes the user should see too, or NULL */
+    json_t *warnings;             /* the notes the user should see too, or NULL (desc.notes:
+                                     the report's notes, appended to) */
     json_t *placement;            /* the report's placement (borrowed), or NULL */
-    /* --timeline on cuda runs: the GPU watch's readings (borrowed; gpu_watch.c) */
-    const rpx_nvml_reading *gpu_readings;
-    size_t n_gpu_readings;
-    long gpu_readings_dropped;
-    int gpu_watched;              /* a watch ran (else the timeline's gpu is null) */
+    /* the measured sections' keys, set in their order before `variance`
+     * reads the report (a key absent here is absent from the report) */
+    const rpx_run_key *sections;
+    size_t n_sections;
+    /* the run's other parts (borrowed; NULL: the key is left out) */
+    json_t *audit;                /* --audit (runner/audit.c) */
+    json_t *server_metrics;       /* --server-metrics (runner/server_metrics.c) */
 } rpx_run_data;
 
+/* --timeline on cuda runs: the GPU watch's readings (borrowed; runner/gpu_watch.c). */
+typedef struct rpx_run_gpu_readings {
+    int watched;                  /* a watch ran (else the timeline's gpu is null) */
+    const rpx_nvml_reading *readings;
+    size_t n;
+    long dropped;
+} rpx_run_gpu_readings;
+
 /* The report's `timeline` (timeline.c): null unless a process kept one. */
-json_t *rpx__timeline_json(const rpx_run_data *d);
+json_t *rpx__timeline_json(const rpx_run_data *d, const rpx_run_gpu_readings *gpu);
 
 /* The report, or NULL out of memory. */
 json_t *rpx__run_report(const rpx_run_data *d);

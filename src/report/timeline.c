@@ -112,12 +112,12 @@ static json_t *num_or_null(double v)
 }
 
 /* The GPU watch's readings, one entry per GPU in NVML's order. */
-static json_t *gpu_json(const rpx_run_data *d, int64_t origin)
+static json_t *gpu_json(const rpx_run_gpu_readings *gpu, int64_t origin)
 {
     json_t *a = json_array();
     size_t i, k;
-    for (i = 0; i < d->n_gpu_readings; i++) {
-        const rpx_nvml_reading *r = &d->gpu_readings[i];
+    for (i = 0; i < gpu->n; i++) {
+        const rpx_nvml_reading *r = &gpu->readings[i];
         json_t *g = NULL, *e;
         json_array_foreach(a, k, e)
             if (json_integer_value(json_object_get(e, "index")) == (json_int_t)r->index) g = e;
@@ -135,7 +135,7 @@ static json_t *gpu_json(const rpx_run_data *d, int64_t origin)
     return a;
 }
 
-json_t *rpx__timeline_json(const rpx_run_data *d)
+json_t *rpx__timeline_json(const rpx_run_data *d, const rpx_run_gpu_readings *gpu)
 {
     int64_t origin = 0;
     json_t *o, *procs;
@@ -156,8 +156,8 @@ json_t *rpx__timeline_json(const rpx_run_data *d)
         if (d->procs[i].timeline)
             json_array_append_new(procs, process_json(&d->procs[i], i, origin));
     json_object_set_new(o, "processes", procs);
-    json_object_set_new(o, "gpu", d->gpu_watched ? gpu_json(d, origin) : json_null());
+    json_object_set_new(o, "gpu", gpu->watched ? gpu_json(gpu, origin) : json_null());
     json_object_set_new(o, "gpu_readings_left_out",
-                        d->gpu_watched ? json_integer(d->gpu_readings_dropped) : json_null());
+                        gpu->watched ? json_integer(gpu->dropped) : json_null());
     return o;
 }

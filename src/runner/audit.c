@@ -325,14 +325,13 @@ static json_t *audit_seed(const rpx_runner_config *c, int k, rpx__run_pair_fn ru
     return o;
 }
 
-int rpx__audit_run(const rpx_runner_config *c, int processes, rpx__run_pair_fn run_pair,
-                   json_t **audit, json_t *warnings, rpx_error *err)
+int rpx__audit_run(const rpx_runner_config *c, unsigned f, int processes,
+                   rpx__run_pair_fn run_pair, json_t **audit, json_t *warnings, rpx_error *err)
 {
-    unsigned f = 0;
     json_t *o;
     (void)err;
     *audit = NULL;
-    if (!c->audit || rpx__audit_parse(c->audit, &f) != 0 || !f) return 0;
+    if (!f) return 0;
     o = json_object();
     if (f & RPX__AUDIT_CACHE) json_object_set_new(o, "cache", audit_cache(c, processes, run_pair, warnings));
     if (f & RPX__AUDIT_SEED) json_object_set_new(o, "seed", audit_seed(c, processes, run_pair, warnings));

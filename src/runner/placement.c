@@ -96,19 +96,22 @@ json_t *rpx__cpus_json(const cpu_set_t *set)
     return a;
 }
 
-int rpx__placement_init(const rpx_runner_config *c, placement *pl)
+int rpx__placement_plan(const rpx_runner_config *c, placement *pl, rpx_error *err)
 {
-    cpu_set_t set;
     char why[128];
     int k;
     memset(pl, 0, sizeof *pl);
     if (rpx__cpus_allowed(&pl->allowed) != 0) CPU_ZERO(&pl->allowed);
-    pl->has_requested = c->cpus && rpx__cpus_parse(c->cpus, &pl->requested, why, sizeof why) == 0;
+    if (c->cpus) { /* checked by rpx_runner_config_check (options.c); read here for the run */
+        if (rpx__cpus_parse(c->cpus, &pl->requested, why, sizeof why) != 0)
+            return rpx_error_set(err, RPX_EUSAGE, "--cpus '%s': %s", c->cpus, why);
+        pl->has_requested = 1;
+    }
     pl->policy = c->spread ? RPX_PLACE_SPREAD : pl->has_requested ? RPX_PLACE_PINNED
                                                                   : RPX_PLACE_INHERIT;
-    set = pl->has_requested ? pl->requested : pl->allowed;
     for (k = 0; k < CPU_SETSIZE; k++)
-        if (CPU_ISSET(k, &set)) pl->rotation[pl->n_rotation++] = k;
+        if (CPU_ISSET(k, pl->has_requested ? &pl->requested : &pl->allowed))
+            pl->rotation[pl->n_rotation++] = k;
     return 0;
 }
 
@@ -129,8 +132,7 @@ int rpx__placement_spread_cpus(const rpx_runner_config *c)
 {
     placement pl;
     if (!c->spread) return 0;
-    rpx__placement_init(c, &pl);
-    return pl.n_rotation;
+    return rpx__placement_plan(c, &pl, NULL) == 0 ? pl.n_rotation : 0;
 }
 
 static const char *policy_name(int policy)

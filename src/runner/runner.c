@@ -24,8 +24,8 @@
 #include "rpxprof/target.h"
 #include "loader/kinds.h"
 #include "report/run_report.h"
-#include "runner/outputs.h"
 #include "runner/runner_internal.h"
+#include "runner/section.h"
 
 void rpx_runner_config_init(rpx_runner_config *c)
 {
@@ -44,23 +44,9 @@ static const char *config_kind(const rpx_runner_config *c)
 
 int rpx_runner_processes(const rpx_runner_config *c, int *asked)
 {
-    int kind_p = rpx__kind_of_target(c->model, &c->target)->default_processes;
-    int p = c->processes > 0 ? c->processes
-          : (!c->isolate || c->gpu_time) ? 1
-          : kind_p > 0 ? kind_p
-                       : RPX_RUNNER_DEFAULT_PROCESSES;
-    int n = rpx__placement_spread_cpus(c);
-    if (asked) *asked = p;
-    if (n > 0) { /* --spread: the same number of processes on each CPU */
-        long cap = c->repeats >= 1 && c->repeats < RPX_RUNNER_MAX_PROCESSES
-                       ? c->repeats
-                       : RPX_RUNNER_MAX_PROCESSES;
-        long up = ((long)p + n - 1) / n * n;
-        if (up > cap) up = cap / n * n;
-        if (up < n) up = n;
-        return (int)up;
-    }
-    return c->repeats >= 1 && p > c->repeats ? (int)c->repeats : p;
+    /* a run works this out once, in its plan (plan.c), from the placement it parsed */
+    return rpx__plan_processes(c, rpx__kind_of_target(c->model, &c->target),
+                               rpx__placement_spread_cpus(c), asked);
 }
 
 /* the run's status and its report word (the status map, status.c) */
@@ -237,13 +223,8 @@ typedef struct run_ctx {
     char cpu_probe_why[RPX_ERROR_MESSAGE_SIZE + 64];
     rpx_proc_snapshot *procs_start, *procs_end; /* other processes' CPU time */
     char procs_why[256];
-    run_params rp;
+    run_plan plan;                /* the run parsed once (plan.c) */
     workers w;
-    int processes;
-    int processes_asked;          /* more than the calls: reduced, and said so */
-    int spread_asked;             /* --spread changed the count from this (0: it did not) */
-    placement place;              /* --cpus, --spread (placement.c) */
-    outputs_params outputs;       /* --check-outputs (outputs.c) */
     json_t *audit;                /* --audit: the report's audit (audit.c), or NULL */
     json_t *server_metrics;       /* --server-metrics: the report's (server_metrics.c), or NULL */
 } run_ctx;
@@ -277,10 +258,11 @@ static void ctx_free(run_ctx *x)
     memset(x, 0, sizeof *x);
 }
 
-/* Steps 0 and 1: the output's place, the inputs, the cost layer, NVML. */
+/* Steps 0 and 1: the plan, the output's place, the inputs, the cost layer, NVML. */
 static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
 {
     rpx_runner_config *c = &x->c;
+    size_t i;
     int rc;
     memset(x, 0, sizeof *x);
     x->c = *cfg;
@@ -296,40 +278,8 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     /* ranges and combinations, as `rpxprof run`, manifests and Python check them */
     if ((rc = rpx_runner_config_check(c, RPX_SPELL_KEY, err)) != 0) return rc;
-    {
-        int asked;
-        x->processes = rpx_runner_processes(c, &asked); /* in range: checked above */
-        if (c->spread) {
-            if (asked != x->processes) x->spread_asked = asked;
-        } else if (asked > x->processes) {
-            x->processes_asked = asked;
-        }
-    }
-    /* the stopping rule adds processes of repeats/processes calls: when that is
-     * fewer than the p50's between-process interval needs in every process, no
-     * number of processes ever states it (docs/statistics.md) */
-    if (c->target_precision > 0) {
-        long slice = rpx__workers_slice(c->repeats, x->processes, x->processes);
-        long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
-        int k = x->processes_asked ? x->processes_asked : x->processes;
-        rpx_option_spelling sp = (rpx_option_spelling)c->spelling;
-        char tp[40], rp[40], rp2[40], pr[40];
-        if (slice < need)
-            return rpx_error_set(err, RPX_EUSAGE,
-                                 "%s %g%%: cannot be reached: %s %ld over %d processes is %ld "
-                                 "call%s in each, and the p50's interval between processes "
-                                 "needs at least %ld calls in every process; give %s %ld or more "
-                                 "(or fewer %s)",
-                                 rpx__option_value_label("target-precision", sp, tp, sizeof tp),
-                                 c->target_precision * 100,
-                                 rpx__option_value_label("repeats", sp, rp, sizeof rp), c->repeats,
-                                 x->processes, slice, slice == 1 ? "" : "s", need,
-                                 rpx_run_option_spelled(rpx_run_option_find("repeats"), sp, rp2,
-                                                        sizeof rp2),
-                                 need * k,
-                                 rpx_run_option_spelled(rpx_run_option_find("processes"), sp, pr,
-                                                        sizeof pr));
-    }
+    /* the processes, the placement, the sections: worked out once */
+    if ((rc = rpx__plan_build(c, x->kind, x->row, &x->plan, err)) != 0) return rc;
     c->target.inputs_path = c->inputs ? c->inputs : c->n_sample_files ? c->sample_files[0] : NULL;
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
     if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
@@ -347,6 +297,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
                              "--writable-inputs: an HTTP target sends the file's bytes as its "
                              "request body; there is nothing for it to edit in place");
     c->target.inputs_path = x->smp.paths[0];
+    rpx__plan_inputs(&x->plan, x->smp.work, x->smp.n, x->smp.writable ? x->smp.pristine : NULL);
     /* the cost layer and the GPU table, before anything is measured */
     if ((rc = rpx__layers_prepare(c, &x->lay, err)) != 0) return rc;
     /* NVML (never CUDA) in this process: the card and the conditions */
@@ -354,140 +305,232 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         rpx_error nerr = {0};
         if (rpx_nvml_open(&x->nvml, &nerr) != 0) x->nvml = NULL; /* the card says why */
     }
-    {
-        /* by name: a field added to either struct cannot land in another's place */
-        run_params rp = {.model = c->model, .device = c->device, .precision = c->precision,
-                         .unit = c->unit, .warmup = c->warmup, .repeats = c->repeats,
-                         .gpu_time = c->gpu_time, .progress = c->progress,
-                         .stop_after_s = c->stop_after_s,
-                         .timeout_s = c->timeout_s, .call_timeout_s = c->call_timeout_s,
-                         .setup_timeout_s = c->setup_timeout_s, .grace_s = c->grace_s,
-                         .target = &c->target, .max_failures = c->max_failures};
-        x->rp = rp;
-        x->rp.samples = x->smp.work;
-        x->rp.n_samples = x->smp.n;
-        x->rp.pristine = x->smp.writable ? x->smp.pristine : NULL;
-        x->rp.rate_hz = rpx__kind_has(x->row, RPX_KIND_OWN_LOAD) ? 0 : c->rate_hz;
-        x->rp.notice = c->notice;
-        x->rp.notice_ctx = c->notice_ctx;
-        x->rp.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
-        rpx__placement_init(c, &x->place);
-        x->rp.placement = &x->place;
-        /* where each call ran: a local model's calls (an HTTP call's time is the
-         * remote server's, and the open-loop load has no calls of its own) */
-        x->rp.call_records = rpx__kind_has(x->row, RPX_KIND_REMOTE) ? RPX_CALL_RECORDS_OFF
-                                                                     : c->call_records;
-        x->rp.timeline = c->timeline;
-    }
-    if (c->check_outputs || c->reference_outputs || c->save_outputs) {
-        outputs_params op = {c->check_fraction, c->rtol, c->atol, c->target.load_seed,
-                             c->reference_outputs, c->save_outputs, 0};
-        x->outputs = op;
-        if ((rc = rpx__outputs_prepare(&x->outputs, x->smp.n, c->force, err)) != 0) return rc;
-        x->rp.outputs = &x->outputs;
-    }
+    x->plan.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
+    /* the sections' files (--save-outputs, --reference-outputs), before any process */
+    for (i = 0; i < rpx__n_sections; i++)
+        if (rpx__section_on(&x->plan, i) && rpx__sections[i]->prepare &&
+            (rc = rpx__sections[i]->prepare(&x->plan, err)) != 0)
+            return rc;
     return 0;
 }
 
 /* The notes of what the run saw (drift, memory growth, GPU busy time, a remote
  * API's unknowns, failed calls), and the layers' bounds and budget. */
 static void run_notes(run_ctx *x, const run_shared *sh, const rpx_latency *lat, json_t *devjson,
-                      const rpx_rss_summary *trend, json_t *notes, json_t *warnings,
-                      json_t **roofline, json_t **budget)
+                      json_t *gpu_time, const rpx_rss_summary *trend, json_t *notes,
+                      json_t *warnings, json_t **roofline, json_t **budget)
 {
     rpx_runner_config *cfgp = &x->c;
-    const rpx_runner_config c = *cfgp;
     const workers *wp = &x->w;
     json_t *section = json_object_get(devjson, "target");
-    if (notes) {
-        /* drift within one process: between processes is the interval's business */
-        rpx__drift_note(wp->proc[0]->samples, wp->proc[0]->measured, notes, warnings);
-        rpx__growth_notes(trend, json_object_get(devjson, "cuda_growth"), notes, warnings);
-        {
-            size_t wi;
-            json_t *w;
-            json_array_foreach(json_object_get(devjson, "cuda_warnings"), wi, w)
-                rpx__warn_note(notes, warnings, json_string_value(w));
-            rpx__gpu_watch_report(x->watch, json_object_get(devjson, "cuda"), notes,
-                                  warnings);
-        }
-    }
-    {
-        rpx_latency_stats st;
-        double p50 = (double)NAN;
-        json_t *gt = json_object_get(devjson, "gpu_time");
-        if (rpx_latency_stats_get(lat, &st) == 0 && st.available) p50 = st.p50_ms;
-        if (json_is_object(gt) && notes) {
-            double busy = json_number_value(json_object_get(gt, "p50_ms"));
-            if (json_is_number(json_object_get(gt, "p50_ms")) && p50 == p50 && p50 > 2 * busy) {
-                char m[256];
-                snprintf(m, sizeof m,
-                         "Wall time (p50 %.4g ms) is more than twice the GPU busy time (p50 "
-                         "%.4g ms): the model is launch- or host-bound.",
-                         p50, busy);
-                rpx__warn_note(notes, warnings, m);
-            }
-        }
-        if (notes && rpx__kind_has(x->row, RPX_KIND_REMOTE)) {
-            /* the remote model's cost, device and bounds are not knowable from here */
-            double hz[16];
-            size_t n_hz = rpx__budget_rates(cfgp, hz);
-            json_array_append_new(notes, json_string(
-                "remote API: the model's device, parameters, FLOPs and roofline bounds are "
-                "null (http.not_measured); memory is this client's"));
-            *budget = rpx_realtime_budget_json(p50, n_hz ? hz : NULL, n_hz, 0);
-            rpx__load_notes(json_object_get(section, "load"), notes, warnings);
-            if (c.target.insecure)
-                rpx__warn_note(notes, warnings,
-                               "--insecure: the server's TLS certificate was not verified; the "
-                               "timings may be of a server other than the one named");
-        } else if (notes) {
-            rpx__layers_finish(cfgp, &x->lay, &x->smp.pristine[0], p50,
-                               json_object_get(devjson, "cuda"), notes, roofline, budget);
-        }
-        if (notes && sh->failed_calls + sh->failed_warmup_calls > 0 &&
-            sh->outcome != OUTCOME_CALLS_FAILED) {
-            char m[512];
+    rpx_latency_stats st;
+    double p50 = (double)NAN;
+    size_t wi;
+    json_t *w;
+    /* drift within one process: between processes is the interval's business */
+    rpx__drift_note(wp->proc[0]->samples, wp->proc[0]->measured, notes, warnings);
+    rpx__growth_notes(trend, json_object_get(devjson, "cuda_growth"), notes, warnings);
+    json_array_foreach(json_object_get(devjson, "cuda_warnings"), wi, w)
+        rpx__warn_note(notes, warnings, json_string_value(w));
+    rpx__gpu_watch_report(x->watch, json_object_get(devjson, "cuda"), notes, warnings);
+    if (rpx_latency_stats_get(lat, &st) == 0 && st.available) p50 = st.p50_ms;
+    if (json_is_object(gpu_time)) {
+        double busy = json_number_value(json_object_get(gpu_time, "p50_ms"));
+        if (json_is_number(json_object_get(gpu_time, "p50_ms")) && p50 == p50 && p50 > 2 * busy) {
+            char m[256];
             snprintf(m, sizeof m,
-                     "%ld of %ld timed calls failed and are not latency samples (%ld warmup "
-                     "calls failed too)%s",
-                     sh->failed_calls, (long)sh->measured + sh->failed_calls,
-                     sh->failed_warmup_calls, section ? "; see http.status_counts" : "");
+                     "Wall time (p50 %.4g ms) is more than twice the GPU busy time (p50 "
+                     "%.4g ms): the model is launch- or host-bound.",
+                     p50, busy);
             rpx__warn_note(notes, warnings, m);
         }
     }
+    if (rpx__kind_has(x->row, RPX_KIND_REMOTE)) {
+        /* the remote model's cost, device and bounds are not knowable from here */
+        double hz[16];
+        size_t n_hz = rpx__budget_rates(cfgp, hz);
+        json_array_append_new(notes, json_string(
+            "remote API: the model's device, parameters, FLOPs and roofline bounds are "
+            "null (http.not_measured); memory is this client's"));
+        *budget = rpx_realtime_budget_json(p50, n_hz ? hz : NULL, n_hz, 0);
+        rpx__load_notes(json_object_get(section, "load"), notes, warnings);
+        if (cfgp->target.insecure)
+            rpx__warn_note(notes, warnings,
+                           "--insecure: the server's TLS certificate was not verified; the "
+                           "timings may be of a server other than the one named");
+    } else {
+        rpx__layers_finish(cfgp, &x->lay, &x->smp.pristine[0], p50,
+                           json_object_get(devjson, "cuda"), notes, roofline, budget);
+    }
+    if (sh->failed_calls + sh->failed_warmup_calls > 0 && sh->outcome != OUTCOME_CALLS_FAILED) {
+        char m[512];
+        snprintf(m, sizeof m,
+                 "%ld of %ld timed calls failed and are not latency samples (%ld warmup "
+                 "calls failed too)%s",
+                 sh->failed_calls, (long)sh->measured + sh->failed_calls,
+                 sh->failed_warmup_calls, section ? "; see http.status_counts" : "");
+        rpx__warn_note(notes, warnings, m);
+    }
 }
 
-/* What ctx_finish gathered from the workers, for the report. */
-typedef struct gathered {
+/* What ctx_finish gathers from the workers, for the report. */
+typedef struct finish {
+    run_shared *sh;               /* the processes as one (merge_workers) */
+    size_t offset;                /* the timed calls before the last process */
     const char *status;
-    json_t *peaks, *devjson, *section, *card, *notes, *roofline, *budget;
-    const rpx_run_failure *failure; /* NULL: the run completed */
-    const rpx_latency *lat;
-    const rpx_rss_summary *trend;
-    json_t *warnings;
-} gathered;
-
-/* The report (src/report/run_report.c) from what the run measured: the
- * runner hands over its data and sets no key itself. NULL out of memory. */
-static json_t *build_report(const run_ctx *x, const run_shared *sh, const gathered *g)
-{
-    const rpx_runner_config c = x->c;
-    const workers *wp = &x->w;
-    const char *kind = x->kind;
-    json_t *section = g->section, *peaks = g->peaks, *devjson = g->devjson, *ci = NULL, *report;
-    rpx_run_process *procs;
-    rpx_run_timeline *tl;
+    rpx_run_failure failure;
+    int has_failure;
+    json_t *exports[RPX_RUNNER_MAX_PROCESSES]; /* each process's export, parsed once (NULL:
+                                     none, or it did not fit its block) */
+    json_t *devjson;              /* the last process's export (borrowed), or NULL */
+    json_t *section;              /* its target section (borrowed), or NULL */
+    json_t *peaks;                /* the largest CUDA peaks of every process, or NULL */
+    rpx_latency *lat;
+    rpx_rss_summary trend;        /* the first process's: the most calls */
+    json_t *card, *notes, *roofline, *budget, *ci;
+    rpx_run_process *procs;       /* the report's view of each process */
+    json_t *values[RPX_SECTIONS_MAX]; /* each section's report value, by table row */
+    rpx_run_key keys[RPX_SECTIONS_MAX];
+    section_out check;            /* the first section's check a completed run failed */
     rpx_run_data rd;
-    rpx_profile_desc *d = &rd.desc;
+} finish;
+
+static void finish_free(finish *f)
+{
+    size_t i;
+    int k;
+    for (k = 0; k < RPX_RUNNER_MAX_PROCESSES; k++) json_decref(f->exports[k]);
+    for (i = 0; i < RPX_SECTIONS_MAX; i++) json_decref(f->values[i]);
+    json_decref(f->peaks);
+    json_decref(f->card);
+    json_decref(f->notes);
+    json_decref(f->roofline);
+    json_decref(f->budget);
+    json_decref(f->ci);
+    json_decref(f->rd.placement);
+    rpx_latency_destroy(f->lat);
+    free(f->procs);
+    free(f->sh);
+}
+
+/* The processes' exports, each parsed once: what the device and the target
+ * reported (the last process that did) and the largest CUDA peaks of all. */
+static void gather_exports(const workers *wp, finish *f)
+{
     int i;
-    memset(&rd, 0, sizeof rd);
-    if (!(procs = calloc((size_t)wp->n + 1, sizeof *procs))) return NULL;
-    if (!(tl = calloc((size_t)wp->n + 1, sizeof *tl))) {
-        free(procs);
-        return NULL;
+    for (i = 0; i < wp->n; i++)
+        f->exports[i] = wp->proc[i]->json_len ? json_loads(wp->proc[i]->json, 0, NULL) : NULL;
+    for (i = wp->n - 1; i >= 0 && !f->devjson; i--) f->devjson = f->exports[i];
+    if (json_is_object(json_object_get(f->devjson, "cuda_peaks"))) {
+        f->peaks = json_object();
+        for (i = 0; i < wp->n; i++)
+            merge_cuda_peaks(f->peaks, json_object_get(f->exports[i], "cuda_peaks"));
     }
+    f->section = json_object_get(f->devjson, "target");
+}
+
+/* The processes as one, how the run ended, its exports and samples. */
+static int gather(const run_ctx *x, finish *f, rpx_runner_result *res, rpx_error *err)
+{
+    const workers *wp = &x->w;
+    run_shared *sh;
+    size_t k;
+    int i;
+    if (!(f->sh = sh = calloc(1, sizeof *sh)))
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    f->offset = merge_workers(wp, sh);
+    f->status = status_name(sh->outcome, &res->status);
+    if (res->status != RPX_RUNNER_INTERRUPTED) res->stop_signal = 0;
+    if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
+        /* peaks of a worker that died: the lifetime peak from wait4, nothing else */
+        rpx_memory_peaks_init(&sh->memory);
+        sh->memory.lifetime_peak_bytes = sh->child_maxrss_bytes;
+        snprintf(sh->memory.inference_reason, sizeof sh->memory.inference_reason,
+                 "not read: the run ended abnormally (%s)", f->status);
+        f->failure = failure_of(sh, f->offset);
+        f->has_failure = 1;
+    } else if (sh->abandoned) {
+        f->failure = failure_of(sh, f->offset); /* where the abandoned call stood */
+        f->has_failure = 1;
+    }
+    gather_exports(wp, f);
+    rpx_rss_trend_summarise(&wp->proc[0]->trend, &f->trend);
+    if (rpx_latency_create(0, &f->lat) != 0 || rpx_latency_reserve(f->lat, sh->measured) != 0)
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    for (i = 0; i < wp->n; i++) /* process by process, straight from the shared blocks */
+        for (k = 0; k < wp->proc[i]->measured; k++)
+            rpx_latency_add_ns(f->lat, (double)wp->proc[i]->samples[k]);
+    return 0;
+}
+
+/* The system card, with the conditions and the CPU probe around the run. */
+static json_t *make_card(const run_ctx *x, const finish *f)
+{
+    const rpx_runner_config *c = &x->c;
+    char reso[64], batch_buf[64];
+    const char *batch = NULL;
+    json_t *b = json_object_get(c->meta, "batch_size"), *card;
+    rpx_error cerr = {0};
+    rpx__input_resolution(&x->smp.pristine[0], reso, sizeof reso);
+    if (json_is_integer(b)) {
+        snprintf(batch_buf, sizeof batch_buf, "%lld", (long long)json_integer_value(b));
+        batch = batch_buf;
+    } else if (json_is_string(b)) {
+        batch = json_string_value(b);
+    }
+    rpx_card_options copt = {c->device, c->precision, batch, reso[0] ? reso : NULL,
+                             x->nvml, 0, NULL, NULL};
+    if (rpx__kind_has(x->row, RPX_KIND_INTERPRETER)) {
+        copt.python_version = json_string_value(json_object_get(f->section, "version"));
+        copt.pytorch_version = json_string_value(json_object_get(f->section, "torch_version"));
+        copt.pytorch_reason = f->section ? "the Python module did not import torch"
+                                         : "not read: the run ended before the Python target "
+                                           "reported";
+    }
+    card = rpx_system_card(&copt, &cerr);
+    if (card) {
+        json_t *other = x->procs_start && x->procs_end
+                            ? rpx_system_other_processes(x->procs_start, x->procs_end,
+                                                         (int)getpid())
+                            : NULL;
+        rpx_system_card_set_conditions(card, x->cond_start, x->cond_end);
+        rpx_system_card_set_cpu_probe(card, x->cpu_probe, x->cpu_probe_why);
+        rpx_system_card_set_other_processes(card, other, x->procs_why);
+        json_decref(other);
+    }
+    return card;
+}
+
+/* An export that did not fit its block is a note, never silence. */
+static void export_notes(const workers *wp, json_t *notes, json_t *warnings)
+{
+    int i;
     for (i = 0; i < wp->n; i++) {
+        const run_shared *p = wp->proc[i];
+        char m[512];
+        if (!p->export_needed) continue;
+        if (p->export_needed == (size_t)-1)
+            snprintf(m, sizeof m,
+                     "process %d's export (the CUDA devices and peaks, the target's section and "
+                     "the measured sections' findings) could not be written (out of memory in "
+                     "the model's process) and is missing from this report: what it held is null",
+                     i);
+        else
+            snprintf(m, sizeof m,
+                     "process %d's export (%zu bytes: the CUDA devices and peaks, the target's "
+                     "section and the measured sections' findings) did not fit the %zu bytes of "
+                     "its shared block and is missing from this report: what it held is null",
+                     i, p->export_needed, p->json_cap);
+        rpx__warn_note(notes, warnings, m);
+    }
+}
+
+/* The report's view of each process (its samples, warmup, restores, pacing). */
+static rpx_run_process *process_views(const workers *wp)
+{
+    rpx_run_process *procs = calloc((size_t)wp->n + 1, sizeof *procs);
+    int i;
+    for (i = 0; procs && i < wp->n; i++) {
         const run_shared *p = wp->proc[i];
         procs[i].samples = p->samples;
         procs[i].measured = p->measured;
@@ -497,48 +540,44 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
         procs[i].restore_warmup_ns = p->restore_warmup_ns;
         procs[i].start_lag = p->start_lag;
         procs[i].late_starts = p->late_starts;
-        if (p->record_info.on) {
-            procs[i].records = &p->records;
-            procs[i].record_info = &p->record_info;
-            procs[i].record_totals = &p->record_totals;
-        }
-        if (p->timeline) { /* --timeline */
-            rpx_run_timeline t = {p->pid, p->load_start_ns, p->setup_start_ns, p->setup_end_ns,
-                                  p->teardown_start_ns, p->teardown_end_ns,
-                                  p->timeline_calls ? p->call_start : NULL,
-                                  x->smp.writable && p->timeline_calls ? p->restore_start : NULL,
-                                  p->timeline_calls ? p->warmup_start : NULL,
-                                  x->smp.writable && p->timeline_calls ? p->warmup_restore : NULL,
-                                  p->phase >= PHASE_LOOP ? &p->trend : NULL};
-            tl[i] = t;
-            if (!p->timeline_calls && p->phase >= PHASE_LOOP) tl[i].request_intended_ns = p->call_start;
-            procs[i].timeline = &tl[i];
-        }
     }
-    {
-        size_t offsets[RPX_RUNNER_MAX_PROCESSES], counts[RPX_RUNNER_MAX_PROCESSES];
-        double *ms = rpx__workers_samples_ms(wp, offsets, counts);
-        if (ms) ci = rpx__workers_latency_ci(wp, ms, offsets, counts);
-        free(ms);
-    }
+    return procs;
+}
+
+/* The report's data from what the run measured, but for the notes' findings
+ * (run_notes) and the sections' values (rpx__sections_merge). */
+static void fill_data(const run_ctx *x, finish *f, json_t *warnings)
+{
+    const rpx_runner_config *c = &x->c;
+    const workers *wp = &x->w;
+    const run_shared *sh = f->sh;
+    rpx_run_data *rd = &f->rd;
+    rpx_profile_desc *d = &rd->desc;
+    const cpu_set_t *cpus[RPX_RUNNER_MAX_PROCESSES];
+    size_t offsets[RPX_RUNNER_MAX_PROCESSES], counts[RPX_RUNNER_MAX_PROCESSES];
+    double *ms = rpx__workers_samples_ms(wp, offsets, counts);
+    json_t *section = f->section;
+    int i;
+    if (ms) f->ci = rpx__workers_latency_ci(wp, ms, offsets, counts);
+    free(ms);
     d->model_callable = x->shown_model;
-    d->target_kind = kind;
+    d->target_kind = x->kind;
     d->target_section = section;
     d->failed_calls = sh->failed_calls;
     d->failed_warmup_calls = sh->failed_warmup_calls;
-    d->device = c.device;
-    d->precision = c.precision;
-    d->unit = c.unit;
+    d->device = c->device;
+    d->precision = c->precision;
+    d->unit = c->unit;
     d->warmup_calls = sh->warmup_done;
     d->inputs = &x->smp.pristine[0];
-    d->inputs_path = c.inputs_label ? c.inputs_label : x->smp.paths[0];
+    d->inputs_path = c->inputs_label ? c->inputs_label : x->smp.paths[0];
     d->inputs_sha256 = x->smp.sha[0] ? x->smp.sha : NULL;
-    d->metadata = c.meta;
-    d->latency = g->lat;
+    d->metadata = c->meta;
+    d->latency = f->lat;
     d->memory = &sh->memory;
     d->timer = sh->timer_ok ? &sh->timer : NULL;
-    d->cuda_peaks = peaks;
-    d->cuda_memory_method = json_object_get(devjson, "cuda_method");
+    d->cuda_peaks = f->peaks;
+    d->cuda_memory_method = json_object_get(f->devjson, "cuda_method");
     if (json_is_object(json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device"))) {
         /* torch's own allocator, as the reference measures; the process-level beside it */
         d->cuda_process_peaks = d->cuda_peaks;
@@ -546,281 +585,165 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
         d->cuda_peaks = json_object_get(section, "torch_cuda_peak_allocated_mb_by_visible_device");
         d->cuda_memory_method = json_object_get(section, "torch_cuda_peak_method");
     }
-    d->cuda = json_object_get(devjson, "cuda");
+    d->cuda = json_object_get(f->devjson, "cuda");
     d->sync_overhead_ns = sh->has_sync ? &sh->sync_ns : NULL;
     d->efficiency = rpx__kind_has(x->row, RPX_KIND_REMOTE) ? NULL : x->lay.efficiency;
-    d->roofline = g->roofline;
-    d->realtime_budget = g->budget;
-    d->gpu_time = json_is_object(json_object_get(devjson, "gpu_time"))
-                      ? json_object_get(devjson, "gpu_time")
-                      : NULL;
-    d->system_card = g->card;
-    d->status = g->status;
+    d->status = f->status;
     d->error = sh->outcome == OUTCOME_COMPLETE ? NULL : sh->error;
-    rd.failure = g->failure;
-    d->isolated = c.isolate;
-    d->notes = g->notes;
+    rd->failure = f->has_failure ? &f->failure : NULL;
+    d->isolated = c->isolate;
+    d->notes = f->notes;
     d->wall_ns = sh->outcome == OUTCOME_COMPLETE || sh->outcome == OUTCOME_INTERRUPTED
                      ? sh->wall_ns
                      : -1;
-    rd.http_open_loop = rpx__kind_has(x->row, RPX_KIND_OWN_LOAD) && c.target.load_rate > 0;
-    rd.procs = procs;
-    rd.n_procs = wp->n;
-    rd.measured = wp->measured;
-    rd.latency_ci = ci;
-    rd.rss_trend = wp->proc[0]->phase >= PHASE_LOOP ? g->trend : NULL;
-    rd.n_samples = x->smp.n;
-    rd.sample_paths = (const char *const *)x->smp.paths;
-    rd.sample_ids = (const char *const *)x->smp.ids;
-    rd.list_sample_files = !c.inputs_label;
-    rd.writable_inputs = x->smp.writable;
-    rd.bytes_per_sample = x->smp.bytes_per_sample;
-    rd.repeats = c.repeats;
-    rd.target_precision = c.target_precision;
-    rd.achieved = wp->achieved;
-    rd.seconds = wp->seconds;
-    rd.max_time_s = c.max_time_s;
-    rd.converged = wp->converged;
-    rd.stopped = wp->stopped;
-    rd.why_none = wp->why_none;
-    rd.rate_hz = x->rp.rate_hz;
-    rd.back_to_back = c.back_to_back_latency;
-    rd.latency = g->lat;
-    rd.processes_asked = x->processes_asked;
-    rd.processes = x->processes;
-    rd.notes = g->notes;
-    rd.warnings = g->warnings;
-    {
-        const cpu_set_t *cpus[RPX_RUNNER_MAX_PROCESSES];
-        for (i = 0; i < wp->n; i++) cpus[i] = &wp->proc[i]->affinity;
-        rd.placement = rpx__placement_json(&x->place, cpus, wp->n);
-    }
-    if (c.timeline && x->watch) { /* the GPU's clocks, power and temperature over time */
-        rd.gpu_watched = 1;
-        rd.n_gpu_readings = rpx_nvml_watch_readings(x->watch, &rd.gpu_readings,
-                                                    &rd.gpu_readings_dropped);
-    }
-    report = rpx__run_report(&rd);
-    json_decref(rd.placement);
-    json_decref(ci);
-    free(procs);
-    free(tl);
-    return report;
+    rd->http_open_loop = rpx__kind_has(x->row, RPX_KIND_OWN_LOAD) && c->target.load_rate > 0;
+    rd->procs = f->procs;
+    rd->n_procs = wp->n;
+    rd->measured = wp->measured;
+    rd->latency_ci = f->ci;
+    rd->rss_trend = wp->proc[0]->phase >= PHASE_LOOP ? &f->trend : NULL;
+    rd->n_samples = x->smp.n;
+    rd->sample_paths = (const char *const *)x->smp.paths;
+    rd->sample_ids = (const char *const *)x->smp.ids;
+    rd->list_sample_files = !c->inputs_label;
+    rd->writable_inputs = x->smp.writable;
+    rd->bytes_per_sample = x->smp.bytes_per_sample;
+    rd->repeats = c->repeats;
+    rd->target_precision = c->target_precision;
+    rd->achieved = wp->achieved;
+    rd->seconds = wp->seconds;
+    rd->max_time_s = c->max_time_s;
+    rd->converged = wp->converged;
+    rd->stopped = wp->stopped;
+    rd->why_none = wp->why_none;
+    rd->rate_hz = x->plan.rate_hz;
+    rd->back_to_back = c->back_to_back_latency;
+    rd->processes_asked = x->plan.processes_asked;
+    rd->processes = x->plan.processes;
+    rd->warnings = warnings;
+    for (i = 0; i < wp->n; i++) cpus[i] = &wp->proc[i]->affinity;
+    rd->placement = rpx__placement_json(&x->plan.place, cpus, wp->n);
+    rd->audit = x->audit;
+    rd->server_metrics = x->server_metrics;
 }
 
-/* --check-outputs: the report's `outputs` from every process's, and status
- * outputs_differ (exit 7) when a run that completed returned other outputs. */
-static void outputs_section(const run_ctx *x, json_t *report, rpx_runner_result *res)
+/* Each section's report value, and its keys for the report (an off section's
+ * key is null or left out, as the section says). -1 out of memory. */
+static int merge_sections(const run_ctx *x, finish *f)
 {
-    json_t *per[RPX_RUNNER_MAX_PROCESSES], *o;
-    int i, differ = 0;
-    for (i = 0; i < x->w.n; i++) {
-        json_t *d = x->w.proc[i]->json_len ? json_loads(x->w.proc[i]->json, 0, NULL) : NULL;
-        per[i] = json_incref(json_object_get(d, "outputs"));
-        json_decref(d);
+    size_t i;
+    if (rpx__sections_merge(&x->plan, x->w.proc, f->exports, x->w.n, f->procs, &f->rd,
+                            f->values, &f->check) != 0)
+        return -1;
+    f->rd.n_sections = 0;
+    for (i = 0; i < rpx__n_sections; i++) {
+        if (!rpx__section_on(&x->plan, i) && !rpx__sections[i]->off_is_null) continue;
+        f->keys[f->rd.n_sections].key = rpx__sections[i]->key;
+        f->keys[f->rd.n_sections].optional = !rpx__sections[i]->off_is_null;
+        f->keys[f->rd.n_sections++].value = f->values[i];
     }
-    o = rpx__outputs_merge(&x->outputs, per, x->w.n, &differ);
-    for (i = 0; i < x->w.n; i++) json_decref(per[i]);
-    if (!o) return;
-    if (differ && res->status == RPX_RUNNER_COMPLETE) {
-        char m[512], first[256] = "", big[64] = "not a number", label[40];
-        json_t *f = json_array_get(json_object_get(o, "mismatches"), 0);
-        res->status = RPX_RUNNER_OUTPUTS_DIFFER;
-        json_object_set_new(report, "status", json_string(rpx_runner_status_word(res->status)));
-        if (json_is_number(json_object_get(o, "max_abs_diff")))
-            snprintf(big, sizeof big, "%.6g", json_number_value(json_object_get(o, "max_abs_diff")));
-        if (f)
-            snprintf(first, sizeof first, "; the first: process %lld, timed call %lld, sample %lld, "
-                     "output '%.60s': %.100s",
-                     (long long)json_integer_value(json_object_get(f, "process")),
-                     (long long)json_integer_value(json_object_get(f, "call")),
-                     (long long)json_integer_value(json_object_get(f, "sample")),
-                     json_is_string(json_object_get(f, "output"))
-                         ? json_string_value(json_object_get(f, "output")) : "(all)",
-                     json_string_value(json_object_get(f, "reason")));
-        snprintf(m, sizeof m,
-                 "%s: %lld of %lld checked calls returned other outputs than the "
-                 "reference (largest difference %s)%s%s",
-                 rpx__option_value_label("check-outputs", (rpx_option_spelling)x->c.spelling,
-                                         label, sizeof label),
-                 (long long)json_integer_value(json_object_get(o, "mismatched_calls")),
-                 (long long)json_integer_value(json_object_get(o, "checked_calls")), big, first,
-                 json_integer_value(json_object_get(o, "processes_with_other_reference"))
-                     ? "; and the reference passes of the processes disagreed"
-                     : "");
-        json_array_append_new(res->warnings, json_string(m));
-        json_object_set_new(report, "error", json_string(m));
-        snprintf(res->error, sizeof res->error, "%s", m);
-    }
-    json_object_set_new(report, "outputs", o);
+    f->rd.sections = f->keys;
+    return 0;
 }
 
-/* Step 3: the report from what the workers left; written when asked. */
+/* A section's merged value (borrowed), NULL when it is off. */
+static json_t *section_value(const finish *f, const rpx_section *s)
+{
+    size_t i;
+    for (i = 0; i < rpx__n_sections; i++)
+        if (rpx__sections[i] == s) return f->values[i];
+    return NULL;
+}
+
+/* The report's text, written atomically where it was asked. */
+static int write_report(run_ctx *x, const json_t *report, rpx_runner_result *res, rpx_error *err)
+{
+    char *text = rpx_json_dumps(report);
+    size_t len = text ? strlen(text) : 0;
+    int rc;
+    if (text) text[len++] = '\n'; /* over the NUL: the file ends in a newline */
+    res->to_stdout = rpx_output_is_stdout(x->output);
+    rc = text ? rpx_output_commit(x->output, text, len, err)
+              : rpx_error_set(err, RPX_ENOMEM, "out of memory writing the report");
+    if (!text) rpx_output_discard(x->output);
+    x->output = NULL;
+    free(text);
+    if (rc == 0) res->written = 1;
+    return rc;
+}
+
+/* Step 3: the report from what the workers left, built once; written when asked. */
 static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_error *err)
 {
-    rpx_runner_config *cfgp = &x->c;
-    const rpx_runner_config c = *cfgp;
-    workers *wp = &x->w;
-    rpx_latency *lat = NULL;
-    rpx_rss_summary trend;
-    json_t *card = NULL, *notes = NULL, *report = NULL, *devjson = NULL;
-    rpx_run_failure failure;
-    int has_failure = 0;
-    json_t *peaks = NULL;
-    json_t *roofline = NULL, *budget = NULL, *section;
-    run_shared *sh = NULL;
-    char reso[64];
-    const char *batch = NULL, *status;
-    char batch_buf[64];
-    int rc, i;
-    size_t k, offset;
+    const workers *wp = &x->w;
+    json_t *report = NULL, *cw;
+    finish f;
+    size_t wi;
+    int rc;
 
-    memset(&trend, 0, sizeof trend);
+    memset(&f, 0, sizeof f);
     res->stop_signal = stop_signal;
     if (wp->n == 0) return rpx_error_set(err, RPX_EINTERRUPTED, "interrupted before any process");
     if (wp->outcome == OUTCOME_FAILED) {
         const char *e = wp->proc[wp->last]->error;
-        rc = rpx_error_set(err, RPX_EMODEL, "%s", e[0] ? e : "the run failed");
-        goto out;
+        return rpx_error_set(err, RPX_EMODEL, "%s", e[0] ? e : "the run failed");
     }
-    sh = calloc(1, sizeof *sh);
-    if (!sh) {
-        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
-        goto out;
-    }
-    offset = merge_workers(wp, sh);
-    status = status_name(sh->outcome, &res->status);
-    if (res->status != RPX_RUNNER_INTERRUPTED) res->stop_signal = 0;
-    if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
-        /* peaks of a worker that died: the lifetime peak from wait4, nothing else */
-        rpx_memory_peaks_init(&sh->memory);
-        sh->memory.lifetime_peak_bytes = sh->child_maxrss_bytes;
-        snprintf(sh->memory.inference_reason, sizeof sh->memory.inference_reason,
-                 "not read: the run ended abnormally (%s)", status);
-        failure = failure_of(sh, offset);
-        has_failure = 1;
-    } else if (sh->abandoned) {
-        failure = failure_of(sh, offset); /* where the abandoned call stood */
-        has_failure = 1;
-    }
-    /* what the device and the target reported: the last process that did, and
-     * the largest CUDA peaks of all */
-    for (i = wp->n - 1; i >= 0 && !devjson; i--)
-        if (wp->proc[i]->json_len) devjson = json_loads(wp->proc[i]->json, 0, NULL);
-    if (json_is_object(json_object_get(devjson, "cuda_peaks"))) {
-        peaks = json_object();
-        for (i = 0; i < wp->n; i++) {
-            json_t *d = wp->proc[i]->json_len ? json_loads(wp->proc[i]->json, 0, NULL) : NULL;
-            merge_cuda_peaks(peaks, json_object_get(d, "cuda_peaks"));
-            json_decref(d);
-        }
-    }
-    rpx_rss_trend_summarise(&wp->proc[0]->trend, &trend); /* the first process: the most calls */
-    section = json_object_get(devjson, "target");
-
-    /* 3. statistics, card, report */
-    if (rpx_latency_create(0, &lat) != 0 || rpx_latency_reserve(lat, sh->measured) != 0) {
-        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (i = 0; i < wp->n; i++) /* process by process, straight from the shared blocks */
-        for (k = 0; k < wp->proc[i]->measured; k++)
-            rpx_latency_add_ns(lat, (double)wp->proc[i]->samples[k]);
-    rpx__input_resolution(&x->smp.pristine[0], reso, sizeof reso);
-    {
-        json_t *b = json_object_get(c.meta, "batch_size");
-        if (json_is_integer(b)) {
-            snprintf(batch_buf, sizeof batch_buf, "%lld", (long long)json_integer_value(b));
-            batch = batch_buf;
-        } else if (json_is_string(b)) {
-            batch = json_string_value(b);
-        }
-    }
-    {
-        rpx_card_options copt = {c.device, c.precision, batch, reso[0] ? reso : NULL,
-                                 x->nvml, 0, NULL, NULL};
-        rpx_error cerr = {0};
-        if (rpx__kind_has(x->row, RPX_KIND_INTERPRETER)) {
-            copt.python_version = json_string_value(json_object_get(section, "version"));
-            copt.pytorch_version = json_string_value(json_object_get(section, "torch_version"));
-            copt.pytorch_reason = section ? "the Python module did not import torch"
-                                          : "not read: the run ended before the Python target "
-                                            "reported";
-        }
-        card = rpx_system_card(&copt, &cerr);
-        if (card) {
-            json_t *other = x->procs_start && x->procs_end
-                                ? rpx_system_other_processes(x->procs_start, x->procs_end,
-                                                             (int)getpid())
-                                : NULL;
-            rpx_system_card_set_conditions(card, x->cond_start, x->cond_end);
-            rpx_system_card_set_cpu_probe(card, x->cpu_probe, x->cpu_probe_why);
-            rpx_system_card_set_other_processes(card, other, x->procs_why);
-            json_decref(other);
-        }
-    }
-    notes = rpx__make_notes(cfgp, sh->measured, &sh->memory);
-    if (notes && x->spread_asked) {
+    if ((rc = gather(x, &f, res, err)) != 0) goto out;
+    /* 3. statistics, card, notes, the sections, the report */
+    f.card = make_card(x, &f);
+    f.notes = rpx__make_notes(&x->c, f.sh->measured, &f.sh->memory);
+    f.procs = process_views(wp);
+    rc = RPX_ENOMEM;
+    if (!f.card || !f.notes || !f.procs) goto oom;
+    if (x->plan.spread_asked) {
         char m[256], sp[40];
         snprintf(m, sizeof m, "%s over %d CPUs: %d processes ran instead of %d, the same "
                  "number on each CPU",
                  rpx__option_value_label("spread", (rpx_option_spelling)x->c.spelling, sp,
                                          sizeof sp),
-                 x->place.n_rotation, x->processes, x->spread_asked);
-        json_array_append_new(notes, json_string(m));
+                 x->plan.place.n_rotation, x->plan.processes, x->plan.spread_asked);
+        json_array_append_new(f.notes, json_string(m));
     }
-    if (notes) run_notes(x, sh, lat, devjson, &trend, notes, res->warnings, &roofline, &budget);
-    {
-        gathered g = {status, peaks, devjson, section, card, notes, roofline, budget,
-                      has_failure ? &failure : NULL,
-                      lat, &trend, res->warnings};
-        report = notes && card ? build_report(x, sh, &g) : NULL;
+    export_notes(wp, f.notes, res->warnings);
+    fill_data(x, &f, res->warnings);
+    if (merge_sections(x, &f) != 0) goto oom;
+    run_notes(x, f.sh, f.lat, f.devjson, section_value(&f, &rpx__section_gpu_time), &f.trend,
+              f.notes, res->warnings, &f.roofline, &f.budget);
+    f.rd.desc.roofline = f.roofline;
+    f.rd.desc.realtime_budget = f.budget;
+    f.rd.desc.gpu_time = json_is_object(section_value(&f, &rpx__section_gpu_time))
+                             ? section_value(&f, &rpx__section_gpu_time)
+                             : NULL;
+    f.rd.desc.system_card = f.card;
+    if (f.check.check_failed && res->status == RPX_RUNNER_COMPLETE) {
+        /* --check-outputs: a run that completed returned other outputs (exit 7) */
+        res->status = RPX_RUNNER_OUTPUTS_DIFFER;
+        f.rd.desc.status = rpx_runner_status_word(res->status);
+        f.rd.desc.error = f.check.message;
     }
-    if (report && x->audit) json_object_set(report, "audit", x->audit);
-    if (report && x->server_metrics) json_object_set(report, "server_metrics", x->server_metrics);
-    if (!report || !card || !notes) {
-        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
-        goto out;
+    if (!(report = rpx__run_report(&f.rd))) goto oom;
+    if (res->status == RPX_RUNNER_OUTPUTS_DIFFER) {
+        json_array_append_new(res->warnings, json_string(f.check.message));
+        snprintf(res->error, sizeof res->error, "%s", f.check.message);
     }
-    if (x->rp.outputs) outputs_section(x, report, res);
-    {
-        json_t *cw;
-        size_t wi;
-        json_array_foreach(json_object_get(card, "warnings"), wi, cw) json_array_append(res->warnings, cw);
-    }
-    if (x->output) {
-        char *text = rpx_json_dumps(report);
-        size_t len = text ? strlen(text) : 0;
-        if (text) text[len++] = '\n'; /* over the NUL: the file ends in a newline */
-        res->to_stdout = rpx_output_is_stdout(x->output);
-        rc = text ? rpx_output_commit(x->output, text, len, err)
-                  : rpx_error_set(err, RPX_ENOMEM, "out of memory writing the report");
-        if (!text) rpx_output_discard(x->output);
-        x->output = NULL;
-        free(text);
-        if (rc != 0) goto out;
-        res->written = 1;
-    }
+    json_array_foreach(json_object_get(f.card, "warnings"), wi, cw)
+        json_array_append(res->warnings, cw);
+    if (x->output && (rc = write_report(x, report, res, err)) != 0) goto out;
     res->report = report;
     report = NULL;
-    res->measured = sh->measured;
+    res->measured = f.sh->measured;
     res->processes = wp->n;
-    res->abandoned = sh->abandoned;
+    res->abandoned = f.sh->abandoned;
     if (res->status != RPX_RUNNER_OUTPUTS_DIFFER)
         snprintf(res->error, sizeof res->error, "%s",
-                 sh->outcome == OUTCOME_COMPLETE ? "" : sh->error);
+                 f.sh->outcome == OUTCOME_COMPLETE ? "" : f.sh->error);
     rc = 0;
+    goto out;
+oom:
+    rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
 out:
-    json_decref(roofline);
-    json_decref(budget);
-    json_decref(devjson);
-    json_decref(peaks);
-    free(sh);
-
-    rpx_latency_destroy(lat);
-    json_decref(card);
-    json_decref(notes);
     json_decref(report);
+    finish_free(&f);
     return rc;
 }
 
@@ -855,7 +778,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     x.cond_start = rpx_system_conditions(x.nvml);
     if (cfg->server_metrics) (void)rpx__server_metrics_read(cfg->server_metrics, &before);
     rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
-    rc = rpx__workers_run(&x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err);
+    rc = rpx__workers_run(&x.plan, &x.w, err);
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
     if (cfg->server_metrics) {
@@ -866,10 +789,11 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     /* the audits after the run (a server's cache must not see the run's inputs
      * first): more runs, interleaved, in their own processes, on inputs the run
      * did not send (the bodies go on after the run's) */
-    if (rc == 0 && cfg->audit && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
+    if (rc == 0 && x.plan.audits && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
         rpx_runner_config ac = x.c;
         ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
-        rc = rpx__audit_run(&ac, x.processes, rpx_runner_run_pair, &x.audit, res->warnings, err);
+        rc = rpx__audit_run(&ac, x.plan.audits, x.plan.processes, rpx_runner_run_pair, &x.audit,
+                            res->warnings, err);
     }
     x.cond_end = rpx_system_conditions(x.nvml);
     if (x.procs_start) x.procs_end = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
@@ -890,7 +814,7 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
         return rpx_error_set(err, RPX_EINVAL, "an interleaved pair needs isolation");
     if ((rc = ctx_prepare(a, &x[0], err)) != 0) goto out;
     if ((rc = ctx_prepare(b, &x[1], err)) != 0) goto out;
-    n = x[0].processes > x[1].processes ? x[0].processes : x[1].processes;
+    n = x[0].plan.processes > x[1].plan.processes ? x[0].plan.processes : x[1].plan.processes;
     cpu_probe(&x[0]);
     if (x[0].cpu_probe) x[1].cpu_probe = json_incref(x[0].cpu_probe);
     snprintf(x[1].cpu_probe_why, sizeof x[1].cpu_probe_why, "%s", x[0].cpu_probe_why);
@@ -904,9 +828,9 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
         int order[2] = {i % 2, 1 - i % 2}, j;
         for (j = 0; go && j < 2; j++) {
             run_ctx *y = &x[order[j]];
-            if (i >= y->processes) continue;
-            rc = rpx__workers_step(&y->c, &y->rp, &y->smp.work[0],
-                                   rpx__workers_slice(y->c.repeats, y->processes, i), &y->w, err);
+            if (i >= y->plan.processes) continue;
+            rc = rpx__workers_step(&y->plan, rpx__workers_slice(y->c.repeats, y->plan.processes, i),
+                                   &y->w, err);
             if (rc < 0) break;
             go = rc == 1;
         }

@@ -32,14 +32,14 @@ int rpx__audit_parse(const char *text, unsigned *flags);
 typedef int (*rpx__run_pair_fn)(const rpx_runner_config *a, const rpx_runner_config *b,
                                 rpx_runner_result *res_a, rpx_runner_result *res_b,
                                 rpx_error *err);
-/* The audits c->audit asks for, as the report's `audit` object (*audit NULL
- * when none): each measures the target again through run_pair (runner.c gives
+/* The audits of `flags` (RPX__AUDIT_*, parsed from c->audit once, by the
+ * plan), as the report's `audit` object (*audit NULL when none): each measures the target again through run_pair (runner.c gives
  * rpx_runner_run_pair: the audits sit beside the runner, not above and below
  * it at once), in the run's `processes` (2 at least) interleaved. An audit
  * that cannot run says why in it (verdict not_run); warnings gets what the
  * user must see. A negative code only when nothing could be tried. */
-int rpx__audit_run(const rpx_runner_config *c, int processes, rpx__run_pair_fn run_pair,
-                   json_t **audit, json_t *warnings, rpx_error *err);
+int rpx__audit_run(const rpx_runner_config *c, unsigned flags, int processes,
+                   rpx__run_pair_fn run_pair, json_t **audit, json_t *warnings, rpx_error *err);
 
 /* ---- server_metrics.c ---- */
 typedef struct rpx__counters {
@@ -57,17 +57,7 @@ int rpx__server_metrics_parse(const char *text, rpx__counters *out);
 json_t *rpx__server_metrics_json(const char *url, const rpx__counters *before,
                                  const rpx__counters *after, json_t *warnings);
 
-/* ---- placement.c ---- */
-enum { RPX_PLACE_INHERIT = 0, RPX_PLACE_PINNED, RPX_PLACE_SPREAD };
-typedef struct placement {
-    int policy;                   /* RPX_PLACE_* */
-    cpu_set_t allowed;            /* this process's own affinity when the run began */
-    cpu_set_t requested;          /* --cpus, when has_requested */
-    int has_requested;
-    int rotation[CPU_SETSIZE];    /* --spread: the CPUs in turn (--cpus, else the allowed) */
-    int n_rotation;
-} placement;
-
+/* ---- placement.c (the placement struct: plan.h) ---- */
 /* "1", "2-3", "0,2": 0, or -1 and why (the list's syntax). */
 int rpx__cpus_parse(const char *text, cpu_set_t *set, char *why, size_t size);
 /* This process's affinity (sched_getaffinity): 0 or -1. */
@@ -78,11 +68,12 @@ json_t *rpx__cpus_json(const cpu_set_t *set);
 /* how a bad value names option NAME: spelled, or from Python its key (options.c) */
 const char *rpx__option_value_label(const char *name, rpx_option_spelling sp, char *buf,
                                     size_t size);
-/* The placement of a checked config. */
-int rpx__placement_init(const rpx_runner_config *c, placement *pl);
+/* The placement of a checked config (--cpus parsed once, for the plan). */
+int rpx__placement_plan(const rpx_runner_config *c, placement *pl, rpx_error *err);
 /* The CPUs process i is pinned to: 1 and *set, or 0 (inherit: the mask stays). */
 int rpx__placement_cpus_of(const placement *pl, int process, cpu_set_t *set);
-/* --spread: how many CPUs the processes rotate over; 0 without --spread. */
+/* --spread: how many CPUs the processes rotate over; 0 without --spread (for
+ * rpx_runner_processes, which has no plan). */
 int rpx__placement_spread_cpus(const rpx_runner_config *c);
 /* The report's `placement`: policy, cpus_allowed, cpus_requested, by_process
  * (each process's CPUs as it read them itself; NULL or empty: null). */
@@ -195,14 +186,13 @@ long rpx__workers_slice(long repeats, int processes, int i);
 /* One more process of `slice` timed calls. 1: it completed, go on; 0: stop
  * (it did not complete, a signal came, or the limit of processes); < 0: the
  * first block could not be mapped (err says why). */
-int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
-                      long slice, workers *w, rpx_error *err);
+int rpx__workers_step(const run_plan *plan, long slice, workers *w, rpx_error *err);
 
-/* Run the workers: `processes` of them (more, up to RPX_RUNNER_MAX_PROCESSES,
- * while a target precision is not reached and time is left). Returns 0, or
- * -1 when the first block cannot be mapped (err says why). */
-int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
-                     int processes, workers *w, rpx_error *err);
+/* Run the workers: plan->processes of them (more, up to
+ * RPX_RUNNER_MAX_PROCESSES, while a target precision is not reached and time
+ * is left). Returns 0, or -1 when the first block cannot be mapped (err says
+ * why). */
+int rpx__workers_run(const run_plan *plan, workers *w, rpx_error *err);
 void rpx__workers_free(workers *w);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */

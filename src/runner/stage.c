@@ -28,53 +28,61 @@
 #include "device/cuda.h"
 #include "rpxprof/error.h"
 #include "device/gpu_memory.h"
-#include "device/gpu_time.h"
 #include "measure/run.h"
 #include "rpxprof/target.h"
 #include "loader/kinds.h"
-#include "runner/outputs.h"
 #include "runner/runner_internal.h"
+#include "runner/section.h"
 
-run_shared *rpx__run_shared_create(long repeats, long warmup)
+/* The export's room: 64 KiB + 32 bytes a timed call, or RPX_TEST_EXPORT_CAP
+ * bytes when that is smaller (a test knob: an export that does not fit). */
+static size_t export_cap(long repeats)
+{
+    size_t cap = ((size_t)64 << 10) + (size_t)repeats * 32;
+    const char *knob = getenv("RPX_TEST_EXPORT_CAP");
+    if (knob && *knob) {
+        char *end;
+        unsigned long long v = strtoull(knob, &end, 10);
+        if (*end == '\0' && v > 0 && v < cap) cap = (size_t)v;
+    }
+    return cap;
+}
+
+run_shared *rpx__run_shared_create(const run_plan *plan, long repeats)
 {
     size_t head = (sizeof(run_shared) + 63) & ~(size_t)63;
-    size_t samples, warm, json_cap, total, recs;
+    size_t samples, warm, json_cap, total, secs;
+    const long warmup = plan->c->warmup;
     long keep = warmup < RPX_WARMUP_KEEP ? warmup : RPX_WARMUP_KEEP;
     run_shared *sh;
-    void *m;
+    char *m;
     /* repeats and warmup are in the ranges of the options' table (the runner
      * checked them: rpx_runner_config_check), which keep every size below far
      * from overflowing; a slice of them is at least 1 */
     if (repeats < 1 || warmup < 0) return NULL;
     samples = (size_t)repeats * sizeof(int64_t);
     warm = (size_t)keep * sizeof(int64_t);
-    json_cap = ((size_t)64 << 10) + (size_t)repeats * 32;
-    /* the restore times after the samples: mapped, touched only with
-     * --writable-inputs */
-    recs = rpx_call_records_bytes((size_t)repeats); /* touched only when recorded */
-    total = head + samples + warm + json_cap + samples + samples /* + the start lags (--rate) */
-            + recs + 2 * samples + 4 * warm; /* + the timeline (--timeline) */
+    json_cap = (export_cap(repeats) + 63) & ~(size_t)63;
+    secs = rpx__sections_bytes(plan, repeats, keep); /* touched only by the sections on */
+    /* the samples, the warmup's, the export, the restore times (touched only
+     * with --writable-inputs), the start lags (--rate), the sections' slices */
+    total = head + samples + warm + json_cap + samples + samples + secs;
     m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1,
              0);
     if (m == MAP_FAILED) return NULL;
-    sh = m;
+    sh = (run_shared *)m;
     sh->mapped = total;
-    sh->samples = (int64_t *)((char *)m + head);
-    sh->warmup_samples = (int64_t *)((char *)m + head + samples);
+    m += head;
+    sh->samples = (int64_t *)m;
+    sh->warmup_samples = (int64_t *)(m + samples);
     sh->warmup_keep = keep;
-    sh->json = (char *)m + head + samples + warm;
+    m += samples + warm;
+    sh->json = m;
     sh->json_cap = json_cap;
-    sh->restore_samples = (int64_t *)((char *)m + head + samples + warm + json_cap);
-    sh->start_lag = (int64_t *)((char *)m + head + samples + warm + json_cap + samples);
-    rpx_call_records_layout(&sh->records, (char *)m + head + samples + warm + json_cap + 2 * samples,
-                            (size_t)repeats);
-    {
-        char *t = (char *)m + head + samples + warm + json_cap + 2 * samples + recs;
-        sh->call_start = (int64_t *)t;
-        sh->restore_start = (int64_t *)(t + samples);
-        sh->warmup_start = (int64_t *)(t + 2 * samples);
-        sh->warmup_restore = (int64_t *)(t + 2 * samples + warm);
-    }
+    m += json_cap;
+    sh->restore_samples = (int64_t *)m;
+    sh->start_lag = (int64_t *)(m + samples);
+    rpx__sections_layout(plan, sh, m + 2 * samples, repeats, keep);
     sh->failed_call = -1;
     sh->child_maxrss_bytes = -1;
     rpx_memory_peaks_init(&sh->memory);
@@ -108,51 +116,56 @@ static void peaks_reset(void *ctx)
 }
 
 typedef struct after_ctx {
-    rpx_gpu_time *gtime;
+    const section_set *secs;
     rpx_rss_trend *trend;
 } after_ctx;
 
-/* After every call, outside the timed span: the GPU busy time, the resident set. */
+/* After every call, outside the timed span: the sections' after-call hooks
+ * (the GPU busy time), the resident set. */
 static void after_call(void *ctx, int timed)
 {
     after_ctx *a = ctx;
-    if (a->gtime) rpx_gpu_time_after_call(a->gtime, timed);
+    rpx__sections_after_call(a->secs, timed);
     rpx_rss_trend_after_call(a->trend, timed);
 }
 
-/* What the driver made visible, the memory peaks, the GPU time and the
- * target's section, as one JSON text in the shared block (the parent builds
- * the report from it). */
-static void export_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem, rpx_gpu_time *gtime,
-                        rpx_target *target, const outputs_check *checks)
+/* What the driver made visible, the memory peaks, the target's section and
+ * each measured section's export, as one JSON text in the shared block (the
+ * parent builds the report from it). One that does not fit leaves its size
+ * in export_needed, and the report says what is missing. */
+static void export_json(run_shared *sh, rpx_cuda *cuda, rpx_gpu_mem *gmem, rpx_target *target,
+                        section_set *secs)
 {
     json_t *o = json_object(), *c;
     const char *vis = rpx_cuda_visible_devices(cuda); /* what the driver used */
     const char *ver;
     json_t *section = rpx_target_section(target);
     char *text;
+    size_t len;
     if (section) json_object_set_new(o, "target", section);
-    if (checks) json_object_set_new(o, "outputs", rpx__outputs_json(checks));
-    if (!cuda) goto dump;
-    c = json_object();
-    ver = rpx_cuda_driver_version(cuda);
-    json_object_set_new(c, "CUDA_VISIBLE_DEVICES", vis ? json_string(vis) : json_null());
-    json_object_set_new(c, "driver_api_version", ver ? json_string(ver) : json_null());
-    json_object_set_new(c, "visible_devices", rpx_cuda_devices_json(cuda));
-    json_object_set_new(c, "synchronized", json_string("primary context of every visible device, "
-                                                      "before and after every call"));
-    json_object_set_new(o, "cuda", c);
-    json_object_set_new(o, "cuda_peaks", rpx_gpu_mem_peaks_json(gmem));
-    json_object_set_new(o, "cuda_method", rpx_gpu_mem_method_json(gmem));
-    json_object_set_new(o, "cuda_growth", rpx_gpu_mem_growth_json(gmem));
-    json_object_set_new(o, "gpu_time", gtime ? rpx_gpu_time_json(gtime) : json_null());
-    json_object_set_new(o, "cuda_warnings", rpx_cuda_warnings(cuda));
-dump:
+    if (cuda) {
+        c = json_object();
+        ver = rpx_cuda_driver_version(cuda);
+        json_object_set_new(c, "CUDA_VISIBLE_DEVICES", vis ? json_string(vis) : json_null());
+        json_object_set_new(c, "driver_api_version", ver ? json_string(ver) : json_null());
+        json_object_set_new(c, "visible_devices", rpx_cuda_devices_json(cuda));
+        json_object_set_new(c, "synchronized", json_string("primary context of every visible "
+                                                          "device, before and after every call"));
+        json_object_set_new(o, "cuda", c);
+        json_object_set_new(o, "cuda_peaks", rpx_gpu_mem_peaks_json(gmem));
+        json_object_set_new(o, "cuda_method", rpx_gpu_mem_method_json(gmem));
+        json_object_set_new(o, "cuda_growth", rpx_gpu_mem_growth_json(gmem));
+        json_object_set_new(o, "cuda_warnings", rpx_cuda_warnings(cuda));
+    }
+    rpx__sections_export(secs, o);
     text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(o);
-    if (text && strlen(text) < sh->json_cap) {
-        memcpy(sh->json, text, strlen(text) + 1);
-        sh->json_len = strlen(text);
+    len = text ? strlen(text) : 0;
+    if (text && len < sh->json_cap) {
+        memcpy(sh->json, text, len + 1);
+        sh->json_len = len;
+    } else {
+        sh->export_needed = text ? len + 1 : (size_t)-1; /* -1: it could not be written */
     }
     free(text);
 }
@@ -175,198 +188,211 @@ static void numeric_locale_restore(const char *saved)
     if (!now || strcmp(now, saved) != 0) (void)setlocale(LC_NUMERIC, saved);
 }
 
-/* The stage itself, in whichever process runs it. */
-static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
-{
-    rpx_target *target = NULL;
-    rpx_cuda *cuda = NULL;
-    rpx_gpu_mem *gmem = NULL;
-    rpx_gpu_time *gtime = NULL;
-    outputs_check *checks = NULL;
+/* One stage in the model's process: what it opened, the loop's configuration. */
+typedef struct stage {
+    const run_params *p;
+    const rpx_runner_config *c;
+    run_shared *sh;
+    const rpx_inputs *in;         /* the first sample */
+    rpx_target *target;
+    rpx_cuda *cuda;
+    rpx_gpu_mem *gmem;
+    section_set secs;             /* the measured sections on in this run */
+    rpx_run_config cfg;
+    peaks_ctx pk;
+    after_ctx ac;
     rpx_run_result res;
-    rpx_error err = {0};
-    char numeric[256];
-    int rc;
+    rpx_error err;
+    char numeric[256];            /* the numeric locale to restore after the target's calls */
+} stage;
 
+/* Load the target (and the CUDA driver's contexts on a cuda run). */
+static int stage_open(stage *st)
+{
+    const run_params *p = st->p;
+    rpx_target_options topt; /* the bodies of an HTTP target go on from the last process's */
+    int rc;
+    topt = st->c->target;
+    topt.bodies_first = p->bodies_first;
+    if ((rc = rpx_target_open_ex(st->c->model, &topt, &st->target, &st->err)) != 0) return rc;
+    if (strcmp(st->c->device, "cuda") == 0) {
+        /* the primary contexts exist before setup: memory is tracked from there */
+        if ((rc = rpx_cuda_open(&st->cuda, &st->err)) != 0 ||
+            (rc = rpx_cuda_sync_overhead(st->cuda, 1001, &st->sh->sync_ns, &st->err)) != 0 ||
+            (rc = rpx_gpu_mem_start(st->cuda, 1000, &st->gmem, &st->err)) != 0)
+            return rc;
+        st->sh->has_sync = 1;
+    }
+    return 0;
+}
+
+/* The loop's configuration, before the sections wire into it. */
+static void loop_config(stage *st)
+{
+    const run_params *p = st->p;
+    const run_plan *plan = p->plan;
+    const rpx_runner_config *c = st->c;
+    run_shared *sh = st->sh;
+    rpx_run_config *cfg = &st->cfg;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->warmup = c->warmup;
+    cfg->repeats = p->repeats;
+    cfg->progress = c->progress;
+    cfg->stop = &sh->stop;
+    cfg->progress_since_ns = p->run_start_ns;
+    cfg->progress_before = p->sample_offset;
+    cfg->progress_total = p->progress_total;
+    cfg->progress_process = p->process_index + 1;
+    if (c->stop_after_s > 0)
+        cfg->deadline_ns = (p->run_start_ns > 0 ? p->run_start_ns : rpx_clock_now_ns()) +
+                           (int64_t)(c->stop_after_s * 1e9);
+    st->pk.gmem = st->gmem;
+    st->pk.target = st->target;
+    cfg->peaks_reset = peaks_reset;
+    cfg->peaks_ctx = &st->pk;
+    st->ac.secs = &st->secs;
+    st->ac.trend = &sh->trend;
+    cfg->after_call = after_call;
+    cfg->after_ctx = &st->ac;
+    cfg->samples = sh->samples;
+    cfg->calls_done = &sh->calls_done;
+    cfg->max_failures = c->max_failures;
+    cfg->failed_done = &sh->failed_calls;
+    cfg->failed_warmup_done = &sh->failed_warmup_calls;
+    cfg->progress_ns = &sh->progress_ns;
+    cfg->warmup_samples = sh->warmup_samples;
+    cfg->warmup_keep = sh->warmup_keep;
+    if (st->cuda) {
+        cfg->sync = rpx_cuda_sync_all;
+        cfg->sync_ctx = st->cuda;
+    }
+    if (plan->n_samples > 1) {
+        cfg->distinct = plan->samples;
+        cfg->n_distinct = plan->n_samples;
+        cfg->distinct_offset = p->sample_offset;
+    }
+    if (plan->pristine) {
+        cfg->pristine = plan->pristine;
+        cfg->restore_ns = sh->restore_samples;
+        cfg->restore_warmup_ns = &sh->restore_warmup_ns;
+    }
+    if (plan->rate_hz > 0) {
+        cfg->period_ns = (int64_t)(1e9 / plan->rate_hz + 0.5);
+        cfg->start_lag_ns = sh->start_lag;
+        cfg->late_starts = &sh->late_starts;
+    }
+}
+
+/* The target's setup, the samples it is given and the sections' begin. */
+static int stage_setup(stage *st)
+{
+    const run_params *p = st->p;
+    const run_plan *plan = p->plan;
+    rpx_run_info info = {RPX_MODEL_ABI_VERSION, st->c->device, st->c->precision, st->c->unit,
+                         st->c->warmup, p->repeats};
+    int rc;
+    if ((rc = rpx_target_setup(st->target, st->in, &info, &st->err)) != 0) return rc;
+    loop_config(st);
+    /* every distinct sample, the same pointers the calls receive */
+    if ((rc = rpx_target_samples(st->target, plan->samples, plan->n_samples,
+                                 plan->pristine != NULL, &st->err)) != 0)
+        return rc;
+    /* GPU time's CUPTI, the output checks' reference pass, the recorders */
+    return rpx__sections_begin(&st->secs, st->target, st->cuda, &st->cfg, &st->err);
+}
+
+/* The timed loop, the inputs guarded when they are read-only. */
+static int stage_loop(stage *st)
+{
+    const run_plan *plan = st->p->plan;
+    run_shared *sh = st->sh;
+    int rc;
+    /* read-only inputs: a write into them names --writable-inputs */
+    if (!plan->pristine) rpx__samples_guard_begin(plan->samples, plan->n_samples, sh->input_fault);
+    (void)rpx_rss_trend_open(&sh->trend, st->p->repeats); /* unreadable: the report says so */
+    rc = rpx_measure_run(&st->cfg, st->target, st->in, &st->res, &st->err);
+    numeric_locale_restore(st->numeric);
+    if (!plan->pristine) rpx__samples_guard_end();
+    rpx_rss_trend_close(&sh->trend);
+    rpx_gpu_mem_stop(st->gmem);
+    sh->warmup_done = st->res.warmup_done;
+    sh->measured = st->res.measured;
+    sh->failed_call = st->res.failed_call;
+    sh->failed_in_warmup = st->res.failed_in_warmup;
+    sh->failed_calls = st->res.failed_calls;
+    sh->failed_warmup_calls = st->res.failed_warmup_calls;
+    sh->wall_ns = st->res.wall_ns;
+    sh->memory = st->res.memory;
+    return rc;
+}
+
+/* How the loop ended, as the block's outcome. */
+static void stage_outcome(stage *st, int rc)
+{
+    run_shared *sh = st->sh;
+    const rpx_run_result *res = &st->res;
+    if (rc != 0 || res->status == RPX_RUN_FAILED) sh->outcome = OUTCOME_FAILED;
+    else if (res->status == RPX_RUN_TOO_MANY_FAILURES) sh->outcome = OUTCOME_CALLS_FAILED;
+    else if (res->status == RPX_RUN_INTERRUPTED) sh->outcome = OUTCOME_INTERRUPTED;
+    else if (res->measured == 0 && res->failed_calls > 0) sh->outcome = OUTCOME_CALLS_FAILED;
+    else sh->outcome = OUTCOME_COMPLETE;
+    if (sh->outcome != OUTCOME_COMPLETE) snprintf(sh->error, sizeof sh->error, "%s", st->err.message);
+}
+
+/* The stage itself, in whichever process runs it. */
+static void measure(const run_params *p, run_shared *sh)
+{
+    stage st;
+    int rc;
     locale_t own = uselocale(LC_GLOBAL_LOCALE);
 
-    memset(&res, 0, sizeof res);
-    numeric_locale_save(numeric, sizeof numeric);
+    memset(&st, 0, sizeof st);
+    st.p = p;
+    st.c = p->plan->c;
+    st.sh = sh;
+    st.in = &p->plan->samples[0];
+    numeric_locale_save(st.numeric, sizeof st.numeric);
+    rpx__sections_open(&st.secs, p, sh);
     sh->outcome = OUTCOME_FAILED;
     set_phase(sh, PHASE_LOAD);
-    if (p->timeline) {
-        sh->timeline = 1;
-        sh->pid = (int)getpid();
-        sh->load_start_ns = rpx_clock_now_ns();
-    }
-    {
-        rpx_target_options topt; /* the bodies of an HTTP target go on from the last process's */
-        if (p->target) {
-            topt = *p->target;
-            topt.bodies_first = p->bodies_first;
-        }
-        if ((rc = rpx_target_open_ex(p->model, p->target ? &topt : NULL, &target, &err)) != 0)
-            goto fail;
-    }
-    if (strcmp(p->device, "cuda") == 0) {
-        /* the primary contexts exist before setup: memory is tracked from there */
-        if ((rc = rpx_cuda_open(&cuda, &err)) != 0 ||
-            (rc = rpx_cuda_sync_overhead(cuda, 1001, &sh->sync_ns, &err)) != 0 ||
-            (rc = rpx_gpu_mem_start(cuda, 1000, &gmem, &err)) != 0)
-            goto fail;
-        sh->has_sync = 1;
-    }
+    rpx__sections_mark(&st.secs, SECTION_LOAD);
+    if ((rc = stage_open(&st)) != 0) goto fail;
     set_phase(sh, PHASE_SETUP);
-    if (p->timeline) sh->setup_start_ns = rpx_clock_now_ns();
-    {
-        rpx_run_info info = {RPX_MODEL_ABI_VERSION, p->device, p->precision, p->unit, p->warmup,
-                             p->repeats};
-        if ((rc = rpx_target_setup(target, in, &info, &err)) != 0) goto fail;
-        /* CUPTI after setup: the CUPTI the model's framework loaded (torch's) is reused */
-        if (cuda && p->gpu_time &&
-            (rc = rpx_gpu_time_open((size_t)p->repeats, &gtime, &err)) != 0)
-            goto fail;
-        /* every distinct sample, the same pointers the calls receive */
-        if (p->samples &&
-            (rc = rpx_target_samples(target, p->samples, p->n_samples, p->pristine != NULL,
-                                     &err)) != 0)
-            goto fail;
-        /* --check-outputs: the untimed reference pass, before warmup */
-        if (p->outputs) {
-            outputs_params op = *p->outputs;
-            op.process = p->process_index;
-            if ((rc = rpx__outputs_begin(&op, target, p->samples ? p->samples : in,
-                                         p->samples ? p->n_samples : 1, p->pristine, p->repeats,
-                                         &checks, &err)) != 0)
-                goto fail;
-        }
-    }
-    if (p->timeline) sh->setup_end_ns = rpx_clock_now_ns(); /* not the clock's calibration */
+    rpx__sections_mark(&st.secs, SECTION_SETUP);
+    if ((rc = stage_setup(&st)) != 0) goto fail;
+    rpx__sections_mark(&st.secs, SECTION_SETUP_END); /* not the clock's calibration */
     if ((rc = rpx_timer_calibrate(&sh->timer, 0)) != 0) {
-        rpx_error_set(&err, rc, "cannot calibrate the clock: %s", rpx_strerror(rc));
+        rpx_error_set(&st.err, rc, "cannot calibrate the clock: %s", rpx_strerror(rc));
         goto fail;
     }
     sh->timer_ok = 1;
     set_phase(sh, PHASE_LOOP);
-    {
-        peaks_ctx pk = {gmem, target};
-        after_ctx ac = {gtime, &sh->trend};
-        rpx_call_recorder recorder;
-        rpx_run_config cfg = {.warmup = p->warmup, .repeats = p->repeats,
-                              .progress = p->progress, .stop = &sh->stop,
-                              .progress_since_ns = p->run_start_ns,
-                              .progress_before = p->sample_offset,
-                              .progress_total = p->progress_total,
-                              .progress_process = p->process_index + 1,
-                              .deadline_ns = p->stop_after_s > 0
-                                                 ? (p->run_start_ns > 0 ? p->run_start_ns
-                                                                        : rpx_clock_now_ns()) +
-                                                       (int64_t)(p->stop_after_s * 1e9)
-                                                 : 0,
-                              .peaks_reset = peaks_reset, .peaks_ctx = &pk,
-                              .after_call = after_call, .after_ctx = &ac,
-                              .samples = sh->samples, .calls_done = &sh->calls_done,
-                              .max_failures = p->max_failures, .failed_done = &sh->failed_calls,
-                              .failed_warmup_done = &sh->failed_warmup_calls,
-                              .progress_ns = &sh->progress_ns,
-                              .warmup_samples = sh->warmup_samples,
-                              .warmup_keep = sh->warmup_keep};
-        if (cuda) {
-            cfg.sync = rpx_cuda_sync_all;
-            cfg.sync_ctx = cuda;
-        }
-        if (p->samples && p->n_samples > 1) {
-            cfg.distinct = p->samples;
-            cfg.n_distinct = p->n_samples;
-            cfg.distinct_offset = p->sample_offset;
-        }
-        if (p->pristine) {
-            cfg.pristine = p->pristine;
-            cfg.restore_ns = sh->restore_samples;
-            cfg.restore_warmup_ns = &sh->restore_warmup_ns;
-        } else if (p->samples) {
-            /* read-only inputs: a write into them names --writable-inputs */
-            rpx__samples_guard_begin(p->samples, p->n_samples, sh->input_fault);
-        }
-        if (checks) {
-            cfg.check = rpx__outputs_check_call;
-            cfg.check_ctx = checks;
-        }
-        if (p->timeline && !target->hooks.run) { /* an open-loop load has no calls of its own */
-            sh->timeline_calls = 1;
-            cfg.call_start_ns = sh->call_start;
-            cfg.warmup_start_ns = sh->warmup_start;
-            if (p->pristine) {
-                cfg.restore_start_ns = sh->restore_start;
-                cfg.warmup_restore_ns = sh->warmup_restore;
-            }
-        } else if (p->timeline) {
-            /* an open-loop load keeps each request's intended send time there instead */
-            cfg.call_start_ns = sh->call_start;
-        }
-        if (p->rate_hz > 0) {
-            cfg.period_ns = (int64_t)(1e9 / p->rate_hz + 0.5);
-            cfg.start_lag_ns = sh->start_lag;
-            cfg.late_starts = &sh->late_starts;
-        }
-        if (p->call_records != RPX_CALL_RECORDS_OFF && !target->hooks.run) {
-            /* in this thread: the counters count the thread that makes the calls */
-            rpx_call_recorder_open(&recorder, p->call_records == RPX_CALL_RECORDS_FULL);
-            sh->record_info = recorder.info;
-            cfg.recorder = &recorder;
-            cfg.records = &sh->records;
-            cfg.record_totals = &sh->record_totals;
-        }
-        (void)rpx_rss_trend_open(&sh->trend, p->repeats); /* unreadable: the report says so */
-        rc = rpx_measure_run(&cfg, target, in, &res, &err);
-        if (cfg.recorder) rpx_call_recorder_close(&recorder);
-        numeric_locale_restore(numeric);
-        if (!p->pristine && p->samples) rpx__samples_guard_end();
-        rpx_rss_trend_close(&sh->trend);
-        rpx_gpu_mem_stop(gmem);
-    }
-    sh->warmup_done = res.warmup_done;
-    sh->measured = res.measured;
-    sh->failed_call = res.failed_call;
-    sh->failed_in_warmup = res.failed_in_warmup;
-    sh->failed_calls = res.failed_calls;
-    sh->failed_warmup_calls = res.failed_warmup_calls;
-    sh->wall_ns = res.wall_ns;
-    sh->memory = res.memory;
-    if (rc == 0 && res.status != RPX_RUN_FAILED) export_json(sh, cuda, gmem, gtime, target, checks);
-    if (rc == 0 && res.status == RPX_RUN_COMPLETE && res.measured == 0 && res.failed_calls > 0)
-        rpx_error_set(&err, RPX_EMODEL, "--model %s: all %ld timed calls failed; the last: %s",
-                      target->display_spec, res.failed_calls, res.last_failure);
+    rc = stage_loop(&st);
+    if (rc == 0 && st.res.status != RPX_RUN_FAILED)
+        export_json(sh, st.cuda, st.gmem, st.target, &st.secs);
+    if (rc == 0 && st.res.status == RPX_RUN_COMPLETE && st.res.measured == 0 &&
+        st.res.failed_calls > 0)
+        rpx_error_set(&st.err, RPX_EMODEL, "--model %s: all %ld timed calls failed; the last: %s",
+                      st.target->display_spec, st.res.failed_calls, st.res.last_failure);
     set_phase(sh, PHASE_TEARDOWN);
-    if (p->timeline) sh->teardown_start_ns = rpx_clock_now_ns();
-    rpx_target_close(target); /* teardown runs while the contexts are still held */
-    target = NULL;
-    if (p->timeline) sh->teardown_end_ns = rpx_clock_now_ns();
-    if (rc != 0 || res.status == RPX_RUN_FAILED) goto fail;
-    if (res.status == RPX_RUN_TOO_MANY_FAILURES) {
-        sh->outcome = OUTCOME_CALLS_FAILED;
-    } else if (res.status == RPX_RUN_INTERRUPTED) {
-        sh->outcome = OUTCOME_INTERRUPTED;
-    } else if (res.measured == 0 && res.failed_calls > 0) {
-        sh->outcome = OUTCOME_CALLS_FAILED;
-    } else {
-        sh->outcome = res.status == RPX_RUN_INTERRUPTED ? OUTCOME_INTERRUPTED : OUTCOME_COMPLETE;
-    }
-    if (sh->outcome != OUTCOME_COMPLETE) snprintf(sh->error, sizeof sh->error, "%s", err.message);
+    rpx__sections_mark(&st.secs, SECTION_TEARDOWN);
+    rpx_target_close(st.target); /* teardown runs while the contexts are still held */
+    st.target = NULL;
+    rpx__sections_mark(&st.secs, SECTION_TEARDOWN_END);
+    stage_outcome(&st, rc);
     goto done;
 fail:
     sh->outcome = OUTCOME_FAILED;
-    snprintf(sh->error, sizeof sh->error, "%s", err.message);
+    snprintf(sh->error, sizeof sh->error, "%s", st.err.message);
 done:
     set_phase(sh, PHASE_DONE);
-    rpx_target_close(target);
-    numeric_locale_restore(numeric); /* a setup or a teardown that called setlocale() */
+    rpx_target_close(st.target);
+    numeric_locale_restore(st.numeric); /* a setup or a teardown that called setlocale() */
     if (own) uselocale(own);
-    rpx_gpu_time_close(gtime);
-    rpx_gpu_mem_free(gmem);
-    rpx_cuda_close(cuda);
-    rpx_run_result_free(&res);
-    rpx__outputs_free(checks);
+    rpx__sections_end(&st.secs);
+    rpx_gpu_mem_free(st.gmem);
+    rpx_cuda_close(st.cuda);
+    rpx_run_result_free(&st.res);
 }
 
 /* The call in progress when the child stopped answering or died. */
@@ -374,10 +400,10 @@ static void note_failed_call(const run_params *p, run_shared *sh)
 {
     long done = __atomic_load_n(&sh->calls_done, __ATOMIC_ACQUIRE);
     long failed = __atomic_load_n(&sh->failed_calls, __ATOMIC_ACQUIRE);
-    sh->warmup_done = done < p->warmup ? done : p->warmup;
-    sh->measured = done - failed > p->warmup ? (size_t)(done - failed - p->warmup) : 0;
-    sh->failed_in_warmup = done < p->warmup;
-    sh->failed_call = sh->failed_in_warmup ? done : done - p->warmup;
+    sh->warmup_done = done < p->plan->c->warmup ? done : p->plan->c->warmup;
+    sh->measured = done - failed > p->plan->c->warmup ? (size_t)(done - failed - p->plan->c->warmup) : 0;
+    sh->failed_in_warmup = done < p->plan->c->warmup;
+    sh->failed_call = sh->failed_in_warmup ? done : done - p->plan->c->warmup;
 }
 
 static const char *where(const run_params *p, const run_shared *sh, char *buf, size_t size)
@@ -398,16 +424,16 @@ static void input_fault_hint(const run_params *p, run_shared *sh)
 {
     int k = sh->input_fault[0] - 1, a = sh->input_fault[1];
     size_t len = strlen(sh->error);
-    if (k < 0 || !p->samples || (size_t)k >= p->n_samples || a < 0 ||
-        (size_t)a >= p->samples[k].count)
+    if (k < 0 || !p->plan->samples || (size_t)k >= p->plan->n_samples || a < 0 ||
+        (size_t)a >= p->plan->samples[k].count)
         return;
     char which[48] = "";
-    if (p->n_samples > 1) snprintf(which, sizeof which, " of sample %d", k);
+    if (p->plan->n_samples > 1) snprintf(which, sizeof which, " of sample %d", k);
     snprintf(sh->error + len, sizeof sh->error - len,
              ": it wrote into its read-only inputs (array '%s'%s); give --writable-inputs "
              "to let the model edit its inputs in place (their bytes are restored before every "
              "call)",
-             p->samples[k].tensors[a].name, which);
+             p->plan->samples[k].tensors[a].name, which);
 }
 
 /* ---- signals ---- */
@@ -487,29 +513,29 @@ static int64_t next_deadline(const run_params *p, const run_shared *sh, int64_t 
     int ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
     int64_t since = __atomic_load_n(&sh->phase_start_ns, __ATOMIC_ACQUIRE);
     *which = NULL;
-    if (p->timeout_s > 0) {
+    if (p->plan->c->timeout_s > 0) {
         /* the whole run: every process since the first */
-        d = (p->run_start_ns > 0 ? p->run_start_ns : start) + seconds_ns(p->timeout_s);
+        d = (p->run_start_ns > 0 ? p->run_start_ns : start) + seconds_ns(p->plan->c->timeout_s);
         *which = "--timeout";
     }
-    if (p->setup_timeout_s > 0 && (ph == PHASE_LOAD || ph == PHASE_SETUP)) {
+    if (p->plan->c->setup_timeout_s > 0 && (ph == PHASE_LOAD || ph == PHASE_SETUP)) {
         /* loading and setup together, from the start of the model's process */
-        int64_t s = start + seconds_ns(p->setup_timeout_s);
+        int64_t s = start + seconds_ns(p->plan->c->setup_timeout_s);
         if (s < d) {
             d = s;
             *which = "--setup-timeout";
         }
     }
-    if (p->call_timeout_s > 0 && ph == PHASE_LOOP) {
+    if (p->plan->c->call_timeout_s > 0 && ph == PHASE_LOOP) {
         int64_t last = __atomic_load_n(&sh->progress_ns, __ATOMIC_ACQUIRE);
-        int64_t c = (last > since ? last : since) + seconds_ns(p->call_timeout_s);
+        int64_t c = (last > since ? last : since) + seconds_ns(p->plan->c->call_timeout_s);
         if (c < d) {
             d = c;
             *which = "--call-timeout";
         }
     }
     if (g_signals > 0) {
-        int64_t g = g_first_signal_ns + seconds_ns(p->grace_s);
+        int64_t g = g_first_signal_ns + seconds_ns(p->plan->c->grace_s);
         if (g_signals >= 2) g = 0;
         if (g < d) {
             d = g;
@@ -521,20 +547,20 @@ static int64_t next_deadline(const run_params *p, const run_shared *sh, int64_t 
 
 static double limit_of(const run_params *p, const char *which)
 {
-    if (strcmp(which, "--timeout") == 0) return p->timeout_s;
-    if (strcmp(which, "--setup-timeout") == 0) return p->setup_timeout_s;
-    if (strcmp(which, "--call-timeout") == 0) return p->call_timeout_s;
-    return p->grace_s;
+    if (strcmp(which, "--timeout") == 0) return p->plan->c->timeout_s;
+    if (strcmp(which, "--setup-timeout") == 0) return p->plan->c->setup_timeout_s;
+    if (strcmp(which, "--call-timeout") == 0) return p->plan->c->call_timeout_s;
+    return p->plan->c->grace_s;
 }
 
 /* What the model's process waits for, once it has waited RPX_RUNNER_NOTICE_S: a line for
- * p->notice ("waiting for URL: warmup call 2 of 10, 5 s so far (request timeout 60 s)").
+ * p->plan->c->notice ("waiting for URL: warmup call 2 of 10, 5 s so far (request timeout 60 s)").
  * Returns when to look again. */
 static int64_t notice_waiting(const run_params *p, const run_shared *sh, const char *shown,
                            int64_t now)
 {
-    const rpx_target_options *t = p->target;
-    const rpx_kind *kind = rpx__kind_of_spec(p->model);
+    const rpx_target_options *t = &p->plan->c->target;
+    const rpx_kind *kind = p->plan->row;
     const int requests = rpx__kind_has(kind, RPX_KIND_REQUESTS);
     const int load = rpx__kind_has(kind, RPX_KIND_OWN_LOAD) && t && t->load_rate > 0;
     int ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
@@ -550,18 +576,18 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
     else if (ph == PHASE_SETUP) snprintf(what, sizeof what, "setup");
     else if (ph == PHASE_TEARDOWN) snprintf(what, sizeof what, "teardown");
     else if (ph != PHASE_LOOP) return now + every;
-    else if (done < p->warmup) snprintf(what, sizeof what, "warmup call %ld of %ld", done + 1,
-                                        p->warmup);
+    else if (done < p->plan->c->warmup) snprintf(what, sizeof what, "warmup call %ld of %ld", done + 1,
+                                        p->plan->c->warmup);
     else if (load)
         snprintf(what, sizeof what, "open-loop load, %ld of %ld requests finished",
-                 done - p->warmup, p->repeats);
+                 done - p->plan->c->warmup, p->repeats);
     else
-        snprintf(what, sizeof what, "timed call %ld of %ld", done - p->warmup + 1, p->repeats);
+        snprintf(what, sizeof what, "timed call %ld of %ld", done - p->plan->c->warmup + 1, p->repeats);
     if (requests && ph == PHASE_LOOP && load) {
         double drain = t->load_drain_s > 0 ? t->load_drain_s
                      : t->load_drain_s < 0 ? 0 : RPX_HTTP_DEFAULT_DRAIN_S;
         double bound = t->load_duration_s + drain;
-        if (done < p->warmup)
+        if (done < p->plan->c->warmup)
             snprintf(limit, sizeof limit, " (a warmup call waits at most %g s)",
                      bound < request_s ? bound : request_s);
         else
@@ -572,7 +598,7 @@ static int64_t notice_waiting(const run_params *p, const run_shared *sh, const c
     }
     snprintf(line, sizeof line, "waiting for %s: %s, %.0f s so far%s", shown, what,
              (double)(now - since) / 1e9, limit);
-    p->notice(p->notice_ctx, line);
+    p->plan->c->notice(p->plan->c->notice_ctx, line);
     return now + every;
 }
 
@@ -594,8 +620,9 @@ static int pin_cpus(const run_params *p, run_shared *sh)
     return 0;
 }
 
-void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_shared *sh)
+void rpx__run_stage(const run_params *p, run_shared *sh)
 {
+    const int isolate = p->plan->c->isolate;
     pid_t pid, parent = getpid();
     int status = 0;
     struct rusage ru;
@@ -614,12 +641,12 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
          * runs there for the stage; the caller's mask comes back after it */
         cpu_set_t saved;
         int restore = p->cpus && sched_getaffinity(0, sizeof saved, &saved) == 0;
-        if (pin_cpus(p, sh) == 0) measure(p, in, sh);
+        if (pin_cpus(p, sh) == 0) measure(p, sh);
         if (restore) (void)sched_setaffinity(0, sizeof saved, &saved);
         return;
     }
     {
-        const rpx_target_hooks *cu = p->target ? p->target->custom : NULL;
+        const rpx_target_hooks *cu = p->plan->c->target.custom;
         if (cu && cu->before_fork) cu->before_fork(cu->fork_arg);
         pid = fork();
         if (pid == 0 && cu && cu->after_fork_child) cu->after_fork_child(cu->fork_arg);
@@ -641,7 +668,7 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
             fflush(NULL);
             _exit(0);
         }
-        measure(p, in, sh);
+        measure(p, sh);
         fflush(NULL);
         _exit(0);
     }
@@ -653,11 +680,11 @@ void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_
         pid_t w = wait4(pid, &status, WNOHANG, &ru);
         if (w == pid) break;
         if (w < 0 && errno != EINTR) break;
-        if (phase == PHASE_LOOP) rpx__gpu_watch_tick(p->gpu_watch);
+        if (phase == PHASE_LOOP) rpx__gpu_watch_tick(p->plan->gpu_watch);
         deadline = next_deadline(p, sh, start, &which);
         now = rpx_clock_now_ns();
-        if (p->notice && now >= next_notice) {
-            if (!shown) shown = rpx_target_redact_spec(p->model);
+        if (p->plan->c->notice && now >= next_notice) {
+            if (!shown) shown = rpx_target_redact_spec(p->plan->c->model);
             next_notice = shown ? notice_waiting(p, sh, shown, now)
                                 : now + (int64_t)RPX_RUNNER_NOTICE_S * 1000000000LL;
         }

@@ -18,6 +18,7 @@
 #include "measure/rss_trend.h"
 #include "rpxprof/runner.h"
 #include "rpxprof/target.h"
+#include "runner/plan.h"
 
 typedef enum run_outcome {
     OUTCOME_COMPLETE = 0,
@@ -34,42 +35,20 @@ typedef enum run_phase { PHASE_LOAD = 0, PHASE_SETUP, PHASE_LOOP, PHASE_TEARDOWN
 
 struct rpx_nvml_watch;
 
+/* One process's stage: the run's plan (its options as plan->c, what was
+ * parsed from them, the inputs) and what differs from process to process. */
 typedef struct run_params {
-    const char *model, *device, *precision, *unit;
-    long warmup, repeats;
-    int gpu_time, progress;
-    long progress_total;          /* the progress line's timed calls of the whole run */
-    double stop_after_s;          /* rpx_runner_config.stop_after_s (from run_start_ns) */
+    const run_plan *plan;
+    long repeats;                 /* this process's timed calls (its slice of the run's) */
     int process_index;            /* this process's index among the run's (0 first) */
-    double timeout_s, call_timeout_s, setup_timeout_s; /* <= 0: none */
-    double grace_s;               /* after SIGINT/SIGTERM: how long the call in progress may
-                                     take before the model's process is killed */
-    const rpx_target_options *target; /* HTTP and Python options */
-    long max_failures;            /* 0: no limit */
+    long progress_total;          /* the progress line's timed calls of the whole run */
     int64_t run_start_ns;         /* --timeout counts from here (the first process's start);
                                      0: from this stage's start */
-    /* distinct samples and writable inputs (see rpx_run_config); samples NULL:
-     * the calls receive the stage's `in` */
-    const rpx_inputs *samples;    /* n_samples: what the calls receive (samples[0] is `in`) */
-    size_t n_samples;
-    const rpx_inputs *pristine;   /* --writable-inputs: the bytes restored before every
-                                     call; NULL: the inputs are read-only */
     long sample_offset;           /* the timed calls of the processes before this one */
     long bodies_first;            /* the calls (warmup and timed) of the processes before this
                                      one: where an HTTP target's varying bodies go on */
-    struct rpx_nvml_watch *gpu_watch; /* NULL: none; else sampled by the parent's watch loop
-                                     while the child is in its timed loop (gpu_watch.c) */
-    double rate_hz;               /* --rate for a local target: paced calls; 0: back to back */
-    void (*notice)(void *ctx, const char *line); /* rpx_runner_config.notice; NULL: none */
-    void *notice_ctx;
-    const struct placement *placement; /* the run's (placement.c); NULL: inherit */
     const cpu_set_t *cpus;        /* this process's CPUs, set before the target is loaded
                                      (the workers fill it in); NULL: the inherited mask */
-    int call_records;             /* where each timed call ran: RPX_CALL_RECORDS_* (runner.h;
-                                     call_record.h) */
-    const struct outputs_params *outputs; /* --check-outputs (outputs.h); NULL: not checked */
-    int timeline;                 /* --timeline: keep when setup, each call, restore and
-                                     teardown began (run_shared's timeline arrays) */
 } run_params;
 
 typedef struct run_shared {
@@ -98,9 +77,13 @@ typedef struct run_shared {
     char error[RPX_ERROR_MESSAGE_SIZE];
     /* the resident set across the timed calls, read by the model's process */
     rpx_rss_trend trend;
-    /* {"cuda":..,"cuda_peaks":..,"cuda_method":..,"gpu_time":..,"target":..} */
+    /* the process's export: {"cuda":..,"cuda_peaks":..,"cuda_method":..,"target":..}
+     * and each measured section's under its key (section.h) */
     size_t json_cap, json_len;
     char *json;                   /* points into this block */
+    size_t export_needed;         /* the bytes of an export that did not fit json_cap (it
+                                     is not there; the report says so); (size_t)-1: it could
+                                     not be written (out of memory); 0: it fitted */
     int64_t *samples;             /* `repeats` entries, points into this block */
     int64_t *warmup_samples;      /* the first warmup_keep warmup calls' durations */
     long warmup_keep;
@@ -118,32 +101,20 @@ typedef struct run_shared {
     /* the CPUs the model's process may run on, as it read them itself after
      * its mask was set (placement.c); empty: not read */
     cpu_set_t affinity;
-    /* where each timed call ran (`repeats` calls, arrays into this block,
-     * touched only when recorded) and how it was recorded (info.on 0: not) */
-    rpx_call_records records;
-    rpx_call_record_info record_info;
-    rpx_call_totals record_totals; /* --call-records cpu: over the timed loop */
-    /* --timeline (run_params.timeline): the model's process and when its
-     * phases began and ended (CLOCK_MONOTONIC ns, the samples' clock; 0: not
-     * reached), and when each call and restore began (arrays into this
-     * block, touched only when kept; see rpx_run_config) */
-    int timeline;
-    int timeline_calls;           /* the arrays were kept (not for an open-loop load) */
-    int pid;
-    int64_t load_start_ns, setup_start_ns, setup_end_ns, teardown_start_ns, teardown_end_ns;
-    int64_t *call_start;          /* `repeats` entries, by measured call */
-    int64_t *restore_start;       /* `repeats` entries, by timed call */
-    int64_t *warmup_start;        /* warmup_keep entries */
-    int64_t *warmup_restore;      /* 2 x warmup_keep: {start, duration} */
+    /* each measured section's slice of this block (section.h), in the
+     * order of the table; NULL: the section is off in this run */
+    void *slice[RPX_SECTIONS_MAX];
 } run_shared;
 
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */
 
 /* A zeroed block for one process's `repeats` samples (1 to the table's
- * RPX_RUNNER_MAX_REPEATS, checked by the runner) and its first warmup
- * durations, in memory shared with children; NULL when the memory cannot be
- * mapped. */
-run_shared *rpx__run_shared_create(long repeats, long warmup);
+ * RPX_RUNNER_MAX_REPEATS, checked by the runner), its first warmup
+ * durations and the slices of the plan's measured sections, in memory shared
+ * with children; NULL when the memory cannot be mapped. The export's room
+ * is 64 KiB + 32 bytes a timed call (RPX_TEST_EXPORT_CAP=BYTES, a test knob,
+ * makes it smaller). */
+run_shared *rpx__run_shared_create(const run_plan *plan, long repeats);
 void rpx__run_shared_free(run_shared *sh);
 
 /* Between rpx__stage_begin and rpx__stage_end (around every process of a
@@ -158,9 +129,10 @@ void rpx__stage_end(void);
 /* The first SIGINT/SIGTERM since rpx__stage_begin, 0 if none. */
 int rpx__stage_stop_signal(void);
 
-/* Run one process's stage in this process (--no-isolate) or in a child.
+/* Run one process's stage in this process (--no-isolate) or in a child; the
+ * calls receive p->plan->samples.
  * Returns when the stage is over; sh->outcome says how. */
-void rpx__run_stage(const run_params *p, const rpx_inputs *in, int isolate, run_shared *sh);
+void rpx__run_stage(const run_params *p, run_shared *sh);
 
 /* In a child just forked from `parent`: die with the parent (SIGKILL when it
  * ends, whatever ends it), so that a killed rpxprof leaves no orphan running

@@ -4,6 +4,7 @@
  * stopping rule that adds processes until the p50's interval is narrow
  * enough. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,16 +87,17 @@ static double p50_precision(workers *w)
     return r;
 }
 
-int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
-                      long slice, workers *w, rpx_error *err)
+int rpx__workers_step(const run_plan *plan, long slice, workers *w, rpx_error *err)
 {
-    run_params rp = *p;
+    const rpx_runner_config *c = plan->c;
+    run_params rp;
     run_shared *sh;
+    cpu_set_t cpus; /* --cpus, --spread: this process's CPUs */
     int i = w->n;
     if (i >= RPX_RUNNER_MAX_PROCESSES || w->outcome != OUTCOME_COMPLETE) return 0;
     if (rpx__stage_stop_signal()) return 0; /* interrupted: no new process */
     if (i == 0) w->start_ns = rpx_clock_now_ns();
-    sh = rpx__run_shared_create(slice, c->warmup);
+    sh = rpx__run_shared_create(plan, slice);
     if (!sh) {
         if (i > 0) return 0;
         return rpx_error_set(err, RPX_ENOMEM,
@@ -106,6 +108,8 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
     w->slice[i] = slice;
     w->n = i + 1;
     w->last = i;
+    memset(&rp, 0, sizeof rp);
+    rp.plan = plan;
     rp.repeats = slice;
     rp.run_start_ns = w->start_ns; /* --timeout bounds the whole run, not each process */
     /* the samples cycle across the processes: this one goes on where the last stopped */
@@ -114,11 +118,8 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
     rp.process_index = i;
     rp.progress_total = c->repeats > (long)w->measured + slice ? c->repeats
                                                                : (long)w->measured + slice;
-    {
-        cpu_set_t cpus; /* --cpus, --spread: this process's CPUs */
-        if (p->placement && rpx__placement_cpus_of(p->placement, i, &cpus)) rp.cpus = &cpus;
-        rpx__run_stage(&rp, in, c->isolate, sh);
-    }
+    if (rpx__placement_cpus_of(&plan->place, i, &cpus)) rp.cpus = &cpus;
+    rpx__run_stage(&rp, sh);
     w->measured += sh->measured;
     w->seconds = (double)(rpx_clock_now_ns() - w->start_ns) / 1e9;
     if (sh->outcome != OUTCOME_COMPLETE) {
@@ -142,24 +143,23 @@ long rpx__workers_slice(long repeats, int processes, int i)
     return i < processes ? base + (i < rem) : base;
 }
 
-int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
-                     int processes, workers *w, rpx_error *err)
+int rpx__workers_run(const run_plan *plan, workers *w, rpx_error *err)
 {
-    int i, rc = 1, most = RPX_RUNNER_MAX_PROCESSES;
+    const rpx_runner_config *c = plan->c;
+    const placement *pl = &plan->place;
+    const int spread = pl->policy == RPX_PLACE_SPREAD && pl->n_rotation > 0;
+    int i, rc = 1, most = RPX_RUNNER_MAX_PROCESSES, processes = plan->processes;
     rpx__workers_init(w);
     if (processes < 1) processes = 1;
     if (processes > c->repeats) processes = (int)c->repeats;
-    if (p->placement && p->placement->policy == RPX_PLACE_SPREAD && p->placement->n_rotation > 0)
-        most = most / p->placement->n_rotation * p->placement->n_rotation; /* whole rounds */
+    if (spread) most = most / pl->n_rotation * pl->n_rotation; /* whole rounds */
     for (i = 0; i < most && rc == 1; i++) {
         if (i >= processes) {
             /* the stopping rule: more processes while the interval is too wide */
             if (!(c->target_precision > 0)) break;
             /* --spread: whole rounds, the same number of processes on each CPU */
-            if (p->placement && p->placement->policy == RPX_PLACE_SPREAD &&
-                p->placement->n_rotation > 0 && i % p->placement->n_rotation != 0) {
-                rc = rpx__workers_step(c, p, in, rpx__workers_slice(c->repeats, processes, i),
-                                       w, err);
+            if (spread && i % pl->n_rotation != 0) {
+                rc = rpx__workers_step(plan, rpx__workers_slice(c->repeats, processes, i), w, err);
                 if (rc < 0) return rc;
                 continue;
             }
@@ -173,7 +173,7 @@ int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_
                 break;
             }
         }
-        rc = rpx__workers_step(c, p, in, rpx__workers_slice(c->repeats, processes, i), w, err);
+        rc = rpx__workers_step(plan, rpx__workers_slice(c->repeats, processes, i), w, err);
         if (rc < 0) return rc;
     }
     if (c->target_precision > 0 && !w->stopped[0] && w->outcome == OUTCOME_COMPLETE &&

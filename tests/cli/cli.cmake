@@ -53,6 +53,8 @@ rpx_py_test(cli.slurm cli/test_slurm.py SERIAL TIMEOUT 300)
 rpx_py_test(cli.variance cli/test_variance.py SERIAL)
 # --check-outputs: C (NAME_outputs), Python return values and HTTP bodies (issue 30 §3).
 rpx_py_test(cli.output_checks cli/test_output_checks.py)
+# Measured sections as modules: their keys, an export that does not fit (issue 35 §4).
+rpx_py_test(cli.sections cli/test_sections.py)
 # The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.
 rpx_py_test(cli.html cli/test_html.py)
 # The run options' table read alike by the command line, manifests and Python (issue 35 §2):
