@@ -23,7 +23,7 @@ if(TARGET rpxprof_core)
   # (results, pytest_plugin) run alone, as the CLI's timing tests; SLOW as in cli/cli.cmake
   set(rpx_pyopts_results SERIAL)
   set(rpx_pyopts_pytest_plugin SERIAL SLOW)
-  set(rpx_pyopts_package SLOW main)
+  set(rpx_pyopts_package SLOW pip_install)
   set(rpx_pyopts_reference SLOW torch)
   set(rpx_pyopts_torch SLOW)
   foreach(t ${RPX_PY_PACKAGE_TESTS})
