@@ -27,6 +27,11 @@ import sys
 SECTION = re.compile(r"^# -{3,}\s*([^-\s].*?)\s*-*\s*$")
 
 
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def _is_test(name):
     return name.startswith("test")
 
@@ -63,7 +68,7 @@ def _first_line(node):
 def unittest_cases(path):
     """[(entry, [unittest names])]: a class, or Class.section when the class has
     section comments, no setUpClass and no state shared between its tests."""
-    text = open(path, encoding="utf-8").read()
+    text = _read(path)
     tree = ast.parse(text, path)
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
 
@@ -120,7 +125,7 @@ def section_name(title):
 
 def pytest_sections(path):
     """[(entry, [test function or class names])], one per section of the file."""
-    text = open(path, encoding="utf-8").read()
+    text = _read(path)
     tree = ast.parse(text, path)
     nodes = [n for n in tree.body
              if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_test(n.name))
@@ -132,7 +137,7 @@ def check(paths):
     """Every test the runner itself would find is in exactly one entry."""
     bad = 0
     for path in paths:
-        text = open(path, encoding="utf-8").read()
+        text = _read(path)
         if "import unittest" not in text and "from common import" not in text:
             listed = [n for _, names in pytest_sections(path) for n in names]
             p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",

@@ -1,5 +1,5 @@
 # CLI tests for `rpxprof batch`, `rpxprof aggregate` and `rpxprof plot` (tests/cli/test_batch.py).
-rpx_py_test(cli.batch cli/test_batch.py TIMEOUT 600)
+rpx_py_test(cli.batch cli/test_batch.py SLOW TIMEOUT 600)
 # What plot, aggregate and batch may replace, and batch's jobs dying with it (tests/cli/test_outputs.py).
 rpx_py_test(cli.outputs cli/test_outputs.py TIMEOUT 600)
 # `rpxprof compare`: intervals against scipy, verdicts, refusals, folders with Holm.

@@ -1,5 +1,6 @@
 # CLI tests: Python scripts that run the real binary (tests/cli/common.py); one CTest
-# entry per test class or section (rpx_py_test in tests/CMakeLists.txt).
+# entry per test class or section (rpx_py_test in tests/CMakeLists.txt). SLOW: entries
+# over about 10 s on an idle machine (25 s in a -j2 run on the shared 2-core machine).
 # Timing and resident-set truth tests run alone: a concurrent test (a torch
 # export, a compile) on a 2-core machine would stretch the busy-waits.
 rpx_py_test(cli.run cli/test_run.py SERIAL)
@@ -12,7 +13,7 @@ rpx_py_test(cli.cuda cli/test_cuda.py)
 rpx_py_test(cli.layers cli/test_layers.py)
 rpx_py_test(cli.isolation cli/test_isolation.py)
 # Safe by default: stuck models, orphans, sub-20 ms timeouts, stdout, short leaks.
-rpx_py_test(cli.safety cli/test_safety.py)
+rpx_py_test(cli.safety cli/test_safety.py SLOW SafetyTest.11_leaks_in_short_runs)
 # Samples from several processes, intervals, the stopping rule, compare --run.
 rpx_py_test(cli.processes cli/test_processes.py)
 # Placement: --cpus, --spread, the report's placement (issue 27 §3).
@@ -34,21 +35,21 @@ rpx_py_test(cli.python cli/test_python.py SERIAL)
 # --rate HZ for local targets: paced calls on absolute deadlines.
 rpx_py_test(cli.paced cli/test_paced.py SERIAL)
 # The HTTP API target against a real server on 127.0.0.1 (tests/cli/http_server.py).
-rpx_py_test(cli.http cli/test_http.py SERIAL)
+rpx_py_test(cli.http cli/test_http.py SERIAL SLOW HttpRunTest.open_loop_load)
 # Load generators (--rate: a stall must show against the schedule) run alone, as the HTTP run.
 rpx_py_test(cli.http_load_plot cli/test_load_plot.py SERIAL)
 # --http2 against a local HTTP/2 server (tests/cli/h2_server.py, python3-h2): h2c, ALPN, multiplexing.
 rpx_py_test(cli.http2 cli/test_http2.py)
 # --rate's two engines (plain sockets, curl's multi interface) on the same server.
-rpx_py_test(cli.load_engines cli/test_load_engines.py SERIAL)
+rpx_py_test(cli.load_engines cli/test_load_engines.py SERIAL SLOW)
 # A server that accepts and never answers: warmup failures, --duration and --drain bound the run.
-rpx_py_test(cli.dead_server cli/test_dead_server.py SERIAL)
+rpx_py_test(cli.dead_server cli/test_dead_server.py SERIAL SLOW)
 # The runtime examples (OpenCV DNN, libtorch, Python) on a torchvision network.
-rpx_py_test(cli.examples cli/test_examples.py SERIAL TIMEOUT 1200)
+rpx_py_test(cli.examples cli/test_examples.py SERIAL SLOW TIMEOUT 1200)
 # The depth-efficiency pipeline's keys in batch reports (its aggregator's stand-in), and aggregate reading the reference's reports.
 rpx_py_test(cli.pipeline_format cli/test_pipeline_format.py)
 # docs/batch.md's Slurm recipe on a single-node cluster (scripts/slurm-cluster.sh); skipped (77) where it cannot run.
-rpx_py_test(cli.slurm cli/test_slurm.py SERIAL TIMEOUT 300)
+rpx_py_test(cli.slurm cli/test_slurm.py SERIAL SLOW TIMEOUT 300)
 # Why a run varied (issue 27 §2): the variance section on real runs; busy-waits, so alone.
 rpx_py_test(cli.variance cli/test_variance.py SERIAL)
 # --check-outputs: C (NAME_outputs), Python return values and HTTP bodies (issue 30 §3).
@@ -56,7 +57,7 @@ rpx_py_test(cli.output_checks cli/test_output_checks.py)
 # Measured sections as modules: their keys, an export that does not fit (issue 35 §4).
 rpx_py_test(cli.sections cli/test_sections.py)
 # The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.
-rpx_py_test(cli.html cli/test_html.py)
+rpx_py_test(cli.html cli/test_html.py SLOW)
 # The run options' table read alike by the command line, manifests and Python (issue 35 §2):
 # every option accepted or refused by name, bad values and combination rules in the same
 # words but the spelling; nothing is measured (a few seconds).

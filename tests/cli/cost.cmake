@@ -9,7 +9,7 @@
 rpx_py_test(cli.cost cli/test_cost.py)
 rpx_py_test(cli.cost_ops cli/test_cost_ops.py)
 rpx_py_test(cli.cost_shape_rules cli/test_cost_shape_rules.py)
-rpx_py_test(cli.cost_networks cli/test_cost_networks.py TIMEOUT 900)
+rpx_py_test(cli.cost_networks cli/test_cost_networks.py SLOW TIMEOUT 900)
 
 add_test(NAME cost.fixtures_models
          COMMAND ${RPX_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/onnx/export_torchvision.py

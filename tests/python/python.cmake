@@ -20,9 +20,12 @@ if(TARGET rpxprof_core)
     endif()
   endif()
   # one entry per file section (tests/list_cases.py); busy-wait benchmarks compared at 5 %
-  # (results, pytest_plugin) run alone, as the CLI's timing tests
-  set(rpx_pyserial_results SERIAL)
-  set(rpx_pyserial_pytest_plugin SERIAL)
+  # (results, pytest_plugin) run alone, as the CLI's timing tests; SLOW as in cli/cli.cmake
+  set(rpx_pyopts_results SERIAL)
+  set(rpx_pyopts_pytest_plugin SERIAL SLOW)
+  set(rpx_pyopts_package SLOW pip_install)
+  set(rpx_pyopts_reference SLOW torch)
+  set(rpx_pyopts_torch SLOW)
   foreach(t ${RPX_PY_PACKAGE_TESTS})
     set(script ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${t}.py)
     if(NOT EXISTS ${script})
@@ -30,7 +33,7 @@ if(TARGET rpxprof_core)
       add_test(NAME python.${t} COMMAND sh -c "echo 'skipped: ${rpx_pyskip}'; exit 77")
       set_tests_properties(python.${t} PROPERTIES SKIP_RETURN_CODE 77 LABELS "python;fast")
     else()
-      rpx_py_cases(python.${t} ${script} KIND pytest TIMEOUT 1200 ${rpx_pyserial_${t}}
+      rpx_py_cases(python.${t} ${script} KIND pytest TIMEOUT 1200 ${rpx_pyopts_${t}}
                    COMMAND ${RPX_PYTHON} -m pytest -q -p no:cacheprovider ENV ${rpx_pyenv})
     endif()
   endforeach()

@@ -342,6 +342,8 @@ def test_the_extension_does_not_link_libpython():
     assert not any("libpython" in l for l in needed), needed
 
 
+# ---- pip install (the package as a user installs it; its own CTest entry: minutes) ----
+
 def _tree(root):
     return sorted(os.path.relpath(os.path.join(d, f), root)
                   for d, dirs, files in os.walk(root) for f in files + dirs)
@@ -421,6 +423,8 @@ def test_pip_install_into_a_virtualenv_without_network(tmp_path):
     where, status = p.stdout.splitlines()  # a TMPDIR may have spaces in its name
     assert where.startswith(str(venv)) and status == "complete"
 
+
+# ---- the CLI's Python target: the same calls as the package ----
 
 @pytest.mark.skipif(not BIN, reason="RPX_BIN (the CLI) is not set")
 def test_cli_python_target_shares_the_call_samples_and_writable(tmp_path):
