@@ -3,11 +3,12 @@
  * every call on sample 0 against calls cycling through the distinct samples,
  * and the paired comparison of compare --run) and `--audit seed` (TEST05: the
  * target measured again with the sample-order/schedule seed + 1). Each audit
- * is two runs of rpx_runner_run_pair whose reports are compared in memory by
- * rpx_compare_json (src/compare/), which asks no same-work question (the arms
- * differ in their inputs or their seed on purpose); no file is written. The
- * result is the report's `audit` object; what the user must see goes into
- * warnings. */
+ * is two runs measured together by the pair runner runner.c hands it
+ * (rpx_runner_run_pair; a unit test hands a stand-in), whose reports are
+ * compared in memory by rpx_compare_json (src/compare/), which asks no
+ * same-work question (the arms differ in their inputs or their seed on
+ * purpose); no file is written. The result is the report's `audit` object;
+ * what the user must see goes into warnings. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -243,11 +243,9 @@ class RooflineCostTest(TempDirTest):
 class ExitCodesTest(TempDirTest):
     def test_help_lists_every_exit_code(self):
         with open(os.path.join(SOURCE, "include", "rpxprof", "runner.h")) as f:
-            text = f.read()
-        # the codes of no status (RPX_EXIT_NAME = N) and those of the status map's rows
-        # (X(NAME, "word", N)), which the enum makes RPX_EXIT_NAME through a macro
-        codes = {int(v) for v in re.findall(r"RPX_EXIT_\w+\s*=\s*(\d+)", text)}
-        codes |= {int(v) for v in re.findall(r'X\(\w+,\s*"\w+",\s*(\d+)\)', text)}
+            text = f.read()  # the codes of no status, and those of the status map's rows
+            codes = {int(v) for v in re.findall(r"RPX_EXIT_\w+\s*=\s*(\d+)", text)}
+            codes |= {int(v) for v in re.findall(r"X\(\w+,\s*\"\w+\",\s*(\d+)\)", text)}
         self.assertTrue({0, 1, 2, 3, 4, 5, 6, 130, 143} <= codes, codes)
         text = run("--help", check=0).stdout
         listed = {int(v) for v in re.findall(r"^\s+(\d+)\s{2,}\S", text, re.M)}
