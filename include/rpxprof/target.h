@@ -193,7 +193,7 @@ RPX_API int rpx_target_files(const char *spec, char ***files, size_t *n_files, r
 /* Run the optional setup once (outside timing). */
 RPX_API int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
                      rpx_error *err);
-/* Hand the target every distinct sample (see samples_fn); 0 when it has no
+/* Hand the target every distinct sample (see rpx_target_hooks.samples); 0 when it has no
  * such hook. Call after rpx_target_setup. */
 RPX_API int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int writable,
                        rpx_error *err);
