@@ -4,8 +4,10 @@
  * API) hands the timing loop the same thing: a call function with the model
  * ABI's signature plus its state. The loop knows nothing else about it.
  *
+ * Each kind is a row of the kinds table (src/loader/kinds.h, docs/kinds.md).
+ *
  * Lifecycle: rpx_target_open(spec) → rpx_target_setup → (timed calls through
- * target->call, each followed by the optional after_call hook outside the
+ * target->hooks.call, each followed by the optional after_call hook outside the
  * timed span) → rpx_target_section (the report's section for the kind) →
  * rpx_target_close (runs teardown, unloads).
  *
@@ -94,7 +96,10 @@ typedef struct rpx_target_hooks {
 /* The name a caller-made target's hooks had before they were one struct. */
 typedef rpx_target_hooks rpx_target_custom;
 
-/* What some kinds need beyond the spec. Zero-initialise; every field is optional. */
+/* What some kinds need beyond the spec. Zero-initialise; every field is optional.
+ * These are the caller's (the runner's) fields: a kind's plugin never sees this
+ * struct, its options reach it as name = value pairs (docs/kinds.md), so a
+ * field added here changes no plugin ABI. */
 typedef struct rpx_target_options {
     const char *inputs_path;      /* the NPZ file: an HTTP call's default body */
     const char *body_path;        /* HTTP --body FILE instead */
@@ -188,7 +193,7 @@ RPX_API int rpx_target_files(const char *spec, char ***files, size_t *n_files, r
 /* Run the optional setup once (outside timing). */
 RPX_API int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info *info,
                      rpx_error *err);
-/* Hand the target every distinct sample (see samples_fn); 0 when it has no
+/* Hand the target every distinct sample (see rpx_target_hooks.samples); 0 when it has no
  * such hook. Call after rpx_target_setup. */
 RPX_API int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int writable,
                        rpx_error *err);

@@ -10,6 +10,7 @@
 
 #include "common/json_keys.h"
 #include "common/user_file.h"
+#include "loader/kinds.h"
 #include "rpxprof/manifest.h"
 #include "rpxprof/error.h"
 #include "rpxprof/npz.h"
@@ -71,27 +72,23 @@ static char *resolve(const char *manifest, const char *rel)
     return out;
 }
 
-/* A --model text with its shared-object PATH resolved; other kinds unchanged. */
+/* A --model text with the file its kind names resolved (a shared object's
+ * PATH); other kinds and texts unchanged. */
 static char *resolve_model(const char *manifest, const char *model)
 {
-    const char *colon = strrchr(model, ':');
+    const rpx_kind *kind = rpx__kind_of_spec(model);
+    long plen = kind->local_path ? kind->local_path(model) : -1;
     char *path, *res, *out;
-    size_t plen;
-    if (!colon || strncmp(model, "rpxprof-demo:", 13) == 0 || strstr(model, "://")) return strdup(model);
-    plen = (size_t)(colon - model);
-    path = strndup(model, plen);
+    if (plen <= 0) return strdup(model); /* a module:function, a URL, the demo */
+    path = strndup(model, (size_t)plen);
     if (!path) return NULL;
-    if (!memchr(path, '/', plen) && !(plen > 3 && strcmp(path + plen - 3, ".so") == 0)) {
-        free(path);
-        return strdup(model);     /* python module:function: not a path */
-    }
     res = resolve(manifest, path);
     free(path);
     if (!res) return NULL;
-    out = malloc(strlen(res) + strlen(colon) + 1);
+    out = malloc(strlen(res) + strlen(model + plen) + 1);
     if (out) {
         strcpy(out, res);
-        strcat(out, colon);
+        strcat(out, model + plen);
     }
     free(res);
     return out;

@@ -1,8 +1,10 @@
 /* kind_http.c — the HTTP API kind: an http:// or https:// URL (any case, as
  * curl reads schemes); run by the plugin librpxprof-http.so (libcurl), so
  * that rpxprof itself never loads libcurl and its TLS stack. The model runs
- * remotely: its cost, device and bounds are not measured here. */
+ * remotely: its cost, device and bounds are not measured here. Also the
+ * text of --slo (rpx_http_slo_parse), which the CLI checks before a run. */
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,51 @@ static int open_http(rpx_target *t, const rpx_target_options *opt, rpx_error *er
                              "to rpxprof nor where it is installed; build the project (cmake "
                              "--build build) or set RPX_HTTP_PLUGIN",
                              t->display_spec, RPX_HTTP_PLUGIN_FILE);
+    return rc;
+}
+
+static double slo_duration_ms(const char *v, int *ok)
+{
+    char *end;
+    double x = strtod(v, &end);
+    *ok = end != v && x >= 0 && isfinite(x);
+    if (!*ok) return 0;
+    if (strcmp(end, "ms") == 0 || *end == '\0') return x;
+    if (strcmp(end, "s") == 0) return x * 1e3;
+    if (strcmp(end, "us") == 0) return x / 1e3;
+    *ok = 0;
+    return 0;
+}
+
+int rpx_http_slo_parse(const char *slo, double *ttft_ms, double *tpot_ms, double *e2e_ms,
+                       rpx_error *err)
+{
+    char *copy, *tok, *save = NULL;
+    int rc = 0;
+    *ttft_ms = *tpot_ms = *e2e_ms = (double)NAN;
+    if (!slo || !*slo)
+        return rpx_error_set(err, RPX_EINVAL, "--slo is empty; write e.g. ttft=500ms,tpot=50ms");
+    if (!(copy = strdup(slo))) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    for (tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        int ok = 0;
+        double v;
+        if (eq) *eq = '\0';
+        v = eq ? slo_duration_ms(eq + 1, &ok) : 0;
+        if (!eq || !ok)
+            rc = rpx_error_set(err, RPX_EINVAL,
+                               "--slo %s: '%s' is not NAME=DURATION; write e.g. "
+                               "ttft=500ms,tpot=50ms,e2e=2s (ms when no unit)",
+                               slo, tok);
+        else if (strcmp(tok, "ttft") == 0) *ttft_ms = v;
+        else if (strcmp(tok, "tpot") == 0) *tpot_ms = v;
+        else if (strcmp(tok, "e2e") == 0 || strcmp(tok, "e2el") == 0) *e2e_ms = v;
+        else
+            rc = rpx_error_set(err, RPX_EINVAL,
+                               "--slo %s: unknown name '%s'; the SLOs are ttft, tpot and e2e",
+                               slo, tok);
+    }
+    free(copy);
     return rc;
 }
 

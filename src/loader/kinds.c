@@ -3,7 +3,6 @@
  * (rpx_target_check_spec) and the files a run of it reads
  * (rpx_target_files). Opening is target.c's, through the same match. Each
  * row lives in its kind's file; a new kind adds its row here. */
-#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,34 +99,6 @@ const char *rpx_target_kind_name(const char *spec)
     return rpx__kind_of_spec(spec)->name;
 }
 
-int rpx__kind_identifier(const char *s, size_t n, int dots)
-{
-    size_t i;
-    if (n == 0 || s[0] == '.' || s[n - 1] == '.' || isdigit((unsigned char)s[0])) return 0;
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '.' && dots && s[i + 1] != '.' && !isdigit((unsigned char)s[i + 1])) continue;
-        if (!(isalnum(c) || c == '_')) return 0;
-    }
-    return 1;
-}
-
-#define EXPECTED "PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, module:function or an http(s):// URL"
-
-int rpx__kind_check_callable(const char *spec, rpx_error *err)
-{
-    const char *colon = strrchr(spec, ':');
-    if (!colon || colon == spec || !colon[1])
-        return rpx_error_set(err, RPX_EINVAL, "--model %s: expected " EXPECTED
-                             " (missing ':SYMBOL'?)", spec);
-    if (!rpx__kind_identifier(colon + 1, strlen(colon + 1), 0))
-        return rpx_error_set(err, RPX_EINVAL,
-                             "--model %s: '%s' is not a valid function name (letters, digits, "
-                             "'_', not starting with a digit)",
-                             spec, colon + 1);
-    return 0;
-}
-
 /* "http:// and https://": every scheme a row claims */
 static void schemes_words(char *buf, size_t size)
 {
@@ -147,7 +118,7 @@ int rpx__kind_match(const char *spec, const char *shown, const rpx_kind **kind, 
 {
     int by_scheme;
     if (!spec || !*spec)
-        return rpx_error_set(err, RPX_EINVAL, "--model is empty; give " EXPECTED);
+        return rpx_error_set(err, RPX_EINVAL, "--model is empty; give " RPX_KIND_EXPECTED);
     *kind = match(spec, &by_scheme);
     if (!by_scheme && strstr(spec, "://")) {
         char words[256];

@@ -60,6 +60,10 @@ typedef struct rpx_kind {
     /* the files a run reads besides the plugin (pushed with rpx__strv_push):
      * 0, or -1 out of memory; files not found are left out */
     int (*files)(const char *spec, char ***list, size_t *n);
+    /* the length of the local file's path that starts `spec` (a relative one
+     * is relative to where the text was written: a manifest's folder), or -1
+     * when it names none; NULL: never */
+    long (*local_path)(const char *spec);
     const rpx_kind_plugin *plugin; /* NULL: none */
     /* --- capabilities --- */
     unsigned caps;                /* RPX_KIND_* */
@@ -100,7 +104,11 @@ const rpx_kind *const *rpx__kinds(size_t *n);
  * row's check); `shown` is the spec as messages show it (redacted). */
 int rpx__kind_match(const char *spec, const char *shown, const rpx_kind **kind, rpx_error *err);
 
-/* Helpers the kind files share. `spec` is MODULE:FUNCTION or PATH:SYMBOL. */
+/* What the grammar accepts, in the messages that refuse a --model. */
+#define RPX_KIND_EXPECTED \
+    "PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, module:function or an http(s):// URL"
+
+/* Helpers the kind files share (callable.c). `spec` is MODULE:FUNCTION or PATH:SYMBOL. */
 /* The callable grammar: a ':SYMBOL' that is a valid function name. */
 int rpx__kind_check_callable(const char *spec, rpx_error *err);
 /* letters, digits and '_' not starting with a digit; with `dots`, dotted */

@@ -116,6 +116,16 @@ static int open_shared_object(rpx_target *t, const rpx_target_options *opt, rpx_
     return load(t, err);
 }
 
+/* PATH of PATH:SYMBOL when it names a library file (not the demo, never a URL) */
+static long local_path(const char *spec)
+{
+    long plen = path_len(spec);
+    if (plen <= 0 || strstr(spec, "://") || is_demo(spec, (size_t)plen) ||
+        !names_shared_object(spec, (size_t)plen))
+        return -1;
+    return plen;
+}
+
 /* the library's file (the demo's where it is found) */
 static int files(const char *spec, char ***list, size_t *n)
 {
@@ -135,6 +145,7 @@ const rpx_kind rpx__kind_shared_object = {
     .check = rpx__kind_check_callable,
     .open = open_shared_object,
     .files = files,
+    .local_path = local_path,
     .caps = RPX_KIND_C_ABI,
     .words = "a shared object",
     .what = "a call into a shared object in this process",

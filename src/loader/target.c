@@ -1,17 +1,10 @@
-/* target.c — owns the lifecycle every kind shares (open through the kinds
- * table, setup, samples, section, close), the redaction of specs and the
- * HTTP option texts the CLI checks (--slo, secret headers). */
-#include <ctype.h>
+/* target.c — owns the lifecycle every kind shares: open through the kinds
+ * table (or a caller's hooks), setup, samples, section, close. */
 #include <dlfcn.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <unistd.h>
 
-#include "common/strbuf.h"
 #include "rpxprof/error.h"
 #include "rpxprof/target.h"
 #include "loader/kinds.h"
@@ -130,130 +123,4 @@ void rpx_target_close(rpx_target *t)
     if (!t) return;
     if (t->setup_done && t->hooks.teardown) t->hooks.teardown(t->hooks.state);
     target_free(t);
-}
-
-/* --- redaction ---------------------------------------------------------- */
-
-static int contains_ci(const char *s, size_t n, const char *word)
-{
-    size_t w = strlen(word), i;
-    for (i = 0; i + w <= n; i++)
-        if (strncasecmp(s + i, word, w) == 0) return 1;
-    return 0;
-}
-
-static int secret_name(const char *s, size_t n)
-{
-    static const char *words[] = {"auth", "cookie", "key", "token", "secret", "pass", "pwd",
-                                  "signature", "credential", "session", "sig", "jwt"};
-    size_t i;
-    for (i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (contains_ci(s, n, words[i])) return 1;
-    return 0;
-}
-
-int rpx_http_header_is_secret(const char *name)
-{
-    return name && secret_name(name, strlen(name));
-}
-
-static double slo_duration_ms(const char *v, int *ok)
-{
-    char *end;
-    double x = strtod(v, &end);
-    *ok = end != v && x >= 0 && isfinite(x);
-    if (!*ok) return 0;
-    if (strcmp(end, "ms") == 0 || *end == '\0') return x;
-    if (strcmp(end, "s") == 0) return x * 1e3;
-    if (strcmp(end, "us") == 0) return x / 1e3;
-    *ok = 0;
-    return 0;
-}
-
-int rpx_http_slo_parse(const char *slo, double *ttft_ms, double *tpot_ms, double *e2e_ms,
-                       rpx_error *err)
-{
-    char *copy, *tok, *save = NULL;
-    int rc = 0;
-    *ttft_ms = *tpot_ms = *e2e_ms = (double)NAN;
-    if (!slo || !*slo)
-        return rpx_error_set(err, RPX_EINVAL, "--slo is empty; write e.g. ttft=500ms,tpot=50ms");
-    if (!(copy = strdup(slo))) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    for (tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        int ok = 0;
-        double v;
-        if (eq) *eq = '\0';
-        v = eq ? slo_duration_ms(eq + 1, &ok) : 0;
-        if (!eq || !ok)
-            rc = rpx_error_set(err, RPX_EINVAL,
-                               "--slo %s: '%s' is not NAME=DURATION; write e.g. "
-                               "ttft=500ms,tpot=50ms,e2e=2s (ms when no unit)",
-                               slo, tok);
-        else if (strcmp(tok, "ttft") == 0) *ttft_ms = v;
-        else if (strcmp(tok, "tpot") == 0) *tpot_ms = v;
-        else if (strcmp(tok, "e2e") == 0 || strcmp(tok, "e2el") == 0) *e2e_ms = v;
-        else
-            rc = rpx_error_set(err, RPX_EINVAL,
-                               "--slo %s: unknown name '%s'; the SLOs are ttft, tpot and e2e",
-                               slo, tok);
-    }
-    free(copy);
-    return rc;
-}
-
-/* Anything with "://" is treated as a URL here, whatever its scheme, so that a
- * mistyped one is redacted too. The user:password part ends at the last '@'
- * before the query (a password may hold an unencoded '/', '#' or '@': redacting
- * too much is harmless, too little is not); in the query, the value of every
- * parameter with a secret-looking name (pairs split on '&' and ';'); the
- * fragment (never sent, and where OAuth puts access tokens) entirely. */
-char *rpx_target_redact_spec(const char *spec)
-{
-    const char *host, *q, *at = NULL, *p, *frag;
-    size_t len = strlen(spec);
-    char *out = malloc(len * 9 + 16), *o; /* each char may become "REDACTED" */
-    if (!out) return NULL;
-    p = strstr(spec, "://");
-    if (!p) {
-        memcpy(out, spec, len + 1);
-        return out;
-    }
-    o = out;
-    host = p + 3;
-    q = host + strcspn(host, "?");
-    for (p = host; p < q; p++)
-        if (*p == '@') at = p;
-    memcpy(o, spec, (size_t)(host - spec));
-    o += host - spec;
-    if (at) {
-        o += sprintf(o, "REDACTED@");
-        host = at + 1;
-    }
-    if (!*q) { /* no query: a fragment may still follow the path */
-        frag = host + strcspn(host, "#");
-        memcpy(o, host, (size_t)(frag - host));
-        o += frag - host;
-        strcpy(o, *frag ? "#REDACTED" : "");
-        return out;
-    }
-    memcpy(o, host, (size_t)(q + 1 - host));
-    o += q + 1 - host;
-    q++;
-    while (*q && *q != '#') {
-        size_t plen = strcspn(q, "&;#");
-        const char *eq = memchr(q, '=', plen);
-        if (eq && secret_name(q, (size_t)(eq - q))) {
-            memcpy(o, q, (size_t)(eq + 1 - q));
-            o += eq + 1 - q;
-            o += sprintf(o, "REDACTED");
-        } else {
-            memcpy(o, q, plen);
-            o += plen;
-        }
-        q += plen;
-        if (*q == '&' || *q == ';') *o++ = *q++;
-    }
-    strcpy(o, *q == '#' ? "#REDACTED" : "");
-    return out;
 }
