@@ -82,6 +82,9 @@ typedef struct rpx_run_option {
     const char *why;              /* said after the range in a message, or NULL */
     const char *help;             /* one line */
     size_t offset;                /* of the field in rpx_runner_config */
+    const char *py_spelling;      /* how a rule worded for Python names it when not "key="
+                                     (NULL): --no-isolate, which Python says with
+                                     processes=None */
 } rpx_run_option;
 
 /* The table, in --help order, and its length. */

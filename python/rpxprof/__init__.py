@@ -178,14 +178,16 @@ def _check_fn(fn):
                 "runs it, e.g. lambda **a: %s" % (label, what, made, fix % label), 2)
 
 
-def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision="unspecified",
-                 unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
+def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precision=None,
+                 unit=None, processes=None, writable_inputs=False, cost=None, flops=None,
                  params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
                  cpus=None, spread=False, native=None, progress=False, target_precision=None,
-                 max_time=None, stop_after=None, audit=None, audit_threshold=0.1,
+                 max_time=None, stop_after=None, audit=None, audit_threshold=None,
                  call_records=None, check_outputs=None, check_fraction=None, rtol=None,
                  atol=None, output_field=None, save_outputs=None, reference_outputs=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
+    An option left None takes the default of the run options' table (src/runner/options.c:
+    warmup 10, repeats 1000, device "cpu", ...), as on the command line.
     native: (args, kwargs) to call fn(*args, **kwargs) with the caller's own objects
     instead of arrays (inputs is then None).
 
@@ -245,7 +247,7 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
         raise RpxprofTypeError("call_records: \"cpu\", \"full\" or \"off\", not %s"
                                % type(call_records).__name__)
     for label, v in (("warmup", warmup), ("repeats", repeats)):
-        if isinstance(v, bool) or not isinstance(v, int):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
     if cpus is not None and not isinstance(cpus, str):
         if isinstance(cpus, bool):
@@ -315,7 +317,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             cpus=cpus, spread=bool(spread), **_native_keywords(native, progress,
                                                                 target_precision, max_time,
                                                                 stop_after),
-            audit=audit, audit_threshold=float(audit_threshold),
+            audit=audit,
+            audit_threshold=None if audit_threshold is None else float(audit_threshold),
             call_records=call_records, **checks)
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)

@@ -390,7 +390,7 @@ static int parse_top(rpx_manifest *m, const char *path, rpx_runner_config *d, rp
 /* tasks: names, inputs, unit (a run option), meta */
 static int parse_tasks(rpx_manifest *m, const char *path, rpx_error *err)
 {
-    json_t *tasks = json_object_get(m->root, "tasks"), *v, *meta;
+    json_t *tasks = json_object_get(m->root, "tasks"), *v, *meta, *mv;
     const char *key, *mk;
     int rc = 0;
     if (tasks && !json_is_null(tasks) && !json_is_object(tasks))
@@ -414,10 +414,10 @@ static int parse_tasks(rpx_manifest *m, const char *path, rpx_error *err)
         snprintf(f, sizeof f, "%s.meta", where);
         if (meta && !json_is_object(meta))
             return wrong_type(err, path, f, "an object of scalars {\"clip_length\": 250}", meta);
-        json_object_foreach(meta, mk, v) {
-            if (json_is_string(v) || json_is_number(v) || json_is_boolean(v)) continue;
+        json_object_foreach(meta, mk, mv) {
+            if (json_is_string(mv) || json_is_number(mv) || json_is_boolean(mv)) continue;
             snprintf(f, sizeof f, "%s.meta.%s", where, mk);
-            return wrong_type(err, path, f, "a string, a number or a boolean", v);
+            return wrong_type(err, path, f, "a string, a number or a boolean", mv);
         }
     }
     return 0;

@@ -309,7 +309,7 @@ static const rpx_run_option table[] = {
      NULL,
      NULL, 1, NULL, NULL, NULL,
      "run the model in this process (for debuggers)",
-     F(isolate)},
+     F(isolate), "processes=None"},
     {"no-cpu-probe", "no_cpu_probe", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD | CLI, 0, 1,
      0,
      NULL, NULL, 1, NULL, NULL, NULL,
@@ -381,6 +381,7 @@ const char *rpx_run_option_spelled(const rpx_run_option *o, rpx_option_spelling 
                                    size_t size)
 {
     if (sp == RPX_SPELL_KEY) snprintf(buf, size, "%s", o->key);
+    else if (sp == RPX_SPELL_PY && o->py_spelling) snprintf(buf, size, "%s", o->py_spelling);
     else if (sp == RPX_SPELL_PY) snprintf(buf, size, "%s=", o->key);
     else snprintf(buf, size, "--%s", o->name);
     return buf;
@@ -747,10 +748,11 @@ static int check_given(const rpx_runner_config *c, rpx_option_spelling sp, const
         int rc;
         if (!(table[i].flags & RPX_OPT_HTTP) || !c->given[i]) continue;
         shown = rpx_target_redact_spec(c->model);
-        rc = rpx_error_set(err, RPX_EUSAGE, "%s is for HTTP API targets (%s http(s)://...), "
-                           "not %s", rpx_run_option_spelled(&table[i], sp, a, sizeof a),
-                           sp == RPX_SPELL_KEY ? "model" : sp == RPX_SPELL_PY ? "a URL"
-                                                                            : "--model",
+        rc = rpx_error_set(err, RPX_EUSAGE, "%s is for HTTP API targets%s, not %s",
+                           rpx_run_option_spelled(&table[i], sp, a, sizeof a),
+                           sp == RPX_SPELL_KEY  ? " (model http(s)://...)"
+                           : sp == RPX_SPELL_PY ? ""
+                                                : " (--model http(s)://...)",
                            shown ? shown : "this model");
         free(shown);
         return rc;

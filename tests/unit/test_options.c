@@ -179,6 +179,12 @@ static void test_front_ends_and_rules(void **st)
     assert_string_equal(err.message, "max_time= bounds target_precision=; give both");
     c.target_precision = 0.01;
     assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_PY, &err), 0);
+    /* an option Python does not take, as Python says it */
+    c.isolate = 0;
+    assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_PY, &err), RPX_EUSAGE);
+    assert_string_equal(err.message, "target_precision= adds worker processes; drop "
+                                     "processes=None");
+    c.isolate = 1;
     /* a bad value from Python is named by its key */
     c.repeats = 0;
     assert_int_equal(rpx_runner_config_check(&c, RPX_SPELL_PY, &err), RPX_EUSAGE);
