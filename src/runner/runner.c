@@ -63,34 +63,6 @@ static const char *status_name(int outcome, rpx_runner_status *st)
     return rpx_runner_status_word(*st);
 }
 
-/* Where a run that did not complete stood; call_index counts the timed calls
- * of every process before. */
-static rpx_run_failure failure_of(const run_shared *sh, size_t offset)
-{
-    static const char *phases[] = {"load", "setup", "loop", "teardown", "done"};
-    rpx_run_failure f;
-    int ph = sh->phase;
-    f.phase = ph >= 0 && ph <= PHASE_DONE ? phases[ph] : "?";
-    f.in_loop = ph == PHASE_LOOP;
-    f.call_index = sh->failed_in_warmup ? sh->failed_call : (long)offset + sh->failed_call;
-    f.in_warmup = sh->failed_in_warmup;
-    f.signal = sh->signal;
-    return f;
-}
-
-/* The largest of the processes' peaks; unavailable only when none has one. */
-static void merge_peaks(rpx_memory_peaks *into, const rpx_memory_peaks *m, int first)
-{
-    if (first) {
-        *into = *m;
-        return;
-    }
-    if (m->lifetime_peak_bytes > into->lifetime_peak_bytes)
-        into->lifetime_peak_bytes = m->lifetime_peak_bytes;
-    if (m->inference_peak_bytes > into->inference_peak_bytes)
-        into->inference_peak_bytes = m->inference_peak_bytes;
-}
-
 /* cuda peaks {device: MiB}: the largest over the processes */
 static void merge_cuda_peaks(json_t *into, const json_t *peaks)
 {
@@ -170,41 +142,6 @@ static int open_output(const rpx_runner_config *c, rpx_output **out, rpx_error *
     for (i = 0; i < n; i++) free(files[i]);
     free(files);
     return rc;
-}
-
-/* One run_shared that stands for all the processes, for the report code
- * (its samples stay in the processes' blocks). */
-static size_t merge_workers(const workers *w, run_shared *m)
-{
-    const run_shared *last = w->proc[w->last];
-    size_t at = 0, offset = 0;
-    int i;
-    memset(m, 0, sizeof *m);
-    for (i = 0; i < w->n; i++) {
-        const run_shared *p = w->proc[i];
-        at += p->measured;
-        if (i < w->last) offset += p->measured;
-        m->failed_calls += p->failed_calls;
-        m->failed_warmup_calls += p->failed_warmup_calls;
-        m->wall_ns += p->wall_ns;
-        merge_peaks(&m->memory, &p->memory, i == 0);
-        if (p->child_maxrss_bytes > m->child_maxrss_bytes) m->child_maxrss_bytes = p->child_maxrss_bytes;
-    }
-    m->samples = NULL;
-    m->measured = at;
-    m->outcome = w->outcome;
-    m->phase = last->phase;
-    m->failed_call = last->failed_call;
-    m->failed_in_warmup = last->failed_in_warmup;
-    m->signal = last->signal;
-    m->abandoned = last->abandoned;
-    m->warmup_done = w->proc[0]->warmup_done;
-    m->timer = w->proc[0]->timer;
-    m->timer_ok = w->proc[0]->timer_ok;
-    m->sync_ns = w->proc[0]->sync_ns;
-    m->has_sync = w->proc[0]->has_sync;
-    snprintf(m->error, sizeof m->error, "%s", last->error);
-    return offset; /* the timed calls before the last process */
 }
 
 /* Everything one run holds between its preparation and its report. */
@@ -438,7 +375,7 @@ static int gather(const run_ctx *x, finish *f, rpx_runner_result *res, rpx_error
     int i;
     if (!(f->sh = sh = calloc(1, sizeof *sh)))
         return rpx_error_set(err, RPX_ENOMEM, "out of memory");
-    f->offset = merge_workers(wp, sh);
+    f->offset = rpx__workers_merge(wp, sh);
     f->status = status_name(sh->outcome, &res->status);
     if (res->status != RPX_RUNNER_INTERRUPTED) res->stop_signal = 0;
     if (sh->outcome >= OUTCOME_CRASHED && sh->outcome != OUTCOME_CALLS_FAILED) {
@@ -447,10 +384,10 @@ static int gather(const run_ctx *x, finish *f, rpx_runner_result *res, rpx_error
         sh->memory.lifetime_peak_bytes = sh->child_maxrss_bytes;
         snprintf(sh->memory.inference_reason, sizeof sh->memory.inference_reason,
                  "not read: the run ended abnormally (%s)", f->status);
-        f->failure = failure_of(sh, f->offset);
+        f->failure = rpx__workers_failure(sh, f->offset);
         f->has_failure = 1;
     } else if (sh->abandoned) {
-        f->failure = failure_of(sh, f->offset); /* where the abandoned call stood */
+        f->failure = rpx__workers_failure(sh, f->offset); /* where the abandoned call stood */
         f->has_failure = 1;
     }
     gather_exports(wp, f);
@@ -499,49 +436,6 @@ static json_t *make_card(const run_ctx *x, const finish *f)
         json_decref(other);
     }
     return card;
-}
-
-/* An export that did not fit its block is a note, never silence. */
-static void export_notes(const workers *wp, json_t *notes, json_t *warnings)
-{
-    int i;
-    for (i = 0; i < wp->n; i++) {
-        const run_shared *p = wp->proc[i];
-        char m[512];
-        if (!p->export_needed) continue;
-        if (p->export_needed == (size_t)-1)
-            snprintf(m, sizeof m,
-                     "process %d's export (the CUDA devices and peaks, the target's section and "
-                     "the measured sections' findings) could not be written (out of memory in "
-                     "the model's process) and is missing from this report: what it held is null",
-                     i);
-        else
-            snprintf(m, sizeof m,
-                     "process %d's export (%zu bytes: the CUDA devices and peaks, the target's "
-                     "section and the measured sections' findings) did not fit the %zu bytes of "
-                     "its shared block and is missing from this report: what it held is null",
-                     i, p->export_needed, p->json_cap);
-        rpx__warn_note(notes, warnings, m);
-    }
-}
-
-/* The report's view of each process (its samples, warmup, restores, pacing). */
-static rpx_run_process *process_views(const workers *wp)
-{
-    rpx_run_process *procs = calloc((size_t)wp->n + 1, sizeof *procs);
-    int i;
-    for (i = 0; procs && i < wp->n; i++) {
-        const run_shared *p = wp->proc[i];
-        procs[i].samples = p->samples;
-        procs[i].measured = p->measured;
-        procs[i].warmup_samples = p->warmup_samples;
-        procs[i].warmup_kept = p->warmup_done < p->warmup_keep ? p->warmup_done : p->warmup_keep;
-        procs[i].restore_samples = p->restore_samples;
-        procs[i].restore_warmup_ns = p->restore_warmup_ns;
-        procs[i].start_lag = p->start_lag;
-        procs[i].late_starts = p->late_starts;
-    }
-    return procs;
 }
 
 /* The report's data from what the run measured, but for the notes' findings
@@ -692,7 +586,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     /* 3. statistics, card, notes, the sections, the report */
     f.card = make_card(x, &f);
     f.notes = rpx__make_notes(&x->c, f.sh->measured, &f.sh->memory);
-    f.procs = process_views(wp);
+    f.procs = rpx__workers_views(wp);
     rc = RPX_ENOMEM;
     if (!f.card || !f.notes || !f.procs) goto oom;
     if (x->plan.spread_asked) {
@@ -704,7 +598,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
                  x->plan.place.n_rotation, x->plan.processes, x->plan.spread_asked);
         json_array_append_new(f.notes, json_string(m));
     }
-    export_notes(wp, f.notes, res->warnings);
+    rpx__workers_export_notes(wp, f.notes, res->warnings);
     fill_data(x, &f, res->warnings);
     if (merge_sections(x, &f) != 0) goto oom;
     run_notes(x, f.sh, f.lat, f.devjson, section_value(&f, &rpx__section_gpu_time), &f.trend,

@@ -16,6 +16,7 @@
 #include "rpxprof/roofline.h"
 #include "measure/rss_trend.h"
 #include "rpxprof/runner.h"
+#include "report/run_report.h"
 #include "runner/stage.h"
 
 /* ---- options.c ---- */
@@ -194,6 +195,20 @@ int rpx__workers_step(const run_plan *plan, long slice, workers *w, rpx_error *e
  * why). */
 int rpx__workers_run(const run_plan *plan, workers *w, rpx_error *err);
 void rpx__workers_free(workers *w);
+/* One run_shared that stands for all the processes, for the report code
+ * (its samples stay in the processes' blocks): the counts summed, the
+ * largest peaks, the last process's outcome. Returns the timed calls of the
+ * processes before the last. */
+size_t rpx__workers_merge(const workers *w, run_shared *m);
+/* Where a run that did not complete stood; call_index counts `offset` timed
+ * calls of the processes before. */
+rpx_run_failure rpx__workers_failure(const run_shared *sh, size_t offset);
+/* The report's view of each process (its samples, warmup, restores,
+ * pacing), calloc'ed; NULL out of memory. */
+rpx_run_process *rpx__workers_views(const workers *w);
+/* A note (and a warning) for each process whose export did not fit its
+ * block or could not be written: never silence. */
+void rpx__workers_export_notes(const workers *w, json_t *notes, json_t *warnings);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */
 double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *counts);

@@ -6,7 +6,9 @@
  * adding one is one file that defines an rpx_section and one row in
  * RPX_SECTIONS (below).
  *
- * Lifecycle of a section in a run (every hook but `on` may be NULL):
+ * Lifecycle of a section in a run (every hook but `on` may be NULL; a
+ * section that is off keeps its key null when off_is_null, else the report
+ * leaves the key out):
  *
  *   parent, once     on(plan)            is it measured in this run (plan.c
  *                                        keeps the answer as a bit of
@@ -35,14 +37,17 @@
  *                    after_call(state, timed)
  *                                        after every call, warmup included,
  *                                        outside the timed span
- *                    export(sp)          after a loop that did not fail: its
+ *                    export_json(sp)     after a loop that did not fail: its
  *                                        findings as JSON, carried to the
  *                                        parent under its key in the
  *                                        process's export (a text in the
  *                                        block); an export that does not fit
  *                                        is a note in the report, never
  *                                        silence (stage.c, runner.c)
- *                    end(sp)             always, after the loop: closes state
+ *                    end(sp)             for each section whose begin ran,
+ *                                        after the target's teardown, whatever
+ *                                        the outcome (last begun first):
+ *                                        closes sp->state
  *   parent, once     merge(m, out)       after the last process, before the
  *                                        report is built: its report value
  *                                        from every process's slice and

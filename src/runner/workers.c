@@ -2,12 +2,15 @@
  * over K fresh processes run one after another (never side by side: they
  * would disturb each other), each with its own setup and warmup, and the
  * stopping rule that adds processes until the p50's interval is narrow
- * enough. */
+ * enough; after the run, their blocks as one (the peaks, where a run that
+ * did not complete stood), as the report's views, and the note for an
+ * export that did not fit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/run_report.h"
 #include "rpxprof/clock.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/stats.h"
@@ -182,6 +185,114 @@ int rpx__workers_run(const run_plan *plan, workers *w, rpx_error *err)
     if (c->target_precision > 0)
         w->converged = w->achieved == w->achieved && w->achieved <= c->target_precision;
     return 0;
+}
+
+/* ---- the processes' blocks after the run ---- */
+
+/* Where a run that did not complete stood; call_index counts the timed calls
+ * of every process before. */
+rpx_run_failure rpx__workers_failure(const run_shared *sh, size_t offset)
+{
+    static const char *phases[] = {"load", "setup", "loop", "teardown", "done"};
+    rpx_run_failure f;
+    int ph = sh->phase;
+    f.phase = ph >= 0 && ph <= PHASE_DONE ? phases[ph] : "?";
+    f.in_loop = ph == PHASE_LOOP;
+    f.call_index = sh->failed_in_warmup ? sh->failed_call : (long)offset + sh->failed_call;
+    f.in_warmup = sh->failed_in_warmup;
+    f.signal = sh->signal;
+    return f;
+}
+
+/* The largest of the processes' peaks; unavailable only when none has one. */
+static void merge_peaks(rpx_memory_peaks *into, const rpx_memory_peaks *m, int first)
+{
+    if (first) {
+        *into = *m;
+        return;
+    }
+    if (m->lifetime_peak_bytes > into->lifetime_peak_bytes)
+        into->lifetime_peak_bytes = m->lifetime_peak_bytes;
+    if (m->inference_peak_bytes > into->inference_peak_bytes)
+        into->inference_peak_bytes = m->inference_peak_bytes;
+}
+
+/* One run_shared that stands for all the processes, for the report code
+ * (its samples stay in the processes' blocks). */
+size_t rpx__workers_merge(const workers *w, run_shared *m)
+{
+    const run_shared *last = w->proc[w->last];
+    size_t at = 0, offset = 0;
+    int i;
+    memset(m, 0, sizeof *m);
+    for (i = 0; i < w->n; i++) {
+        const run_shared *p = w->proc[i];
+        at += p->measured;
+        if (i < w->last) offset += p->measured;
+        m->failed_calls += p->failed_calls;
+        m->failed_warmup_calls += p->failed_warmup_calls;
+        m->wall_ns += p->wall_ns;
+        merge_peaks(&m->memory, &p->memory, i == 0);
+        if (p->child_maxrss_bytes > m->child_maxrss_bytes) m->child_maxrss_bytes = p->child_maxrss_bytes;
+    }
+    m->samples = NULL;
+    m->measured = at;
+    m->outcome = w->outcome;
+    m->phase = last->phase;
+    m->failed_call = last->failed_call;
+    m->failed_in_warmup = last->failed_in_warmup;
+    m->signal = last->signal;
+    m->abandoned = last->abandoned;
+    m->warmup_done = w->proc[0]->warmup_done;
+    m->timer = w->proc[0]->timer;
+    m->timer_ok = w->proc[0]->timer_ok;
+    m->sync_ns = w->proc[0]->sync_ns;
+    m->has_sync = w->proc[0]->has_sync;
+    snprintf(m->error, sizeof m->error, "%s", last->error);
+    return offset; /* the timed calls before the last process */
+}
+
+/* An export that did not fit its block is a note, never silence. */
+void rpx__workers_export_notes(const workers *wp, json_t *notes, json_t *warnings)
+{
+    int i;
+    for (i = 0; i < wp->n; i++) {
+        const run_shared *p = wp->proc[i];
+        char m[512];
+        if (!p->export_needed) continue;
+        if (p->export_needed == (size_t)-1)
+            snprintf(m, sizeof m,
+                     "process %d's export (the CUDA devices and peaks, the target's section and "
+                     "the measured sections' findings) could not be written (out of memory in "
+                     "the model's process) and is missing from this report: what it held is null",
+                     i);
+        else
+            snprintf(m, sizeof m,
+                     "process %d's export (%zu bytes: the CUDA devices and peaks, the target's "
+                     "section and the measured sections' findings) did not fit the %zu bytes of "
+                     "its shared block and is missing from this report: what it held is null",
+                     i, p->export_needed, p->json_cap);
+        rpx__warn_note(notes, warnings, m);
+    }
+}
+
+/* The report's view of each process (its samples, warmup, restores, pacing). */
+rpx_run_process *rpx__workers_views(const workers *wp)
+{
+    rpx_run_process *procs = calloc((size_t)wp->n + 1, sizeof *procs);
+    int i;
+    for (i = 0; procs && i < wp->n; i++) {
+        const run_shared *p = wp->proc[i];
+        procs[i].samples = p->samples;
+        procs[i].measured = p->measured;
+        procs[i].warmup_samples = p->warmup_samples;
+        procs[i].warmup_kept = p->warmup_done < p->warmup_keep ? p->warmup_done : p->warmup_keep;
+        procs[i].restore_samples = p->restore_samples;
+        procs[i].restore_warmup_ns = p->restore_warmup_ns;
+        procs[i].start_lag = p->start_lag;
+        procs[i].late_starts = p->late_starts;
+    }
+    return procs;
 }
 
 void rpx__workers_free(workers *w)
