@@ -155,6 +155,19 @@ int rpx_cli_batch(int argc, char **argv)
         rpx_manifest_free(m);
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "%s", err.message);
     }
+    if (html) {   /* the page is never one of the jobs' reports */
+        size_t i;
+        for (i = 0; i < rpx_manifest_job_count(m); i++) {
+            char *rp = rpx_batch_report_path(out_dir, rpx_manifest_job(m, i));
+            const char *which[2] = {"--out-dir", "--html"}, *paths[2] = {rp, html};
+            rc = rp ? rpx_cli_outputs_distinct("batch", which, paths, 2) : 0;
+            free(rp);
+            if (rc) {
+                rpx_manifest_free(m);
+                return rc;
+            }
+        }
+    }
     if (html && (rc = rpx__cli_html_open("batch", html, force, (const char *const *)argv + optind, 1, &hout)) != 0) {
         rpx_manifest_free(m);
         return rc;

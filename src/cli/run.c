@@ -545,6 +545,14 @@ int rpx_cli_run(int argc, char **argv)
         c.repeats = (long)llround(c.target.load_rate * c.target.load_duration_s);
     }
 
+    {   /* two outputs naming one file would overwrite each other: refused now */
+        const char *which[3] = {"--output", "--html", "--trace"};
+        const char *paths[3] = {c.output, o.html, o.trace};
+        if ((rc = rpx_cli_outputs_distinct("run", which, paths, 3)) != 0) {
+            exit_code = rc;
+            goto out;
+        }
+    }
     if (o.html) {
         const char **keep = calloc(o.n_inputs + 2, sizeof *keep);
         size_t k;
