@@ -328,6 +328,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     /* 0. the report's place, before anything is loaded or measured */
     if (c->output && (rc = open_output(c, &x->output, err)) != 0) return rc;
+    if (c->save_outputs && (rc = rpx__outputs_place(c->save_outputs, err)) != 0) return rc;
     /* 1. inputs, loaded once, outside timing (the workers inherit them) */
     if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) return rc;
     if (strcmp(x->kind, "http") == 0 && x->smp.n > 1)
@@ -375,7 +376,9 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         outputs_params op = {c->check_fraction, c->rtol, c->atol, c->target.load_seed,
                              c->reference_outputs, c->save_outputs, 0};
         x->outputs = op;
-        if ((rc = rpx__outputs_prepare(&x->outputs, x->smp.n, c->force, err)) != 0) return rc;
+        rpx__outputs_resolve(&x->outputs); /* before the model can change its folder */
+        if ((rc = rpx__outputs_prepare(&x->outputs, x->smp.n, c->force,
+                                         (const char *const *)x->smp.paths, x->smp.n, err)) != 0) return rc;
         x->rp.outputs = &x->outputs;
     }
     return 0;
