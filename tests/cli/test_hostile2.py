@@ -1,0 +1,210 @@
+"""The second hostile round (issue 37), items 1-3, 5, 12, 13 and 16: two outputs of one
+command that name one file, outputs that would replace what the command reads, credentials
+in --server-metrics, output names that cannot be told apart, exit codes and the words of
+the messages. Each refusal is checked to come before any work, the files untouched."""
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from common import BIN, BUILD, SOURCE, TempDirTest, main, run
+
+OUT_MODELS = os.path.join(BUILD, "test-models", "librpxtest_outputs.so")
+PYMODELS = os.path.join(SOURCE, "tests", "models", "python_outputs")
+PY = {"PYTHONPATH": PYMODELS}
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class Base(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        run("inputs", "make", self.path("in.npz"), "rgb=48x64x3:uint8=128", check=0)
+
+    def run_(self, *args, code=None, env=None):
+        p = run(*args, cwd=self.tmp, env=env)
+        if code is not None:
+            self.assertEqual(p.returncode, code, p.stderr)
+        return p
+
+    def manifest(self):
+        with open(self.path("m.json"), "w") as f:
+            json.dump({"schema": "rpxprof.manifest/1", "defaults": {"warmup": 1, "repeats": 5},
+                       "tasks": {"image_depth": {"inputs": "in.npz", "unit": "frame"}},
+                       "models": [{"name": "demo-noop", "model": "rpxprof-demo:demo_noop",
+                                   "tasks": ["image_depth"]}]}, f)
+
+
+class OutputsThatClash(Base):
+    """Item 1: two outputs of one command naming one file: exit 2, nothing written."""
+    RUN = ["run", "--model", "rpxprof-demo:demo_noop", "--inputs", "in.npz", "--repeats", "5", "-q"]
+
+    def test_report_and_page_on_one_new_file(self):
+        p = self.run_(*self.RUN, "-o", "y.json", "--html", "y.json", code=2)
+        self.assertIn("--html y.json: names the same file as --output y.json", p.stderr)
+        self.assertFalse(os.path.exists(self.path("y.json")))
+
+    def test_page_and_trace_by_another_spelling(self):
+        os.makedirs(self.path("d"))
+        p = self.run_(*self.RUN, "-o", "r.json", "--html", "t.html", "--trace", "d/../t.html", code=2)
+        self.assertIn("--trace d/../t.html: names the same file as --html t.html", p.stderr)
+        p = self.run_(*self.RUN, "-o", "new/../r.json", "--trace", os.path.join(self.tmp, "r.json"),
+                      code=2)
+        self.assertIn("names the same file as --output new/../r.json", p.stderr)
+        for f in ("r.json", "t.html"):
+            self.assertFalse(os.path.exists(self.path(f)), f)
+
+    def test_a_link_to_the_report(self):
+        self.run_(*self.RUN, "-o", "r.json", code=0)
+        os.symlink("r.json", self.path("link.html"))
+        before = digest(self.path("r.json"))
+        p = self.run_(*self.RUN, "-o", "r.json", "--html", "link.html", "--force", code=2)
+        self.assertIn("names the same file as --output r.json", p.stderr)
+        self.assertEqual(digest(self.path("r.json")), before)
+
+    def test_batch_page_on_a_jobs_report(self):
+        self.manifest()
+        p = self.run_("batch", "m.json", "--out-dir", "bo", "--html", "bo/image_depth/demo-noop.json",
+                      "-q", code=2)
+        self.assertIn("--html bo/image_depth/demo-noop.json: names the same file as --out-dir "
+                      "bo/image_depth/demo-noop.json", p.stderr)
+        self.assertFalse(os.path.exists(self.path("bo")))
+
+    def test_aggregate_page_on_its_own_table(self):
+        self.manifest()
+        self.run_("batch", "m.json", "--out-dir", "bo", "-q", code=0)
+        p = self.run_("aggregate", "bo", "--out-dir", "agg", "--html", "agg/summary.csv", "-q", code=2)
+        self.assertIn("--html agg/summary.csv: names the same file as --out-dir agg/summary.csv",
+                      p.stderr)
+        self.assertFalse(os.path.exists(self.path("agg")))
+
+
+class NeverAnInput(Base):
+    """Items 2 and 3: --save-outputs, report and aggregate never replace what they read."""
+
+    def test_save_outputs_over_its_own_inputs(self):
+        self.run_("run", "--model", f"{OUT_MODELS}:exact", "--inputs", "in.npz", "--repeats", "5",
+                  "--save-outputs", "d", "-q", "-o", "a.json", code=0)
+        before = digest(self.path("d", "outputs-00000.npz"))
+        p = self.run_("run", "--model", f"{OUT_MODELS}:exact", "--inputs", "d/outputs-00000.npz",
+                      "--repeats", "5", "--save-outputs", "d", "--force", "-q", "-o", "b.json", code=2)
+        self.assertIn("--save-outputs d: would replace d/outputs-00000.npz, a file this run reads",
+                      p.stderr)
+        self.assertEqual(digest(self.path("d", "outputs-00000.npz")), before)
+        self.assertFalse(os.path.exists(self.path("b.json")))
+
+    def test_report_and_aggregate_over_the_batch_reports(self):
+        self.manifest()
+        self.run_("batch", "m.json", "--out-dir", "bo", "-q", code=0)
+        job = self.path("bo", "image_depth", "demo-noop.json")
+        before = digest(job)
+        p = self.run_("report", "bo", "-o", "bo/image_depth/demo-noop.json", "--force", code=2)
+        self.assertIn("is a file this command reads from the folder bo", p.stderr)
+        p = self.run_("aggregate", "bo", "--out-dir", "agg", "--html", "bo/image_depth/demo-noop.json",
+                      "--force", "-q", code=2)
+        self.assertIn("is a file this command reads from the folder bo", p.stderr)
+        self.assertEqual(digest(job), before)
+        # a new file in the folder is no report being read: written
+        self.run_("report", "bo", "-o", "bo/page.html", code=0)
+
+
+class MetricsHandler(BaseHTTPRequestHandler):
+    seen_auth = []
+
+    def do_GET(self):
+        MetricsHandler.seen_auth.append(self.headers.get("Authorization"))
+        body = (b"vllm:prefix_cache_hits_total 1\nvllm:prefix_cache_queries_total "
+                + (b"NaN" if "nan" in self.path else b"10") + b"\n")
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+class ServerMetricsCredentials(Base):
+    """Item 5: user:password@ in --server-metrics is sent as Basic credentials, never shown."""
+
+    def setUp(self):
+        super().setUp()
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), MetricsHandler)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.addCleanup(self.srv.server_close)
+        self.addCleanup(self.srv.shutdown)
+        self.port = self.srv.server_address[1]
+
+    def metrics_run(self, url):
+        p = self.run_("run", "--model", f"http://127.0.0.1:{self.port}/api", "--method", "GET",
+                      "--repeats", "3", "--warmup", "1", "--server-metrics", url, "-o", "r.json")
+        with open(self.path("r.json")) as f:
+            return p, f.read()
+
+    def test_credentials_redacted_and_the_host_right(self):
+        MetricsHandler.seen_auth.clear()
+        p, text = self.metrics_run(f"http://user:s3cret@127.0.0.1:{self.port}/metrics")
+        self.assertNotIn("s3cret", text)
+        self.assertNotIn("s3cret", p.stderr)
+        r = json.loads(text)
+        self.assertEqual(r["server_metrics"]["url"], f"http://REDACTED@127.0.0.1:{self.port}/metrics")
+        # read: the counters did not move (the host was the host, not the user part)
+        self.assertEqual(r["server_metrics"]["reason"], "no prefix-cache queries during the run")
+        self.assertIn("Basic dXNlcjpzM2NyZXQ=", MetricsHandler.seen_auth)
+
+    def test_nan_counter_named(self):
+        p, text = self.metrics_run(f"http://127.0.0.1:{self.port}/nan")
+        why = json.loads(text)["server_metrics"]["reason"]
+        self.assertIn("vllm:prefix_cache_queries_total is not a finite number (NaN or Inf)", why)
+
+
+class OutputNames(Base):
+    """Item 12: output names that cannot be told apart are refused at the check."""
+
+    def check(self, model, code, env=None, *extra):
+        return self.run_("run", "--model", model, "--inputs", "in.npz", "--repeats", "5",
+                         "--check-outputs", *extra, "-q", "-o", "r.json", code=code, env=env)
+
+    def test_c_duplicate_and_empty_names(self):
+        p = self.check(f"{OUT_MODELS}:dup_names", 1)
+        self.assertIn("outputs 0 and 1 are both named 'sum'; give every output a name of its own",
+                      p.stderr)
+        p = self.check(f"{OUT_MODELS}:no_name", 1)
+        self.assertIn("output 0 has no name", p.stderr)
+
+    def test_python_keys_that_read_the_same(self):
+        p = self.check("rpx_output_models:same_name", 1, PY)
+        self.assertIn("outputs 0 and 1 are both named '0'", p.stderr)
+
+    def test_zero_outputs_are_not_checked(self):
+        for model, env in ((f"{OUT_MODELS}:zero_outputs", None), ("rpx_output_models:nothing", PY)):
+            self.check(model, 0, env)
+            with open(self.path("r.json")) as f:
+                self.assertEqual(json.load(f)["outputs"]["verdict"], "not_checked", model)
+            os.unlink(self.path("r.json"))
+
+    def test_unwritable_save_folder_refused_before_the_model_loads(self):
+        p = self.run_("run", "--model", "./no-such-lib.so:f", "--inputs", "in.npz",
+                      "--save-outputs", "/proc/self", "-q", "-o", "r.json", code=1)
+        self.assertIn("--save-outputs /proc/self: cannot write in the folder", p.stderr)
+        self.assertFalse(os.path.exists(self.path("r.json")))
+
+    def test_relative_save_folder_when_the_model_changes_folder(self):
+        os.makedirs(self.path("w"))
+        p = run("run", "--model", "rpx_output_models:wanders", "--inputs", "../in.npz", "--repeats", "3",
+                "--processes", "1", "--save-outputs", "rel", "-q", "-o", "r.json", cwd=self.path("w"),
+                env=PY)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(self.path("w", "rel", "outputs-00000.npz")))
+
+
+if __name__ == "__main__":
+    main()
