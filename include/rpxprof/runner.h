@@ -165,6 +165,8 @@ enum {
     RPX_EXIT_CALLS_FAILED = 6,    /* every call failed, or --max-failures: report written */
     RPX_EXIT_OUTPUTS_DIFFER = 7,  /* --check-outputs: a checked call's outputs differed from
                                      the reference: report written (status outputs_differ) */
+    RPX_EXIT_EXTRA_OUTPUT = 8,    /* the reports written, but another output of the command
+                                     (--html, --trace) could not be: the message names it */
     RPX_EXIT_INTERRUPTED = 130,   /* SIGINT: report written with status interrupted */
     RPX_EXIT_TERMINATED = 143     /* SIGTERM: report written with status interrupted */
 };

@@ -107,7 +107,8 @@ int rpx_cli_aggregate(int argc, char **argv)
         for (k = 0; k < o.ndirs; k++) inputs[k + 1] = (char *)o.dirs[k];
         c = rpx__cli_html_of_files("aggregate", hout, inputs, o.ndirs + 1);
         free(inputs);
-        if (c) return c;
+        /* the folder's files are written: a page that fails is exit 8, not 1 */
+        if (c) return res.errors ? RPX_EXIT_FAILURE : c == RPX_EXIT_USAGE ? c : RPX_EXIT_EXTRA_OUTPUT;
     }
     if (!quiet)
         printf("aggregate: %zu reports, %zu errors, %zu warnings: %s (see %s/validation.json)\n",

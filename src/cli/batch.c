@@ -28,8 +28,7 @@ static volatile sig_atomic_t g_stop;
 
 static void on_stop(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    g_stop = sig; /* which one: 130 or 143 at the end */
 }
 
 static const char usage[] =
@@ -227,12 +226,13 @@ int rpx_cli_batch(int argc, char **argv)
         char *dirs[1];
         dirs[0] = dir_owned;
         if (rpx__cli_html_of_files("batch", hout, dirs, 1) == 0) printf("%s\n", html);
-        else if (!br.failed && !br.interrupted) { free(dir_owned); return RPX_EXIT_FAILURE; }
+        else if (!br.failed && !br.interrupted) { free(dir_owned); return RPX_EXIT_EXTRA_OUTPUT; }
     }
     free(dir_owned);
     if (br.interrupted) {
+        int sig = br.stop_signal ? br.stop_signal : (int)g_stop;
         fprintf(stderr, "rpxprof batch: interrupted; rerun with --resume to finish the remaining jobs\n");
-        return RPX_EXIT_INTERRUPTED;
+        return sig == SIGTERM ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED;
     }
     return br.failed ? RPX_EXIT_FAILURE : RPX_EXIT_OK;
 }

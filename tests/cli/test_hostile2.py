@@ -206,5 +206,84 @@ class OutputNames(Base):
         self.assertTrue(os.path.exists(self.path("w", "rel", "outputs-00000.npz")))
 
 
+MODELS = os.path.join(BUILD, "test-models", "librpxtest_models.so")
+
+
+class ExitCodes(Base):
+    """Item 13: exit codes and words."""
+    RUN = ["run", "--model", "rpxprof-demo:demo_noop", "--inputs", "in.npz", "--repeats", "5", "-q"]
+
+    def test_batch_exits_143_on_sigterm(self):
+        with open(self.path("m.json"), "w") as f:
+            json.dump({"schema": "rpxprof.manifest/1", "defaults": {"warmup": 0, "repeats": 100000},
+                       "tasks": {"t": {"inputs": "in.npz", "unit": "frame"}},
+                       "models": [{"name": f"m{i}", "model": f"{MODELS}:busywait", "tasks": ["t"]}
+                                  for i in range(3)]}, f)
+        proc = subprocess.Popen([BIN, "batch", "m.json", "--out-dir", "bo", "-q"], cwd=self.tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, RPX_TEST_BUSY_NS="1000000"))
+        deadline = time.time() + 60
+        while not os.path.exists(self.path("bo", "t")) and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 143, err)
+        self.assertIn("interrupted", err)
+
+    def test_report_written_but_not_its_trace_or_page(self):
+        p = self.run_(*self.RUN, "-o", "a.json", "--trace", "/dev/full", code=8)
+        self.assertIn("No space left on device", p.stderr)
+        self.assertIn("the report a.json was written, but not every --html or --trace file", p.stderr)
+        self.assertTrue(os.path.exists(self.path("a.json")))
+        self.run_(*self.RUN, "-o", "b.json", "--html", "/dev/full", code=8)
+        self.assertTrue(os.path.exists(self.path("b.json")))
+
+    def test_http_usage_errors_exit_2(self):
+        p = self.run_("run", "--model", "http://127.0.0.1:9/x", "--inputs", "in.npz", "--method", "get",
+                      "-o", "r.json", code=2)
+        self.assertIn("--method get: expected an uppercase HTTP method", p.stderr)
+        with open(self.path("t.json"), "w") as f:
+            f.write('{"prompt": ""}')
+        p = self.run_("run", "--model", "http://127.0.0.1:9/x", "--body-template", "t.json",
+                      "-o", "r.json", code=2)
+        self.assertIn("--body-template needs --prompts FILE.jsonl", p.stderr)
+        self.assertFalse(os.path.exists(self.path("r.json")))
+
+    def test_trace_words_name_its_own_option(self):
+        self.run_("run", "--model", "rpxprof-demo:demo_noop", "--inputs", "in.npz", "--repeats", "200",
+                  "--processes", "2", "--timeline", "-q", "-o", "r.json", code=0)
+        self.run_("trace", "r.json", "-o", "t.json", "--max-events", "16", code=0)
+        with open(self.path("t.json")) as f:
+            t = json.load(f)
+        other = t["otherData"]
+        self.assertGreater(other["events_left_out"], 0)
+        self.assertNotIn("every", other["calls"])
+        self.assertIn("left out by --max-events 16", other["calls"])
+        notes = [e["name"] for e in t["traceEvents"] if e.get("cat") == "note"]
+        self.assertTrue(notes and notes[0].startswith("trace cut at --max-events 16"), notes)
+        self.run_("run", "--model", "rpxprof-demo:demo_noop", "--inputs", "in.npz", "--repeats", "40",
+                  "--processes", "12", "--timeline", "-q", "-o", "r12.json", code=0)
+        p = self.run_("trace", "r12.json", "-o", "t12.json", "--max-events", "16")
+        self.assertIn("--max-events 16: a trace of 12 processes", p.stderr)
+        self.assertNotIn("--trace-max-events", p.stderr)
+
+    def test_exit_code_table_matches_the_code(self):
+        """docs/errors.md's table of exit codes and run --help list the codes of
+        include/rpxprof/runner.h's RPX_EXIT_*, no more, no fewer."""
+        import re
+        with open(os.path.join(SOURCE, "include", "rpxprof", "runner.h")) as f:
+            codes = {int(v) for v in re.findall(r"RPX_EXIT_[A-Z_]+ = (\d+)", f.read())}
+        with open(os.path.join(SOURCE, "docs", "errors.md")) as f:
+            text = f.read()
+        table = text[text.index("| code | meaning |"):text.index("## Each bad input")]
+        documented = {int(v) for v in re.findall(r"^\| (\d+) \|", table, re.M)}
+        self.assertEqual(documented, codes)
+        help_text = run("run", "--help").stdout
+        status = help_text[help_text.index("Exit status:"):]
+        for c in codes:
+            self.assertRegex(status, rf"\b{c}\b", f"run --help does not list exit {c}")
+
+
 if __name__ == "__main__":
     main()
