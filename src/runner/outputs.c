@@ -312,7 +312,23 @@ static int load_reference(const outputs_check *oc, size_t k, reference *r, rpx_e
     rpx_outputs o;
     int rc;
     sample_file(place_of(oc->op.reference_abs, oc->op.reference_dir), k, path, sizeof path);
-    if ((rc = rpx_npz_load(path, &npz, err)) != 0) return rc;
+    if ((rc = rpx_npz_load(path, &npz, err)) != 0) {
+        /* the reader's advice is about inputs: this file is a saved reference */
+        char why[sizeof err->message], shown[4200], *cut;
+        size_t n = strlen(path);
+        sample_file(oc->op.reference_dir, k, shown, sizeof shown); /* as the user gave it */
+        if (strncmp(err->message, path, n) == 0)
+            snprintf(why, sizeof why, "%.300s%.700s", shown, err->message + n);
+        else
+            snprintf(why, sizeof why, "%s", err->message);
+        if ((cut = strstr(why, "; save the inputs")) != NULL ||
+            (cut = strstr(why, ", write it again with numpy")) != NULL ||
+            (cut = strstr(why, "; write it again with numpy")) != NULL)
+            *cut = '\0';
+        return rpx_error_set(err, rc, "--reference-outputs: %s; the saved reference is "
+                             "damaged: write it again with a run's --save-outputs %s", why,
+                             oc->op.reference_dir);
+    }
     in = rpx_npz_inputs(npz);
     o.count = in->count;
     o.tensors = in->tensors;

@@ -285,5 +285,89 @@ class ExitCodes(Base):
             self.assertRegex(status, rf"\b{c}\b", f"run --help does not list exit {c}")
 
 
+class Messages(Base):
+    """Item 16: the messages that did not say what was wrong."""
+
+    def test_upper_bounds_named(self):
+        for args, want in ((["--model", "rpxprof-demo:demo_noop", "--inputs", "in.npz", "--rate", "1e12"],
+                            "--rate '1e12': above the largest value it takes, 1000000000"),
+                           (["--model", "http://127.0.0.1:9/", "--inputs", "in.npz", "--rate", "10",
+                             "--duration", "1e15"],
+                            "--duration '1e15': above the largest value it takes, 1000000000"),
+                           (["--model", "http://127.0.0.1:9/", "--inputs", "in.npz", "--rate", "10",
+                             "--duration", "1", "--drain", "1e300"],
+                            "--drain '1e300': above the largest value it takes, 1000000")):
+            p = self.run_("run", *args, "-o", "r.json", code=2)
+            self.assertIn(want, p.stderr)
+
+    def test_metrics_timeout_said_as_one(self):
+        import socket
+        quiet = socket.socket()
+        quiet.bind(("127.0.0.1", 0))
+        quiet.listen(8)           # accepts (the kernel does), never answers
+        self.addCleanup(quiet.close)
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), MetricsHandler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        self.run_("run", "--model", f"http://127.0.0.1:{srv.server_address[1]}/api", "--method", "GET",
+                  "--repeats", "2", "--warmup", "0", "--server-metrics",
+                  f"http://127.0.0.1:{quiet.getsockname()[1]}/metrics", "-o", "r.json", code=0)
+        with open(self.path("r.json")) as f:
+            why = json.load(f)["server_metrics"]["reason"]
+        self.assertIn("no answer within 10 s (timed out)", why)
+        self.assertNotIn("Resource temporarily unavailable", why)
+
+    def test_prompts_folder(self):
+        with open(self.path("t.json"), "w") as f:
+            f.write('{"prompt": ""}')
+        p = self.run_("run", "--model", "http://127.0.0.1:9/", "--body-template", "t.json", "--prompts",
+                      ".", "--repeats", "2", "-o", "r.json")
+        self.assertIn("--prompts .: is a folder; give a JSON Lines file", p.stderr)
+
+    def test_python_output_that_is_no_array(self):
+        p = self.run_("run", "--model", "rpx_output_models:opaque", "--inputs", "in.npz", "--repeats", "3",
+                      "--check-outputs", "-q", "-o", "r.json", env=PY, code=1)
+        self.assertIn("an object of type object cannot be compared; return numbers, numeric arrays "
+                      "or tensors", p.stderr)
+        self.assertNotIn("numpy is needed", p.stderr)
+
+    def test_corrupt_saved_reference(self):
+        self.run_("run", "--model", f"{OUT_MODELS}:exact", "--inputs", "in.npz", "--repeats", "3",
+                  "--save-outputs", "ref", "-q", "-o", "a.json", code=0)
+        with open(self.path("ref", "outputs-00000.npz"), "r+b") as f:
+            f.truncate(100)
+        p = self.run_("run", "--model", f"{OUT_MODELS}:exact", "--inputs", "in.npz", "--repeats", "3",
+                      "--check-outputs", "ref", "-q", "-o", "b.json", code=1)
+        self.assertIn("--reference-outputs: ref/outputs-00000.npz: ", p.stderr)
+        self.assertIn("the saved reference is damaged: write it again with a run's --save-outputs ref",
+                      p.stderr)
+        self.assertNotIn("save the inputs", p.stderr)
+
+    def pytest_run(self, *args):
+        with open(self.path("test_suite.py"), "w") as f:
+            f.write("def test_b(rpxprof_benchmark):\n"
+                    "    rpxprof_benchmark(lambda: None, repeats=3, warmup=0, processes=1)\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
+        env.pop("PYTEST_ADDOPTS", None)
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                               "rpxprof.pytest_plugin", *args, "test_suite.py"], cwd=self.tmp, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    def test_pytest_save_to_a_file_and_a_baseline_folder(self):
+        with open(self.path("kept.txt"), "w") as f:
+            f.write("mine")
+        p = self.pytest_run("--rpxprof-save=kept.txt")
+        out = p.stdout + p.stderr
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("--rpxprof-save kept.txt: is a file, not a folder", out)
+        self.assertNotIn("FileExistsError", out)
+        os.makedirs(self.path("base", "test_suite.py__test_b.json"))
+        p = self.pytest_run("--rpxprof-compare=base")
+        out = p.stdout + p.stderr
+        self.assertIn("it is a folder, not a report file", out)
+        self.assertNotIn("not valid JSON", out)
+
+
 if __name__ == "__main__":
     main()

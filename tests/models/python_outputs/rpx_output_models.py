@@ -86,3 +86,8 @@ def wanders(rgb):
     import tempfile
     os.chdir(tempfile.gettempdir())
     return exact(rgb)
+
+
+def opaque(rgb):
+    """An object that is neither a number, an array nor a tensor."""
+    return object()
