@@ -300,7 +300,7 @@ static int check_protect(const char *path, const struct stat *st, const rpx_outp
         struct stat ps;
         const char *p = opt->protect[i];
         if (!p || !*p || strcmp(p, "-") == 0 || stat(p, &ps) != 0) continue;
-        if (S_ISDIR(ps.st_mode) && rpx_output_read_from_folder(p, path))
+        if (opt->protect_folders && S_ISDIR(ps.st_mode) && rpx_output_read_from_folder(p, path))
             rc = rpx_error_set(err, RPX_EUSAGE,
                                "%s %s: is a file this command reads from the folder %s; rpxprof "
                                "never replaces it%s; choose another %s path",

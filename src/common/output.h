@@ -16,9 +16,10 @@
  *   to at commit, never renamed over; a socket, a folder or any other
  *   non-regular file is refused.
  * - A path that is one of `protect` (the inputs, a manifest, a model's files, a
- *   report being read: compared by device and inode, links followed), or a
- *   file that reading a protected folder reads (rpx_output_read_from_folder),
- *   is refused with RPX_EUSAGE (a bad command line), even with force.
+ *   report being read: compared by device and inode, links followed), or
+ *   with protect_folders a file that reading a protected folder reads
+ *   (rpx_output_read_from_folder), is refused with RPX_EUSAGE (a bad command
+ *   line), even with force.
  * - An existing regular file is replaced only when it is an rpxprof file of the
  *   same kind (see rpx_output_kind), or empty, or when force is set; otherwise
  *   refused with what is there and how to proceed (another path, or --force).
@@ -61,6 +62,8 @@ typedef struct rpx_output_options {
     size_t n_protect;
     const char *option;           /* the option that named the path, for messages ("--output") */
     int no_force;                 /* the command has no --force: messages never suggest one */
+    int protect_folders;          /* a folder among `protect` is read as a batch or aggregate
+                                     folder: the files that reading reads are protected too */
 } rpx_output_options;
 
 typedef struct rpx_output rpx_output;

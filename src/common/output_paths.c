@@ -43,11 +43,40 @@ static int append_lexical(char *base, size_t size, const char *rest)
     return 0;
 }
 
+/* A dangling symbolic link's target (relative to the link's folder), or NULL
+ * when `path` is not a link. Malloc'ed. */
+static char *link_target(const char *path)
+{
+    char link[PATH_MAX], *out = NULL;
+    struct stat st;
+    ssize_t n;
+    const char *slash;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return NULL;
+    if ((n = readlink(path, link, sizeof link - 1)) < 0) return NULL;
+    link[n] = '\0';
+    slash = strrchr(path, '/');
+    if (link[0] == '/' || !slash) return strdup(link);
+    if (asprintf(&out, "%.*s/%s", (int)(slash - path), path, link) < 0) return NULL;
+    return out;
+}
+
+static char *normalise(const char *path, int hops);
+
 char *rpx_output_normalise(const char *path)
 {
+    return normalise(path, 0);
+}
+
+static char *normalise(const char *path, int hops)
+{
     char buf[PATH_MAX], cwd[PATH_MAX], out[PATH_MAX];
-    char *cut, *real;
+    char *cut, *real, *to;
     if (!path || !*path) return NULL;
+    if (hops < 40 && (to = link_target(path)) != NULL) { /* a dangling link: where it points */
+        char *r = normalise(to, hops + 1);
+        free(to);
+        return r;
+    }
     if (path[0] == '/') {
         if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return NULL;
     } else {

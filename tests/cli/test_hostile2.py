@@ -69,6 +69,11 @@ class OutputsThatClash(Base):
         p = self.run_(*self.RUN, "-o", "r.json", "--html", "link.html", "--force", code=2)
         self.assertIn("names the same file as --output r.json", p.stderr)
         self.assertEqual(digest(self.path("r.json")), before)
+        # a dangling link to the report that the run is about to write
+        os.symlink("new.json", self.path("dangling.html"))
+        p = self.run_(*self.RUN, "-o", "new.json", "--html", "dangling.html", code=2)
+        self.assertIn("names the same file as --output new.json", p.stderr)
+        self.assertFalse(os.path.exists(self.path("new.json")))
 
     def test_batch_page_on_a_jobs_report(self):
         self.manifest()
@@ -114,6 +119,12 @@ class NeverAnInput(Base):
         self.assertEqual(digest(job), before)
         # a new file in the folder is no report being read: written
         self.run_("report", "bo", "-o", "bo/page.html", code=0)
+        # a folder of inputs is no folder of reports: a report in it may be replaced
+        os.makedirs(self.path("ins", "t"))
+        os.link(self.path("in.npz"), self.path("ins", "a.npz"))
+        for _ in range(2):
+            self.run_("run", "--model", "rpxprof-demo:demo_noop", "--inputs", "ins", "--repeats", "3",
+                      "-q", "-o", "ins/t/r.json", "--html", "ins/t/r.html", "--force", code=0)
 
 
 class MetricsHandler(BaseHTTPRequestHandler):
