@@ -52,6 +52,7 @@ typedef struct rpx_batch_result {
     size_t interrupted_jobs;      /* stopped by a signal, their interrupted report written */
     int interrupted;              /* a signal stopped the batch: rerun with resume */
     int started;                  /* the first job was reached (the checks passed) */
+    int stop_signal;              /* the signal a stopped job's run named (SIGINT, SIGTERM), or 0 */
 } rpx_batch_result;
 
 /* Run the shard's jobs. 0 when they ran (whatever each job's outcome: see

@@ -190,6 +190,8 @@ enum {
 #undef RPX__EXIT_OF_STATUS
     RPX_EXIT_REGRESSION = 3,      /* compare --fail-on-regression: the verdict is slower (the
                                      same number as CRASHED, as it always was) */
+    RPX_EXIT_EXTRA_OUTPUT = 8,    /* the reports written, but another output of the command
+                                     (--html, --trace) could not be: the message names it */
     RPX_EXIT_TERMINATED = 143     /* SIGTERM: report written with status interrupted */
 };
 

@@ -76,6 +76,10 @@ def pytest_configure(config):
     if lo is not None and hi is not None and lo > hi:
         raise pytest.UsageError("--rpxprof-min-time %g is more than --rpxprof-max-time %g: "
                                 "give min <= max" % (lo, hi))
+    save = config.getoption("rpxprof_save")
+    if save and os.path.exists(save) and not os.path.isdir(save):
+        raise pytest.UsageError("--rpxprof-save %s: is a file, not a folder; give a folder (it "
+                                "is made when missing; each test's report is kept in it)" % save)
     base = config.getoption("rpxprof_compare")
     if base and not os.path.isdir(base):
         raise pytest.UsageError("--rpxprof-compare %s: no such folder; give the folder an "
@@ -158,6 +162,14 @@ class Benchmark:
         if not os.path.exists(base_path):
             entry["note"] = "no baseline (%s)" % base_path
             return
+        if not os.path.isfile(base_path):
+            entry["note"] = "not compared: the baseline %s is not a file" % base_path
+            pytest.fail("rpxprof: %s cannot be compared with its baseline %s: it is a %s, not a "
+                        "report file; remove it, or give --rpxprof-compare the folder an earlier "
+                        "run wrote with --rpxprof-save"
+                        % (entry["nodeid"], base_path,
+                           "folder" if os.path.isdir(base_path) else "special file"),
+                        pytrace=False)
         try:
             c = rpxprof.compare(base_path, entry["report"],
                                 threshold=self._config.getoption("rpxprof_threshold"))

@@ -66,7 +66,7 @@ static int failed_report(const guard *g, const char *out, const rpx_batch_job *j
  * tagged with the task and the model's name, goes through the guard. Returns
  * 0 when the run completed and its report was written; else `last` says why,
  * *wrote says whether a report (with its status) was written, *stop whether a
- * signal asked the batch to stop. */
+ * signal asked the batch to stop (the signal, or -1 when the run did not say). */
 static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char *last,
                    size_t lastsz, int *wrote, int *stop)
 {
@@ -97,7 +97,8 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
         rpx_runner_result_free(&res);
         return -1;
     }
-    *stop = res.status == RPX_RUNNER_INTERRUPTED;
+    /* the signal that stopped it: the exit code tells SIGINT from SIGTERM */
+    *stop = res.status != RPX_RUNNER_INTERRUPTED ? 0 : res.stop_signal ? res.stop_signal : -1;
     json_object_set_new(res.report, "task", json_string(j->task));
     json_object_set_new(res.report, "model_name", json_string(j->model_name));
     rc = pipeline_keys(g, j, res.report, &err);
@@ -255,6 +256,7 @@ int rpx_batch_run(const rpx_manifest *m, const rpx_batch_options *opt, rpx_batch
                 opt->on_failed(opt->user, j, last, failed_written ? NULL : werr.message);
         }
         free(out);
+        if (stop > 0) res->stop_signal = stop;
         if (stopping(opt) || stop) {
             res->interrupted = 1;
             break;

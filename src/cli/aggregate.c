@@ -1,6 +1,7 @@
 /* aggregate.c — `rpxprof aggregate DIR... --out-dir OUT [--expect MANIFEST]
  * [--allow-incomplete-flops]`: checks and combines batch reports (docs/batch.md). */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -72,6 +73,17 @@ int rpx_cli_aggregate(int argc, char **argv)
     }
     o.dirs = (const char *const *)(argv + optind);
     o.ndirs = (size_t)(argc - optind);
+    if (html) {   /* the page is never one of the out-dir's files */
+        static const char *const names[] = {"summary.csv", "summary.md", "figure.svg",
+                                            "validation.json"};
+        size_t k;
+        for (k = 0; k < sizeof names / sizeof *names; k++) {
+            char p[PATH_MAX];
+            const char *which[2] = {"--out-dir", "--html"}, *paths[2] = {p, html};
+            snprintf(p, sizeof p, "%s/%s", o.out_dir, names[k]);
+            if ((c = rpx_cli_outputs_distinct("aggregate", which, paths, 2)) != 0) return c;
+        }
+    }
     if (html) {
         const char **keep = calloc(o.ndirs + 2, sizeof *keep);
         size_t k;
@@ -95,7 +107,8 @@ int rpx_cli_aggregate(int argc, char **argv)
         for (k = 0; k < o.ndirs; k++) inputs[k + 1] = (char *)o.dirs[k];
         c = rpx__cli_html_of_files("aggregate", hout, inputs, o.ndirs + 1);
         free(inputs);
-        if (c) return c;
+        /* the folder's files are written: a page that fails is exit 8, not 1 */
+        if (c) return res.errors ? RPX_EXIT_FAILURE : c == RPX_EXIT_USAGE ? c : RPX_EXIT_EXTRA_OUTPUT;
     }
     if (!quiet)
         printf("aggregate: %zu reports, %zu errors, %zu warnings: %s (see %s/validation.json)\n",

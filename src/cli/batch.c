@@ -28,8 +28,7 @@ static volatile sig_atomic_t g_stop;
 
 static void on_stop(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    g_stop = sig; /* which one: 130 or 143 at the end */
 }
 
 static const char usage[] =
@@ -155,6 +154,19 @@ int rpx_cli_batch(int argc, char **argv)
         rpx_manifest_free(m);
         return rpx_cli_fail("batch", RPX_EXIT_FAILURE, "%s", err.message);
     }
+    if (html) {   /* the page is never one of the jobs' reports */
+        size_t i;
+        for (i = 0; i < rpx_manifest_job_count(m); i++) {
+            char *rp = rpx_batch_report_path(out_dir, rpx_manifest_job(m, i));
+            const char *which[2] = {"--out-dir", "--html"}, *paths[2] = {rp, html};
+            rc = rp ? rpx_cli_outputs_distinct("batch", which, paths, 2) : 0;
+            free(rp);
+            if (rc) {
+                rpx_manifest_free(m);
+                return rc;
+            }
+        }
+    }
     if (html && (rc = rpx__cli_html_open("batch", html, force, (const char *const *)argv + optind, 1, &hout)) != 0) {
         rpx_manifest_free(m);
         return rc;
@@ -214,12 +226,13 @@ int rpx_cli_batch(int argc, char **argv)
         char *dirs[1];
         dirs[0] = dir_owned;
         if (rpx__cli_html_of_files("batch", hout, dirs, 1) == 0) printf("%s\n", html);
-        else if (!br.failed && !br.interrupted) { free(dir_owned); return RPX_EXIT_FAILURE; }
+        else if (!br.failed && !br.interrupted) { free(dir_owned); return RPX_EXIT_EXTRA_OUTPUT; }
     }
     free(dir_owned);
     if (br.interrupted) {
+        int sig = br.stop_signal ? br.stop_signal : (int)g_stop;
         fprintf(stderr, "rpxprof batch: interrupted; rerun with --resume to finish the remaining jobs\n");
-        return RPX_EXIT_INTERRUPTED;
+        return sig == SIGTERM ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED;
     }
     return br.failed ? RPX_EXIT_FAILURE : RPX_EXIT_OK;
 }

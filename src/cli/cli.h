@@ -25,6 +25,13 @@ int rpx_cli_parse_number(const char *s, double *out);
 /* compare's --threshold: "1%", "0.5 %" or "0.01" into a fraction in (0, 1). 0 or -1. */
 int rpx_cli_parse_threshold(const char *s, double *out);
 
+/* Two outputs of one command naming one file (rpx_output_same_file):
+ * "OPTION PATH: names the same file as OPTION PATH" and RPX_EXIT_USAGE, before
+ * any work; 0 when every path differs. NULL paths are skipped; options[i]
+ * names the option that gave paths[i]. */
+int rpx_cli_outputs_distinct(const char *cmd, const char *const *options,
+                             const char *const *paths, size_t n);
+
 /* The subcommands (main.c dispatches). */
 
 int rpx_cli_run(int argc, char **argv);

@@ -73,3 +73,17 @@ int rpx_cli_parse_threshold(const char *s, double *out)
     *out = v;
     return 0;
 }
+
+int rpx_cli_outputs_distinct(const char *cmd, const char *const *options,
+                             const char *const *paths, size_t n)
+{
+    size_t i, j;
+    for (i = 0; i < n; i++)
+        for (j = i + 1; paths[i] && j < n; j++)
+            if (paths[j] && rpx_output_same_file(paths[i], paths[j]))
+                return rpx_cli_fail(cmd, RPX_EXIT_USAGE,
+                                    "%s %s: names the same file as %s %s; give each output its "
+                                    "own path (nothing was run or written)",
+                                    options[j], paths[j], options[i], paths[i]);
+    return 0;
+}

@@ -45,6 +45,8 @@ static const char usage[] =
     "  6    run: every timed call failed, or --max-failures was reached (report written)\n"
     "  7    run: --check-outputs: a checked call's outputs differed (report written,\n"
     "       status outputs_differ)\n"
+    "  8    run, batch, aggregate: the report written, but its --html or --trace could\n"
+    "       not be (a full disk; the message names it)\n"
     "  130  interrupted by SIGINT (report written, status interrupted)\n"
     "  143  stopped by SIGTERM (report written, status interrupted)\n";
 

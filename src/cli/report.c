@@ -339,6 +339,9 @@ int rpx__cli_html_open(const char *cmd, const char *path, int force, const char 
     oo.no_force = force < 0;      /* the command has no --force */
     oo.protect = protect;
     oo.n_protect = np;
+    /* folders these commands are given are batch or aggregate folders: what reading
+     * them reads is never the page (run's folders are of inputs) */
+    oo.protect_folders = strcmp(cmd, "aggregate") == 0 || strcmp(cmd, "compare") == 0;
     if ((c = rpx_output_open(path, &oo, out, &err)) != 0)
         return rpx_cli_fail(cmd, c == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s", err.message);
     return 0;
@@ -385,6 +388,7 @@ int rpx_cli_report(int argc, char **argv)
     oo.force = force;
     oo.protect = (const char *const *)(argv + optind);
     oo.n_protect = (size_t)(argc - optind);
+    oo.protect_folders = 1;       /* batch and aggregate folders: their reports are read */
     if ((c = rpx_output_open(output, &oo, &out, &err)) != 0)
         return rpx_cli_fail("report", c == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE, "%s", err.message);
     to_stdout = rpx_output_is_stdout(out);

@@ -145,7 +145,8 @@ static const char usage[] =
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
     "--max-failures, or a warmup call), 7 outputs differed (--check-outputs),\n"
-    "130 interrupted by SIGINT, 143 by SIGTERM (3-7, 130 and 143 write the report\n"
+    "8 the report was written but its --html or --trace could not be, 130\n"
+    "interrupted by SIGINT, 143 by SIGTERM (3-8, 130 and 143 write the report\n"
     "with every sample measured before the event).\n";
 
 /* One table option's lines: "      --NAME METAVAR" to column 25, then its help
@@ -382,6 +383,20 @@ static int parse(int argc, char **argv, run_opts *o)
     if (rpx_target_check_spec(o->c.model, &err) != 0)
         return rpx_cli_fail("run", -1, "%s", err.message);
     kind = rpx__kind_of_spec(o->c.model);
+    if (rpx__kind_has(kind, RPX_KIND_REQUESTS) && o->c.target.method) {
+        /* the HTTP target's own rule (upper-case letters, under 32), before any work */
+        const char *m = o->c.target.method;
+        size_t i, n = strlen(m);
+        for (i = 0; i < n && m[i] >= 'A' && m[i] <= 'Z'; i++) continue;
+        if (n == 0 || n >= 32 || i < n)
+            return rpx_cli_fail("run", -1, "--method %.40s: expected an uppercase HTTP method "
+                                "such as POST, GET, HEAD, PUT, PATCH or DELETE", m);
+    }
+    if (rpx__kind_has(kind, RPX_KIND_REQUESTS) && o->c.target.body_template &&
+        !o->c.target.prompts_path)
+        return rpx_cli_fail("run", -1, "--body-template needs --prompts FILE.jsonl: the "
+                                       "template's field --prompt-field is set to each prompt "
+                                       "in turn");
     if (!o->c.inputs && rpx__kind_has(kind, RPX_KIND_REQUESTS)) {
         /* an API's request body: the inputs file, --body, or none (GET, HEAD) */
         const char *m = o->c.target.method;
@@ -505,6 +520,7 @@ int rpx_cli_run(int argc, char **argv)
     size_t wi;
     rpx_output *html_out = NULL;  /* --html: opened before the first call */
     rpx_output *trace_out = NULL;
+    int extra_failed = 0;         /* the report written, its --html or --trace not (exit 8) */
 
     if (argc >= 2 && strcmp(argv[1], "--list-options") == 0)
         return rpx__cli_run_list_options(argc == 3 && strcmp(argv[2], "--json") == 0);
@@ -540,6 +556,15 @@ int rpx_cli_run(int argc, char **argv)
     c.target.headers = o.headers;
     c.target.n_headers = o.n_headers;
     paced(&o, &c);
+
+    {   /* two outputs naming one file would overwrite each other: refused now */
+        const char *which[3] = {"--output", "--html", "--trace"};
+        const char *paths[3] = {c.output, o.html, o.trace};
+        if ((rc = rpx_cli_outputs_distinct("run", which, paths, 3)) != 0) {
+            exit_code = rc;
+            goto out;
+        }
+    }
     if (o.html) {
         const char **keep = calloc(o.n_inputs + 2, sizeof *keep);
         size_t k;
@@ -581,13 +606,14 @@ int rpx_cli_run(int argc, char **argv)
         exit_code = rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE;
         goto out;
     }
-    if (trace_out) {
+    if (trace_out) { /* the report is written: a trace that fails is exit 8, not 1 */
         int trc = rpx_cli_trace_write("run", trace_out, res.report, c.output, o.trace_max);
         trace_out = NULL;
-        if (trc != 0) {
+        if (trc == RPX_EXIT_USAGE) {
             exit_code = trc;
             goto out;
         }
+        extra_failed |= trc != 0;
     }
     if (!o.quiet) {
         json_array_foreach(res.warnings, wi, w)
@@ -603,10 +629,14 @@ int rpx_cli_run(int argc, char **argv)
         in.run_names = &c.output;
         in.n_runs = 1;
         html_out = NULL;
-        if (rpx__cli_html("run", h, &in) == 0 && !res.to_stdout) printf("%s\n", o.html);
-        else if (res.status == RPX_RUNNER_COMPLETE) { exit_code = RPX_EXIT_FAILURE; goto out; }
+        if (rpx__cli_html("run", h, &in) != 0) extra_failed = 1;
+        else if (!res.to_stdout) printf("%s\n", o.html);
     }
     exit_code = rpx_runner_exit_code(&res); /* the status map (include/rpxprof/runner.h) */
+    if (extra_failed)
+        fprintf(stderr, "rpxprof run: the report %s was written, but not every --html or "
+                "--trace file (above)\n", res.to_stdout ? "(standard output)" : c.output);
+    if (exit_code == RPX_EXIT_OK && extra_failed) exit_code = RPX_EXIT_EXTRA_OUTPUT;
     if (res.status == RPX_RUNNER_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
                 res.abandoned ? " (the call in progress was abandoned)" : "", res.measured);

@@ -47,7 +47,11 @@ int rpx_cli_trace_write(const char *cmd, rpx_output *out, const json_t *report,
 {
     rpx_error err = {0};
     size_t len = 0;
-    char *text = rpx__trace_from_report(report, source, max_events, &len, &err);
+    /* the bound's option as the command spells it */
+    char *text = rpx__trace_from_report(report, source,
+                                        strcmp(cmd, "trace") == 0 ? "--max-events"
+                                                                  : "--trace-max-events",
+                                        max_events, &len, &err);
     int rc;
     if (!text) {
         rpx_output_discard(out);

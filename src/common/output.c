@@ -309,7 +309,13 @@ static int check_protect(const char *path, const struct stat *st, const rpx_outp
         struct stat ps;
         const char *p = opt->protect[i];
         if (!p || !*p || strcmp(p, "-") == 0 || stat(p, &ps) != 0) continue;
-        if (ps.st_dev == st->st_dev && ps.st_ino == st->st_ino)
+        if (opt->protect_folders && S_ISDIR(ps.st_mode) && rpx_output_read_from_folder(p, path))
+            rc = rpx_error_set(err, RPX_EUSAGE,
+                               "%s %s: is a file this command reads from the folder %s; rpxprof "
+                               "never replaces it%s; choose another %s path",
+                               choose(opt) ? choose(opt) : "output", path, p, even_force(opt),
+                               choose(opt) ? choose(opt) : "output");
+        else if (ps.st_dev == st->st_dev && ps.st_ino == st->st_ino)
             rc = rpx_error_set(err, RPX_EUSAGE,
                                "%s %s: is %s%s this command reads; rpxprof never replaces it%s; "
                                "choose another %s path",

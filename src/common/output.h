@@ -16,8 +16,10 @@
  *   to at commit, never renamed over; a socket, a folder or any other
  *   non-regular file is refused.
  * - A path that is one of `protect` (the inputs, a manifest, a model's files, a
- *   report being read: compared by device and inode, links followed) is
- *   refused with RPX_EUSAGE (a bad command line), even with force.
+ *   report being read: compared by device and inode, links followed), or
+ *   with protect_folders a file that reading a protected folder reads
+ *   (rpx_output_read_from_folder), is refused with RPX_EUSAGE (a bad command
+ *   line), even with force.
  * - An existing regular file is replaced only when it is an rpxprof file of the
  *   same kind (see rpx_output_kind), or empty, or when force is set; otherwise
  *   refused with what is there and how to proceed (another path, or --force).
@@ -62,6 +64,8 @@ typedef struct rpx_output_options {
     int no_force;                 /* the command has no --force: messages never suggest one */
     const char *force_option;     /* how the caller spells --force in messages (NULL:
                                      "--force"; Python: "force=True") */
+    int protect_folders;          /* a folder among `protect` is read as a batch or aggregate
+                                     folder: the files that reading reads are protected too */
 } rpx_output_options;
 
 typedef struct rpx_output rpx_output;
@@ -88,6 +92,19 @@ void rpx_output_discard(rpx_output *o);
 int rpx_output_is_stdout(const rpx_output *o);
 /* The path as given, for messages. */
 const char *rpx_output_path(const rpx_output *o);
+
+/* output_paths.c. The absolute path `path` names, links followed where it
+ * exists, else the real path of its deepest existing folder and the rest
+ * taken lexically; malloc'ed, NULL on failure. */
+char *rpx_output_normalise(const char *path);
+/* 1 when two output paths name one file: the same device and inode where
+ * both exist (a character device such as /dev/null never clashes), else the
+ * same normalised path; "-" only with "-". */
+int rpx_output_same_file(const char *a, const char *b);
+/* 1 when `file` exists and reading the folder `folder` as `rpxprof report`
+ * and `aggregate` do would read it: a run report at FOLDER/TASK/MODEL.json, or
+ * an aggregate folder's validation.json, summary.csv, summary.md, figure.svg. */
+int rpx_output_read_from_folder(const char *folder, const char *file);
 
 /* Write `len` bytes to `path` atomically, creating parent folders, through the
  * same guard: the data replaces only a file of its own kind (a JSON report of

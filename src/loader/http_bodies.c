@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "loader/http_bodies.h"
@@ -47,11 +48,16 @@ static int push_prompt(rpx_bodies *b, json_t *v, size_t *cap)
 
 static int read_prompts(rpx_bodies *b, rpx_error *err)
 {
-    FILE *f = fopen(b->prompts_path, "r");
+    FILE *f;
     char *line = NULL;
     size_t lcap = 0, cap = 0, i, j;
     long no = 0;
     ssize_t got;
+    struct stat st;
+    if (stat(b->prompts_path, &st) == 0 && S_ISDIR(st.st_mode)) /* read as empty otherwise */
+        return rpx_error_set(err, RPX_EUSAGE, "--prompts %s: is a folder; give a JSON Lines "
+                             "file, one prompt (a JSON value) a line", b->prompts_path);
+    f = fopen(b->prompts_path, "r");
     if (!f)
         return rpx_error_set(err, RPX_EUSAGE, "--prompts %s: cannot open it (%s); give a JSON Lines "
                              "file, one prompt (a JSON value) a line", b->prompts_path, strerror(errno));

@@ -615,8 +615,10 @@ static const char outputs_helper[] =
     "        a = conv(x)\n"
     "        code = codes.get((a.dtype.kind, a.dtype.itemsize))\n"
     "        if code is None:\n"
-    "            raise TypeError('output %r: dtype %s cannot be compared; return numbers, '\n"
-    "                            'numeric arrays or tensors' % (name or 'return value', a.dtype))\n"
+    "            what = ('an object of type %s' % type(x).__name__ if a.dtype.kind == 'O'\n"
+    "                    else 'dtype %s' % a.dtype)\n"
+    "            raise TypeError('output %r: %s cannot be compared; return numbers, '\n"
+    "                            'numeric arrays or tensors' % (name or 'return value', what))\n"
     "        a = a.astype(a.dtype.newbyteorder('='), order='C', copy=False)\n"
     "        out.append((name or 'return', a, code))\n"
     "    walk(result, '')\n"
@@ -656,8 +658,8 @@ int rpx__pycall_outputs(void *state, rpx_outputs *outputs, rpx_error *err)
     c->out_list = PyObject_CallFunctionObjArgs(c->out_fn, c->result, NULL);
     if (!c->out_list)
         return rpx__pycall_py_fail(err, RPX_EMODEL,
-                                   "the return value cannot be compared (numpy is needed to "
-                                   "read it)");
+                                   "--check-outputs: the return value cannot be read as "
+                                   "outputs");
     n = PyList_GET_SIZE(c->out_list);
     c->out_bufs = calloc((size_t)n + 1, sizeof *c->out_bufs);
     c->out_tensors = calloc((size_t)n + 1, sizeof *c->out_tensors);

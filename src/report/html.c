@@ -7,9 +7,12 @@
  * Every number printed is the report's own (formatted, never recomputed);
  * html_fig.c draws the figures. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <nettle/sha2.h>
 
 #include "report/html_int.h"
 #include "loader/kinds.h"
@@ -210,12 +213,41 @@ static const char js[] =
     "a.s.localeCompare(c.s);return asc?d:-d;});asc=!asc;rows.forEach(function(r){b.appendChild(r);});});});});\n"
     "})();\n";
 
+/* The text of the page's one script element, and its SHA-256 in base64: the
+ * CSP allows that script alone, so no text of a report can run as one. */
+#define SCRIPT_OPEN "<script>\n"
+
+static void script_hash(char out[45])
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    uint8_t md[SHA256_DIGEST_SIZE];
+    struct sha256_ctx ctx;
+    size_t i, k = 0;
+    sha256_init(&ctx);
+    sha256_update(&ctx, 1, (const uint8_t *)"\n");
+    sha256_update(&ctx, sizeof js - 1, (const uint8_t *)js);
+    sha256_digest(&ctx, sizeof md, md);
+    for (i = 0; i + 2 < sizeof md; i += 3) {
+        uint32_t v = (uint32_t)md[i] << 16 | (uint32_t)md[i + 1] << 8 | md[i + 2];
+        out[k++] = b64[v >> 18 & 63], out[k++] = b64[v >> 12 & 63];
+        out[k++] = b64[v >> 6 & 63], out[k++] = b64[v & 63];
+    }
+    {   /* 32 = 30 + 2: the last two bytes, one '=' */
+        uint32_t v = (uint32_t)md[30] << 16 | (uint32_t)md[31] << 8;
+        out[k++] = b64[v >> 18 & 63], out[k++] = b64[v >> 12 & 63];
+        out[k++] = b64[v >> 6 & 63], out[k++] = '=';
+    }
+    out[k] = '\0';
+}
+
 static void page_open(hout *o, const char *title)
 {
+    char hash[45];
+    script_hash(hash);
     put(o, "<!DOCTYPE html>\n" RPX_HTML_MARK "\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-           "script-src 'unsafe-inline'; img-src data:\">\n"
-           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+           "script-src 'sha256-%s'; img-src data:\">\n", hash);
+    put(o, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
            "<meta name=\"color-scheme\" content=\"light dark\">\n<meta name=\"generator\" content=\"rpxprof\">\n<title>");
     rpx__h_esc(o, title);
     put(o, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", css);
@@ -224,7 +256,7 @@ static void page_open(hout *o, const char *title)
 static void page_close(hout *o)
 {
     put(o, "<p class=\"muted\">Made by rpxprof report from the report files alone; every number is the report's "
-           "(docs/report.md, \"The HTML report\").</p>\n<script>\n%s</script>\n</body>\n</html>\n", js);
+           "(docs/report.md, \"The HTML report\").</p>\n" SCRIPT_OPEN "%s</script>\n</body>\n</html>\n", js);
 }
 
 /* ---- a run ------------------------------------------------------------- */
@@ -247,7 +279,9 @@ static void headline(hout *o, const json_t *r, const char *id)
     rpx__h_esc(o, name);
     put(o, "</b>");
     if (jstr(r, "task")) { put(o, " (task "); rpx__h_esc(o, jstr(r, "task")); put(o, ")"); }
-    put(o, ", %s, ran on ", kind_words(jstr(r, "target_kind")));
+    put(o, ", ");
+    rpx__h_esc(o, kind_words(jstr(r, "target_kind"))); /* an unknown kind is the file's text */
+    put(o, ", ran on ");
     rpx__h_esc(o, jstr(r, "device") ? jstr(r, "device") : "an unknown device");
     if (gpu) { put(o, " ("); rpx__h_esc(o, gpu); put(o, ")"); }
     else if (cpu) { put(o, " ("); rpx__h_esc(o, cpu); put(o, ")"); }
@@ -578,8 +612,11 @@ static void compare_view(hout *o, const json_t *c, const json_t *base, const jso
         put(o, " and has no interval");
         if (why) { put(o, " ("); rpx__h_esc(o, why); put(o, ")"); }
     }
-    put(o, " (threshold %s %%, intervals %s, design %s).</p>\n", rpx__h_num(b4, sizeof b4, thr * 100),
-        jstr(c, "covers") ? jstr(c, "covers") : "n/a", jstr(c, "design") ? jstr(c, "design") : "n/a");
+    put(o, " (threshold %s %%, intervals ", rpx__h_num(b4, sizeof b4, thr * 100));
+    rpx__h_esc(o, jstr(c, "covers") ? jstr(c, "covers") : "n/a");
+    put(o, ", design ");
+    rpx__h_esc(o, jstr(c, "design") ? jstr(c, "design") : "n/a");
+    put(o, ").</p>\n");
     if (json_array_size(json_object_get(c, "warnings")) || json_array_size(json_object_get(c, "notes"))) {
         put(o, "<div class=\"alert\"><b>Warnings and notes</b><ul>");
         list_items(o, json_object_get(c, "warnings"), "warning");
@@ -681,9 +718,8 @@ static void batch_view(hout *o, const rpx_html_input *in)
         csv_table(o, in->summary_csv);
     }
     if (in->figure_svg) {
-        const char *s = strstr(in->figure_svg, "<svg");
         put(o, "<h2>Figure</h2>\n<figure class=\"figure agg\">");
-        if (s) rpx__sb_str(o, s);
+        rpx__h_svg_clean(o, in->figure_svg); /* a file's text: drawing elements only */
         put(o, "<figcaption>The aggregate's figure.svg.</figcaption></figure>\n");
     }
     put(o, "</section>\n");

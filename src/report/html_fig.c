@@ -749,8 +749,9 @@ void rpx__h_fig_ratio(hout *o, const json_t *cmp, const char *id)
         ci = json_object_get(cmp, key);
         snprintf(key, sizeof key, "%s_verdict", stats[k]);
         vd = json_object_get(cmp, key);
-        put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s: %s</text>", L - 8, yy + 4, stats[k],
-            json_is_string(vd) ? json_string_value(vd) : "n/a");
+        put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s: ", L - 8, yy + 4, stats[k]);
+        rpx__h_esc(o, json_is_string(vd) ? json_string_value(vd) : "n/a");
+        put(o, "</text>");
         if (json_array_size(ci) == 2) {
             double lo = rpx__h_jnum(json_array_get(ci, 0)), hi = rpx__h_jnum(json_array_get(ci, 1));
             if (isfinite(lo) && isfinite(hi))

@@ -39,6 +39,10 @@ typedef struct rpx_h_run {
 int rpx__h_run_load(rpx_h_run *run, const json_t *report);
 void rpx__h_run_free(rpx_h_run *run);
 
+/* An SVG read from a file (an aggregate's figure.svg) with drawing elements
+ * and presentation attributes only, every text escaped again (html_svg.c). */
+void rpx__h_svg_clean(hout *o, const char *svg);
+
 /* The figures (html_fig.c); `id` makes their element ids unique on the page. */
 void rpx__h_fig_distribution(hout *o, const rpx_h_run *run, const char *id);
 void rpx__h_fig_timeline(hout *o, const rpx_h_run *run, const char *id);

@@ -286,8 +286,8 @@ static void gpu_events(const json_t *g, int pid, sink *s)
         }
 }
 
-char *rpx__trace_from_report(const json_t *report, const char *source, long max_events,
-                             size_t *len, rpx_error *err)
+char *rpx__trace_from_report(const json_t *report, const char *source, const char *option,
+                             long max_events, size_t *len, rpx_error *err)
 {
     const json_t *tl = json_object_get(report, "timeline"), *procs, *tp, *gpus;
     const char *schema = json_string_value(json_object_get(report, "schema"));
@@ -298,6 +298,7 @@ char *rpx__trace_from_report(const json_t *report, const char *source, long max_
     int no_calls = 0;
     char *text;
     if (!source) source = "the report";
+    if (!option) option = "--trace-max-events";
     if (!schema || strcmp(schema, "rpxprof.profile/1") != 0)
         return rpx_error_set(err, RPX_EINVAL,
                              "%s: schema '%s' is not a run report (rpxprof.profile/1); give the "
@@ -322,9 +323,9 @@ char *rpx__trace_from_report(const json_t *report, const char *source, long max_
                NULL;
     if (max_events < RPX_TRACE_MIN_MAX_EVENTS || (size_t)max_events < 2 * n + n_gpus + 1)
         return rpx_error_set(err, RPX_EINVAL,
-                             "--trace-max-events %ld: a trace of %zu processes needs at least "
+                             "%s %ld: a trace of %zu processes needs at least "
                              "%zu events (and never fewer than %ld); give a larger bound",
-                             max_events, n,
+                             option, max_events, n,
                              2 * n + n_gpus + 1 > (size_t)RPX_TRACE_MIN_MAX_EVENTS
                                  ? 2 * n + n_gpus + 1
                                  : (size_t)RPX_TRACE_MIN_MAX_EVENTS,
@@ -366,11 +367,11 @@ char *rpx__trace_from_report(const json_t *report, const char *source, long max_
     if (dropped > 0) {
         begin(&b, &written);
         rpx__sb_printf(&b,
-                       "{\"name\":\"trace cut at --trace-max-events %ld: %ld events left out "
+                       "{\"name\":\"trace cut at %s %ld: %ld events left out "
                        "(each track keeps its first %ld)\",\"cat\":\"note\",\"ph\":\"i\","
                        "\"s\":\"g\",\"ts\":0.000,\"pid\":1,\"tid\":1,\"args\":{\"max_events\":%ld,"
                        "\"left_out\":%ld}}",
-                       max_events, dropped, share, max_events, dropped);
+                       option, max_events, dropped, share, max_events, dropped);
     }
     other = json_object();
     json_object_set_new(other, "source", json_string(source));
@@ -382,10 +383,20 @@ char *rpx__trace_from_report(const json_t *report, const char *source, long max_
                                     "rounded to the nanosecond"));
     json_object_set_new(other, "max_events", json_integer(max_events));
     json_object_set_new(other, "events_left_out", json_integer(dropped));
-    json_object_set_new(other, "calls",
-                        json_string(no_calls ? "the calls' start times were not kept (an "
-                                               "open-loop HTTP load has no calls of its own)"
-                                             : "every warmup call kept and every timed call"));
+    if (no_calls) {
+        json_object_set_new(other, "calls",
+                            json_string("the calls' start times were not kept (an open-loop "
+                                        "HTTP load has no calls of its own)"));
+    } else if (dropped > 0) { /* never "every" beside events_left_out */
+        char words[256];
+        snprintf(words, sizeof words, "the first %ld events of each track kept (setup, the "
+                 "warmup calls, then the timed calls, in order); %ld left out by %s %ld "
+                 "(events_left_out)", share, dropped, option, max_events);
+        json_object_set_new(other, "calls", json_string(words));
+    } else {
+        json_object_set_new(other, "calls", json_string("every warmup call kept and every "
+                                                        "timed call"));
+    }
     text = json_dumps(other, JSON_COMPACT);
     json_decref(other);
     rpx__sb_str(&b, "\n],\"otherData\":");

@@ -15,9 +15,10 @@
 /* The trace of `report` (an "rpxprof.profile/1" report with its `timeline`)
  * as JSON text (malloc'ed, *len bytes): at most max_events events (>=
  * RPX_TRACE_MIN_MAX_EVENTS), metadata included, with a note event when the
- * bound cut it. `source` names the report in messages. NULL with err
- * (RPX_EINVAL) saying what is missing, or RPX_ENOMEM. */
-char *rpx__trace_from_report(const json_t *report, const char *source, long max_events,
-                             size_t *len, rpx_error *err);
+ * bound cut it. `source` names the report in messages, `option` the bound's
+ * option ("--trace-max-events" of run, "--max-events" of trace; NULL: the
+ * first). NULL with err (RPX_EINVAL) saying what is missing, or RPX_ENOMEM. */
+char *rpx__trace_from_report(const json_t *report, const char *source, const char *option,
+                             long max_events, size_t *len, rpx_error *err);
 
 #endif

@@ -441,6 +441,19 @@ static int bad_value(const rpx_run_option *o, const char *label, const char *tex
     rpx_run_option_range_text(o, range, sizeof range);
     if (o->kind == RPX_OPT_STRING)
         return rpx_error_set(err, RPX_EUSAGE, "%s is empty; give %s", label, range);
+    if (o->kind != RPX_OPT_ENUM && o->kind != RPX_OPT_INT && text) { /* above the bound:
+                                                                        name it */
+        char *end;
+        double v = strtod(text, &end);
+        if (end != text && *end == '\0' && v > o->max) {
+            char most[64];
+            if (o->max < 1e15 && o->max == floor(o->max)) snprintf(most, sizeof most, "%.0f", o->max);
+            else snprintf(most, sizeof most, "%g", o->max);
+            return rpx_error_set(err, RPX_EUSAGE,
+                                 "%s '%s': above the largest value it takes, %s; give %s", label,
+                                 text, most, range);
+        }
+    }
     return rpx_error_set(err, RPX_EUSAGE, "%s '%s': %s%s", label, text,
                          o->kind == RPX_OPT_ENUM ? "" : "give ", range);
 }

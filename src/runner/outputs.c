@@ -3,11 +3,13 @@
  * (bit-exact, or numpy's allclose rule with --rtol/--atol), the reference's
  * NPZ files (--save-outputs, --reference-outputs) and the report's section.
  * Everything here runs outside the timed span. */
+#include "common/output.h"
 #include "runner/outputs.h"
 #include "loader/kinds.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,13 +137,39 @@ static void reference_clear(reference *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Every output has a name, and no two the same: the check compares them by
+ * position but names them, and --save-outputs writes them as NPZ members by
+ * name. Refused here, at the reference, naming the outputs. */
+static int names_check(const rpx_outputs *o, const char *what, rpx_error *err)
+{
+    size_t i, j;
+    for (i = 0; i < o->count; i++) {
+        const char *a = o->tensors[i].name;
+        if (!a || !*a)
+            return rpx_error_set(err, RPX_EMODEL,
+                                 "%s: output %zu has no name; give every output a name of its "
+                                 "own (the check names them, --save-outputs writes them by name)",
+                                 what, i);
+        for (j = 0; j < i; j++)
+            if (o->tensors[j].name && strcmp(o->tensors[j].name, a) == 0)
+                return rpx_error_set(err, RPX_EMODEL,
+                                     "%s: outputs %zu and %zu are both named '%s'; give every "
+                                     "output a name of its own (the check names them, "
+                                     "--save-outputs writes them by name)",
+                                     what, j, i, a);
+    }
+    return 0;
+}
+
 /* A checked copy of what the model handed back. */
 static int reference_copy(reference *r, const rpx_outputs *o, const char *what, rpx_error *err)
 {
     size_t i;
+    int rc;
     memset(r, 0, sizeof *r);
     if (o->count && !o->tensors)
         return rpx_error_set(err, RPX_EMODEL, "%s: %zu outputs but no tensors", what, o->count);
+    if ((rc = names_check(o, what, err)) != 0) return rc;
     r->tensors = calloc(o->count ? o->count : 1, sizeof *r->tensors);
     if (!r->tensors) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     r->count = o->count;
@@ -171,13 +199,60 @@ static void sample_file(const char *dir, size_t k, char *buf, size_t size)
     snprintf(buf, size, "%s/outputs-%05zu.npz", dir, k);
 }
 
+static void absolute(const char *dir, char *out, size_t size)
+{
+    char cwd[4096];
+    out[0] = '\0';
+    if (!dir || !*dir) return;
+    if (dir[0] == '/' || !getcwd(cwd, sizeof cwd) ||
+        snprintf(out, size, "%s/%s", cwd, dir) >= (int)size)
+        snprintf(out, size, "%s", dir);
+}
+
+void rpx__outputs_resolve(outputs_params *op)
+{
+    absolute(op->reference_dir, op->reference_abs, sizeof op->reference_abs);
+    absolute(op->save_dir, op->save_abs, sizeof op->save_abs);
+}
+
+/* Where a folder's files are: its absolute path once resolved. */
+static const char *place_of(const char *abs, const char *dir)
+{
+    return abs && abs[0] ? abs : dir;
+}
+
 /* ---- the parent ---- */
 
-int rpx__outputs_prepare(const outputs_params *op, size_t n_samples, int force, rpx_error *err)
+int rpx__outputs_place(const char *save_dir, rpx_error *err)
 {
-    char path[4096];
+    char probe[4200];
     struct stat st;
-    size_t k;
+    int fd;
+    if (mkdir(save_dir, 0777) != 0 && errno != EEXIST)
+        return rpx_error_set(err, RPX_EIO, "--save-outputs %s: cannot create the folder (%s); "
+                             "give a folder you can write", save_dir, strerror(errno));
+    if (stat(save_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return rpx_error_set(err, RPX_EUSAGE, "--save-outputs %s: not a folder; give a folder",
+                             save_dir);
+    /* a file made and removed now: an unwritable folder is refused before the
+     * model is loaded, not after the whole run */
+    snprintf(probe, sizeof probe, "%s/.rpxprof-write-check.XXXXXX", save_dir);
+    if ((fd = mkostemp(probe, O_CLOEXEC)) < 0)
+        return rpx_error_set(err, RPX_EIO, "--save-outputs %s: cannot write in the folder (%s); "
+                             "give a folder you can write (or fix its permissions)",
+                             save_dir, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+int rpx__outputs_prepare(const outputs_params *op, size_t n_samples, int force,
+                         const char *const *reads, size_t n_reads, rpx_error *err)
+{
+    char path[4200];
+    struct stat st;
+    size_t k, i;
+    int rc;
     if (op->reference_dir) {
         for (k = 0; k < n_samples; k++) {
             sample_file(op->reference_dir, k, path, sizeof path);
@@ -190,12 +265,24 @@ int rpx__outputs_prepare(const outputs_params *op, size_t n_samples, int force, 
         }
     }
     if (!op->save_dir) return 0;
-    if (mkdir(op->save_dir, 0777) != 0 && errno != EEXIST)
-        return rpx_error_set(err, RPX_EIO, "--save-outputs %s: cannot create the folder (%s)",
-                             op->save_dir, strerror(errno));
-    if (stat(op->save_dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return rpx_error_set(err, RPX_EUSAGE, "--save-outputs %s: not a folder; give a folder",
-                             op->save_dir);
+    if ((rc = rpx__outputs_place(op->save_dir, err)) != 0) return rc;
+    /* what the run reads is never replaced, even with force */
+    if (op->reference_dir && rpx_output_same_file(op->save_dir, op->reference_dir))
+        return rpx_error_set(err, RPX_EUSAGE,
+                             "--save-outputs %s: is the --reference-outputs folder this run reads; "
+                             "give another folder", op->save_dir);
+    for (k = 0; k < n_samples; k++) {
+        sample_file(op->save_dir, k, path, sizeof path);
+        for (i = 0; i < n_reads; i++)
+            if (reads[i] && rpx_output_same_file(path, reads[i]))
+                return rpx_error_set(err, RPX_EUSAGE,
+                                     "--save-outputs %s: would replace %s, a file this run reads%s%s%s; "
+                                     "rpxprof never replaces it, even with --force; give another "
+                                     "folder",
+                                     op->save_dir, path, strcmp(path, reads[i]) ? " (" : "",
+                                     strcmp(path, reads[i]) ? reads[i] : "",
+                                     strcmp(path, reads[i]) ? ")" : "");
+    }
     if (!force) {
         DIR *d = opendir(op->save_dir);
         struct dirent *e;
@@ -204,10 +291,10 @@ int rpx__outputs_prepare(const outputs_params *op, size_t n_samples, int force, 
                                  op->save_dir, strerror(errno));
         while ((e = readdir(d)) != NULL)
             if (strncmp(e->d_name, "outputs-", 8) == 0 && strstr(e->d_name, ".npz")) {
-                int rc = rpx_error_set(err, RPX_EUSAGE,
-                                       "--save-outputs %s: %s is already there; give an empty "
-                                       "folder, or --force to replace the saved outputs",
-                                       op->save_dir, e->d_name);
+                rc = rpx_error_set(err, RPX_EUSAGE,
+                                   "--save-outputs %s: %s is already there; give an empty "
+                                   "folder, or --force to replace the saved outputs",
+                                   op->save_dir, e->d_name);
                 closedir(d);
                 return rc;
             }
@@ -220,13 +307,29 @@ int rpx__outputs_prepare(const outputs_params *op, size_t n_samples, int force, 
 
 static int load_reference(const outputs_check *oc, size_t k, reference *r, rpx_error *err)
 {
-    char path[4096], what[4200];
+    char path[4200], what[4300];
     rpx_npz *npz = NULL;
     const rpx_inputs *in;
     rpx_outputs o;
     int rc;
-    sample_file(oc->op.reference_dir, k, path, sizeof path);
-    if ((rc = rpx_npz_load(path, &npz, err)) != 0) return rc;
+    sample_file(place_of(oc->op.reference_abs, oc->op.reference_dir), k, path, sizeof path);
+    if ((rc = rpx_npz_load(path, &npz, err)) != 0) {
+        /* the reader's advice is about inputs: this file is a saved reference */
+        char why[sizeof err->message], shown[4200], *cut;
+        size_t n = strlen(path);
+        sample_file(oc->op.reference_dir, k, shown, sizeof shown); /* as the user gave it */
+        if (strncmp(err->message, path, n) == 0)
+            snprintf(why, sizeof why, "%.300s%.700s", shown, err->message + n);
+        else
+            snprintf(why, sizeof why, "%s", err->message);
+        if ((cut = strstr(why, "; save the inputs")) != NULL ||
+            (cut = strstr(why, ", write it again with numpy")) != NULL ||
+            (cut = strstr(why, "; write it again with numpy")) != NULL)
+            *cut = '\0';
+        return rpx_error_set(err, rc, "--reference-outputs: %s; the saved reference is "
+                             "damaged: write it again with a run's --save-outputs %s", why,
+                             oc->op.reference_dir);
+    }
     in = rpx_npz_inputs(npz);
     o.count = in->count;
     o.tensors = in->tensors;
@@ -238,11 +341,11 @@ static int load_reference(const outputs_check *oc, size_t k, reference *r, rpx_e
 
 static int save_reference(const outputs_check *oc, size_t k, const reference *r, rpx_error *err)
 {
-    char path[4096];
+    char path[4200];
     rpx_npz_writer *w = NULL;
     size_t i;
     int rc;
-    sample_file(oc->op.save_dir, k, path, sizeof path);
+    sample_file(place_of(oc->op.save_abs, oc->op.save_dir), k, path, sizeof path);
     if ((rc = rpx_npz_writer_open(path, 0, &w, err)) != 0) return rc;
     for (i = 0; i < r->count; i++) {
         const rpx_tensor *t = &r->tensors[i];
@@ -546,7 +649,9 @@ json_t *rpx__outputs_merge(const outputs_params *op, json_t *const *per_process,
         }
     }
     *differ = mismatched > 0 || ref_differ > 0;
-    json_object_set_new(o, "verdict", json_string(reported == 0 ? "not_checked"
+    /* a model that handed back no output at all: nothing was compared */
+    json_object_set_new(o, "verdict", json_string(reported == 0 || json_array_size(outs) == 0
+                                                      ? "not_checked"
                                                   : *differ ? "differ" : "match"));
     json_object_set_new(o, "checked_calls", json_integer(checked));
     json_object_set_new(o, "mismatched_calls", json_integer(mismatched));

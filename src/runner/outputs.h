@@ -29,15 +29,30 @@ typedef struct outputs_params {
     const char *reference_dir;    /* --reference-outputs DIR; NULL: the reference pass */
     const char *save_dir;         /* --save-outputs DIR; NULL: not saved */
     int process;                  /* this process's index: the seed's stream; 0 saves */
+    /* the two folders as absolute paths (rpx__outputs_resolve), where the files
+     * are read and written: a model may change its working folder in setup */
+    char reference_abs[4096];
+    char save_abs[4096];
 } outputs_params;
+
+/* The parent, before any process: reference_abs and save_abs from the folders
+ * as given (the working folder's path put in front of a relative one). */
+void rpx__outputs_resolve(outputs_params *op);
 
 typedef struct outputs_check outputs_check;
 
+/* The parent, before the inputs are loaded: --save-outputs DIR is created
+ * when missing and must be a folder this process can write in (a file made
+ * and removed). RPX_EUSAGE / RPX_EIO naming the folder. */
+int rpx__outputs_place(const char *save_dir, rpx_error *err);
+
 /* The parent, before any process: --save-outputs DIR is created (an
- * outputs-*.npz already there is refused unless force); --reference-outputs
- * DIR must hold one outputs-NNNNN.npz per distinct sample. RPX_EUSAGE /
- * RPX_EIO with the file and the fix. */
-int rpx__outputs_prepare(const outputs_params *op, size_t n_samples, int force, rpx_error *err);
+ * outputs-*.npz already there is refused unless force; one of the `reads`,
+ * the files the run reads, or the --reference-outputs folder always);
+ * --reference-outputs DIR must hold one outputs-NNNNN.npz per distinct
+ * sample. RPX_EUSAGE / RPX_EIO with the file and the fix. */
+int rpx__outputs_prepare(const outputs_params *op, size_t n_samples, int force,
+                         const char *const *reads, size_t n_reads, rpx_error *err);
 
 /* The model's process: the reference pass (each distinct sample called once,
  * untimed; `pristine` restored over it first when not NULL) or the saved

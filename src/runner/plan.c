@@ -88,6 +88,7 @@ int rpx__plan_build(const rpx_runner_config *c, const char *kind, const rpx_kind
         outputs_params op = {c->check_fraction, c->rtol, c->atol, c->target.load_seed,
                              c->reference_outputs, c->save_outputs, 0};
         plan->outputs = op;
+        rpx__outputs_resolve(&plan->outputs); /* before the model can change its folder */
     }
     for (i = 0; i < rpx__n_sections; i++)
         if (rpx__sections[i]->on(plan)) plan->sections |= 1u << i;

@@ -57,6 +57,9 @@ typedef struct run_plan {
     const rpx_inputs *samples;
     size_t n_samples;
     const rpx_inputs *pristine;
+    /* the files the inputs were read from (an output never replaces one); set by the runner */
+    const char *const *input_paths;
+    size_t n_input_paths;
     struct rpx_nvml_watch *gpu_watch; /* NVML sampled by the parent during the timed calls
                                      (gpu_watch.c); NULL: none */
 } run_plan;

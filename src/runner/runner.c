@@ -222,6 +222,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     /* 0. the report's place, before anything is loaded or measured */
     if (c->output && (rc = open_output(c, &x->output, err)) != 0) return rc;
+    if (c->save_outputs && (rc = rpx__outputs_place(c->save_outputs, err)) != 0) return rc;
     /* 1. inputs, loaded once, outside timing (the workers inherit them) */
     if ((rc = rpx__samples_load(c, &x->smp, err)) != 0) return rc;
     if (rpx__kind_has(x->row, RPX_KIND_REQUESTS) && x->smp.n > 1)
@@ -243,6 +244,8 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         if (rpx_nvml_open(&x->nvml, &nerr) != 0) x->nvml = NULL; /* the card says why */
     }
     x->plan.gpu_watch = x->watch = rpx__gpu_watch_create(x->nvml, c->isolate);
+    x->plan.input_paths = (const char *const *)x->smp.paths; /* never replaced by an output */
+    x->plan.n_input_paths = x->smp.n;
     /* the sections' files (--save-outputs, --reference-outputs), before any process */
     for (i = 0; i < rpx__n_sections; i++)
         if (rpx__section_on(&x->plan, i) && rpx__sections[i]->prepare &&

@@ -18,7 +18,8 @@ static int out_on(const run_plan *plan)
 
 static int out_prepare(const run_plan *plan, rpx_error *err)
 {
-    return rpx__outputs_prepare(&plan->outputs, plan->n_samples, plan->c->force, err);
+    return rpx__outputs_prepare(&plan->outputs, plan->n_samples, plan->c->force, plan->input_paths,
+                                plan->n_input_paths, err);
 }
 
 /* The untimed reference pass, before warmup. */

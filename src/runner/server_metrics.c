@@ -14,6 +14,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "rpxprof/target.h"
 #include "runner/runner_internal.h"
 
 static const char *const counter_pairs[][2] = {
@@ -22,11 +23,49 @@ static const char *const counter_pairs[][2] = {
 };
 #define N_PAIRS (sizeof counter_pairs / sizeof counter_pairs[0])
 
-/* GET url (http:// only) into *text (malloc'ed, the body): 0, or why. */
+/* The user:password of a URL's authority, percent-decoded, as HTTP Basic
+ * credentials (base64) into out; 0, or -1 when it does not fit. */
+static int basic_credentials(const char *user, size_t n, char *out, size_t size)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned char raw[384];
+    size_t m = 0, i, k = 0;
+    for (i = 0; i < n && m < sizeof raw; i++) {
+        unsigned v;
+        if (user[i] == '%' && i + 2 < n && sscanf(user + i + 1, "%2x", &v) == 1) {
+            raw[m++] = (unsigned char)v;
+            i += 2;
+        } else {
+            raw[m++] = (unsigned char)user[i];
+        }
+    }
+    if (i < n || (m + 2) / 3 * 4 + 1 > size) return -1;
+    for (i = 0; i < m; i += 3) {
+        unsigned long v = (unsigned long)raw[i] << 16 | (i + 1 < m ? (unsigned long)raw[i + 1] << 8 : 0) |
+                          (i + 2 < m ? raw[i + 2] : 0);
+        out[k++] = b64[v >> 18 & 63];
+        out[k++] = b64[v >> 12 & 63];
+        out[k++] = i + 1 < m ? b64[v >> 6 & 63] : '=';
+        out[k++] = i + 2 < m ? b64[v & 63] : '=';
+    }
+    out[k] = '\0';
+    return 0;
+}
+
+/* What a failed socket call means, in words: a timeout is named as one. */
+static const char *net_error(int e)
+{
+    if (e == EAGAIN || e == EWOULDBLOCK || e == EINPROGRESS || e == ETIMEDOUT)
+        return "no answer within 10 s (timed out)";
+    return strerror(e);
+}
+
+/* GET url (http:// only) into *text (malloc'ed, the body): 0, or why. A
+ * user:password@ in the URL is sent as HTTP Basic credentials, never shown. */
 static int fetch(const char *url, char **text, char *why, size_t size)
 {
-    char host[256], port[8] = "80", req[1400];
-    const char *p, *path, *colon;
+    char host[256], port[8] = "80", req[1400], auth[560] = "";
+    const char *p, *path, *colon, *at;
     struct addrinfo hints, *ai = NULL, *a;
     struct timeval tv = {10, 0};
     char *buf = NULL, *body;
@@ -38,8 +77,18 @@ static int fetch(const char *url, char **text, char *why, size_t size)
         return -1;
     }
     p = url + 7;
-    path = strchr(p, '/');
-    if (!path) path = p + strlen(p);
+    path = p + strcspn(p, "/?#");
+    for (at = NULL, colon = p; colon < path; colon++) /* the last '@': a password may hold one */
+        if (*colon == '@') at = colon;
+    if (at) {
+        char b[512];
+        if (basic_credentials(p, (size_t)(at - p), b, sizeof b) != 0) {
+            snprintf(why, size, "the user:password part of the URL is too long");
+            return -1;
+        }
+        snprintf(auth, sizeof auth, "Authorization: Basic %s\r\n", b);
+        p = at + 1;
+    }
     colon = memchr(p, ':', (size_t)(path - p));
     if ((size_t)((colon ? colon : path) - p) >= sizeof host || (colon ? colon : path) == p) {
         snprintf(why, size, "no host in the URL");
@@ -64,13 +113,14 @@ static int fetch(const char *url, char **text, char *why, size_t size)
     }
     freeaddrinfo(ai);
     if (fd < 0) {
-        snprintf(why, size, "cannot connect to %s:%s: %s", host, port, strerror(errno));
+        snprintf(why, size, "cannot connect to %s:%s: %s", host, port, net_error(errno));
         return -1;
     }
-    snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\nAccept: text/plain\r\nConnection: close\r\n\r\n",
-             *path ? path : "/", host);
+    snprintf(req, sizeof req, "GET %s%.*s HTTP/1.0\r\nHost: %s\r\n%sAccept: text/plain\r\n"
+             "Connection: close\r\n\r\n", *path == '/' ? "" : "/",
+             (int)strcspn(path, "#"), path, host, auth);
     if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
-        snprintf(why, size, "cannot send the request: %s", strerror(errno));
+        snprintf(why, size, "cannot send the request to %s:%s: %s", host, port, net_error(errno));
         close(fd);
         return -1;
     }
@@ -90,7 +140,7 @@ static int fetch(const char *url, char **text, char *why, size_t size)
         n = recv(fd, buf + len, cap - len, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
-            snprintf(why, size, "cannot read the answer: %s", strerror(errno));
+            snprintf(why, size, "cannot read the answer from %s:%s: %s", host, port, net_error(errno));
             free(buf);
             close(fd);
             return -1;
@@ -121,8 +171,9 @@ static int fetch(const char *url, char **text, char *why, size_t size)
 }
 
 /* The sum of every sample of metric `name` ("name value" or
- * "name{labels} value", comments skipped); NAN when there is none. */
-static double metric_sum(const char *text, const char *name)
+ * "name{labels} value", comments skipped); NAN when there is none. A NaN or
+ * Inf sample is left out and sets *nonfinite. */
+static double metric_sum(const char *text, const char *name, int *nonfinite)
 {
     size_t n = strlen(name);
     const char *line = text;
@@ -146,6 +197,7 @@ static double metric_sum(const char *text, const char *name)
             }
             x = strtod(v, &stop);
             if (stop != v && isfinite(x)) sum = isnan(sum) ? x : sum + x;
+            else if (stop != v) *nonfinite = 1;
         }
         line = end ? end + 1 : NULL;
     }
@@ -172,7 +224,15 @@ int rpx__server_metrics_parse(const char *text, rpx__counters *out)
     out->hits = out->queries = NAN;
     out->pair = -1;
     for (i = 0; i < N_PAIRS; i++) {
-        double h = metric_sum(text, counter_pairs[i][0]), q = metric_sum(text, counter_pairs[i][1]);
+        int bad_h = 0, bad_q = 0;
+        double h = metric_sum(text, counter_pairs[i][0], &bad_h),
+               q = metric_sum(text, counter_pairs[i][1], &bad_q);
+        if ((bad_h && isnan(h)) || (bad_q && isnan(q))) { /* there, but no finite value */
+            snprintf(out->why, sizeof out->why, "the server's %s is not a finite number (NaN or "
+                     "Inf) in the answer; the counters cannot give a hit rate",
+                     counter_pairs[i][bad_h && isnan(h) ? 0 : 1]);
+            return -1;
+        }
         if (!isnan(h) && !isnan(q)) {
             out->hits = h;
             out->queries = q;
@@ -195,6 +255,8 @@ json_t *rpx__server_metrics_json(const char *url, const rpx__counters *before,
     json_t *o = json_object();
     const char *why = before->pair < 0 ? before->why : after->pair < 0 ? after->why : NULL;
     double hits = NAN, queries = NAN, rate = NAN;
+    char *shown = rpx_target_redact_spec(url); /* credentials never reach a report */
+    if (shown) url = shown;
     json_object_set_new(o, "url", json_string(url));
     if (!why && before->pair != after->pair) why = "the counters changed names during the run";
     if (!why) {
@@ -223,5 +285,6 @@ json_t *rpx__server_metrics_json(const char *url, const rpx__counters *before,
                  url, 100 * rate, hits, queries);
         json_array_append_new(warnings, json_string(w));
     }
+    free(shown);
     return o;
 }

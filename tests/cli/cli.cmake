@@ -62,3 +62,6 @@ rpx_py_test(cli.html cli/test_html.py SLOW)
 # every option accepted or refused by name, bad values and combination rules in the same
 # words but the spelling; nothing is measured (a few seconds).
 rpx_py_test(cli.options_table cli/test_options_table.py)
+# The second hostile round (issue 37): outputs that clash or would replace an input,
+# --server-metrics credentials, output names, exit codes and the words of messages.
+rpx_py_test(cli.hostile2 cli/test_hostile2.py)

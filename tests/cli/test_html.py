@@ -44,6 +44,7 @@ window.addEventListener('load',function(){setTimeout(function(){var out={};try{
  if(t){var hs=[].map.call(t.tHead.rows[0].cells,function(c){return c.textContent;});var i=hs.indexOf('p50_ms');
   t.tHead.rows[0].cells[i].click();out.sorted=[].map.call(t.tBodies[0].rows,function(r){return r.cells[i].textContent;});}
 }catch(e){__p.errors.push('probe: '+e);}
+ out.title=document.title;out.pwned=window.__pwned||null;out.own=!!document.getElementById('rpx-tip');
  out.errors=__p.errors;out.csp=__p.csp;
  var pre=document.createElement('pre');pre.id='rpx-probe';pre.textContent=JSON.stringify(out);document.body.appendChild(pre);},0);});
 </script>"""
@@ -137,6 +138,28 @@ class HtmlReportTest(unittest.TestCase):
         finally:
             shutil.rmtree(prof, ignore_errors=True)
         self.assertTrue(os.path.exists(png) and os.path.getsize(png) > 10000, f"{png}: no screenshot")
+
+    def probe(self, html_name, extra=""):
+        """Open a copy with the probe (and `extra` put before </body>) from file://;
+        returns what the probe found, without judging it."""
+        if SANITIZED:
+            self.skipTest("chromium parts run in the normal build only (slow under ASan)")
+        if not CHROMIUM:
+            self.fail("chromium is not installed (scripts/setup.sh installs it)")
+        with open(self.path(html_name)) as f:
+            html = f.read()
+        probe = self.path(html_name + ".probe.html")
+        with open(probe, "w") as f:
+            f.write(html.replace("<head>", "<head>" + PROBE, 1).replace("</body>", extra + "</body>", 1))
+        prof = tempfile.mkdtemp(prefix="rpxchrome-")
+        try:
+            p = chromium("--virtual-time-budget=5000", "--dump-dom", "file://" + probe, prof=prof)
+        finally:
+            shutil.rmtree(prof, ignore_errors=True)
+        m = re.search(r'<pre id="rpx-probe">(.*?)</pre>', p.stdout, re.S)
+        self.assertIsNotNone(m, "the probe wrote nothing: " + p.stderr[-2000:])
+        import html as h
+        return json.loads(h.unescape(m.group(1)))
 
     def browse(self, html_name, view, size="1100,2400"):
         """Open a copy with the probe from file://; returns what it found. Keeps a
@@ -278,6 +301,60 @@ class HtmlReportTest(unittest.TestCase):
         self.check_p50(found, reps)
         vals = [float(v) for v in found["sorted"]]
         self.assertEqual(vals, sorted(vals))  # the table sorted by p50 on a click
+
+    # ---- injected text (issue 37 item 4) -----------------------------------------
+    def test_injected_strings_never_run(self):
+        """One injected string per field class: text (a model name), an attribute (a
+        roofline target's name in data-target), SVG (an aggregate folder's figure.svg)
+        and words derived from the JSON (target_kind; a comparison's verdicts, covers
+        and design). Each would set window.__pwned or the title if it ran: none runs,
+        the page's own script does, and the CSP alone refuses a script put in the page."""
+        def evil(tag):
+            return (f"\"'><script>window.__pwned='{tag}';document.title='pwned'</script>"
+                    f"<img src=x onerror=\"window.__pwned='{tag}-img'\">")
+        r = json.loads(json.dumps(self.reports["run"]))
+        r["model_name"] = evil("text")
+        r["target_kind"] = evil("kind")
+        key = next(iter(r["roofline"]))
+        r["roofline"][evil("attr")] = r["roofline"].pop(key)
+        with open(self.path("evil-run.json"), "w") as f:
+            json.dump(r, f)
+        with open(self.path("cmp.json")) as f:
+            c = json.load(f)
+        for k in ("p50_verdict", "p95_verdict", "mean_verdict", "covers", "design"):
+            c[k] = evil(k)
+        with open(self.path("evil-cmp.json"), "w") as f:
+            json.dump(c, f)
+        run("aggregate", "bo", "--out-dir", "evil-ag", "-q", cwd=self.tmp)
+        with open(self.path("evil-ag", "figure.svg")) as f:
+            svg = f.read()
+        svg = svg.replace("</svg>", "<script>window.__pwned='svg'</script><g onload=\"window.__pwned='svg-on'\">"
+                          "<text>&lt;fine&gt;</text></g><foreignObject><img src=x onerror=\"window.__pwned="
+                          "'svg-fo'\"/></foreignObject><![CDATA[<script>window.__pwned='cdata'</script>]]>"
+                          "<a href=\"javascript:window.__pwned='href'\"><text>a</text></a></svg>")
+        with open(self.path("evil-ag", "figure.svg"), "w") as f:
+            f.write(svg)
+        self.report("evil-run.json", out="evil-run.html")
+        self.report("evil-cmp.json", "run.json", "run2.json", out="evil-cmp.html")
+        html = self.report("evil-ag", out="evil-ag.html")
+        self.assertIn("&lt;fine&gt;", html)
+        for name in ("evil-run.html", "evil-cmp.html", "evil-ag.html"):
+            with open(self.path(name)) as f:
+                page = f.read()
+            self.assertNotIn("'unsafe-inline'; img-src", page)
+            self.assertRegex(page, r"script-src 'sha256-[A-Za-z0-9+/]{43}='")
+            self.assertEqual(page.count("<script"), 1, name)      # the page's own, no other
+            found = self.probe(name)
+            self.assertIsNone(found["pwned"], name)
+            self.assertNotEqual(found["title"], "pwned", name)
+            self.assertTrue(found["own"], f"{name}: the page's own script did not run")
+            self.assertEqual(found["csp"], [], name)
+            self.assertEqual(found["errors"], [], name)
+        # the policy itself: a script put into the page after it never runs
+        found = self.probe("evil-run.html", "<script>window.__pwned='raw'</script>")
+        self.assertIsNone(found["pwned"])
+        self.assertTrue(found["own"])
+        self.assertTrue(any("script-src" in v for v in found["csp"]), found["csp"])
 
     # ---- the command -------------------------------------------------------------
     def test_aggregate_folder_and_the_batch(self):

@@ -524,7 +524,7 @@ class HttpRunTest(TempDirTest):
                       "break; headers are one line", err)
         self.assertNotIn("sekrit-nl", err)
         self.assertIn("--method post: expected an uppercase HTTP method such as POST, GET, HEAD, "
-                      "PUT, PATCH or DELETE", self.refused("--method", "post"))
+                      "PUT, PATCH or DELETE", self.refused("--method", "post", code=2))  # before any work
         self.assertIn("--body %s: --method GET sends no body; drop --body" % self.npz,
                       self.refused("--method", "GET", "--body", self.npz))
         self.assertIn("--body /nonexistent/rpx-body.bin: cannot open the request body (No such "

@@ -21,7 +21,8 @@ ART="$BUILD/fuzz-artifacts"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rpx_fuzz.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM
 
-for t in fuzz_npy_header fuzz_npz fuzz_cost fuzz_gpu_spec fuzz_manifest fuzz_report fuzz_redact; do
+for t in fuzz_npy_header fuzz_npz fuzz_cost fuzz_gpu_spec fuzz_manifest fuzz_report fuzz_redact \
+         fuzz_html_inputs; do
     if [ ! -x "$BUILD/$t" ]; then
         echo "$BUILD/$t is missing: configure with CC=clang -DRPX_FUZZ=ON and build" >&2
         exit 2
@@ -92,6 +93,34 @@ for s in 'https://user:pass@api.example.com/v1/depth?api_key=K&n=1#access_token=
     printf '%s' "$s" >"$WORK/redact/seed$i"; i=$((i + 1))
 done
 
+# Seeds for fuzz_html_inputs: a report, a comparison and an aggregate folder's
+# files, cut by "\n--8<--\n" (tests/fuzz/fuzz_html_inputs.c).
+mkdir -p "$WORK/html" "$WORK/batch/t" "$WORK/agg"
+cp "$WORK/report/small.json" "$WORK/batch/t/m.json"
+"$BUILD/rpxprof" aggregate "$WORK/batch" --out-dir "$WORK/agg" --allow-incomplete-flops -q >/dev/null || true
+"$BUILD/rpxprof" compare "$WORK/report/small.json" "$WORK/report/complete.json" --json \
+    >"$WORK/html/compare.json" || true
+"$PYTHON" - "$WORK" <<'PY'
+import os, sys
+w = sys.argv[1]
+def read(p):
+    try:
+        return open(os.path.join(w, p), "rb").read()
+    except OSError:
+        return b""
+cut = b"\n--8<--\n"
+svg = read("agg/figure.svg").replace(b"<!-- rpxprof figure -->\n", b"")
+agg = [read("agg/validation.json"), read("agg/summary.csv"), svg]
+for name, first in (("small", read("report/small.json")), ("compare", read("html/compare.json"))):
+    open(os.path.join(w, "html", name + ".seed"), "wb").write(cut.join([first] + agg))
+open(os.path.join(w, "html", "hostile.seed"), "wb").write(cut.join([
+    b'{"schema":"rpxprof.profile/1","target_kind":"<script>x</script>","latency":{"p50_ms":1}}',
+    b'{"schema":"rpxprof.validation/1","status":"PASS"}', b'a,b\n"<i>",1\n',
+    b'<svg><script>alert(1)</script><g onload="x"><text>&amp;<![CDATA[<b>]]></text></g></svg>']))
+PY
+rm -f "$WORK/html/compare.json"
+echo "seeds: $(ls "$WORK/html" | wc -l) inputs for fuzz_html_inputs"
+
 status=0
 run() { # target corpus max_len
     echo "== $1: ${SECONDS_EACH}s"
@@ -113,5 +142,6 @@ run fuzz_gpu_spec "$WORK/spec" 4096
 run fuzz_manifest "$WORK/manifest" 4096
 run fuzz_report "$WORK/report" 65536
 run fuzz_redact "$WORK/redact" 1024
-rm -rf /tmp/rpx_fuzz_report.*
+run fuzz_html_inputs "$WORK/html" 65536
+rm -rf /tmp/rpx_fuzz_report.* /tmp/rpx_fuzz_html.*
 exit $status

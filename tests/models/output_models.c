@@ -144,3 +144,52 @@ int half_outputs(void *state, rpx_outputs *out, rpx_error *err)
     out->tensors = out_tensors;
     return 0;
 }
+
+/* Outputs whose names cannot be told apart (issue 37 item 12):
+ *   dup_names  two outputs both named "sum"
+ *   no_name    one output named ""
+ *   zero_outputs no output at all (count 0) */
+int dup_names(void *state, const rpx_inputs *in, rpx_error *err);
+int dup_names_outputs(void *state, rpx_outputs *out, rpx_error *err);
+int no_name(void *state, const rpx_inputs *in, rpx_error *err);
+int no_name_outputs(void *state, rpx_outputs *out, rpx_error *err);
+int zero_outputs(void *state, const rpx_inputs *in, rpx_error *err);
+int zero_outputs_outputs(void *state, rpx_outputs *out, rpx_error *err);
+
+int dup_names(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    return exact(state, in, err);
+}
+
+int dup_names_outputs(void *state, rpx_outputs *out, rpx_error *err)
+{
+    int rc = exact_outputs(state, out, err);
+    out_tensors[1].name = "sum";
+    return rc;
+}
+
+int no_name(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    return exact(state, in, err);
+}
+
+int no_name_outputs(void *state, rpx_outputs *out, rpx_error *err)
+{
+    int rc = exact_outputs(state, out, err);
+    out_tensors[0].name = "";
+    return rc;
+}
+
+int zero_outputs(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    return exact(state, in, err);
+}
+
+int zero_outputs_outputs(void *state, rpx_outputs *out, rpx_error *err)
+{
+    (void)state;
+    (void)err;
+    out->count = 0;
+    out->tensors = out_tensors;
+    return 0;
+}

@@ -67,3 +67,27 @@ def per_process(rgb):
     if _offset is None:
         _offset = float(np.random.default_rng(os.getpid()).random())
     return np.float64(rgb.mean()) + _offset
+
+
+def same_name(rgb):
+    """Two outputs whose names read the same: the key "0" and the key 0."""
+    x = rgb.astype(np.float32)
+    return {"0": x.reshape(-1)[:4], 0: x.reshape(-1)[4:8]}
+
+
+def nothing(rgb):
+    """No output at all: an empty dict."""
+    return {}
+
+
+def wanders(rgb):
+    """Moves to another working folder on every call."""
+    import os
+    import tempfile
+    os.chdir(tempfile.gettempdir())
+    return exact(rgb)
+
+
+def opaque(rgb):
+    """An object that is neither a number, an array nor a tensor."""
+    return object()
