@@ -284,7 +284,9 @@ class ExitCodes(Base):
         include/rpxprof/runner.h's RPX_EXIT_*, no more, no fewer."""
         import re
         with open(os.path.join(SOURCE, "include", "rpxprof", "runner.h")) as f:
-            codes = {int(v) for v in re.findall(r"RPX_EXIT_[A-Z_]+ = (\d+)", f.read())}
+            text = f.read()  # the codes of no status, and those of the status map's rows
+            codes = {int(v) for v in re.findall(r"RPX_EXIT_[A-Z_]+ = (\d+)", text)}
+            codes |= {int(v) for v in re.findall(r'X\(\w+,\s*"\w+",\s*(\d+)\)', text)}
         with open(os.path.join(SOURCE, "docs", "errors.md")) as f:
             text = f.read()
         table = text[text.index("| code | meaning |"):text.index("## Each bad input")]

@@ -78,7 +78,8 @@ static int cells(char *line, char **out, int max)
 
 /* docs/errors.md's first table: every status of the map has the row of its exit
  * code, saying "status `WORD`" (SIGTERM's 143 too, for interrupted); every row
- * is a code of the map or one of the codes of no status (1, 2: no report). */
+ * is a code of the map or one of the codes of no status (1, 2: no report; 8:
+ * the reports written, another output of the command not). */
 static void test_errors_md_follows_the_map(void **st)
 {
     size_t len, i;
@@ -116,11 +117,16 @@ static void test_errors_md_follows_the_map(void **st)
             if (strcmp(c[2], "no") != 0) fail_msg("docs/errors.md: code %d writes no report", code);
             known = 1;
         }
+        if (code == RPX_EXIT_EXTRA_OUTPUT) { /* the reports written, an --html/--trace not */
+            if (strncmp(c[2], "yes", 3) != 0)
+                fail_msg("docs/errors.md: code %d's reports are written", code);
+            known = 1;
+        }
         if (!known) fail_msg("docs/errors.md: code %d is no code of the status map", code);
     }
     for (i = 0; i <= N_MAP; i++)
         if (!seen[i]) fail_msg("docs/errors.md: no row for status %s", i < N_MAP ? map[i].name : "TERMINATED");
-    assert_int_equal(rows, (int)N_MAP + 3); /* and 1, 2, 143 */
+    assert_int_equal(rows, (int)N_MAP + 4); /* and 1, 2, 8, 143 */
     free(doc);
 }
 
