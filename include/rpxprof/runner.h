@@ -101,9 +101,18 @@ typedef struct rpx_runner_config {
     rpx_target_options target;
     long max_failures;
     /* stopping: add processes until the p50's 95 % interval is within
-     * +-target_precision of it (0: off), or max_time_s has passed */
+     * +-target_precision of it (0: off), or max_time_s has passed (0: the
+     * default, 60 s; 10 s with autorange) */
     double target_precision;
     double max_time_s;
+    /* auto-ranging (--auto, Python's profile() default; src/runner/autorange.c):
+     * `repeats` is not used; each process's timed calls go on, re-planned from
+     * the calls measured so far, until they took min_time_s (0: 1 s) and the
+     * p50's 95 % interval is within +-target_precision (0: 1 %), or until the
+     * whole run would pass max_time_s; the report's `autorange` says what was
+     * chosen and what limited it */
+    int autorange;
+    double min_time_s;
     /* a soft deadline (the Python package's auto-ranging): no timed call starts once this
      * many seconds have passed since the first process began, and the run completes
      * with the samples it has (at least one per process); 0: none */

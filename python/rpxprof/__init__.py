@@ -184,7 +184,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
                  unit="request", processes=None, writable_inputs=False, cost=None, flops=None,
                  params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
                  cpus=None, spread=False, native=None, progress=False, target_precision=None,
-                 max_time=None, stop_after=None, audit=None, audit_threshold=0.1,
+                 max_time=None, stop_after=None, autorange=False, min_time=None, audit=None,
+                 audit_threshold=0.1,
                  call_records=None, check_outputs=None, check_fraction=None, rtol=None,
                  atol=None, output_field=None, save_outputs=None, reference_outputs=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
@@ -315,7 +316,8 @@ def _profile_run(fn, inputs, *, warmup=10, repeats=1000, device="cpu", precision
             timeout=float(timeout or 0), call_timeout=float(call_timeout or 0),
             cpus=cpus, spread=bool(spread), **_native_keywords(native, progress,
                                                                 target_precision, max_time,
-                                                                stop_after),
+                                                                stop_after, autorange,
+                                                                min_time),
             audit=audit, audit_threshold=float(audit_threshold),
             call_records=call_records, **checks)
     finally:
@@ -390,8 +392,13 @@ def _native_label(native):
     return _torch.describe(*native)
 
 
-def _native_keywords(native, progress, target_precision, max_time, stop_after=None):
+def _native_keywords(native, progress, target_precision, max_time, stop_after=None,
+                     autorange=False, min_time=None):
     kw = {"progress": bool(progress)}
+    if autorange:  # the runner's auto-ranging (src/runner/autorange.c)
+        kw["autorange"] = True
+    if min_time is not None:
+        kw["min_time"] = float(min_time)
     if native is not None:
         kw["args"], kw["kwargs"] = native
         if kw["kwargs"] is None:

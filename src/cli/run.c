@@ -102,6 +102,8 @@ static const char usage[] =
     "@spread\n"
     "@target-precision\n"
     "@max-time\n"
+    "@auto\n"
+    "@min-time\n"
     "@call-records\n"
     "\n"
     "Audits (docs/audits.md):\n"
@@ -406,8 +408,13 @@ static int parse(int argc, char **argv, run_opts *o)
     /* ranges and combinations: the same check as manifests', Python's and the runner's */
     if (rpx_runner_config_check(&o->c, RPX_SPELL_CLI, &err) != 0)
         return rpx_cli_fail("run", -1, "%s", err.message);
-    if (given(o, "max-time") && !(o->c.target_precision > 0))
-        return rpx_cli_fail("run", -1, "--max-time bounds --target-precision; give both");
+    if (given(o, "max-time") && !(o->c.target_precision > 0) && !o->c.autorange)
+        return rpx_cli_fail("run", -1, "--max-time bounds --target-precision or --auto; give "
+                                       "one of them too");
+    if (o->c.autorange && (given(o, "repeats") || given(o, "duration")))
+        return rpx_cli_fail("run", -1, "--%s fixes the number of timed calls and --auto picks "
+                                       "it; give one",
+                            given(o, "repeats") ? "repeats" : "duration");
     if (strcmp(kind, "http") != 0 && o->http_option[0]) {
         char *shown = rpx_target_redact_spec(o->c.model);
         rpx_cli_fail("run", -1, "%s is for HTTP API targets (--model http(s)://...), not %s",

@@ -206,7 +206,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     progress prog = {0};
     rpx_error merr;
     int64_t *samples;
-    int64_t start, pace_start;
+    int64_t start, pace_start, deadline = cfg ? cfg->deadline_ns : 0;
     size_t measured = 0;
     long i;
     int rc;
@@ -240,6 +240,8 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     for (i = 0, k = 0; i < cfg->warmup; i++) {
         int64_t w0, w1;
         if (stop && *stop) goto interrupted;
+        if (cfg->warmup_deadline_ns > 0 && i > 0 && rpx_clock_now_ns() >= cfg->warmup_deadline_ns)
+            break;
         if (many) in = &many[k];
         if (pristine) {
             int64_t r0 = rpx_clock_now_ns(), r1;
@@ -285,7 +287,12 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
         if (stop && *stop) goto interrupted;
-        if (cfg->deadline_ns > 0 && i > 0 && rpx_clock_now_ns() >= cfg->deadline_ns) break;
+        if (deadline > 0 && i > 0) {
+            int64_t now = rpx_clock_now_ns();
+            if (now >= deadline &&
+                (!cfg->replan || (deadline = cfg->replan(cfg->replan_ctx, samples, measured, now)) <= now))
+                break;
+        }
         if (many) in = &many[k];
         if (pristine) {
             int64_t r0 = rpx_clock_now_ns();

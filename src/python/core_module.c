@@ -217,7 +217,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
                             "target_precision", "max_time", "stop_after", "audit",
                             "audit_threshold", "call_records", "check_outputs",
                             "check_fraction", "rtol", "atol", "output_field", "save_outputs",
-                            "reference_outputs", NULL};
+                            "reference_outputs", "autorange", "min_time", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
@@ -234,7 +234,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     json_t *meta_json = NULL;
     (void)self;
     rpx_runner_config_init(&c);   /* the options' defaults, from their table */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdzpdddzzz", names, &fn,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zzzOzpllsssizzddzddzpOOpdddzdzpdddzzzpd", names, &fn,
                                      &model, &module, &qualname, &inputs, &samples_obj, &label,
                                      &writable, &c.warmup, &c.repeats, &c.device, &c.precision,
                                      &c.unit, &processes, &meta, &c.cost, &c.flops, &c.params,
@@ -243,7 +243,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
                                      &c.max_time_s, &c.stop_after_s, &c.audit, &c.audit_threshold,
                                      &call_records, &c.check_outputs, &c.check_fraction,
                                      &c.rtol, &c.atol, &c.target.output_field, &c.save_outputs,
-                                     &c.reference_outputs))
+                                     &c.reference_outputs, &c.autorange, &c.min_time_s))
         return NULL;
     if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
         (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {
@@ -821,7 +821,8 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"fn_a", "fn_b", "name_a", "name_b", "module_a", "qualname_a",
                             "module_b", "qualname_b", "inputs", "label", "writable", "warmup",
                             "repeats", "processes", "device", "precision", "unit", "cpus",
-                            "spread", "timeout", "call_timeout", "args", "kwargs", NULL};
+                            "spread", "timeout", "call_timeout", "args", "kwargs", "autorange",
+                            "min_time", "max_time", "target_precision", NULL};
     PyObject *fn[2], *out = NULL, *rep[2] = {NULL, NULL};
     PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *name[2], *module[2] = {NULL, NULL}, *qualname[2] = {NULL, NULL};
@@ -835,12 +836,14 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     rpx_error err = {0};
     (void)self;
     rpx_runner_config_init(&c[0]);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzz|zpllissszpddOO", names, &fn[0],
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOsszzzzz|zpllissszpddOOpddd", names, &fn[0],
                                      &fn[1], &name[0], &name[1], &module[0], &qualname[0],
                                      &module[1], &qualname[1], &inputs, &label, &writable,
                                      &c[0].warmup, &c[0].repeats, &processes, &c[0].device,
                                      &c[0].precision, &c[0].unit, &c[0].cpus, &c[0].spread,
-                                     &timeout, &call_timeout, &call_args, &call_kwargs))
+                                     &timeout, &call_timeout, &call_args, &call_kwargs,
+                                     &c[0].autorange, &c[0].min_time_s, &c[0].max_time_s,
+                                     &c[0].target_precision))
         return NULL;
     if ((call_args != Py_None && !PyTuple_Check(call_args)) ||
         (call_kwargs != Py_None && !PyDict_Check(call_kwargs))) {

@@ -98,6 +98,7 @@ typedef struct rpx_run_data {
     size_t n_gpu_readings;
     long gpu_readings_dropped;
     int gpu_watched;              /* a watch ran (else the timeline's gpu is null) */
+    json_t *autorange;            /* --auto: the report's autorange (borrowed); NULL: null */
 } rpx_run_data;
 
 /* The report's `timeline` (timeline.c): null unless a process kept one. */

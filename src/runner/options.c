@@ -221,9 +221,20 @@ static const rpx_run_option table[] = {
      "add processes (each of --repeats/K calls) until the p50's 95% interval is within +-P of "
      "it (1% or 0.01)",
      F(target_precision)},
-    {"max-time", "max_time", RPX_OPT_DURATION, 0, 0, 1e7, 1, NULL, "S", 60, "60", NULL, NULL,
-     "... or S seconds have passed",
+    {"max-time", "max_time", RPX_OPT_DURATION, 0, 0, 1e7, 1, NULL, "S", 0, "60; 10 with --auto",
+     NULL, NULL,
+     "... or S seconds have passed; with --auto: the whole run ends within S seconds",
      F(max_time_s)},
+    {"auto", "autorange", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
+     NULL,
+     "auto-ranging instead of --repeats: the timed calls go on, re-planned from those measured"
+     " so far, until they took --min-time and the p50's 95% interval is within "
+     "--target-precision (1%), or until the run would pass --max-time (10 s); the report's "
+     "autorange says what was chosen",
+     F(autorange)},
+    {"min-time", "min_time", RPX_OPT_DURATION, 0, 0, 1e7, 1, NULL, "S", 0, "1", NULL, NULL,
+     "with --auto: the timed calls take at least S seconds (when --max-time allows)",
+     F(min_time_s)},
     {"timeout", "timeout", RPX_OPT_DURATION, 0, 0, 1e9, 1, NULL, "S", 0, NULL, NULL, NULL,
      "kill the run after S seconds (status timed_out)",
      F(timeout_s)},
@@ -579,7 +590,14 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
         return rpx_error_set(err, RPX_EUSAGE, "%s traces the kernels of one process; give %s 1",
                              sp_("gpu-time", sp, a, sizeof a), sp_("processes", sp, b, sizeof b));
     if ((rc = rpx__placement_check(c, sp, err)) != 0) return rc;
-    if (c->target_precision > 0 && !c->isolate)
+    if (c->autorange && c->min_time_s > 0 && c->max_time_s > 0 && c->min_time_s > c->max_time_s)
+        return rpx_error_set(err, RPX_EUSAGE, "%s %g s is more than %s %g s; give %s <= %s",
+                             sp_("min-time", sp, a, sizeof a), c->min_time_s,
+                             sp_("max-time", sp, b, sizeof b), c->max_time_s, a, b);
+    if (c->min_time_s > 0 && !c->autorange)
+        return rpx_error_set(err, RPX_EUSAGE, "%s is auto-ranging's; add %s",
+                             sp_("min-time", sp, a, sizeof a), sp_("auto", sp, b, sizeof b));
+    if (c->target_precision > 0 && !c->isolate && !c->autorange)
         return rpx_error_set(err, RPX_EUSAGE, "%s adds worker processes; drop %s",
                              sp_("target-precision", sp, a, sizeof a),
                              sp_("no-isolate", sp, b, sizeof b));

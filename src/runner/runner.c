@@ -248,6 +248,7 @@ typedef struct run_ctx {
     placement place;              /* --cpus, --spread (placement.c) */
     outputs_params outputs;       /* --check-outputs (outputs.c) */
     json_t *audit;                /* --audit: the report's audit (audit.c), or NULL */
+    rpx__autorange ar;            /* --auto (autorange.c); ar.on 0: a fixed --repeats */
     json_t *server_metrics;       /* --server-metrics: the report's (server_metrics.c), or NULL */
 } run_ctx;
 
@@ -262,6 +263,7 @@ static void ctx_free(run_ctx *x)
     json_decref(x->cond_end);
     json_decref(x->cpu_probe);
     json_decref(x->audit);
+    rpx__autorange_free(&x->ar);
     json_decref(x->server_metrics);
     rpx_system_procs_free(x->procs_start);
     rpx_system_procs_free(x->procs_end);
@@ -298,6 +300,7 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     /* ranges and combinations, as `rpxprof run`, manifests and Python check them */
     if ((rc = rpx_runner_config_check(c, RPX_SPELL_KEY, err)) != 0) return rc;
+    if ((rc = rpx__autorange_prepare(c, &x->ar, err)) != 0) return rc;
     {
         int asked;
         x->processes = rpx_runner_processes(c, &asked); /* in range: checked above */
@@ -463,7 +466,8 @@ typedef struct gathered {
 
 /* The report (src/report/run_report.c) from what the run measured: the
  * runner hands over its data and sets no key itself. NULL out of memory. */
-static json_t *build_report(const run_ctx *x, const run_shared *sh, const gathered *g)
+static json_t *build_report(const run_ctx *x, const run_shared *sh, const gathered *g,
+                            json_t *autorange)
 {
     const rpx_runner_config c = x->c;
     const workers *wp = &x->w;
@@ -576,6 +580,7 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
     rd.converged = wp->converged;
     rd.stopped = wp->stopped;
     rd.why_none = wp->why_none;
+    rd.autorange = autorange;
     rd.rate_hz = x->rp.rate_hz;
     rd.back_to_back = c.back_to_back_latency;
     rd.latency = g->lat;
@@ -763,7 +768,9 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         gathered g = {status, peaks, devjson, section, card, notes, roofline, budget,
                       has_failure ? &failure : NULL,
                       lat, &trend, res->warnings};
-        report = notes && card ? build_report(x, sh, &g) : NULL;
+        json_t *autorange = notes ? rpx__autorange_json(&x->ar, wp, notes) : NULL;
+        report = notes && card ? build_report(x, sh, &g, autorange) : NULL;
+        json_decref(autorange);
     }
     if (report && x->audit) json_object_set(report, "audit", x->audit);
     if (report && x->server_metrics) json_object_set(report, "server_metrics", x->server_metrics);
@@ -844,7 +851,9 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     x.cond_start = rpx_system_conditions(x.nvml);
     if (cfg->server_metrics) (void)rpx__server_metrics_read(cfg->server_metrics, &before);
     rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
-    rc = rpx__workers_run(&x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err);
+    rc = x.ar.on ? rpx__autorange_run(&x.ar, &x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err)
+                 : rpx__workers_run(&x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err);
+    if (x.ar.on) x.c.repeats = x.w.measured > 0 ? (long)x.w.measured : 1; /* what it chose */
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
     if (cfg->server_metrics) {
@@ -868,6 +877,15 @@ out:
     return rc;
 }
 
+/* The processes of an interleaved pair still to run from round i, side j
+ * (this one included): A B, B A, ... */
+static int pair_steps_left(const run_ctx *x, int i, int j)
+{
+    int left = 0, s;
+    for (s = 0; s < 2; s++) left += x[s].processes > i ? x[s].processes - i : 0;
+    return left - j;
+}
+
 int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
                         rpx_runner_result *res_a, rpx_runner_result *res_b, rpx_error *err)
 {
@@ -880,6 +898,9 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
     if ((rc = ctx_prepare(a, &x[0], err)) != 0) goto out;
     if ((rc = ctx_prepare(b, &x[1], err)) != 0) goto out;
     n = x[0].processes > x[1].processes ? x[0].processes : x[1].processes;
+    rpx__autorange_share_end(&x[1].ar, &x[0].ar); /* one budget for both */
+    x[0].ar.processes = x[0].processes;
+    x[1].ar.processes = x[1].processes;
     cpu_probe(&x[0]);
     if (x[0].cpu_probe) x[1].cpu_probe = json_incref(x[0].cpu_probe);
     snprintf(x[1].cpu_probe_why, sizeof x[1].cpu_probe_why, "%s", x[0].cpu_probe_why);
@@ -894,13 +915,20 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
         for (j = 0; go && j < 2; j++) {
             run_ctx *y = &x[order[j]];
             if (i >= y->processes) continue;
-            rc = rpx__workers_step(&y->c, &y->rp, &y->smp.work[0],
-                                   rpx__workers_slice(y->c.repeats, y->processes, i), &y->w, err);
+            if (y->ar.on) /* the steps still to run on both sides share the time left */
+                rc = rpx__autorange_step(&y->ar, &y->c, &y->rp, &y->smp.work[0],
+                                         pair_steps_left(x, i, j), &y->w, err);
+            else
+                rc = rpx__workers_step(&y->c, &y->rp, &y->smp.work[0],
+                                       rpx__workers_slice(y->c.repeats, y->processes, i), &y->w,
+                                       err);
             if (rc < 0) break;
             go = rc == 1;
         }
         if (rc < 0) break;
     }
+    for (i = 0; i < 2; i++)
+        if (x[i].ar.on) x[i].c.repeats = x[i].w.measured > 0 ? (long)x[i].w.measured : 1;
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
     x[0].cond_end = rpx_system_conditions(x[0].nvml);

@@ -257,7 +257,13 @@ static void measure(const run_params *p, const rpx_inputs *in, run_shared *sh)
                               .progress_before = p->sample_offset,
                               .progress_total = p->progress_total,
                               .progress_process = p->process_index + 1,
-                              .deadline_ns = p->stop_after_s > 0
+                              .replan = p->replan, .replan_ctx = p->replan_ctx,
+                              .warmup_deadline_ns = p->warmup_max_s > 0
+                                                        ? rpx_clock_now_ns() +
+                                                              (int64_t)(p->warmup_max_s * 1e9)
+                                                        : 0,
+                              .deadline_ns = p->replan ? 1 /* asked after the first call */
+                                           : p->stop_after_s > 0
                                                  ? (p->run_start_ns > 0 ? p->run_start_ns
                                                                         : rpx_clock_now_ns()) +
                                                        (int64_t)(p->stop_after_s * 1e9)

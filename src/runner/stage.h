@@ -70,6 +70,13 @@ typedef struct run_params {
     const struct outputs_params *outputs; /* --check-outputs (outputs.h); NULL: not checked */
     int timeline;                 /* --timeline: keep when setup, each call, restore and
                                      teardown began (run_shared's timeline arrays) */
+    /* auto-ranging (autorange.c): the loop's stopping rule, asked after the
+     * first timed call and then at the times it names (rpx_run_config.replan);
+     * NULL: none. warmup_max_s: the warmup ends after this many seconds (at
+     * least one call); 0: none */
+    int64_t (*replan)(void *ctx, const int64_t *samples, size_t measured, int64_t now);
+    void *replan_ctx;
+    double warmup_max_s;
 } run_params;
 
 typedef struct run_shared {
