@@ -93,8 +93,9 @@ def profile(fn, *args, kwargs=None, warmup=10, repeats=None, device="cpu",
     repeats = options.get("repeats", None)
     for label, v in (("min_time", min_time), ("max_time", max_time),
                      ("target_precision", precision)):
-        # the type here; the range and the combinations in the runner's check
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        # refused as a TypeError, as before; the runner checks them again with the rest
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                              or not v > 0):
             raise RpxprofTypeError("%s: a number above 0 (seconds%s), not %r"
                                    % (label, "" if label != "target_precision"
                                       else "; a fraction: 0.01 is +-1 %", v))

@@ -97,30 +97,26 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The calls the p50's 95 % interval needs for +-precision, from n samples (a
- * spread subsample of at most AR_SUBSAMPLE): the median's standard error is
- * about 1.2533 sigma / sqrt(n), sigma about IQR / 1.349. */
+/* The calls the p50's 95 % interval needs for +-precision, from n samples: the
+ * distribution-free interval (the report's within a process) of a spread
+ * subsample of at most AR_SUBSAMPLE, whose half width shrinks about as
+ * 1/sqrt(calls); no normal approximation (a bimodal sample would ask for
+ * millions). Also the median and the spread (IQR / median) for the report. */
 static double plan_need(const int64_t *s, size_t n, double precision, double *p50_ms,
                         double *spread)
 {
     int64_t sub[AR_SUBSAMPLE];
     size_t m = n < AR_SUBSAMPLE ? n : AR_SUBSAMPLE, j, lo, hi;
-    double med, iqr, sigma, need, minc = (double)rpx_stats_quantile_min_calls(0.5, 0.95);
+    double med, iqr, half, minc = (double)rpx_stats_quantile_min_calls(0.5, 0.95);
     for (j = 0; j < m; j++) sub[j] = s[(size_t)((double)j * (double)n / (double)m)];
     qsort(sub, m, sizeof *sub, cmp_i64);
-    med = (double)sub[m / 2];
+    med = m % 2 ? (double)sub[m / 2] : ((double)sub[m / 2 - 1] + (double)sub[m / 2]) / 2;
     iqr = (double)(sub[(3 * (m - 1)) / 4] - sub[(m - 1) / 4]);
     *p50_ms = med / 1e6;
     *spread = med > 0 ? iqr / med : 0;
-    sigma = *spread / 1.349;
-    need = fmax(minc, ceil(pow(1.96 * 1.2533 * sigma / precision, 2)));
-    /* every call in hand: the distribution-free interval itself (the report's within a
-     * process), whose width shrinks about as 1/sqrt(n) */
-    if (m == n && med > 0 && rpx_stats_quantile_ranks(n, 0.5, 0.95, &lo, &hi) == 0) {
-        double half = fmax(med - (double)sub[lo - 1], (double)sub[hi - 1] - med) / med;
-        if (half > precision) need = fmax(need, fmax((double)n + 1, ceil((double)n * pow(half / precision, 2))));
-    }
-    return need;
+    if (!(med > 0) || rpx_stats_quantile_ranks(m, 0.5, 0.95, &lo, &hi) != 0) return minc;
+    half = fmax(med - (double)sub[lo - 1], (double)sub[hi - 1] - med) / med;
+    return fmax(minc, ceil((double)m * pow(half / precision, 2)));
 }
 
 /* The stopping rule, in the worker, outside the timed span: stop (0) when
