@@ -355,22 +355,32 @@ def _label(fn):
     return module, qualname, "%s:%s" % (module or "?", qualname)
 
 
-def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1000,
+def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=None,
                 processes=10, device="cpu", precision="unspecified", unit="request",
-                cpus=None, paired=True, timeout=None, call_timeout=None, names=None):
+                cpus=None, paired=True, timeout=None, call_timeout=None, names=None,
+                min_time=None, max_time=None, target_precision=None):
     """Measure fa and fb in one run as `rpxprof compare --run` does: `processes` worker
     processes of each (forked from this one), alternating A B, B A, ...; with paired=True
     (default) pair k runs both on CPU k mod n of `cpus` (else the allowed CPUs) and the
     ratio's interval comes from the within-pair ratios. Each is called as fn(*args,
     **kwargs) (an nn.Module under torch.inference_mode()); or, the old form, one dict
     name -> numpy array (or an NPZ file's path, *.npz) passed by name. repeats: timed calls per
-    callable. Returns a Comparison (fb/fa: fb is the new one) whose .base and .new are
+    callable; None (the default) auto-ranges as profile() does, in the runner: both callables
+    within max_time s (10), each process's calls until min_time s (1) over the processes and
+    the p50 within +-target_precision (0.01), or its share of the time ends (each Report's
+    .autorange says what was chosen). Returns a Comparison (fb/fa: fb is the new one) whose .base and .new are
     the two Reports. RpxprofError when a run fails or is refused."""
     from . import Report, RpxprofError, RpxprofTypeError, _check_fn, _npz_of
     _check_fn(fa)
     _check_fn(fb)
     threshold = _threshold(threshold)
-    for label, v in (("warmup", warmup), ("repeats", repeats), ("processes", processes)):
+    auto = repeats is None
+    if not auto and (min_time is not None or max_time is not None or
+                     target_precision is not None):
+        raise RpxprofTypeError("min_time, max_time and target_precision are auto-ranging's "
+                               "(repeats=None); with repeats=%r drop them" % (repeats,))
+    for label, v in (("warmup", warmup), ("repeats", 1000 if auto else repeats),
+                     ("processes", processes)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
     if processes < 2:
@@ -406,9 +416,10 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1
             native = {"args": tuple(args), "kwargs": dict(kwargs or {})}
         (ja, sa), (jb, sb), error = _core.profile_pair(
             ca, cb, na, nb, ma, qa, mb, qb, inputs, label=label, warmup=warmup,
-            repeats=repeats, processes=processes, device=device, precision=precision,
+            repeats=1000 if auto else repeats, processes=processes, device=device, precision=precision,
             unit=unit, cpus=cpus, spread=bool(paired), timeout=float(timeout or 0),
-            call_timeout=float(call_timeout or 0), **native)
+            call_timeout=float(call_timeout or 0), **native, **_auto_keywords(
+                auto, min_time, max_time, target_precision))
         reports = [Report(_json.loads(j)) if j else None for j in (ja, jb)]
         for r, s, n in ((reports[0], sa, na), (reports[1], sb, nb)):
             if s != "complete":
@@ -425,4 +436,21 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     c.base, c.new = reports
+    for r in reports:
+        r.autorange = r.get("autorange")
     return c
+
+
+def _auto_keywords(auto, min_time, max_time, target_precision):
+    """profile_pair's auto-ranging keywords (the runner checks their ranges)."""
+    if not auto:
+        return {}
+    kw = {"autorange": True}
+    for k, v in (("min_time", min_time), ("max_time", max_time),
+                 ("target_precision", target_precision)):
+        if v is not None:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                from . import RpxprofTypeError
+                raise RpxprofTypeError("%s: a number above 0, not %r" % (k, v))
+            kw[k] = float(v)
+    return kw

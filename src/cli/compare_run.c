@@ -35,6 +35,10 @@ static const char usage[] =
     "      --processes K      processes per target (default 10: ten of each)\n"
     "      --repeats N        timed calls per target (default 1000)\n"
     "      --warmup N         untimed calls per process (default 10)\n"
+    "      --auto             auto-ranging instead of --repeats, as rpxprof run --auto:\n"
+    "                         both targets within --max-time S (default 10), each\n"
+    "                         process's calls until --min-time S (1) over the processes\n"
+    "                         and the p50 within +-1%, or its share of the time ends\n"
     "      --device DEV, --precision STR, --unit STR   as rpxprof run\n"
     "      --timeout S, --call-timeout S, --grace S    as rpxprof run\n"
     "      --writable-inputs  let the models edit their inputs in place (as rpxprof run)\n"
@@ -70,7 +74,7 @@ int rpx__cli_compare_run(int argc, char **argv)
 {
     enum { O_RUN = 256, O_PROCESSES, O_REPEATS, O_WARMUP, O_DEVICE, O_PRECISION, O_UNIT,
            O_TIMEOUT, O_CALL_TIMEOUT, O_OUT_DIR, O_GATE, O_GRACE, O_WRITABLE, O_CPUS,
-           O_UNPAIRED, O_HTML };
+           O_UNPAIRED, O_HTML, O_AUTO, O_MAX_TIME, O_MIN_TIME };
     static const struct option opts[] = {
         {"run", no_argument, NULL, O_RUN},         {"model", required_argument, NULL, 'm'},
         {"inputs", required_argument, NULL, 'i'},  {"processes", required_argument, NULL, O_PROCESSES},
@@ -83,6 +87,8 @@ int rpx__cli_compare_run(int argc, char **argv)
         {"out-dir", required_argument, NULL, O_OUT_DIR},
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"fail-on-regression", no_argument, NULL, O_GATE}, {"html", required_argument, NULL, O_HTML},
+        {"auto", no_argument, NULL, O_AUTO}, {"max-time", required_argument, NULL, O_MAX_TIME},
+        {"min-time", required_argument, NULL, O_MIN_TIME},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     rpx_runner_config cfg[2];
@@ -93,6 +99,7 @@ int rpx__cli_compare_run(int argc, char **argv)
     rpx_output *hout = NULL;
     char dir[PATH_MAX], path[2][PATH_MAX + 16];
     int nmodels = 0, c, json = 0, gate = 0, rc = RPX_EXIT_FAILURE, made_temp = 0, k;
+    int repeats_given = 0;
     long l;
     json_t *cmp = NULL;
     char *text;
@@ -133,18 +140,25 @@ int rpx__cli_compare_run(int argc, char **argv)
         case O_CALL_TIMEOUT:
         case O_GRACE:
         case O_CPUS:
+        case O_AUTO:
+        case O_MAX_TIME:
+        case O_MIN_TIME:
         case O_WRITABLE: {
             /* a run's option: the options' table's range and words (rpxprof/options.h) */
             const char *name = c == O_REPEATS ? "repeats" : c == O_WARMUP ? "warmup"
                              : c == O_DEVICE ? "device" : c == O_PRECISION ? "precision"
                              : c == O_UNIT ? "unit" : c == O_TIMEOUT ? "timeout"
                              : c == O_GRACE ? "grace" : c == O_WRITABLE ? "writable-inputs"
-                             : c == O_CPUS ? "cpus" : "call-timeout";
+                             : c == O_CPUS ? "cpus" : c == O_AUTO ? "auto"
+                             : c == O_MAX_TIME ? "max-time" : c == O_MIN_TIME ? "min-time"
+                             : "call-timeout";
             char label[40];
             snprintf(label, sizeof label, "--%s", name);
             if (rpx_run_option_set_text(&cfg[0], rpx_run_option_find(name),
-                                        c == O_WRITABLE ? NULL : optarg, label, &err))
+                                        c == O_WRITABLE || c == O_AUTO ? NULL : optarg, label,
+                                        &err))
                 return rpx_cli_fail("compare", RPX_EXIT_USAGE, "%s", err.message);
+            if (c == O_REPEATS) repeats_given = 1;
             break;
         }
         case O_OUT_DIR: out_dir = optarg; break;
@@ -171,7 +185,13 @@ int rpx__cli_compare_run(int argc, char **argv)
     if (nmodels != 2)
         return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --model twice: the base, then the new one");
     if (!cfg[0].inputs) return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--run needs --inputs FILE.npz");
-    {   /* fewer calls a process than a per-process p50 needs: the p50's interval is
+    if (cfg[0].autorange && repeats_given)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                            "--repeats fixes the number of timed calls and --auto picks it; give one");
+    if ((cfg[0].max_time_s > 0 || cfg[0].min_time_s > 0) && !cfg[0].autorange)
+        return rpx_cli_fail("compare", RPX_EXIT_USAGE, "--%s is auto-ranging's; add --auto",
+                            cfg[0].max_time_s > 0 ? "max-time" : "min-time");
+    if (!cfg[0].autorange) {   /* fewer calls a process than a per-process p50 needs: the p50's interval is
          * null, the verdict inconclusive whatever the models do (docs/statistics.md) */
         long need = (long)rpx_stats_quantile_min_calls(0.5, 0.95);
         if (cfg[0].repeats / cfg[0].processes < need)

@@ -228,8 +228,9 @@ typedef struct rpx__autorange {
  * target precision is auto-ranging's; repeats the most calls kept); without
  * it: --max-time's default. 0 or RPX_ENOMEM. */
 int rpx__autorange_prepare(rpx_runner_config *c, rpx__autorange *ar, rpx_error *err);
-/* Two runs measured together (compare --run) share one budget: ar takes with's. */
-void rpx__autorange_share_end(rpx__autorange *ar, const rpx__autorange *with);
+/* Two runs measured together (compare --run) share one budget: ar takes with's
+ * time, and each keeps half the calls. */
+void rpx__autorange_share_end(rpx__autorange *ar, rpx__autorange *with);
 /* One more process, its calls ended by the rule; steps_left: the processes still
  * to run in this budget, this one included. As rpx__workers_step: 1, 0 or < 0. */
 int rpx__autorange_step(rpx__autorange *ar, const rpx_runner_config *c, const run_params *p,

@@ -121,3 +121,45 @@ class TestCli:
         assert p.returncode == 2 and "--min-time" in p.stderr and "--auto" in p.stderr
         p = run_cli(*base, "--auto", "--min-time", "5", "--max-time", "2")
         assert p.returncode == 2 and "--min-time" in p.stderr
+
+
+class TestCompare:
+    def test_compare_run_has_a_time_budget(self):
+        # issue 38 item 11: 1,000 calls x 10 processes per side by default; now max_time
+        def slow():
+            time.sleep(0.05)
+        t = time.perf_counter()
+        c = rpxprof.compare_run(slow, slow, max_time=4, threshold="20%")
+        took = time.perf_counter() - t
+        assert took < 4 + 0.05 + SLACK, took
+        for r in (c.base, c.new):
+            a = r.autorange
+            assert a["max_time_s"] == 4 and a["calls"] == len(r["latency_samples_ms"]) >= 2, a
+            assert a["processes_run"] == r["processes"] >= 2, a
+        assert c["verdict"] in ("same", "inconclusive", "faster", "slower"), c["verdict"]
+
+    def test_compare_run_auto_options_need_auto(self):
+        with pytest.raises(rpxprof.RpxprofTypeError) as e:
+            rpxprof.compare_run(lambda: None, lambda: None, repeats=60, max_time=3)
+        assert "max_time" in str(e.value) and "repeats=None" in str(e.value)
+
+    def test_cli_compare_run_auto(self, tmp_path):
+        np.savez(tmp_path / "in.npz", depth=np.zeros((1, 1, 4, 4), np.float32))
+        out = tmp_path / "od"
+        t = time.perf_counter()
+        p = run_cli("compare", "--run", "-m", "rpxprof-demo:demo_noop", "-m",
+                    "rpxprof-demo:demo_noop", "-i", str(tmp_path / "in.npz"), "--auto",
+                    "--max-time", "3", "--processes", "3", "--out-dir", str(out), "--json")
+        took = time.perf_counter() - t
+        assert p.returncode == 0, p.stderr
+        assert took < 3 + SLACK, took
+        for k in ("base", "new"):
+            r = json.loads((out / (k + ".json")).read_text())
+            a = r["autorange"]  # --processes 3, rounded up to whole rounds over the CPUs
+            assert a["max_time_s"] == 3 and r["processes"] == a["processes_run"] >= 3, a
+        base = ["compare", "--run", "-m", "rpxprof-demo:demo_noop", "-m",
+                "rpxprof-demo:demo_noop", "-i", str(tmp_path / "in.npz")]
+        p = run_cli(*base, "--auto", "--repeats", "60")
+        assert p.returncode == 2 and "--auto" in p.stderr
+        p = run_cli(*base, "--max-time", "3")
+        assert p.returncode == 2 and "--max-time" in p.stderr and "--auto" in p.stderr
