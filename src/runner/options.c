@@ -225,7 +225,7 @@ static const rpx_run_option table[] = {
      NULL, NULL,
      "... or S seconds have passed; with --auto: the whole run ends within S seconds",
      F(max_time_s)},
-    {"auto", "autorange", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
+    {"auto", "auto", RPX_OPT_FLAG, RPX_OPT_INT_FIELD, 0, 1, 0, NULL, NULL, 0, NULL, NULL,
      NULL,
      "auto-ranging instead of --repeats: the timed calls go on, re-planned from those measured"
      " so far, until they took --min-time and the p50's 95% interval is within "
