@@ -22,13 +22,11 @@ def _fmt(x):
 
 
 def _si(x):
-    """"1.81 G" of 1814073344: the rule's three digits and an SI prefix (as the summary)."""
+    """"1.81 G" of 1814073344: the rule's three digits and an SI prefix (rpx_format_si, as
+    the summary's cost line); "n/a" for None."""
     if x is None or isinstance(x, bool) or not isinstance(x, (int, float)):
         return "n/a"
-    x, i = float(x), 0
-    while abs(x) >= 999.5 and i < 5:
-        x, i = x / 1000, i + 1
-    return _fmt(x) + ("", " k", " M", " G", " T", " P")[i]
+    return _core.format_si(float(x))
 
 
 def _stat_key(stat):
@@ -129,65 +127,15 @@ class ReportView:
         """The common fields as one flat dict (a table row; rpxprof.to_dataframe): the
         callable, status, device, precision, unit, calls, processes, each statistic with
         its interval, the minimum, the inference peak RSS, the cost, and per roofline
-        target its ideal bound and the achieved fraction. Unknown values are None."""
-        row = {"name": self.name, "status": self.get("status"), "device": self.get("device"),
-               "precision": self.get("precision"), "unit": self.get("unit"),
-               "calls": self.get("measured_calls"), "processes": self.get("processes")}
-        for s in _STATS:
-            row[s + "_ms"] = self._num("latency", s + "_ms")
-            ci = self.ci(s)
-            row[s + "_ci_lo_ms"], row[s + "_ci_hi_ms"] = ci if ci else (None, None)
-        row["min_ms"] = self.min_ms
-        row["ci_covers"] = (self.get("latency_ci") or {}).get("covers")
-        row["peak_rss_mb"] = self._num("memory", "cpu_inference_peak_mb")
-        for k in ("flops", "macs", "params"):
-            row[k] = self._num("efficiency", k)
-        for key in sorted(self.get("roofline") or {}):
-            row["bound_%s_ms" % key] = self.bound(key)
-            row["achieved_%s" % key] = self.achieved(key)
-        row["created_utc"] = self.get("created_utc")
-        return row
+        target its ideal bound and the achieved fraction. Unknown values are None. The
+        library's row (rpx_report_row), the report's values unrounded."""
+        return _json.loads(_core.report_row(_json.dumps(self, allow_nan=False)))
 
     def _repr_html_(self):
         """Jupyter's view: the headline (p50 with its interval), the latency figure, the
-        cost and the roofline bounds. Self-contained HTML (the SVG inline)."""
-        e = _html.escape
-        ci = self.ci("p50")
-        head = "%s: p50 %s ms" % (e(str(self.name)), _fmt(self.p50_ms))
-        if ci:
-            head += " (95%% CI [%s, %s])" % (_fmt(ci[0]), _fmt(ci[1]))
-        parts = ['<div class="rpxprof-report">',
-                 "<p><strong>%s</strong><br>%s timed calls in %s process(es), status %s</p>"
-                 % (head, e(str(self.get("measured_calls"))), e(str(self.get("processes"))),
-                    e(str(self.get("status"))))]
-        rows = []
-        for s in _STATS + ("min",):
-            v = self._num("latency", s + "_ms")
-            c = self.ci(s) if s != "min" else None
-            rows.append("<tr><th>%s</th><td>%s ms</td><td>%s</td></tr>"
-                        % (s, _fmt(v), "[%s, %s]" % (_fmt(c[0]), _fmt(c[1])) if c else ""))
-        parts.append('<table><tr><th></th><th>latency</th><th>95%% CI</th></tr>%s</table>'
-                     % "".join(rows))
-        try:
-            svg = self.figure_svg()
-            parts.append("<div>%s</div>" % svg[svg.find("<svg"):])
-        except Exception:  # no samples (a failed run): the figure is left out
-            pass
-        eff = self.get("efficiency") or {}
-        if any(isinstance(eff.get(k), (int, float)) for k in ("flops", "macs", "params")):
-            parts.append("<p>cost per call: %s FLOPs, %s MACs, %s params (%s)</p>"
-                         % (_si(eff.get("flops")), _si(eff.get("macs")),
-                            _si(eff.get("params")), e(str(eff.get("source")))))
-        roof = self.get("roofline") or {}
-        if roof:
-            rr = "".join("<tr><td>%s</td><td>%s ms</td><td>%s</td></tr>"
-                         % (e(k), _fmt(self.bound(k)),
-                            "n/a" if self.achieved(k) is None
-                            else _fmt(100 * self.achieved(k)) + " %") for k in sorted(roof))
-            parts.append("<table><tr><th>bound</th><th>ideal</th><th>p50 achieves</th></tr>"
-                         "%s</table>" % rr)
-        parts.append("</div>")
-        return "\n".join(parts)
+        cost and the roofline bounds. Self-contained HTML (the SVG inline), from the library
+        (rpx_html_glance; the full page is `rpxprof report`'s)."""
+        return _core.html_glance(_json.dumps(self, allow_nan=False))
 
 
 def _as_report(x, what):

@@ -19,6 +19,7 @@
 #include "rpxprof/compare.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
+#include "rpxprof/html.h"
 #include "common/json.h"
 #include "device/nvml.h"
 #include "common/output.h"
@@ -697,6 +698,86 @@ static PyObject *core_format_3g(PyObject *self, PyObject *args, PyObject *kw)
     return PyUnicode_FromString(rpx_format_3g(buf, sizeof buf, x));
 }
 
+/* format_si(x) -> a count by the summary's rule with an SI prefix (rpx_format_si):
+ * "1.81 G", "11.7 M". */
+static PyObject *core_format_si(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"x", NULL};
+    double x;
+    char buf[48];
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "d", names, &x)) return NULL;
+    return PyUnicode_FromString(rpx_format_si(buf, sizeof buf, x));
+}
+
+/* report_row(report_json) -> the report's one flat row as JSON (rpx_report_row):
+ * Report.to_row's columns, in order. */
+static PyObject *core_report_row(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"report", NULL};
+    const char *text;
+    json_t *r, *row;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s", names, &text)) return NULL;
+    if (!(r = parse_report(text, "report"))) return NULL;
+    row = rpx_report_row(r);
+    json_decref(r);
+    return json_text(row);
+}
+
+/* html_glance(report_json) -> one report at a glance as an HTML fragment
+ * (rpx_html_glance): Report._repr_html_. */
+static PyObject *core_html_glance(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"report", NULL};
+    const char *text;
+    json_t *r;
+    char *html = NULL;
+    PyObject *out;
+    rpx_error err = {0};
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s", names, &text)) return NULL;
+    if (!(r = parse_report(text, "report"))) return NULL;
+    if (rpx_html_glance(r, &html, &err) != 0) {
+        json_decref(r);
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    }
+    json_decref(r);
+    out = PyUnicode_FromString(html);
+    free(html);
+    return out;
+}
+
+/* html_report(report_json, title=None) -> the HTML page of `rpxprof report` for one
+ * report (rpx_html_report): Jupyter's view of a Report. */
+static PyObject *core_html_report(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"report", "title", NULL};
+    const char *text, *title = NULL;
+    json_t *r;
+    const json_t *runs[1];
+    char *html = NULL;
+    PyObject *out;
+    rpx_error err = {0};
+    rpx_html_input in;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", names, &text, &title)) return NULL;
+    if (!(r = parse_report(text, "report"))) return NULL;
+    memset(&in, 0, sizeof in);
+    runs[0] = r;
+    in.title = title;
+    in.runs = runs;
+    in.n_runs = 1;
+    if (rpx_html_report(&in, &html, &err) != 0) {
+        json_decref(r);
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    }
+    json_decref(r);
+    out = PyUnicode_FromString(html);
+    free(html);
+    return out;
+}
+
 /* plot_svg(report_json, timeline=False) -> the SVG of `rpxprof plot` for one report
  * (rpx_plot_svg): its latency distribution with the p50's interval, or its timeline. */
 static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
@@ -957,6 +1038,10 @@ RPX_C_LOCALE(core_roofline)
 RPX_C_LOCALE(core_system_card)
 RPX_C_LOCALE(core_summary)
 RPX_C_LOCALE(core_format_3g)
+RPX_C_LOCALE(core_format_si)
+RPX_C_LOCALE(core_report_row)
+RPX_C_LOCALE(core_html_report)
+RPX_C_LOCALE(core_html_glance)
 RPX_C_LOCALE(core_plot_svg)
 RPX_C_LOCALE(core_compare)
 RPX_C_LOCALE(core_profile_pair)
@@ -995,6 +1080,14 @@ static PyMethodDef methods[] = {
      "The text summary of a report (as rpxprof run prints it)."},
     {"format_3g", (PyCFunction)(void (*)(void))core_format_3g_c, METH_VARARGS | METH_KEYWORDS,
      "A number by the summary's rule: three significant digits, no exponent."},
+    {"format_si", (PyCFunction)(void (*)(void))core_format_si_c, METH_VARARGS | METH_KEYWORDS,
+     "A count by the summary's rule with an SI prefix: 1.81 G."},
+    {"report_row", (PyCFunction)(void (*)(void))core_report_row_c, METH_VARARGS | METH_KEYWORDS,
+     "The report's one flat row as JSON (Report.to_row)."},
+    {"html_report", (PyCFunction)(void (*)(void))core_html_report_c, METH_VARARGS | METH_KEYWORDS,
+     "The HTML page of one report (as rpxprof report makes it)."},
+    {"html_glance", (PyCFunction)(void (*)(void))core_html_glance_c, METH_VARARGS | METH_KEYWORDS,
+     "One report at a glance as an HTML fragment (Report._repr_html_)."},
     {"plot_svg", (PyCFunction)(void (*)(void))core_plot_svg_c, METH_VARARGS | METH_KEYWORDS,
      "The SVG figure of one report (as rpxprof plot draws it)."},
     {"compare", (PyCFunction)(void (*)(void))core_compare_c, METH_VARARGS | METH_KEYWORDS,
