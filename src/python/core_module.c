@@ -748,36 +748,6 @@ static PyObject *core_html_glance(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
-/* html_report(report_json, title=None) -> the HTML page of `rpxprof report` for one
- * report (rpx_html_report): Jupyter's view of a Report. */
-static PyObject *core_html_report(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *names[] = {"report", "title", NULL};
-    const char *text, *title = NULL;
-    json_t *r;
-    const json_t *runs[1];
-    char *html = NULL;
-    PyObject *out;
-    rpx_error err = {0};
-    rpx_html_input in;
-    (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", names, &text, &title)) return NULL;
-    if (!(r = parse_report(text, "report"))) return NULL;
-    memset(&in, 0, sizeof in);
-    runs[0] = r;
-    in.title = title;
-    in.runs = runs;
-    in.n_runs = 1;
-    if (rpx_html_report(&in, &html, &err) != 0) {
-        json_decref(r);
-        return raise_error(err.message, RPX_EXIT_FAILURE);
-    }
-    json_decref(r);
-    out = PyUnicode_FromString(html);
-    free(html);
-    return out;
-}
-
 /* plot_svg(report_json, timeline=False) -> the SVG of `rpxprof plot` for one report
  * (rpx_plot_svg): its latency distribution with the p50's interval, or its timeline. */
 static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
@@ -785,45 +755,20 @@ static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"report", "timeline", NULL};
     const char *text;
     int timeline = 0;
-    json_t *r, *smp;
-    double *samples = NULL;
-    size_t i, n;
-    rpx_plot_row row;
+    json_t *r;
     rpx_error err = {0};
-    char *svg = NULL, note[200];
+    char *svg = NULL;
     PyObject *out = NULL;
-    const json_t *v;
     (void)self;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "s|p", names, &text, &timeline)) return NULL;
     if (!(r = parse_report(text, "report"))) return NULL;
-    smp = json_object_get(r, "latency_samples_ms");
-    n = json_array_size(smp);
-    if (n == 0) {
-        json_decref(r);
-        return raise_error("report: latency_samples_ms is missing or empty; a figure needs the "
-                           "timed calls of a run", RPX_EXIT_FAILURE);
+    if (rpx_plot_report_svg(r, timeline, &svg, &err) != 0) {
+        if (err.code == RPX_ENOMEM) PyErr_NoMemory();
+        else raise_error(err.message, RPX_EXIT_FAILURE);
+    } else {
+        out = PyUnicode_FromString(svg);
     }
-    if (!(samples = malloc(n * sizeof *samples))) {
-        json_decref(r);
-        return PyErr_NoMemory();
-    }
-    for (i = 0; i < n; i++) samples[i] = json_number_value(json_array_get(smp, i));
-    memset(&row, 0, sizeof row);
-#define STR_OR(k, d) (json_is_string(v = json_object_get(r, k)) ? json_string_value(v) : (d))
-    row.unit = STR_OR("unit", "call");
-    row.panel = STR_OR("task", row.unit);
-    row.label = STR_OR("model_name", STR_OR("model_callable", "fn"));
-    row.device = STR_OR("device", NULL);
-#undef STR_OR
-    row.samples_ms = samples;
-    row.n = n;
-    rpx_plot_row_interval(&row, r);
-    rpx_plot_mode_note_of(note, sizeof note, r);
-    row.mode_note = note;
-    if (rpx_plot_svg(&row, 1, timeline, &svg, &err) != 0) raise_error(err.message, RPX_EXIT_FAILURE);
-    else out = PyUnicode_FromString(svg);
     free(svg);
-    free(samples);
     json_decref(r);
     return out;
 }
@@ -1040,7 +985,6 @@ RPX_C_LOCALE(core_summary)
 RPX_C_LOCALE(core_format_3g)
 RPX_C_LOCALE(core_format_si)
 RPX_C_LOCALE(core_report_row)
-RPX_C_LOCALE(core_html_report)
 RPX_C_LOCALE(core_html_glance)
 RPX_C_LOCALE(core_plot_svg)
 RPX_C_LOCALE(core_compare)
@@ -1084,8 +1028,6 @@ static PyMethodDef methods[] = {
      "A count by the summary's rule with an SI prefix: 1.81 G."},
     {"report_row", (PyCFunction)(void (*)(void))core_report_row_c, METH_VARARGS | METH_KEYWORDS,
      "The report's one flat row as JSON (Report.to_row)."},
-    {"html_report", (PyCFunction)(void (*)(void))core_html_report_c, METH_VARARGS | METH_KEYWORDS,
-     "The HTML page of one report (as rpxprof report makes it)."},
     {"html_glance", (PyCFunction)(void (*)(void))core_html_glance_c, METH_VARARGS | METH_KEYWORDS,
      "One report at a glance as an HTML fragment (Report._repr_html_)."},
     {"plot_svg", (PyCFunction)(void (*)(void))core_plot_svg_c, METH_VARARGS | METH_KEYWORDS,

@@ -867,6 +867,8 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     if (rc == 0 && cfg->audit && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
         rpx_runner_config ac = x.c;
         ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
+        ac.autorange = 0; /* the audits repeat the calls auto-ranging chose */
+        ac.min_time_s = 0;
         rc = rpx__audit_run(&ac, &x.audit, res->warnings, err);
     }
     x.cond_end = rpx_system_conditions(x.nvml);

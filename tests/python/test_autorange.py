@@ -68,7 +68,8 @@ class TestPlans:
         assert took < 4 + 0.4 + SLACK, (took, a)
         # the timed calls filled min_time after the slow ones: hundreds, not a handful
         assert a["calls"] >= 100 and a["plans"] >= 2, a
-        assert a["limited_by"] is None, a
+        # a busy machine may spread sleep() too wide for +-1 % in 4 s: then it says so
+        assert a["limited_by"] is None or "max_time (4 s) left room" in a["limited_by"], a
         assert (r.get("latency_ci") or {}).get("p50_ms") is not None
 
     def test_never_planned_from_one_call_and_the_reason_is_stated(self):
