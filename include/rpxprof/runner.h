@@ -14,7 +14,8 @@
  * SIGINT/SIGTERM with a grace period), and builds the "rpxprof.profile/1"
  * report: every sample and where it came from, intervals, memory, the system
  * card, cost and bounds. With a target precision it adds processes until the
- * p50's interval is narrow enough or the time limit is reached. It never
+ * p50's interval is narrow enough or the time limit is reached; with
+ * autorange it picks the calls itself within max_time (autorange.c). It never
  * prints: what the user should see comes back in `warnings`. */
 #ifndef RPXPROF_RUNNER_H
 #define RPXPROF_RUNNER_H
@@ -113,7 +114,7 @@ typedef struct rpx_runner_config {
      * chosen and what limited it */
     int autorange;
     double min_time_s;
-    /* a soft deadline (the Python package's auto-ranging): no timed call starts once this
+    /* a soft deadline: no timed call starts once this
      * many seconds have passed since the first process began, and the run completes
      * with the samples it has (at least one per process); 0: none */
     double stop_after_s;
