@@ -179,7 +179,7 @@ int rpx__autorange_step(rpx__autorange *ar, const rpx_runner_config *c, const ru
         double timed = 0, overhead, mean;
         size_t k;
         for (k = 0; k < last->measured; k++) timed += (double)last->samples[k];
-        overhead = fmax(0, (double)(now - ar->step_start_ns) - timed);
+        overhead = fmax(0, (double)ar->last_step_ns - timed);
         mean = last->measured ? timed / (double)last->measured : 0;
         if ((double)now + overhead + (double)rpx_stats_quantile_min_calls(0.5, 0.95) * mean +
                 (double)w->measured * AR_REPORT_NS_PER_CALL >
@@ -198,12 +198,12 @@ int rpx__autorange_step(rpx__autorange *ar, const rpx_runner_config *c, const ru
     ar->index = i;
     ar->summed = 0;
     ar->sum_ns = 0;
-    ar->step_start_ns = now;
     rp.replan = replan;
     rp.replan_ctx = ar;
     rp.stop_after_s = 0;
     rp.warmup_max_s = 0.02 * ar->max_time_s; /* at least one warmup call */
     rc = rpx__workers_step(c, &rp, in, cap, w, err);
+    ar->last_step_ns = rpx_clock_now_ns() - now; /* its own time: a pair's other side apart */
     if (rc >= 0 && w->n > i && w->proc[i]->measured >= (size_t)cap && ar->procs[i].why == AR_RAN)
         ar->capped = 1;
     return rc;

@@ -594,6 +594,10 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
         return rpx_error_set(err, RPX_EUSAGE, "%s %g s is more than %s %g s; give %s <= %s",
                              sp_("min-time", sp, a, sizeof a), c->min_time_s,
                              sp_("max-time", sp, b, sizeof b), c->max_time_s, a, b);
+    if (c->autorange && c->rate_hz > 0)
+        return rpx_error_set(err, RPX_EUSAGE, "%s paces a fixed number of calls and %s picks "
+                             "the number; give one", sp_("rate", sp, a, sizeof a),
+                             sp_("auto", sp, b, sizeof b));
     if (c->min_time_s > 0 && !c->autorange)
         return rpx_error_set(err, RPX_EUSAGE, "%s is auto-ranging's; add %s",
                              sp_("min-time", sp, a, sizeof a), sp_("auto", sp, b, sizeof b));

@@ -221,7 +221,8 @@ typedef struct rpx__autorange {
     /* the rule's running state in the process being run (its own copy after a fork) */
     int index;
     size_t summed;
-    int64_t sum_ns, step_start_ns;
+    int64_t sum_ns;
+    int64_t last_step_ns;         /* how long the last process of this run took, all told */
 } rpx__autorange;
 
 /* c->autorange: resolve its defaults into ar and make c a plain run (its

@@ -122,6 +122,8 @@ class TestCli:
         assert p.returncode == 2 and "--min-time" in p.stderr and "--auto" in p.stderr
         p = run_cli(*base, "--auto", "--min-time", "5", "--max-time", "2")
         assert p.returncode == 2 and "--min-time" in p.stderr
+        p = run_cli(*base, "--auto", "--rate", "10")
+        assert p.returncode == 2 and "--rate" in p.stderr and "--auto" in p.stderr
 
 
 class TestCompare:
