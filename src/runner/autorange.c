@@ -133,7 +133,7 @@ static int64_t replan(void *ctx, const int64_t *s, size_t n, int64_t now)
     int64_t end, next;
     while (ar->summed < n) ar->sum_ns += s[ar->summed++];
     if (!P->loop_start_ns) P->loop_start_ns = now - s[0];
-    mean = (double)ar->sum_ns / (double)n;
+    mean = fmax(1, (double)ar->sum_ns / (double)n); /* calls below the clock's resolution */
     sum_s = (double)ar->sum_ns / 1e9;
     end = P->end_ns - (int64_t)((double)n * AR_REPORT_NS_PER_CALL);
     if (n < AR_FIRST_PLAN) { /* never plan from one call; only keep to the time */
@@ -286,7 +286,9 @@ json_t *rpx__autorange_json(const rpx__autorange *ar, const workers *w, json_t *
     json_object_set_new(o, "max_time_s", json_real(ar->max_time_s));
     json_object_set_new(o, "target_precision", json_real(ar->precision));
     json_object_set_new(o, "calls", json_integer((json_int_t)w->measured));
-    json_object_set_new(o, "repeats", json_integer((json_int_t)fmax(want, (double)w->measured)));
+    json_object_set_new(o, "repeats", json_integer((json_int_t)(isfinite(want) && want < 1e15
+                                                                   ? fmax(want, (double)w->measured)
+                                                                   : (double)w->measured)));
     json_object_set_new(o, "timed_s", json_real(timed));
     json_object_set_new(o, "calls_for_precision", rpx_json_real_or_null(need));
     json_object_set_new(o, "p50_ms", rpx_json_real_or_null(p50));
