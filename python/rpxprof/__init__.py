@@ -396,7 +396,7 @@ def _native_keywords(native, progress, target_precision, max_time, stop_after=No
                      autorange=False, min_time=None):
     kw = {"progress": bool(progress)}
     if autorange:  # the runner's auto-ranging (src/runner/autorange.c)
-        kw["autorange"] = True
+        kw["auto"] = True
     if min_time is not None:
         kw["min_time"] = float(min_time)
     if native is not None:

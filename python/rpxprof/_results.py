@@ -393,7 +393,7 @@ def _auto_keywords(auto, min_time, max_time, target_precision):
     """profile_pair's auto-ranging keywords (the runner checks their ranges)."""
     if not auto:
         return {}
-    kw = {"autorange": True}
+    kw = {"auto": True}
     for k, v in (("min_time", min_time), ("max_time", max_time),
                  ("target_precision", target_precision)):
         if v is not None:

@@ -218,7 +218,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
                             "target_precision", "max_time", "stop_after", "audit",
                             "audit_threshold", "call_records", "check_outputs",
                             "check_fraction", "rtol", "atol", "output_field", "save_outputs",
-                            "reference_outputs", "autorange", "min_time", NULL};
+                            "reference_outputs", "auto", "min_time", NULL};
     PyObject *fn, *samples_obj = Py_None, *out = NULL, *warnings = NULL, *report = NULL;
     PyObject *call_args = Py_None, *call_kwargs = Py_None;
     const char *model, *module = NULL, *qualname = NULL, *inputs = NULL, *label = NULL;
@@ -847,7 +847,7 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"fn_a", "fn_b", "name_a", "name_b", "module_a", "qualname_a",
                             "module_b", "qualname_b", "inputs", "label", "writable", "warmup",
                             "repeats", "processes", "device", "precision", "unit", "cpus",
-                            "spread", "timeout", "call_timeout", "args", "kwargs", "autorange",
+                            "spread", "timeout", "call_timeout", "args", "kwargs", "auto",
                             "min_time", "max_time", "target_precision", NULL};
     PyObject *fn[2], *out = NULL, *rep[2] = {NULL, NULL};
     PyObject *call_args = Py_None, *call_kwargs = Py_None;
