@@ -38,6 +38,11 @@ extern "C" {
 #define RPX_RUNNER_MAX_WARMUP 1000000000L
 #define RPX_RUNNER_DEFAULT_PROCESSES 5
 #define RPX_RUNNER_NOTICE_S 5
+/* auto-ranging's defaults (rpx_runner_config.autorange): min_time_s, max_time_s,
+ * target_precision when 0 */
+#define RPX_AUTORANGE_MIN_TIME_S 1.0
+#define RPX_AUTORANGE_MAX_TIME_S 10.0
+#define RPX_AUTORANGE_PRECISION 0.01
 
 /* rpx_runner_config.call_records (--call-records cpu|full|off) */
 enum { RPX_CALL_RECORDS_CPU = 0, RPX_CALL_RECORDS_FULL = 1, RPX_CALL_RECORDS_OFF = 2 };

@@ -18,9 +18,9 @@
 #include "rpxprof/stats.h"
 #include "runner/runner_internal.h"
 
-#define AR_MIN_TIME_S 1.0     /* the defaults: timed calls of 1 s at least, */
-#define AR_MAX_TIME_S 10.0    /* the whole run within 10 s, */
-#define AR_PRECISION 0.01     /* the p50's 95 % interval within +-1 % of it */
+#define AR_MIN_TIME_S RPX_AUTORANGE_MIN_TIME_S   /* the defaults: timed calls of 1 s at least, */
+#define AR_MAX_TIME_S RPX_AUTORANGE_MAX_TIME_S   /* the whole run within 10 s, */
+#define AR_PRECISION RPX_AUTORANGE_PRECISION     /* the p50's interval within +-1 % of it */
 /* Every timed call keeps its sample in the report: auto-ranging keeps at most
  * this many over the run (a callable of 50 ns would otherwise fill the
  * repeats limit, and a report of 10^7 samples, in one second) */

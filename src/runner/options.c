@@ -590,10 +590,13 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
         return rpx_error_set(err, RPX_EUSAGE, "%s traces the kernels of one process; give %s 1",
                              sp_("gpu-time", sp, a, sizeof a), sp_("processes", sp, b, sizeof b));
     if ((rc = rpx__placement_check(c, sp, err)) != 0) return rc;
-    if (c->autorange && c->min_time_s > 0 && c->max_time_s > 0 && c->min_time_s > c->max_time_s)
-        return rpx_error_set(err, RPX_EUSAGE, "%s %g s is more than %s %g s; give %s <= %s",
+    if (c->autorange && c->min_time_s > 0 &&
+        c->min_time_s > (c->max_time_s > 0 ? c->max_time_s : RPX_AUTORANGE_MAX_TIME_S))
+        return rpx_error_set(err, RPX_EUSAGE, "%s %g s is more than %s %g s%s; give %s <= %s",
                              sp_("min-time", sp, a, sizeof a), c->min_time_s,
-                             sp_("max-time", sp, b, sizeof b), c->max_time_s, a, b);
+                             sp_("max-time", sp, b, sizeof b),
+                             c->max_time_s > 0 ? c->max_time_s : RPX_AUTORANGE_MAX_TIME_S,
+                             c->max_time_s > 0 ? "" : " (its default)", a, b);
     if (c->autorange && c->rate_hz > 0)
         return rpx_error_set(err, RPX_EUSAGE, "%s paces a fixed number of calls and %s picks "
                              "the number; give one", sp_("rate", sp, a, sizeof a),

@@ -86,6 +86,9 @@ class TestPlans:
             rpxprof.profile(lambda: None, min_time=5, max_time=2)
         assert "min_time" in str(e.value) and "max_time" in str(e.value)
         assert "--" not in str(e.value)
+        with pytest.raises(rpxprof.RpxprofError) as e:  # against max_time's default, 10 s
+            rpxprof.profile(lambda: None, min_time=20)
+        assert "max_time 10 s (its default)" in str(e.value)
 
 
 def run_cli(*args):
