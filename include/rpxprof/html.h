@@ -45,6 +45,11 @@ typedef struct rpx_html_input {
 /* The page (malloc'ed, NUL-terminated) into *html. 0, or < 0 with err set
  * (nothing to show, out of memory). */
 RPX_API int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err);
+/* One run report at a glance as an HTML fragment (Jupyter's view of a Python
+ * Report): the headline (p50 with its interval), the statistics with their
+ * intervals, the latency figure inline, the cost and the roofline bounds, every
+ * number by the summary's rule. 0 and a malloc'ed fragment, or < 0 (err). */
+RPX_API int rpx_html_glance(const json_t *report, char **html, rpx_error *err);
 
 #ifdef __cplusplus
 }

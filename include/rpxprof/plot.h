@@ -52,6 +52,10 @@ RPX_API void rpx_plot_mode_note_of(char *buf, size_t cap, const json_t *report);
  * model, the p50's interval drawn as an error bar where the row has one; with
  * `timeline`, latency against call index of rows[0] (its interval a band). */
 RPX_API int rpx_plot_svg(const rpx_plot_row *rows, size_t n, int timeline, char **svg, rpx_error *err);
+/* The latency figure of one run report (`rpxprof plot` of it): its samples,
+ * the p50's interval and how the calls were scheduled. 0 and *svg, or < 0
+ * (no samples: RPX_EINVAL, err says why). */
+RPX_API int rpx_plot_report_svg(const json_t *report, int timeline, char **svg, rpx_error *err);
 
 
 #ifdef __cplusplus

@@ -14,7 +14,8 @@
  * SIGINT/SIGTERM with a grace period), and builds the "rpxprof.profile/1"
  * report: every sample and where it came from, intervals, memory, the system
  * card, cost and bounds. With a target precision it adds processes until the
- * p50's interval is narrow enough or the time limit is reached. It never
+ * p50's interval is narrow enough or the time limit is reached; with
+ * autorange it picks the calls itself within max_time (autorange.c). It never
  * prints: what the user should see comes back in `warnings`. */
 #ifndef RPXPROF_RUNNER_H
 #define RPXPROF_RUNNER_H
@@ -39,6 +40,11 @@ extern "C" {
 #define RPX_RUNNER_NOTICE_S 5
 /* at most this many options in the run options' table (rpxprof/options.h) */
 #define RPX_RUN_OPTIONS_MAX 128
+/* auto-ranging's defaults (rpx_runner_config.autorange): min_time_s, max_time_s,
+ * target_precision when 0 */
+#define RPX_AUTORANGE_MIN_TIME_S 1.0
+#define RPX_AUTORANGE_MAX_TIME_S 10.0
+#define RPX_AUTORANGE_PRECISION 0.01
 
 /* rpx_runner_config.call_records (--call-records cpu|full|off) */
 enum { RPX_CALL_RECORDS_CPU = 0, RPX_CALL_RECORDS_FULL = 1, RPX_CALL_RECORDS_OFF = 2 };
@@ -103,10 +109,19 @@ typedef struct rpx_runner_config {
     rpx_target_options target;
     long max_failures;
     /* stopping: add processes until the p50's 95 % interval is within
-     * +-target_precision of it (0: off), or max_time_s has passed */
+     * +-target_precision of it (0: off), or max_time_s has passed (0: the
+     * default, 60 s; 10 s with autorange) */
     double target_precision;
     double max_time_s;
-    /* a soft deadline (the Python package's auto-ranging): no timed call starts once this
+    /* auto-ranging (--auto, Python's profile() default; src/runner/autorange.c):
+     * `repeats` is not used; each process's timed calls go on, re-planned from
+     * the calls measured so far, until they took min_time_s (0: 1 s) and the
+     * p50's 95 % interval is within +-target_precision (0: 1 %), or until the
+     * whole run would pass max_time_s; the report's `autorange` says what was
+     * chosen and what limited it */
+    int autorange;
+    double min_time_s;
+    /* a soft deadline: no timed call starts once this
      * many seconds have passed since the first process began, and the run completes
      * with the samples it has (at least one per process); 0: none */
     double stop_after_s;

@@ -20,6 +20,17 @@ extern "C" {
  * infinity. The C locale's '.' whatever the process's locale. Writes at most
  * cap bytes (cap >= 32 holds every result); returns buf. */
 RPX_API char *rpx_format_3g(char *buf, size_t cap, double x);
+/* A count by the same rule with an SI prefix, as the summary's cost line:
+ * "1.81 G" of 1814073344, "11.7 M", "950" (prefixes k, M, G, T, P). cap >= 40;
+ * returns buf. */
+RPX_API char *rpx_format_si(char *buf, size_t cap, double x);
+/* The report's common fields as one flat row (Python's Report.to_row, a
+ * DataFrame's row): name, status, device, precision, unit, calls, processes,
+ * each of p50/p95/p99/mean as STAT_ms, STAT_ci_lo_ms, STAT_ci_hi_ms, min_ms,
+ * ci_covers, peak_rss_mb, flops, macs, params, per roofline target (in key
+ * order) bound_KEY_ms and achieved_KEY (the ideal bound), created_utc; a value
+ * the report does not hold is null. A new object (NULL out of memory). */
+RPX_API json_t *rpx_report_row(const json_t *report);
 
 typedef struct rpx_summary_opts {
     long asked_processes;         /* the processes asked for: 0 none (one worker in the

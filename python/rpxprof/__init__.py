@@ -182,7 +182,8 @@ def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precisio
                  unit=None, processes=None, writable_inputs=False, cost=None, flops=None,
                  params=None, gpus=None, meta=None, timeout=None, call_timeout=None, name=None,
                  cpus=None, spread=False, native=None, progress=False, target_precision=None,
-                 max_time=None, stop_after=None, audit=None, audit_threshold=None,
+                 max_time=None, stop_after=None, autorange=False, min_time=None, audit=None,
+                 audit_threshold=None,
                  call_records=None, check_outputs=None, check_fraction=None, rtol=None,
                  atol=None, output_field=None, save_outputs=None, reference_outputs=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
@@ -316,7 +317,8 @@ def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precisio
             call_timeout=float(call_timeout) if call_timeout else None,
             cpus=cpus, spread=bool(spread), **_native_keywords(native, progress,
                                                                 target_precision, max_time,
-                                                                stop_after),
+                                                                stop_after, autorange,
+                                                                min_time),
             audit=audit,
             audit_threshold=None if audit_threshold is None else float(audit_threshold),
             call_records=call_records, **checks)
@@ -392,8 +394,13 @@ def _native_label(native):
     return _torch.describe(*native)
 
 
-def _native_keywords(native, progress, target_precision, max_time, stop_after=None):
+def _native_keywords(native, progress, target_precision, max_time, stop_after=None,
+                     autorange=False, min_time=None):
     kw = {"progress": bool(progress)}
+    if autorange:  # the runner's auto-ranging (src/runner/autorange.c)
+        kw["auto"] = True
+    if min_time is not None:
+        kw["min_time"] = float(min_time)
     if native is not None:
         kw["args"], kw["kwargs"] = native
         if kw["kwargs"] is None:

@@ -22,13 +22,11 @@ def _fmt(x):
 
 
 def _si(x):
-    """"1.81 G" of 1814073344: the rule's three digits and an SI prefix (as the summary)."""
+    """"1.81 G" of 1814073344: the rule's three digits and an SI prefix (rpx_format_si, as
+    the summary's cost line); "n/a" for None."""
     if x is None or isinstance(x, bool) or not isinstance(x, (int, float)):
         return "n/a"
-    x, i = float(x), 0
-    while abs(x) >= 999.5 and i < 5:
-        x, i = x / 1000, i + 1
-    return _fmt(x) + ("", " k", " M", " G", " T", " P")[i]
+    return _core.format_si(float(x))
 
 
 def _stat_key(stat):
@@ -129,65 +127,15 @@ class ReportView:
         """The common fields as one flat dict (a table row; rpxprof.to_dataframe): the
         callable, status, device, precision, unit, calls, processes, each statistic with
         its interval, the minimum, the inference peak RSS, the cost, and per roofline
-        target its ideal bound and the achieved fraction. Unknown values are None."""
-        row = {"name": self.name, "status": self.get("status"), "device": self.get("device"),
-               "precision": self.get("precision"), "unit": self.get("unit"),
-               "calls": self.get("measured_calls"), "processes": self.get("processes")}
-        for s in _STATS:
-            row[s + "_ms"] = self._num("latency", s + "_ms")
-            ci = self.ci(s)
-            row[s + "_ci_lo_ms"], row[s + "_ci_hi_ms"] = ci if ci else (None, None)
-        row["min_ms"] = self.min_ms
-        row["ci_covers"] = (self.get("latency_ci") or {}).get("covers")
-        row["peak_rss_mb"] = self._num("memory", "cpu_inference_peak_mb")
-        for k in ("flops", "macs", "params"):
-            row[k] = self._num("efficiency", k)
-        for key in sorted(self.get("roofline") or {}):
-            row["bound_%s_ms" % key] = self.bound(key)
-            row["achieved_%s" % key] = self.achieved(key)
-        row["created_utc"] = self.get("created_utc")
-        return row
+        target its ideal bound and the achieved fraction. Unknown values are None. The
+        library's row (rpx_report_row), the report's values unrounded."""
+        return _json.loads(_core.report_row(_json.dumps(self, allow_nan=False)))
 
     def _repr_html_(self):
         """Jupyter's view: the headline (p50 with its interval), the latency figure, the
-        cost and the roofline bounds. Self-contained HTML (the SVG inline)."""
-        e = _html.escape
-        ci = self.ci("p50")
-        head = "%s: p50 %s ms" % (e(str(self.name)), _fmt(self.p50_ms))
-        if ci:
-            head += " (95%% CI [%s, %s])" % (_fmt(ci[0]), _fmt(ci[1]))
-        parts = ['<div class="rpxprof-report">',
-                 "<p><strong>%s</strong><br>%s timed calls in %s process(es), status %s</p>"
-                 % (head, e(str(self.get("measured_calls"))), e(str(self.get("processes"))),
-                    e(str(self.get("status"))))]
-        rows = []
-        for s in _STATS + ("min",):
-            v = self._num("latency", s + "_ms")
-            c = self.ci(s) if s != "min" else None
-            rows.append("<tr><th>%s</th><td>%s ms</td><td>%s</td></tr>"
-                        % (s, _fmt(v), "[%s, %s]" % (_fmt(c[0]), _fmt(c[1])) if c else ""))
-        parts.append('<table><tr><th></th><th>latency</th><th>95%% CI</th></tr>%s</table>'
-                     % "".join(rows))
-        try:
-            svg = self.figure_svg()
-            parts.append("<div>%s</div>" % svg[svg.find("<svg"):])
-        except Exception:  # no samples (a failed run): the figure is left out
-            pass
-        eff = self.get("efficiency") or {}
-        if any(isinstance(eff.get(k), (int, float)) for k in ("flops", "macs", "params")):
-            parts.append("<p>cost per call: %s FLOPs, %s MACs, %s params (%s)</p>"
-                         % (_si(eff.get("flops")), _si(eff.get("macs")),
-                            _si(eff.get("params")), e(str(eff.get("source")))))
-        roof = self.get("roofline") or {}
-        if roof:
-            rr = "".join("<tr><td>%s</td><td>%s ms</td><td>%s</td></tr>"
-                         % (e(k), _fmt(self.bound(k)),
-                            "n/a" if self.achieved(k) is None
-                            else _fmt(100 * self.achieved(k)) + " %") for k in sorted(roof))
-            parts.append("<table><tr><th>bound</th><th>ideal</th><th>p50 achieves</th></tr>"
-                         "%s</table>" % rr)
-        parts.append("</div>")
-        return "\n".join(parts)
+        cost and the roofline bounds. Self-contained HTML (the SVG inline), from the library
+        (rpx_html_glance; the full page is `rpxprof report`'s)."""
+        return _core.html_glance(_json.dumps(self, allow_nan=False))
 
 
 def _as_report(x, what):
@@ -355,22 +303,32 @@ def _label(fn):
     return module, qualname, "%s:%s" % (module or "?", qualname)
 
 
-def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1000,
+def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=None,
                 processes=10, device="cpu", precision="unspecified", unit="request",
-                cpus=None, paired=True, timeout=None, call_timeout=None, names=None):
+                cpus=None, paired=True, timeout=None, call_timeout=None, names=None,
+                min_time=None, max_time=None, target_precision=None):
     """Measure fa and fb in one run as `rpxprof compare --run` does: `processes` worker
     processes of each (forked from this one), alternating A B, B A, ...; with paired=True
     (default) pair k runs both on CPU k mod n of `cpus` (else the allowed CPUs) and the
     ratio's interval comes from the within-pair ratios. Each is called as fn(*args,
     **kwargs) (an nn.Module under torch.inference_mode()); or, the old form, one dict
     name -> numpy array (or an NPZ file's path, *.npz) passed by name. repeats: timed calls per
-    callable. Returns a Comparison (fb/fa: fb is the new one) whose .base and .new are
+    callable; None (the default) auto-ranges as profile() does, in the runner: both callables
+    within max_time s (10), each process's calls until min_time s (1) over the processes and
+    the p50 within +-target_precision (0.01), or its share of the time ends (each Report's
+    .autorange says what was chosen). Returns a Comparison (fb/fa: fb is the new one) whose .base and .new are
     the two Reports. RpxprofError when a run fails or is refused."""
     from . import Report, RpxprofError, RpxprofTypeError, _check_fn, _npz_of
     _check_fn(fa)
     _check_fn(fb)
     threshold = _threshold(threshold)
-    for label, v in (("warmup", warmup), ("repeats", repeats), ("processes", processes)):
+    auto = repeats is None
+    if not auto and (min_time is not None or max_time is not None or
+                     target_precision is not None):
+        raise RpxprofTypeError("min_time, max_time and target_precision are auto-ranging's "
+                               "(repeats=None); with repeats=%r drop them" % (repeats,))
+    for label, v in (("warmup", warmup), ("repeats", 1000 if auto else repeats),
+                     ("processes", processes)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise RpxprofTypeError("%s: an int, not %s" % (label, type(v).__name__))
     if processes < 2:
@@ -409,7 +367,8 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1
             repeats=repeats, processes=processes, device=device, precision=precision,
             unit=unit, cpus=cpus, spread=bool(paired),
             timeout=float(timeout) if timeout else None,
-            call_timeout=float(call_timeout) if call_timeout else None, **native)
+            call_timeout=float(call_timeout) if call_timeout else None, **native,
+            **_auto_keywords(auto, min_time, max_time, target_precision))
         reports = [Report(_json.loads(j)) if j else None for j in (ja, jb)]
         for r, s, n in ((reports[0], sa, na), (reports[1], sb, nb)):
             if s != "complete":
@@ -426,4 +385,21 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=1
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     c.base, c.new = reports
+    for r in reports:
+        r.autorange = r.get("autorange")
     return c
+
+
+def _auto_keywords(auto, min_time, max_time, target_precision):
+    """profile_pair's auto-ranging keywords (the runner checks their ranges)."""
+    if not auto:
+        return {}
+    kw = {"auto": True}
+    for k, v in (("min_time", min_time), ("max_time", max_time),
+                 ("target_precision", target_precision)):
+        if v is not None:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                from . import RpxprofTypeError
+                raise RpxprofTypeError("%s: a number above 0, not %r" % (k, v))
+            kw[k] = float(v)
+    return kw

@@ -35,6 +35,10 @@ static const char usage[] =
     "      --processes K      processes per target (default 10: ten of each)\n"
     "      --repeats N        timed calls per target (default 1000)\n"
     "      --warmup N         untimed calls per process (default 10)\n"
+    "      --auto             auto-ranging instead of --repeats, as rpxprof run --auto:\n"
+    "                         both targets within --max-time S (default 10), each\n"
+    "                         process's calls until --min-time S (1) over the processes\n"
+    "                         and the p50 within +-1%, or its share of the time ends\n"
     "      --device DEV, --precision STR, --unit STR   as rpxprof run\n"
     "      --timeout S, --call-timeout S, --grace S    as rpxprof run\n"
     "      --writable-inputs  let the models edit their inputs in place (as rpxprof run)\n"
@@ -175,8 +179,9 @@ static int check(compare_args *a)
     rpx_error cerr = {0};
     int k;
     /* fewer calls a process than a per-process p50 needs: the p50's interval is
-     * null, the verdict inconclusive whatever the models do (docs/statistics.md) */
-    if (cfg->repeats / cfg->processes < need)
+     * null, the verdict inconclusive whatever the models do (docs/statistics.md);
+     * --auto picks the calls itself (and refuses --repeats beside it) */
+    if (!cfg->autorange && cfg->repeats / cfg->processes < need)
         return rpx_cli_fail("compare", RPX_EXIT_USAGE,
                             "--repeats %ld over --processes %d is %ld call%s a process; the p50's interval "
                             "between processes needs at least %ld in every process: give --repeats %ld or "

@@ -103,6 +103,8 @@ static const char usage[] =
     "@spread\n"
     "@target-precision\n"
     "@max-time\n"
+    "@auto\n"
+    "@min-time\n"
     "@call-records\n"
     "\n"
     "Audits (docs/audits.md):\n"

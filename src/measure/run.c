@@ -274,6 +274,8 @@ static loop_end warmup(const rpx_run_config *cfg, const rpx_target *target,
             how = END_INTERRUPTED;
             break;
         }
+        if (cfg->warmup_deadline_ns > 0 && i > 0 && rpx_clock_now_ns() >= cfg->warmup_deadline_ns)
+            break;
         if (many) in = &many[k];
         if (cfg->pristine) {
             int64_t r0 = rpx_clock_now_ns(), r1;
@@ -356,7 +358,7 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     progress prog = {0};
     rpx_error merr;
     int64_t *samples;
-    int64_t start, pace_start;
+    int64_t start, pace_start, deadline = cfg ? cfg->deadline_ns : 0;
     size_t measured = 0;
     long i;
     int rc;
@@ -383,7 +385,12 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     for (i = 0; i < cfg->repeats; i++) {
         int64_t t0, t1;
         if (stop && *stop) goto interrupted;
-        if (cfg->deadline_ns > 0 && i > 0 && rpx_clock_now_ns() >= cfg->deadline_ns) break;
+        if (deadline > 0 && i > 0) {
+            int64_t now = rpx_clock_now_ns();
+            if (now >= deadline &&
+                (!cfg->replan || (deadline = cfg->replan(cfg->replan_ctx, samples, measured, now)) <= now))
+                break;
+        }
         if (many) in = &many[k];
         if (pristine) {
             int64_t r0 = rpx_clock_now_ns();

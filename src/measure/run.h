@@ -108,6 +108,16 @@ typedef struct rpx_run_config {
     /* a soft deadline (CLOCK_MONOTONIC ns; 0: none): once it has passed, no further
      * timed call starts (after the first); the run completes with what it measured */
     int64_t deadline_ns;
+    /* optional (auto-ranging, src/runner/autorange.c): when the soft deadline
+     * has passed, the loop asks replan(ctx, samples, measured, now) for the
+     * next one instead of stopping, outside the timed span: a time after
+     * `now` goes on, anything else stops (the run completes with what it
+     * measured). Only at the deadlines it returns: no work in between. */
+    int64_t (*replan)(void *ctx, const int64_t *samples, size_t measured, int64_t now);
+    void *replan_ctx;
+    /* the warmup's soft deadline (CLOCK_MONOTONIC ns; 0: none): once it has
+     * passed, no further warmup call starts (after the first) */
+    int64_t warmup_deadline_ns;
     /* optional (--timeline): when each call started, on the clock of the
      * samples, stored after the call ends, outside the timed span.
      * call_start_ns: each successful timed call's t0 (index `measured`, beside

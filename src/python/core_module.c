@@ -19,6 +19,7 @@
 #include "rpxprof/compare.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/error.h"
+#include "rpxprof/html.h"
 #include "common/json.h"
 #include "device/nvml.h"
 #include "common/output.h"
@@ -794,6 +795,56 @@ static PyObject *core_format_3g(PyObject *self, PyObject *args, PyObject *kw)
     return PyUnicode_FromString(rpx_format_3g(buf, sizeof buf, x));
 }
 
+/* format_si(x) -> a count by the summary's rule with an SI prefix (rpx_format_si):
+ * "1.81 G", "11.7 M". */
+static PyObject *core_format_si(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"x", NULL};
+    double x;
+    char buf[48];
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "d", names, &x)) return NULL;
+    return PyUnicode_FromString(rpx_format_si(buf, sizeof buf, x));
+}
+
+/* report_row(report_json) -> the report's one flat row as JSON (rpx_report_row):
+ * Report.to_row's columns, in order. */
+static PyObject *core_report_row(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"report", NULL};
+    const char *text;
+    json_t *r, *row;
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s", names, &text)) return NULL;
+    if (!(r = parse_report(text, "report"))) return NULL;
+    row = rpx_report_row(r);
+    json_decref(r);
+    return json_text(row);
+}
+
+/* html_glance(report_json) -> one report at a glance as an HTML fragment
+ * (rpx_html_glance): Report._repr_html_. */
+static PyObject *core_html_glance(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"report", NULL};
+    const char *text;
+    json_t *r;
+    char *html = NULL;
+    PyObject *out;
+    rpx_error err = {0};
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s", names, &text)) return NULL;
+    if (!(r = parse_report(text, "report"))) return NULL;
+    if (rpx_html_glance(r, &html, &err) != 0) {
+        json_decref(r);
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    }
+    json_decref(r);
+    out = PyUnicode_FromString(html);
+    free(html);
+    return out;
+}
+
 /* plot_svg(report_json, timeline=False) -> the SVG of `rpxprof plot` for one report
  * (rpx_plot_svg): its latency distribution with the p50's interval, or its timeline. */
 static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
@@ -801,45 +852,20 @@ static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"report", "timeline", NULL};
     const char *text;
     int timeline = 0;
-    json_t *r, *smp;
-    double *samples = NULL;
-    size_t i, n;
-    rpx_plot_row row;
+    json_t *r;
     rpx_error err = {0};
-    char *svg = NULL, note[200];
+    char *svg = NULL;
     PyObject *out = NULL;
-    const json_t *v;
     (void)self;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "s|p", names, &text, &timeline)) return NULL;
     if (!(r = parse_report(text, "report"))) return NULL;
-    smp = json_object_get(r, "latency_samples_ms");
-    n = json_array_size(smp);
-    if (n == 0) {
-        json_decref(r);
-        return raise_error("report: latency_samples_ms is missing or empty; a figure needs the "
-                           "timed calls of a run", RPX_EXIT_FAILURE);
+    if (rpx_plot_report_svg(r, timeline, &svg, &err) != 0) {
+        if (err.code == RPX_ENOMEM) PyErr_NoMemory();
+        else raise_error(err.message, RPX_EXIT_FAILURE);
+    } else {
+        out = PyUnicode_FromString(svg);
     }
-    if (!(samples = malloc(n * sizeof *samples))) {
-        json_decref(r);
-        return PyErr_NoMemory();
-    }
-    for (i = 0; i < n; i++) samples[i] = json_number_value(json_array_get(smp, i));
-    memset(&row, 0, sizeof row);
-#define STR_OR(k, d) (json_is_string(v = json_object_get(r, k)) ? json_string_value(v) : (d))
-    row.unit = STR_OR("unit", "call");
-    row.panel = STR_OR("task", row.unit);
-    row.label = STR_OR("model_name", STR_OR("model_callable", "fn"));
-    row.device = STR_OR("device", NULL);
-#undef STR_OR
-    row.samples_ms = samples;
-    row.n = n;
-    rpx_plot_row_interval(&row, r);
-    rpx_plot_mode_note_of(note, sizeof note, r);
-    row.mode_note = note;
-    if (rpx_plot_svg(&row, 1, timeline, &svg, &err) != 0) raise_error(err.message, RPX_EXIT_FAILURE);
-    else out = PyUnicode_FromString(svg);
     free(svg);
-    free(samples);
     json_decref(r);
     return out;
 }
@@ -919,6 +945,9 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
         else if (strcmp(kname, "kwargs") == 0) call_kwargs = v;
         else if (strcmp(kname, "spread") == 0) {
             if ((c[0].spread = PyObject_IsTrue(v)) < 0) return NULL;
+        } else if (strcmp(kname, "target_precision") == 0) {
+            /* compare_run()'s auto-ranging precision (compare --run has no --target-precision) */
+            if (py_option(&c[0], rpx_run_option_find(kname), v) != 0) return NULL;
         } else if ((o = rpx_run_option_find(kname)) && strcmp(o->key, kname) == 0 &&
                    rpx_run_option_accepted(o, RPX_SPELL_COMPARE)) {
             if (py_option(&c[0], o, v) != 0) return NULL;
@@ -1041,6 +1070,9 @@ RPX_C_LOCALE(core_roofline)
 RPX_C_LOCALE(core_system_card)
 RPX_C_LOCALE(core_summary)
 RPX_C_LOCALE(core_format_3g)
+RPX_C_LOCALE(core_format_si)
+RPX_C_LOCALE(core_report_row)
+RPX_C_LOCALE(core_html_glance)
 RPX_C_LOCALE(core_plot_svg)
 RPX_C_LOCALE(core_compare)
 RPX_C_LOCALE(core_profile_pair)
@@ -1079,6 +1111,12 @@ static PyMethodDef methods[] = {
      "The text summary of a report (as rpxprof run prints it)."},
     {"format_3g", (PyCFunction)(void (*)(void))core_format_3g_c, METH_VARARGS | METH_KEYWORDS,
      "A number by the summary's rule: three significant digits, no exponent."},
+    {"format_si", (PyCFunction)(void (*)(void))core_format_si_c, METH_VARARGS | METH_KEYWORDS,
+     "A count by the summary's rule with an SI prefix: 1.81 G."},
+    {"report_row", (PyCFunction)(void (*)(void))core_report_row_c, METH_VARARGS | METH_KEYWORDS,
+     "The report's one flat row as JSON (Report.to_row)."},
+    {"html_glance", (PyCFunction)(void (*)(void))core_html_glance_c, METH_VARARGS | METH_KEYWORDS,
+     "One report at a glance as an HTML fragment (Report._repr_html_)."},
     {"plot_svg", (PyCFunction)(void (*)(void))core_plot_svg_c, METH_VARARGS | METH_KEYWORDS,
      "The SVG figure of one report (as rpxprof plot draws it)."},
     {"compare", (PyCFunction)(void (*)(void))core_compare_c, METH_VARARGS | METH_KEYWORDS,

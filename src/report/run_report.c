@@ -140,6 +140,7 @@ static void add_process_keys(const rpx_run_data *d, json_t *report)
     } else {
         json_object_set_new(report, "stopping", json_null());
     }
+    json_object_set_new(report, "autorange", d->autorange ? json_incref(d->autorange) : json_null());
     free(ms);
     free(offsets);
     free(counts);

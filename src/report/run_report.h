@@ -109,6 +109,8 @@ typedef struct rpx_run_data {
     /* the run's other parts (borrowed; NULL: the key is left out) */
     json_t *audit;                /* --audit (runner/audit.c) */
     json_t *server_metrics;       /* --server-metrics (runner/server_metrics.c) */
+    json_t *autorange;            /* --auto: the report's autorange (runner/autorange.c;
+                                     borrowed); NULL: null */
 } rpx_run_data;
 
 /* --timeline on cuda runs: the GPU watch's readings (borrowed; runner/gpu_watch.c). */

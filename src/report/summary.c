@@ -47,8 +47,7 @@ static double num(const json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-/* "1.81 G" of 1814073344: three significant digits and an SI prefix */
-static const char *si(char *buf, size_t cap, double x)
+char *rpx_format_si(char *buf, size_t cap, double x)
 {
     static const char *const prefix[] = {"", " k", " M", " G", " T", " P"};
     int i = 0;
@@ -127,11 +126,11 @@ static void line_cost(rpx_strbuf *s, const json_t *eff)
     if (!json_is_object(eff) || (!isfinite(flops) && !isfinite(macs) && !isfinite(params))) return;
     /* what is known, in this order: the unknown are left out */
     rpx__sb_str(s, "  cost:");
-    if (isfinite(flops)) rpx__sb_printf(s, " %s FLOPs", si(a, sizeof a, flops));
-    if (isfinite(macs)) rpx__sb_printf(s, isfinite(flops) ? " (%s MACs)" : " %s MACs", si(b, sizeof b, macs));
+    if (isfinite(flops)) rpx__sb_printf(s, " %s FLOPs", rpx_format_si(a, sizeof a, flops));
+    if (isfinite(macs)) rpx__sb_printf(s, isfinite(flops) ? " (%s MACs)" : " %s MACs", rpx_format_si(b, sizeof b, macs));
     if (isfinite(params))
-        rpx__sb_printf(s, "%s %s params", isfinite(flops) || isfinite(macs) ? "," : "", si(c, sizeof c, params));
-    if (isfinite(traffic)) rpx__sb_printf(s, ", %sB moved (ideal)", si(d, sizeof d, traffic));
+        rpx__sb_printf(s, "%s %s params", isfinite(flops) || isfinite(macs) ? "," : "", rpx_format_si(c, sizeof c, params));
+    if (isfinite(traffic)) rpx__sb_printf(s, ", %sB moved (ideal)", rpx_format_si(d, sizeof d, traffic));
     rpx__sb_printf(s, " per call%s%s%s%s\n", src ? " (" : "", src ? src : "", src ? ")" : "",
                    json_is_true(json_object_get(eff, "partial")) ? "; partial: some ops have no formula" : "");
 }

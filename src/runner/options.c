@@ -254,9 +254,21 @@ static const rpx_run_option table[] = {
      "add processes (each of --repeats/K calls) until the p50's 95% interval is within +-P of "
      "it (1% or 0.01)",
      F(target_precision)},
-    {"max-time", "max_time", RPX_OPT_DURATION, CLI | PY, 0, 1e7, 1, NULL, "S", 60, "60", NULL, NULL,
-     "... or S seconds have passed",
+    {"max-time", "max_time", RPX_OPT_DURATION, CLI | PY | CMP, 0, 1e7, 1, NULL, "S", 0,
+     "60; 10 with --auto", NULL, NULL,
+     "... or S seconds have passed; with --auto: the whole run ends within S seconds",
      F(max_time_s)},
+    {"auto", "auto", RPX_OPT_FLAG, RPX_OPT_INT_FIELD | CLI | MAN | PY | CMP, 0, 1, 0, NULL, NULL,
+     0, NULL, NULL, NULL,
+     "auto-ranging instead of --repeats: the timed calls go on, re-planned from those measured"
+     " so far, until they took --min-time and the p50's 95% interval is within "
+     "--target-precision (1%), or until the run would pass --max-time (10 s); the report's "
+     "autorange says what was chosen",
+     F(autorange)},
+    {"min-time", "min_time", RPX_OPT_DURATION, CLI | MAN | PY | CMP, 0, 1e7, 1, NULL, "S", 0, "1",
+     NULL, NULL,
+     "with --auto: the timed calls take at least S seconds (when --max-time allows)",
+     F(min_time_s)},
     {"timeout", "timeout", RPX_OPT_DURATION, CLI | PY | CMP, 0, 1e9, 1, NULL, "S", 0, NULL, NULL,
      NULL,
      "kill the run after S seconds (status timed_out)",
@@ -702,6 +714,34 @@ static int given(const rpx_runner_config *c, const char *name)
     return rpx_run_option_given(c, rpx_run_option_find(name));
 }
 
+/* Auto-ranging (--auto, autorange.c): --min-time within --max-time (or its
+ * default), and no option that fixes the number of timed calls beside it. */
+static int check_autorange(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
+{
+    char a[40], b[40], d[40], e[40];
+    const double max_time = c->max_time_s > 0 ? c->max_time_s : RPX_AUTORANGE_MAX_TIME_S;
+    if (c->min_time_s > 0 && !c->autorange)
+        return rpx_error_set(err, RPX_EUSAGE, "%s is auto-ranging's; add %s",
+                             sp_("min-time", sp, a, sizeof a), sp_("auto", sp, b, sizeof b));
+    if (!c->autorange) return 0;
+    if (c->min_time_s > 0 && c->min_time_s > max_time)
+        return rpx_error_set(err, RPX_EUSAGE, "%s %g s is more than %s %g s%s; give %s <= %s",
+                             rpx__option_value_label("min-time", sp, a, sizeof a), c->min_time_s,
+                             rpx__option_value_label("max-time", sp, b, sizeof b), max_time,
+                             c->max_time_s > 0 ? "" : " (its default)",
+                             sp_("min-time", sp, d, sizeof d), sp_("max-time", sp, e, sizeof e));
+    if (c->rate_hz > 0)
+        return rpx_error_set(err, RPX_EUSAGE, "%s paces a fixed number of calls and %s picks "
+                             "the number; give one", sp_("rate", sp, a, sizeof a),
+                             sp_("auto", sp, b, sizeof b));
+    if (given(c, "repeats") || given(c, "duration"))
+        return rpx_error_set(err, RPX_EUSAGE, "%s fixes the number of timed calls and %s picks "
+                             "it; give one",
+                             sp_(given(c, "repeats") ? "repeats" : "duration", sp, a, sizeof a),
+                             sp_("auto", sp, b, sizeof b));
+    return 0;
+}
+
 /* Isolation, processes, placement, --gpu-time, a local model's options on an API. */
 static int check_processes(const rpx_runner_config *c, rpx_option_spelling sp, const rpx_kind *kind,
                            rpx_error *err)
@@ -722,7 +762,8 @@ static int check_processes(const rpx_runner_config *c, rpx_option_spelling sp, c
         return rpx_error_set(err, RPX_EUSAGE, "%s traces the kernels of one process; give %s 1",
                              sp_("gpu-time", sp, a, sizeof a), sp_("processes", sp, b, sizeof b));
     if ((rc = placement_check(c, sp, err)) != 0) return rc;
-    if (c->target_precision > 0 && !c->isolate)
+    if ((rc = check_autorange(c, sp, err)) != 0) return rc;
+    if (c->target_precision > 0 && !c->isolate && !c->autorange)
         return rpx_error_set(err, RPX_EUSAGE, "%s adds worker processes; drop %s",
                              sp_("target-precision", sp, a, sizeof a),
                              sp_("no-isolate", sp, b, sizeof b));
@@ -752,10 +793,15 @@ static int check_given(const rpx_runner_config *c, rpx_option_spelling sp, const
 {
     char a[80], b[40];
     size_t i;
-    if (given(c, "max-time") && !(c->target_precision > 0))
+    if (given(c, "max-time") && !(c->target_precision > 0) && !c->autorange) {
+        /* a front end without --target-precision (compare --run): --auto's bound */
+        if (!rpx_run_option_accepted(rpx_run_option_find("target-precision"), sp))
+            return rpx_error_set(err, RPX_EUSAGE, "%s is auto-ranging's; add %s",
+                                 sp_("max-time", sp, a, sizeof a), sp_("auto", sp, b, sizeof b));
         return rpx_error_set(err, RPX_EUSAGE, "%s bounds %s; give both",
                              sp_("max-time", sp, a, sizeof a),
                              sp_("target-precision", sp, b, sizeof b));
+    }
     for (i = 0; !rpx__kind_has(kind, RPX_KIND_REQUESTS) && c->model && i < N_TABLE; i++) {
         char *shown;
         int rc;

@@ -12,6 +12,7 @@
 
 #include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rpxprof/model.h"
 #include "rpxprof/options.h"
@@ -62,6 +63,14 @@ typedef struct run_plan {
     size_t n_input_paths;
     struct rpx_nvml_watch *gpu_watch; /* NVML sampled by the parent during the timed calls
                                      (gpu_watch.c); NULL: none */
+    /* auto-ranging (autorange.c, set by rpx__autorange_attach): the timed loop's
+     * stopping rule, asked after each process's first timed call and then at
+     * the times it names (rpx_run_config.replan); NULL: none. warmup_max_s:
+     * each process's warmup ends after this many seconds (at least one call);
+     * 0: none */
+    int64_t (*replan)(void *ctx, const int64_t *samples, size_t measured, int64_t now);
+    void *replan_ctx;
+    double warmup_max_s;
 } run_plan;
 
 /* The plan of a checked config (c outlives it): RPX_EUSAGE when a target

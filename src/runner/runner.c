@@ -163,6 +163,7 @@ typedef struct run_ctx {
     run_plan plan;                /* the run parsed once (plan.c) */
     workers w;
     json_t *audit;                /* --audit: the report's audit (audit.c), or NULL */
+    rpx__autorange ar;            /* --auto (autorange.c); ar.on 0: a fixed --repeats */
     json_t *server_metrics;       /* --server-metrics: the report's (server_metrics.c), or NULL */
 } run_ctx;
 
@@ -177,6 +178,7 @@ static void ctx_free(run_ctx *x)
     json_decref(x->cond_end);
     json_decref(x->cpu_probe);
     json_decref(x->audit);
+    rpx__autorange_free(&x->ar);
     json_decref(x->server_metrics);
     rpx_system_procs_free(x->procs_start);
     rpx_system_procs_free(x->procs_end);
@@ -215,8 +217,11 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
         return rpx_error_set(err, RPX_EINVAL, "no inputs file given");
     /* ranges and combinations, as `rpxprof run`, manifests and Python check them */
     if ((rc = rpx_runner_config_check(c, RPX_SPELL_KEY, err)) != 0) return rc;
+    /* --auto: its budget resolved, and c made a plain run of the most calls it keeps */
+    if ((rc = rpx__autorange_prepare(c, &x->ar, err)) != 0) return rc;
     /* the processes, the placement, the sections: worked out once */
     if ((rc = rpx__plan_build(c, x->kind, x->row, &x->plan, err)) != 0) return rc;
+    rpx__autorange_attach(&x->ar, &x->plan); /* its stopping rule in every process's loop */
     c->target.inputs_path = c->inputs ? c->inputs : c->n_sample_files ? c->sample_files[0] : NULL;
     x->shown_model = rpx_target_redact_spec(c->model); /* what reports and messages show */
     if (!x->shown_model) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
@@ -332,6 +337,7 @@ typedef struct finish {
     json_t *values[RPX_SECTIONS_MAX]; /* each section's report value, by table row */
     rpx_run_key keys[RPX_SECTIONS_MAX];
     section_out check;            /* the first section's check a completed run failed */
+    json_t *autorange;            /* --auto: the report's autorange, or NULL */
     rpx_run_data rd;
 } finish;
 
@@ -347,6 +353,7 @@ static void finish_free(finish *f)
     json_decref(f->roofline);
     json_decref(f->budget);
     json_decref(f->ci);
+    json_decref(f->autorange);
     json_decref(f->rd.placement);
     rpx_latency_destroy(f->lat);
     free(f->procs);
@@ -606,6 +613,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     if (merge_sections(x, &f) != 0) goto oom;
     run_notes(x, f.sh, f.lat, f.devjson, section_value(&f, &rpx__section_gpu_time), &f.trend,
               f.notes, res->warnings, &f.roofline, &f.budget);
+    f.rd.autorange = f.autorange = rpx__autorange_json(&x->ar, wp, f.notes); /* and its note */
     f.rd.desc.roofline = f.roofline;
     f.rd.desc.realtime_budget = f.budget;
     f.rd.desc.gpu_time = json_is_object(section_value(&f, &rpx__section_gpu_time))
@@ -663,6 +671,22 @@ static int result_init(rpx_runner_result *res, rpx_error *err)
     return res->warnings ? 0 : rpx_error_set(err, RPX_ENOMEM, "out of memory");
 }
 
+/* An audit's config after an auto-ranged run: a plain run of the calls it chose
+ * (its options no longer given, so that no rule reads them). */
+static void autorange_off(rpx_runner_config *c)
+{
+    static const char *const names[] = {"auto", "min-time", "max-time"};
+    size_t n, i;
+    const rpx_run_option *table = rpx_run_options(&n);
+    c->autorange = 0;
+    c->min_time_s = 0;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const rpx_run_option *o = rpx_run_option_find(names[i]);
+        if (o && o >= table && (size_t)(o - table) < n && (size_t)(o - table) < RPX_RUN_OPTIONS_MAX)
+            c->given[o - table] = 0;
+    }
+}
+
 int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_error *err)
 {
     run_ctx x;
@@ -675,7 +699,9 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     x.cond_start = rpx_system_conditions(x.nvml);
     if (cfg->server_metrics) (void)rpx__server_metrics_read(cfg->server_metrics, &before);
     rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
-    rc = rpx__workers_run(&x.plan, &x.w, err);
+    rc = x.ar.on ? rpx__autorange_run(&x.ar, &x.plan, &x.w, err)
+                 : rpx__workers_run(&x.plan, &x.w, err);
+    if (x.ar.on) x.c.repeats = x.w.measured > 0 ? (long)x.w.measured : 1; /* what it chose */
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
     if (cfg->server_metrics) {
@@ -689,6 +715,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     if (rc == 0 && x.plan.audits && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
         rpx_runner_config ac = x.c;
         ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
+        if (x.ar.on) autorange_off(&ac); /* the audits repeat the calls auto-ranging chose */
         rc = rpx__audit_run(&ac, x.plan.audits, x.plan.processes, rpx_runner_run_pair, &x.audit,
                             res->warnings, err);
     }
@@ -698,6 +725,15 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
 out:
     ctx_free(&x);
     return rc;
+}
+
+/* The processes of an interleaved pair still to run from round i, side j
+ * (this one included): A B, B A, ... */
+static int pair_steps_left(const run_ctx *x, int i, int j)
+{
+    int left = 0, s;
+    for (s = 0; s < 2; s++) left += x[s].plan.processes > i ? x[s].plan.processes - i : 0;
+    return left - j;
 }
 
 int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
@@ -712,6 +748,9 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
     if ((rc = ctx_prepare(a, &x[0], err)) != 0) goto out;
     if ((rc = ctx_prepare(b, &x[1], err)) != 0) goto out;
     n = x[0].plan.processes > x[1].plan.processes ? x[0].plan.processes : x[1].plan.processes;
+    rpx__autorange_share_end(&x[1].ar, &x[0].ar); /* one budget for both */
+    x[0].ar.processes = x[0].plan.processes;
+    x[1].ar.processes = x[1].plan.processes;
     cpu_probe(&x[0]);
     if (x[0].cpu_probe) x[1].cpu_probe = json_incref(x[0].cpu_probe);
     snprintf(x[1].cpu_probe_why, sizeof x[1].cpu_probe_why, "%s", x[0].cpu_probe_why);
@@ -726,13 +765,19 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
         for (j = 0; go && j < 2; j++) {
             run_ctx *y = &x[order[j]];
             if (i >= y->plan.processes) continue;
-            rc = rpx__workers_step(&y->plan, rpx__workers_slice(y->c.repeats, y->plan.processes, i),
-                                   &y->w, err);
+            if (y->ar.on) /* the steps still to run on both sides share the time left */
+                rc = rpx__autorange_step(&y->ar, &y->plan, pair_steps_left(x, i, j), &y->w, err);
+            else
+                rc = rpx__workers_step(&y->plan,
+                                       rpx__workers_slice(y->c.repeats, y->plan.processes, i),
+                                       &y->w, err);
             if (rc < 0) break;
             go = rc == 1;
         }
         if (rc < 0) break;
     }
+    for (i = 0; i < 2; i++)
+        if (x[i].ar.on) x[i].c.repeats = x[i].w.measured > 0 ? (long)x[i].w.measured : 1;
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
     x[0].cond_end = rpx_system_conditions(x[0].nvml);

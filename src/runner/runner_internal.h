@@ -217,4 +217,43 @@ double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *count
 json_t *rpx__workers_latency_ci(const workers *w, const double *ms, const size_t *offsets,
                                 const size_t *counts);
 
+/* ---- autorange.c (above the workers: each process is one rpx__workers_step) ---- */
+struct rpx__ar_proc;
+typedef struct rpx__autorange {
+    int on;                       /* rpx_runner_config.autorange */
+    double min_time_s, max_time_s, precision; /* resolved: the defaults filled in */
+    long warmup;                  /* asked of every process */
+    int processes;                /* planned */
+    long max_calls;               /* kept over the run at most */
+    int64_t start_ns, end_ns;     /* the run's start, and when its last call must end */
+    int capped;                   /* a process filled the most calls auto-ranging keeps */
+    char limited[320];            /* processes not started for lack of time, or "" */
+    struct rpx__ar_proc *procs;   /* shared with the workers, one per process */
+    /* the rule's running state in the process being run (its own copy after a fork) */
+    int index;
+    size_t summed;
+    int64_t sum_ns;
+    int64_t last_step_ns;         /* how long the last process of this run took, all told */
+} rpx__autorange;
+
+/* c->autorange: resolve its defaults into ar and make c a plain run (its
+ * target precision is auto-ranging's; repeats the most calls kept); without
+ * it: --max-time's default. Before the plan is built. 0 or RPX_ENOMEM. */
+int rpx__autorange_prepare(rpx_runner_config *c, rpx__autorange *ar, rpx_error *err);
+/* When on: the plan's stopping hook (plan->replan, replan_ctx, warmup_max_s),
+ * which every process's timed loop asks; off: nothing. */
+void rpx__autorange_attach(rpx__autorange *ar, run_plan *plan);
+/* Two runs measured together (compare --run) share one budget: ar takes with's
+ * time, and each keeps half the calls. */
+void rpx__autorange_share_end(rpx__autorange *ar, rpx__autorange *with);
+/* One more process, its calls ended by the rule; steps_left: the processes still
+ * to run in this budget, this one included. As rpx__workers_step: 1, 0 or < 0. */
+int rpx__autorange_step(rpx__autorange *ar, const run_plan *plan, int steps_left, workers *w,
+                        rpx_error *err);
+/* The run's processes, one after another, within the budget. 0 or < 0. */
+int rpx__autorange_run(rpx__autorange *ar, const run_plan *plan, workers *w, rpx_error *err);
+/* The report's `autorange` (NULL when off), and its sentence appended to notes. */
+json_t *rpx__autorange_json(const rpx__autorange *ar, const workers *w, json_t *notes);
+void rpx__autorange_free(rpx__autorange *ar);
+
 #endif

@@ -243,9 +243,14 @@ static void loop_config(stage *st)
     cfg->progress_before = p->sample_offset;
     cfg->progress_total = p->progress_total;
     cfg->progress_process = p->process_index + 1;
-    if (c->stop_after_s > 0)
+    if (plan->replan) { /* auto-ranging: its rule, asked after the first call */
+        cfg->replan = plan->replan;
+        cfg->replan_ctx = plan->replan_ctx;
+        cfg->deadline_ns = 1;
+    } else if (c->stop_after_s > 0) {
         cfg->deadline_ns = (p->run_start_ns > 0 ? p->run_start_ns : rpx_clock_now_ns()) +
                            (int64_t)(c->stop_after_s * 1e9);
+    }
     st->pk.gmem = st->gmem;
     st->pk.target = st->target;
     cfg->peaks_reset = peaks_reset;
@@ -310,6 +315,8 @@ static int stage_loop(stage *st)
     /* read-only inputs: a write into them names --writable-inputs */
     if (!plan->pristine) rpx__samples_guard_begin(plan->samples, plan->n_samples, sh->input_fault);
     (void)rpx_rss_trend_open(&sh->trend, st->p->repeats); /* unreadable: the report says so */
+    if (plan->warmup_max_s > 0) /* from the warmup's start, not the setup's */
+        st->cfg.warmup_deadline_ns = rpx_clock_now_ns() + (int64_t)(plan->warmup_max_s * 1e9);
     rc = rpx_measure_run(&st->cfg, st->target, st->in, &st->res, &st->err);
     numeric_locale_restore(st->numeric);
     if (!plan->pristine) rpx__samples_guard_end();

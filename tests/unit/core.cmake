@@ -4,6 +4,7 @@ rpx_unit_test(test_json ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_json.c)
 rpx_unit_test(test_output ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_output.c)
 rpx_unit_test(test_json_keys ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_json_keys.c)
 rpx_unit_test(test_run ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_run.c)
+rpx_unit_test(test_run_replan ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_run_replan.c)
 rpx_unit_test(test_target ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_target.c)
 rpx_unit_test(test_kinds ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_kinds.c)
 set_tests_properties(unit.test_target PROPERTIES ENVIRONMENT

@@ -164,7 +164,11 @@ static void test_front_ends_and_rules(void **st)
     assert_true(rpx_run_option_accepted(mt, RPX_SPELL_CLI));
     assert_true(rpx_run_option_accepted(mt, RPX_SPELL_PY));
     assert_false(rpx_run_option_accepted(mt, RPX_SPELL_MANIFEST));
-    assert_false(rpx_run_option_accepted(mt, RPX_SPELL_COMPARE));
+    /* compare --run takes --max-time since --auto (auto-ranging's budget); not
+     * --target-precision */
+    assert_true(rpx_run_option_accepted(mt, RPX_SPELL_COMPARE));
+    assert_false(rpx_run_option_accepted(rpx_run_option_find("target_precision"),
+                                         RPX_SPELL_COMPARE));
     assert_true(rpx_run_option_accepted(rep, RPX_SPELL_MANIFEST));
     assert_true(rpx_run_option_accepted(rep, RPX_SPELL_COMPARE));
     /* --max-time bounds --target-precision: given, not a value that differs */
