@@ -1,6 +1,7 @@
 /* aggregate.c — `rpxprof aggregate DIR... --out-dir OUT [--expect MANIFEST]
  * [--allow-incomplete-flops]`: checks and combines batch reports (docs/batch.md). */
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -96,6 +97,17 @@ int rpx_cli_aggregate(int argc, char **argv)
         c = rpx__cli_html_of_files("aggregate", hout, inputs, o.ndirs + 1);
         free(inputs);
         if (c) return c;
+    }
+    if (!quiet && res.warnings) {   /* the warnings the verdict carries, as validation.json holds them */
+        char vp[4096];
+        json_t *v;
+        size_t i;
+        const json_t *w;
+        snprintf(vp, sizeof vp, "%s/validation.json", o.out_dir);
+        v = json_load_file(vp, 0, NULL);
+        json_array_foreach(json_object_get(v, "warnings"), i, w)
+            fprintf(stderr, "rpxprof aggregate: warning: %s\n", json_string_value(w));
+        json_decref(v);
     }
     if (!quiet)
         printf("aggregate: %zu reports, %zu errors, %zu warnings: %s (see %s/validation.json)\n",

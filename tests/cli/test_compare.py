@@ -577,5 +577,49 @@ class CompareRunMessagesTest(TempDirTest):
         self.compare_run("--writable-inputs", model=f"{MODELS}:pristine_edit", inputs=x, check=0)
 
 
+class CompareCarriesWarningsTest(TempDirTest):
+    """issue 38 item 4: a verdict carries the warnings of the reports it was made from
+    (their system_card.warnings), deduplicated, each naming its side: printed, in the
+    JSON and on the HTML page."""
+    write = CompareTest.write
+    compare = CompareTest.compare
+
+    LOAD = "load 6.00 on 2 CPUs: Other processes took 70% of the time of the 2 CPUs this process may use"
+
+    def sides(self):
+        rng = np.random.default_rng(7)
+        base = report(groups_of(rng, 5, 100, 1.0, between_sd=0.02))
+        new = report(groups_of(rng, 5, 100, 1.0, between_sd=0.02))
+        base["system_card"]["warnings"] = [self.LOAD, "CPU governor 'powersave'", "CPU governor 'powersave'"]
+        new["system_card"]["warnings"] = [self.LOAD, "hypervisor: timings include a virtual machine's"]
+        return base, new
+
+    def test_two_reports(self):
+        base, new = self.sides()
+        html = self.path("cmp.html")
+        p = self.compare(base, new, "--json", "--html", html)
+        out = json.loads(p.stdout)
+        want = ["base and new: " + self.LOAD, "base: CPU governor 'powersave'",
+                "new: hypervisor: timings include a virtual machine's"]
+        for w in want:
+            self.assertEqual(out["warnings"].count(w), 1, out["warnings"])
+            self.assertIn("rpxprof compare: warning: " + w, p.stderr)
+        self.assertEqual(len([w for w in out["warnings"] if self.LOAD in w]), 1, out["warnings"])
+        with open(html) as f:
+            page = f.read()
+        self.assertIn("base and new: load 6.00", page)
+        self.assertIn("new: hypervisor: timings include", page)
+
+    def test_two_folders(self):
+        base, new = self.sides()
+        for side, rep in (("a", base), ("b", new)):
+            r = copy.deepcopy(rep)
+            r["task"], r["model_name"] = "t", "m"
+            self.write(os.path.join(side, "t", "m.json"), r)
+        p = run("compare", self.path("a"), self.path("b"), "--json", check=0)
+        self.assertIn("rpxprof compare: warning: base and new: " + self.LOAD, p.stderr)
+        self.assertIn("base and new: " + self.LOAD, p.stdout)
+
+
 if __name__ == "__main__":
     main()
