@@ -12,9 +12,9 @@ from . import _core, _torch
 
 # the keywords profile() takes as options: the run's options that the options' table
 # (src/runner/options.c) gives to Python, plus the package's own (name, meta, min_time,
-# quiet, inference_mode)
+# quiet, inference_mode, trace)
 OPTIONS = tuple(o["key"] for o in _core.run_options() if "python" in o["front_ends"]) + (
-    "name", "meta", "min_time", "quiet", "inference_mode")
+    "name", "meta", "min_time", "quiet", "inference_mode", "trace")
 
 MIN_TIME = 1.0           # s of timed calls at least (auto-ranging)
 MAX_TIME = 10.0          # s for the whole profile() call at most (auto-ranging)
@@ -232,14 +232,15 @@ def _check_call(fn, args, kwargs):
     """fn must accept the arguments given: refused before anything runs, in Python's words."""
     import inspect
     from . import RpxprofTypeError
+    target, label = _torch.forward_of(fn)   # an nn.Module's __call__ takes (*args, **kwargs)
     try:
-        sig = inspect.signature(fn)
+        sig = inspect.signature(target)
     except (TypeError, ValueError):  # builtins without a signature: the call will tell
         return
     try:
         sig.bind(*args, **(kwargs or {}))
     except TypeError as e:
-        label = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+        label = label or getattr(fn, "__qualname__", None) or type(fn).__qualname__
         raise RpxprofTypeError(
             "rpxprof.profile(%s%s, ...): it does not accept the arguments given (%d "
             "positional%s): %s; pass the model's positional arguments after it and its "
