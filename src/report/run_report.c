@@ -379,7 +379,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
     {
         /* why it varied: from the report's own keys (variance.c), after every
          * key it reads is in place */
-        json_t *v = rpx_variance_json(report);
+        json_t *v = rpx_variance_json_for(report, d->python);
         const char *m = json_string_value(json_object_get(v, "message"));
         if (m) warn_note(d->desc.notes, d->warnings, m);
         json_object_set_new(report, "variance", v ? v : json_null());
@@ -387,8 +387,8 @@ json_t *rpx__run_report(const rpx_run_data *d)
     if (d->processes_asked) {
         char m[200];
         snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "
-                 "call each ran instead; give more --repeats",
-                 d->processes_asked, d->repeats, d->processes);
+                 "call each ran instead; give more %s",
+                 d->processes_asked, d->repeats, d->processes, d->python ? "repeats=" : "--repeats");
         warn_note(d->desc.notes, d->warnings, m);
     }
     if (d->audit) json_object_set(report, "audit", d->audit);

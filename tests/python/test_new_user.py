@@ -78,3 +78,44 @@ def test_timeline_and_trace_from_python(tmp_path, processes):
         rpxprof.profile(lambda: ran.append(1), repeats=5, warmup=0, trace=str(other), quiet=True)
     assert ran == [] and "trace" in str(e.value) and "--force" not in str(e.value), str(e.value)
     assert other.read_text() == "mine\n"
+
+
+# ---- item 8: Python words in notes, warnings and refusals ----
+
+CLI_WORDS = ("--repeats", "--cost", "--flops", "--precision", "--cpus", "--max-time",
+             "--device", "--processes", "see the warning above")
+
+
+def _no_cli_words(text):
+    return [w for w in CLI_WORDS if w in text]
+
+
+def test_notes_speak_python():
+    r = rpxprof.profile(lambda: None, repeats=20, warmup=0, quiet=True)
+    notes = "\n".join(r["notes"])
+    assert "use repeats=100 or more" in notes, notes
+    assert 'give cost="MODEL.onnx" or flops=N' in notes, notes
+    assert 'give precision="fp32", tf32' in notes, notes
+    assert _no_cli_words(notes) == [], notes
+    assert _no_cli_words(r.summary()) == [], r.summary()
+
+
+def test_the_cuda_refusal_speaks_python(monkeypatch):
+    monkeypatch.setenv("RPX_CUDA_LIBRARY", "/nonexistent/libcuda.so.1")
+    with pytest.raises(rpxprof.RpxprofError) as e:
+        rpxprof.profile(lambda: None, device="cuda", repeats=3, quiet=True)
+    text = str(e.value)
+    assert text.startswith('device="cuda": the CUDA driver cannot be loaded'), text
+    assert 'run with device="cpu"' in text and _no_cli_words(text) == [], text
+
+
+def test_print_report_names_no_warning_it_did_not_print():
+    """The summary of a Python report whose variance names a factor says where the
+    advice is, not "see the warning above" (Python prints no warning)."""
+    r = rpxprof.profile(lambda: None, repeats=20, warmup=0, quiet=True)
+    r["variance"] = dict(r["variance"] or {})
+    r["variance"].update({"explained_by": "cpu", "process_p50_ratio": 1.5, "factors": [
+        {"factor": "cpu", "named": True, "tested": True, "share": 1.0}]})
+    text = str(r)
+    assert "why it varied: the CPU explains 100 %" in text, text
+    assert "see the warning above" not in text and 'report["variance"]["message"]' in text, text
