@@ -610,6 +610,22 @@ class CompareCarriesWarningsTest(TempDirTest):
         self.assertIn("base and new: load 6.00", page)
         self.assertIn("new: hypervisor: timings include", page)
 
+    def test_compare_run(self):
+        """compare --run: both kept reports hold the warning a snapshot system card gives
+        (RPX_SYSROOT); the verdict prints it once, as both sides', and keeps it."""
+        npz = self.path("x.npz")
+        run("inputs", "make", npz, "rgb=4x4x3:uint8=1", check=0)
+        env = {"RPX_SYSROOT": os.path.join(SOURCE, "tests", "fixtures", "sysroots", "broken-partial")}
+        p = run("compare", "--run", "-m", "rpxprof-demo:demo_noop", "-m", "rpxprof-demo:demo_noop",
+                "--inputs", npz, "--repeats", "12", "--processes", "2", "--warmup", "1", "--json",
+                "--out-dir", self.path("kept"), env=env, check=0)
+        out = json.loads(p.stdout)
+        w = [x for x in out["warnings"] if "RPX_SYSROOT is set" in x]
+        self.assertEqual(len(w), 1, out["warnings"])
+        self.assertTrue(w[0].startswith("base and new: RPX_SYSROOT is set"), w)
+        self.assertEqual(p.stderr.count("rpxprof compare: warning: base and new: RPX_SYSROOT is set"), 1,
+                         p.stderr)
+
     def test_two_folders(self):
         base, new = self.sides()
         for side, rep in (("a", base), ("b", new)):
