@@ -119,3 +119,15 @@ def test_print_report_names_no_warning_it_did_not_print():
     text = str(r)
     assert "why it varied: the CPU explains 100 %" in text, text
     assert "see the warning above" not in text and 'report["variance"]["message"]' in text, text
+
+
+# ---- item 4: a comparison carries the reports' warnings ----
+
+def test_comparison_carries_the_reports_warnings(tmp_path):
+    a = rpxprof.profile(lambda: None, repeats=30, warmup=1, quiet=True)
+    b = rpxprof.profile(lambda: None, repeats=30, warmup=1, quiet=True)
+    a = dict(a)
+    a["system_card"] = dict(a["system_card"], warnings=["load 6.00: Other processes took 70% of the time"])
+    c = rpxprof.compare(a, b)
+    assert "base: load 6.00: Other processes took 70% of the time" in c.warnings, c.warnings
+    assert c.warnings == tuple(c["warnings"])
