@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 
@@ -25,6 +26,30 @@ OUT = os.environ.get("RPXPROF_BUILD_DIR") or os.path.join(
 # The program and the files it finds beside itself (src/loader/companions.c), shipped in
 # rpxprof/_bin: `rpxprof` and `python -m rpxprof` run it (rpxprof/__main__.py).
 PROGRAM = ["rpxprof", "librpxprof-python.so", "librpxprof-http.so", "librpxprof-demo.so"]
+
+
+def refuse_other_interpreters():
+    """rpxprof._core is built against Debian's Python (python3-embed) and the build uses
+    Debian's setuptools and wheel: another interpreter (a pyenv or conda python3 first on
+    PATH) would fail later with pip's `invalid command 'bdist_wheel'`, or load an extension
+    built for another libpython. Refused up front, naming it and the fix."""
+    base = os.path.realpath(sys.base_prefix)
+    if base == "/usr":
+        return
+    here = sys.executable or "python3"
+    venv = " (a virtualenv made from %s)" % base if sys.prefix != sys.base_prefix else ""
+    sys.stderr.write(
+        "rpxprof: error: this Python, %s%s (Python %d.%d.%d, prefix %s), is not Debian's "
+        "/usr/bin/python3: rpxprof._core is built against Debian's Python (python3-embed) and "
+        "the install uses Debian's setuptools and wheel (without them: `invalid command "
+        "'bdist_wheel'`); make the virtualenv with "
+        "`/usr/bin/python3 -m venv --system-site-packages venv` and install with "
+        "`venv/bin/python -m pip install --no-build-isolation ./python` (docs/python.md)\n"
+        % ((here, venv) + tuple(sys.version_info[:3]) + (base,)))
+    raise SystemExit(1)
+
+
+refuse_other_interpreters()
 
 
 def version():

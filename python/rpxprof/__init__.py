@@ -185,7 +185,8 @@ def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precisio
                  max_time=None, stop_after=None, autorange=False, min_time=None, audit=None,
                  audit_threshold=None,
                  call_records=None, check_outputs=None, check_fraction=None, rtol=None,
-                 atol=None, output_field=None, save_outputs=None, reference_outputs=None):
+                 atol=None, output_field=None, save_outputs=None, reference_outputs=None,
+                 timeline=False, trace=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
     An option left None takes the default of the run options' table (src/runner/options.c:
     warmup 10, repeats 1000, device "cpu", ...), as on the command line.
@@ -219,6 +220,9 @@ def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precisio
     of the timed calls compared with it, bit-exact or within rtol/atol (numpy's allclose);
     save_outputs/reference_outputs: folders as --save-outputs/--reference-outputs. A
     difference ends the run with status outputs_differ: RpxprofError (code 7, .report).
+    timeline=True keeps the run's timeline in the report (for `rpxprof trace`); trace="F"
+    implies it and also writes the Chrome trace F, as `rpxprof run --trace F` (an existing
+    F is replaced only when it is an rpxprof trace).
     Raises RpxprofError (.code, .report) when rpxprof refuses or the run fails (an argument
     of the wrong type: RpxprofTypeError, also a TypeError; a generator or async function, or
     an array of a dtype rpxprof does not pass: refused with code 2 before anything runs), and
@@ -266,6 +270,9 @@ def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precisio
         cpus = ",".join(str(x) for x in items)
     checks = _output_checks(check_outputs, check_fraction, rtol, atol, output_field,
                             save_outputs, reference_outputs)
+    if trace is not None:   # its place, checked before anything runs
+        trace = _as_path(trace, "trace", "a file for the Chrome trace (\"run.trace.json\")")
+        _core.write_trace(trace, None)
     tmp = _tempfile.mkdtemp(prefix="rpxprof-")
     try:
         has_dict = False
@@ -321,11 +328,13 @@ def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precisio
                                                                 min_time),
             audit=audit,
             audit_threshold=None if audit_threshold is None else float(audit_threshold),
-            call_records=call_records, **checks)
+            call_records=call_records, timeline=bool(timeline or trace), **checks)
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)
     report = Report(_json.loads(text))
     report.warnings = tuple(warnings)
+    if trace is not None and status == "complete":
+        _core.write_trace(trace, text)
     if status == "interrupted":
         raise Interrupted("rpxprof.profile: interrupted after %s timed calls; the report is "
                           "in .report" % len(report.get("latency_samples_ms") or ()),

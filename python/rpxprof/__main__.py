@@ -1,6 +1,7 @@
 """`python -m rpxprof ARGS` and the `rpxprof` command a pip install makes: both run the
 rpxprof program itself (the C binary the package ships in rpxprof/_bin, beside its plugins),
-so they are the CLI of docs/cli.md, byte for byte."""
+so they are the CLI of docs/cli.md, byte for byte. Run from a virtualenv, the program's Python
+target uses that virtualenv's site-packages, whether it is activated or not."""
 import os
 import sys
 
@@ -26,6 +27,11 @@ def main(argv=None):
                          "-m pip install --no-build-isolation ./python`, which builds it\n"
                          % os.path.dirname(os.path.abspath(__file__)))
         return 1
+    if sys.prefix != sys.base_prefix:
+        # run from a virtualenv (venv/bin/rpxprof, venv/bin/python -m rpxprof): the program's
+        # Python target imports from this virtualenv's site-packages (python_target.c reads
+        # VIRTUAL_ENV), activated or not, and never from another one's
+        os.environ["VIRTUAL_ENV"] = sys.prefix
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(exe, [exe] + argv)  # the same process: its exit status and signals are the CLI's

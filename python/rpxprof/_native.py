@@ -10,10 +10,10 @@ from . import _core, _torch
 
 # the keywords profile() takes as options: the run's options that the options' table
 # (src/runner/options.c) gives to Python (but auto: profile() auto-ranges with
-# repeats=None), plus the package's own (name, meta, quiet, inference_mode)
+# repeats=None), plus the package's own (name, meta, quiet, inference_mode, trace)
 OPTIONS = tuple(o["key"] for o in _core.run_options()
                 if "python" in o["front_ends"] and o["key"] != "auto") + (
-    "name", "meta", "quiet", "inference_mode")
+    "name", "meta", "quiet", "inference_mode", "trace")
 
 def _is_legacy(x):
     """The old inputs forms: a dict name -> numpy array, an NPZ path, a list of those."""
@@ -156,14 +156,15 @@ def _check_call(fn, args, kwargs):
     """fn must accept the arguments given: refused before anything runs, in Python's words."""
     import inspect
     from . import RpxprofTypeError
+    target, label = _torch.forward_of(fn)   # an nn.Module's __call__ takes (*args, **kwargs)
     try:
-        sig = inspect.signature(fn)
+        sig = inspect.signature(target)
     except (TypeError, ValueError):  # builtins without a signature: the call will tell
         return
     try:
         sig.bind(*args, **(kwargs or {}))
     except TypeError as e:
-        label = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+        label = label or getattr(fn, "__qualname__", None) or type(fn).__qualname__
         raise RpxprofTypeError(
             "rpxprof.profile(%s%s, ...): it does not accept the arguments given (%d "
             "positional%s): %s; pass the model's positional arguments after it and its "

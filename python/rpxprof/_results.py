@@ -199,6 +199,12 @@ class Comparison(dict):
     def threshold(self):
         return self.get("threshold")
 
+    @property
+    def warnings(self):
+        """What the verdict must be read with: the comparison's own warnings and the two
+        reports' (each once, naming its side: "base: ...", "new: ...", "base and new: ...")."""
+        return tuple(self.get("warnings") or ())
+
     def summary(self):
         return self._text
 

@@ -15,6 +15,14 @@ def is_module(obj):
     return t is not None and isinstance(obj, t.nn.Module)
 
 
+def forward_of(fn):
+    """(what to take the signature of, its label): an nn.Module's own forward (its
+    __call__ takes *args, **kwargs, so binding against it checks nothing), else fn."""
+    if is_module(fn) and callable(getattr(fn, "forward", None)):
+        return fn.forward, type(fn).__qualname__ + ".forward"
+    return fn, None
+
+
 def is_tensor(obj):
     t = _torch()
     return t is not None and isinstance(obj, t.Tensor)

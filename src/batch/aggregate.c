@@ -1,7 +1,8 @@
 /* aggregate.c — owns `rpxprof aggregate`: reading every DIR/<task>/<model>.json,
  * checking each report (its statistics and intervals against its samples) and
  * that the reports measured the same work on the same kind of machine, and
- * writing summary.csv, summary.md (values with their 95 % intervals, printed
+ * writing summary.csv (every number at full precision), summary.md (values
+ * with their 95 % intervals, printed
  * to the digits the interval justifies), validation.json and figure.svg
  * (docs/batch.md), through output guards opened before any report is read
  * (src/common/output.c). */
@@ -288,6 +289,12 @@ static void read_report(agg *a, rep *p, int allow_incomplete, int allow_audit)
             json_decref(r);
             return;
         }
+        /* the verdict carries the warnings of the reports it was made from */
+        {
+            char who[1024];
+            snprintf(who, sizeof who, "%s/%s", p->task, p->model);
+            rpx__report_own_warnings(a->warnings, who, r, NULL, NULL);
+        }
         /* what the checks read is kept (the tables and the figure show it) */
         p->measured = c.measured;
         p->samples = c.samples;
@@ -538,8 +545,9 @@ static const char *num_cols[] = {"params", "flops", "macs", "p50_ms", "p95_ms", 
  * A value with an interval [lo, hi]: h = (hi - lo) / 2; the last digit shown
  * is the one of h's second significant digit (h = 0.00051 ms: 0.00001 ms),
  * never beyond the digits of the stored number itself, and never before the
- * value's own first significant digit. Rounded to nearest. A value without an interval: the CSV gives the report's number,
- * the Markdown three significant digits. */
+ * value's own first significant digit. Rounded to nearest. A value without
+ * an interval: three significant digits. Only the Markdown rounds: the CSV
+ * holds every number at full precision (csv_num). */
 
 static locale_t c_locale(void)
 {
@@ -600,15 +608,13 @@ static int ci_decimals(double v, double lo, double hi)
     return keep_first_digit(v, d < cap ? d : cap);
 }
 
-/* A CSV number: rounded to `d` decimals, or the exact number when d == -1000. */
-static void csv_num(sbuf *b, double v, int d)
+/* A CSV number: the report's number at full precision, its shortest round
+ * trip (a CSV is data; only the Markdown rounds, docs/batch.md). */
+static void csv_num(sbuf *b, double v)
 {
     char num[64];
     if (!isfinite(v)) return;
-    /* beyond 1e15 or below 1e-15, fixed point runs to hundreds of digits: the
-     * shortest round trip, in exponent form */
-    if (d == -1000 || fabs(v) >= 1e15 || (v != 0 && fabs(v) < 1e-15)) fmt_num(num, sizeof num, v);
-    else fmt_fixed(num, sizeof num, v, d);
+    fmt_num(num, sizeof num, v);
     sb_str(b, num);
 }
 
@@ -787,7 +793,7 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         }
         csv_cell(&c, p->task); sb_str(&c, ",");
         csv_cell(&c, p->model);
-        for (k = 0; k < N_COUNT; k++) { sb_str(&c, ","); csv_num(&c, p->num[k], dec[k]); }
+        for (k = 0; k < N_COUNT; k++) { sb_str(&c, ","); csv_num(&c, p->num[k]); }
         sb_str(&c, ","); csv_cell(&c, p->gpu);
         sb_str(&c, ","); csv_cell(&c, p->cpu);
         sb_str(&c, ","); csv_cell(&c, p->device);
@@ -802,15 +808,15 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         if (p->complete) { snprintf(lb, sizeof lb, "%ld", p->processes); sb_str(&c, lb); }
         sb_str(&c, ","); csv_cell(&c, p->complete ? p->covers : NULL);
         sb_str(&c, ",");
-        if (p->complete && p->covers) csv_num(&c, p->confidence, -1000);
+        if (p->complete && p->covers) csv_num(&c, p->confidence);
         for (j = 0; j < 4; j++) {
             int have = p->complete && p->covers && isfinite(p->ci[j][0]);
             sb_str(&c, ",");
-            if (have) csv_num(&c, p->ci[j][0], dec[stat_col[j]]);
+            if (have) csv_num(&c, p->ci[j][0]);
             sb_str(&c, ",");
-            if (have) csv_num(&c, p->ci[j][1], dec[stat_col[j]]);
+            if (have) csv_num(&c, p->ci[j][1]);
         }
-        for (k = 0; k < X_COUNT; k++) { sb_str(&c, ","); csv_num(&c, p->xnum[k], -1000); }
+        for (k = 0; k < X_COUNT; k++) { sb_str(&c, ","); csv_num(&c, p->xnum[k]); }
         sb_str(&c, ","); csv_cell(&c, p->audit);
         sb_str(&c, "\n");
         sb_str(&m, "| "); md_cell(&m, p->task); sb_str(&m, " | "); md_cell(&m, p->model);

@@ -13,6 +13,7 @@
 
 #include "common/strbuf.h"
 #include "common/user_file.h"
+#include "compare/report_check.h"
 #include "compare/two_reports.h"
 #include "loader/kinds.h"
 #include "rpxprof/aggregate.h"
@@ -111,6 +112,9 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
         free(s.p);
         json_decref(warnings);
     } else {
+        /* the verdict carries the warnings of the reports it was made from */
+        rpx__report_own_warnings(warnings, "base", b.r, n.r, "base and new");
+        rpx__report_own_warnings(warnings, "new", n.r, b.r, "base and new");
         rc = rpx__cmp_sides(&b, &n, opts, side_notes(base_path, &b, new_path, &n), warnings, out, err);
     }
     json_decref(errors);

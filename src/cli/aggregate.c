@@ -2,6 +2,7 @@
  * [--allow-incomplete-flops]`: checks and combines batch reports (docs/batch.md). */
 #include <getopt.h>
 #include <limits.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -109,6 +110,17 @@ int rpx_cli_aggregate(int argc, char **argv)
         free(inputs);
         /* the folder's files are written: a page that fails is exit 8, not 1 */
         if (c) return res.errors ? RPX_EXIT_FAILURE : c == RPX_EXIT_USAGE ? c : RPX_EXIT_EXTRA_OUTPUT;
+    }
+    if (!quiet && res.warnings) {   /* the warnings the verdict carries, as validation.json holds them */
+        char vp[4096];
+        json_t *v;
+        size_t i;
+        const json_t *w;
+        snprintf(vp, sizeof vp, "%s/validation.json", o.out_dir);
+        v = json_load_file(vp, 0, NULL);
+        json_array_foreach(json_object_get(v, "warnings"), i, w)
+            fprintf(stderr, "rpxprof aggregate: warning: %s\n", json_string_value(w));
+        json_decref(v);
     }
     if (!quiet)
         printf("aggregate: %zu reports, %zu errors, %zu warnings: %s (see %s/validation.json)\n",

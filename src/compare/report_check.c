@@ -32,6 +32,38 @@ void rpx__report_msg(json_t *arr, const char *f, ...)
 }
 #define msg rpx__report_msg
 
+static int holds_string(const json_t *arr, const char *s)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(arr, i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), s)) return 1;
+    return 0;
+}
+
+static void add_once(json_t *arr, const char *who, const char *w)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s: %s", who, w);
+    if (!holds_string(arr, buf)) json_array_append_new(arr, json_string(buf));
+}
+
+void rpx__report_own_warnings(json_t *arr, const char *who, const json_t *report,
+                              const json_t *also, const char *who_both)
+{
+    const json_t *mine = json_object_get(json_object_get(report, "system_card"), "warnings");
+    const json_t *theirs = also ? json_object_get(json_object_get(also, "system_card"), "warnings") : NULL;
+    const json_t *w;
+    size_t i;
+    json_array_foreach(mine, i, w) {
+        if (!json_is_string(w)) continue;
+        if (theirs && holds_string(theirs, json_string_value(w)))
+            add_once(arr, who_both, json_string_value(w));
+        else
+            add_once(arr, who, json_string_value(w));
+    }
+}
+
 static double num_or_nan(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
 
 static int close_rel(double a, double b)

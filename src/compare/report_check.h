@@ -58,4 +58,13 @@ void rpx__report_check_free(rpx__report_checked *c);
  * errors and warnings of aggregate and of the validator. */
 void rpx__report_msg(json_t *arr, const char *f, ...) __attribute__((format(printf, 2, 3)));
 
+/* The report's own warnings (system_card.warnings: competing load, a
+ * governor, a throttled CPU...) appended to `arr` as "WHO: warning", each
+ * once (a string `arr` already holds is not added again): a verdict carries
+ * the warnings of what it was made from (issue 38). `also`, when not NULL, is
+ * the other side's report: a warning both hold is added once as
+ * "WHO_BOTH: warning" by the first call and skipped by the second. */
+void rpx__report_own_warnings(json_t *arr, const char *who, const json_t *report,
+                              const json_t *also, const char *who_both);
+
 #endif

@@ -113,9 +113,8 @@ static void *sym(void *lib, get_proc_fn get_proc, const char *name, int version,
         *(void **)(&c->api.field) = sym(c->lib, get_proc, name, version, exported);        \
         if (required && !c->api.field) {                                                   \
             rpx_error_set(err, RPX_EUNAVAILABLE,                                           \
-                          "--device cuda: %s does not export %s; install a complete NVIDIA " \
-                          "driver",                                                        \
-                          library_path(), name);                                           \
+                          "%s: %s does not export %s; install a complete NVIDIA driver",   \
+                          on, library_path(), name);                                       \
             goto fail;                                                                     \
         }                                                                                  \
     } while (0)
@@ -187,8 +186,13 @@ static void describe(rpx_cuda *c, cuda_device *d, int ordinal)
     }
 }
 
-int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
+int rpx_cuda_open(rpx_cuda **out, rpx_error *err) { return rpx_cuda_open_for(out, 0, err); }
+
+int rpx_cuda_open_for(rpx_cuda **out, int python, rpx_error *err)
 {
+    /* the refusals name the option as the caller writes it */
+    const char *on = python ? "device=\"cuda\"" : "--device cuda";
+    const char *off = python ? "device=\"cpu\"" : "--device cpu";
     rpx_cuda *c;
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
     char eb[256];
@@ -206,9 +210,9 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
     if (!c->lib) {
         const char *why = dlerror();
         rpx_error_set(err, RPX_EUNAVAILABLE,
-                      "--device cuda: the CUDA driver cannot be loaded (%s); install the NVIDIA "
-                      "driver, or run with --device cpu",
-                      why ? why : library_path());
+                      "%s: the CUDA driver cannot be loaded (%s); install the NVIDIA "
+                      "driver, or run with %s",
+                      on, why ? why : library_path(), off);
         free(c->visible);
         free(c);
         return RPX_EUNAVAILABLE;
@@ -240,29 +244,29 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
     if (r == CUDA_ERROR_NO_DEVICE) {
         /* what the driver answers when CUDA_VISIBLE_DEVICES hides every GPU */
         rpx_error_set(err, RPX_EUNAVAILABLE,
-                      "--device cuda: no CUDA device is visible (CUDA_VISIBLE_DEVICES=%s%s%s): cuInit "
-                      "answered %s; make a GPU visible or run with --device cpu",
-                      vis ? "\"" : "", vis ? vis : "unset", vis ? "\"" : "",
-                      err_text(c, r, eb, sizeof eb));
+                      "%s: no CUDA device is visible (CUDA_VISIBLE_DEVICES=%s%s%s): cuInit "
+                      "answered %s; make a GPU visible or run with %s",
+                      on, vis ? "\"" : "", vis ? vis : "unset", vis ? "\"" : "",
+                      err_text(c, r, eb, sizeof eb), off);
         goto fail;
     }
     if (r != CUDA_SUCCESS) {
         rpx_error_set(err, RPX_EUNAVAILABLE,
-                      "--device cuda: cuInit failed: %s; check the driver (nvidia-smi) or run "
-                      "with --device cpu",
-                      err_text(c, r, eb, sizeof eb));
+                      "%s: cuInit failed: %s; check the driver (nvidia-smi) or run "
+                      "with %s",
+                      on, err_text(c, r, eb, sizeof eb), off);
         goto fail;
     }
     r = c->api.cuDeviceGetCount(&c->count);
     if (r != CUDA_SUCCESS || c->count <= 0) {
         if (r != CUDA_SUCCESS)
-            rpx_error_set(err, RPX_EUNAVAILABLE, "--device cuda: cuDeviceGetCount failed: %s",
-                          err_text(c, r, eb, sizeof eb));
+            rpx_error_set(err, RPX_EUNAVAILABLE, "%s: cuDeviceGetCount failed: %s",
+                          on, err_text(c, r, eb, sizeof eb));
         else
             rpx_error_set(err, RPX_EUNAVAILABLE,
-                          "--device cuda: no CUDA device is visible (CUDA_VISIBLE_DEVICES=%s%s%s); "
-                          "make a GPU visible or run with --device cpu",
-                          vis ? "\"" : "", vis ? vis : "unset", vis ? "\"" : "");
+                          "%s: no CUDA device is visible (CUDA_VISIBLE_DEVICES=%s%s%s); "
+                          "make a GPU visible or run with %s",
+                          on, vis ? "\"" : "", vis ? vis : "unset", vis ? "\"" : "", off);
         goto fail;
     }
     if (c->count > RPX_CUDA_MAX_DEVICES) c->count = RPX_CUDA_MAX_DEVICES;
@@ -278,7 +282,7 @@ int rpx_cuda_open(rpx_cuda **out, rpx_error *err)
         }
         if (r != CUDA_SUCCESS) {
             rpx_error_set(err, RPX_EUNAVAILABLE,
-                          "--device cuda: cannot open the primary context of device %d: %s", i,
+                          "%s: cannot open the primary context of device %d: %s", on, i,
                           err_text(c, r, eb, sizeof eb));
             goto fail;
         }

@@ -25,6 +25,9 @@ typedef struct rpx_cuda rpx_cuda;
 /* Refuses (never falls back) with a message saying which step failed:
  * the library cannot be loaded, cuInit fails, or no device is visible. */
 int rpx_cuda_open(rpx_cuda **out, rpx_error *err);
+/* The same, its refusals worded for rpxprof.profile() when python is nonzero
+ * (device="cuda" ... run with device="cpu") instead of the CLI's --device. */
+int rpx_cuda_open_for(rpx_cuda **out, int python, rpx_error *err);
 void rpx_cuda_close(rpx_cuda *cuda);
 
 int rpx_cuda_device_count(const rpx_cuda *cuda);

@@ -23,6 +23,7 @@
 #include "common/json.h"
 #include "device/nvml.h"
 #include "common/output.h"
+#include "report/trace.h"
 #include "rpxprof/options.h"
 #include "rpxprof/plot.h"
 #include "rpxprof/roofline.h"
@@ -661,6 +662,51 @@ static PyObject *core_write_report(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* write_trace(path, report_text, force, max_events): the Chrome trace of a
+ * report that kept its timeline, as `rpxprof run --trace` writes it (the same
+ * writer, src/report/trace.c, and guard: an existing file is replaced only
+ * when it is an rpxprof trace; profile() has no force). report_text None: only the
+ * place is checked (before anything runs), nothing is written. */
+static PyObject *core_write_trace(PyObject *self, PyObject *args)
+{
+    const char *path, *text = NULL;
+    Py_ssize_t len = 0;
+    int force = 0;
+    long max_events = RPX_TRACE_DEFAULT_MAX_EVENTS;
+    rpx_output *o = NULL;
+    rpx_output_options opt = {RPX_OUTPUT_REPORT, RPX_TRACE_SCHEMA, 0, NULL, 0, "trace", 1, NULL};
+    rpx_error err = {0};
+    json_t *report;
+    json_error_t je;
+    char *trace;
+    size_t tlen = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "sz#|pl", &path, &text, &len, &force, &max_events)) return NULL;
+    opt.force = force;
+    if (max_events < RPX_TRACE_MIN_MAX_EVENTS) max_events = RPX_TRACE_MIN_MAX_EVENTS;
+    if (rpx_output_open(path, &opt, &o, &err) != 0) return raise_error(err.message, RPX_EXIT_USAGE);
+    if (!text) {
+        rpx_output_discard(o);
+        Py_RETURN_NONE;
+    }
+    if (!(report = json_loadb(text, (size_t)len, 0, &je))) {
+        rpx_output_discard(o);
+        return raise_error("trace: the report is not valid JSON", RPX_EXIT_FAILURE);
+    }
+    trace = rpx__trace_from_report(report, "the report", max_events, &tlen, &err);
+    json_decref(report);
+    if (!trace) {
+        rpx_output_discard(o);
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    }
+    if (rpx_output_commit(o, trace, tlen, &err) != 0) {
+        free(trace);
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    }
+    free(trace);
+    Py_RETURN_NONE;
+}
+
 /* {cli: --max-time, manifest: max_time, ...}: how each front end that
  * takes the option spells it (rpx_run_option_spelled), or NULL */
 static PyObject *front_ends(const rpx_run_option *o)
@@ -1092,6 +1138,17 @@ static PyObject *core_write_report_c(PyObject *self, PyObject *args)
     return in_c_locale(write_report_kw, self, args, NULL);
 }
 
+static PyObject *write_trace_kw(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)kw;
+    return core_write_trace(self, args);
+}
+
+static PyObject *core_write_trace_c(PyObject *self, PyObject *args)
+{
+    return in_c_locale(write_trace_kw, self, args, NULL);
+}
+
 static PyMethodDef methods[] = {
     {"profile", (PyCFunction)(void (*)(void))core_profile_c, METH_VARARGS | METH_KEYWORDS,
      "Run a callable through rpxprof's runner; see rpxprof.profile."},
@@ -1106,6 +1163,8 @@ static PyMethodDef methods[] = {
     {"run_options", core_run_options, METH_NOARGS,
      "A run's options: name, key, kind, default, choices, range, help."},
     {"write_report", core_write_report_c, METH_VARARGS, "Write a report through the output guard."},
+    {"write_trace", core_write_trace_c, METH_VARARGS,
+     "Write a report's Chrome trace through the output guard (as rpxprof run --trace)."},
     {"_set_error_class", set_error_class, METH_O, "The package's RpxprofError."},
     {"summary", (PyCFunction)(void (*)(void))core_summary_c, METH_VARARGS | METH_KEYWORDS,
      "The text summary of a report (as rpxprof run prints it)."},

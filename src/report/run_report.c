@@ -120,19 +120,23 @@ static void add_process_keys(const rpx_run_data *d, json_t *report)
         json_object_set_new(s, "max_time_s", json_real(d->max_time_s));
         json_object_set_new(report, "stopping", s);
         if (!d->converged) {
-            char buf[768], why[340] = "";
+            char buf[768], why[340] = "", tp[64];
             if (d->stopped && d->stopped[0]) snprintf(why, sizeof why, "; stopped: %s", d->stopped);
+            if (d->python) /* rpxprof.profile()'s keyword and value */
+                snprintf(tp, sizeof tp, "target_precision=%g", d->target_precision);
+            else
+                snprintf(tp, sizeof tp, "--target-precision %g%%", d->target_precision * 100);
             if (isfinite(d->achieved))
                 snprintf(buf, sizeof buf,
-                         "--target-precision %g%%: not reached (the p50's interval reaches +-%.2g%% "
+                         "%s: not reached (the p50's interval reaches +-%.2g%% "
                          "from it after %d processes and %.0f s%s); the numbers stand, with that "
                          "interval",
-                         d->target_precision * 100, d->achieved * 100, d->n_procs, d->seconds, why);
+                         tp, d->achieved * 100, d->n_procs, d->seconds, why);
             else
                 snprintf(buf, sizeof buf,
-                         "--target-precision %g%%: not reached (after %d processes and %.0f s the "
+                         "%s: not reached (after %d processes and %.0f s the "
                          "p50's interval cannot be stated: %s); the numbers stand, without it",
-                         d->target_precision * 100, d->n_procs, d->seconds,
+                         tp, d->n_procs, d->seconds,
                          d->why_none && d->why_none[0] ? d->why_none
                                                        : "fewer than 2 processes completed");
             warn_note(d->desc.notes, d->warnings, buf);
@@ -380,7 +384,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
     {
         /* why it varied: from the report's own keys (variance.c), after every
          * key it reads is in place */
-        json_t *v = rpx_variance_json(report);
+        json_t *v = rpx_variance_json_for(report, d->python);
         const char *m = json_string_value(json_object_get(v, "message"));
         if (m) warn_note(d->desc.notes, d->warnings, m);
         json_object_set_new(report, "variance", v ? v : json_null());
@@ -388,8 +392,8 @@ json_t *rpx__run_report(const rpx_run_data *d)
     if (d->processes_asked) {
         char m[200];
         snprintf(m, sizeof m, "%d processes were asked for %ld timed calls: %d processes of one "
-                 "call each ran instead; give more --repeats",
-                 d->processes_asked, d->repeats, d->processes);
+                 "call each ran instead; give more %s",
+                 d->processes_asked, d->repeats, d->processes, d->python ? "repeats=" : "--repeats");
         warn_note(d->desc.notes, d->warnings, m);
     }
     if (d->audit) json_object_set(report, "audit", d->audit);

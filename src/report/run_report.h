@@ -98,6 +98,8 @@ typedef struct rpx_run_data {
     double rate_hz;
     json_t *back_to_back;
     int processes_asked;          /* more processes than calls were asked: 0 when not */
+    int python;                   /* run from rpxprof.profile(): the sentences that advise an
+                                     option name its keyword (repeats=, cpus=) */
     int processes;
     json_t *warnings;             /* the notes the user should see too, or NULL (desc.notes:
                                      the report's notes, appended to) */

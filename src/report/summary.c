@@ -87,7 +87,7 @@ static void line_ms(rpx_strbuf *s, const char *label, const json_t *v, const jso
 
 /* The report's `variance` in words (src/report/variance.c): which factor, if
  * any, explains the spread between processes, and what the slowest calls had. */
-static void lines_variance(rpx_strbuf *s, const json_t *v)
+static void lines_variance(rpx_strbuf *s, const json_t *v, int py)
 {
     const json_t *f, *tail = json_object_get(v, "slow_tail");
     const char *named = json_string_value(json_object_get(v, "explained_by"));
@@ -100,11 +100,13 @@ static void lines_variance(rpx_strbuf *s, const json_t *v)
         if (!name) continue;
         if (json_is_true(json_object_get(f, "named")) && named && strcmp(name, named) == 0)
             rpx__sb_printf(s, "  why it varied: %s explains %s %% of the spread between processes "
-                              "(their p50s %sx apart; see the warning above)\n",
+                              "(their p50s %sx apart; %s)\n",
                            strcmp(name, "cpu") == 0 ? "the CPU" : strcmp(name, "off_cpu") == 0 ? "off-CPU time"
                            : strcmp(name, "page_faults") == 0 ? "page faults"
                            : strcmp(name, "order") == 0 ? "the processes' order" : name,
-                           rpx_format_3g(a, sizeof a, num(f, "share") * 100), rpx_format_3g(b, sizeof b, spread));
+                           rpx_format_3g(a, sizeof a, num(f, "share") * 100), rpx_format_3g(b, sizeof b, spread),
+                           /* Python prints no warnings: say where the advice is kept */
+                           py ? "what to do: report[\"variance\"][\"message\"]" : "see the warning above");
         if (json_is_true(json_object_get(f, "tested")) && len < sizeof tested - 32)
             len += (size_t)snprintf(tested + len, sizeof tested - len, "%s%s", len ? ", " : "", name);
     }
@@ -255,7 +257,7 @@ char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
         rpx__sb_printf(&s, "  outliers: %lld mild, %lld severe (Tukey's fences; kept)\n",
                        (long long)json_integer_value(json_object_get(out, "mild")),
                        (long long)json_integer_value(json_object_get(out, "severe")));
-    lines_variance(&s, json_object_get(rep, "variance"));
+    lines_variance(&s, json_object_get(rep, "variance"), py);
     if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
         rpx__sb_printf(&s, "  inference peak RSS %s MiB\n",
                        rpx_format_3g(a, sizeof a, num(mem, "cpu_inference_peak_mb")));

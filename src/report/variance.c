@@ -488,28 +488,30 @@ static json_t *factor_json(const factor *f)
 }
 
 /* The sentence of a named factor: what, how much, and the fix. */
-static void factor_sentence(const factor *f, double ratio_up, char *buf, size_t size)
+static void factor_sentence(const factor *f, double ratio_up, int py, char *buf, size_t size)
 {
     int pct = (int)floor(f->share * 100 + 0.5);
+    const char *cpus = py ? "cpus=" : "--cpus ", *pin = py ? "cpus=N" : "--cpus";
     if (strcmp(f->name, "cpu") == 0)
         snprintf(buf, size,
                  "Processes on CPU %ld ran %.2fx slower than on CPU %ld (%zu and %zu process%s; CPU "
                  "explains %d %% of the spread between processes). For a steady number pin with "
-                 "--cpus %ld; rpxprof compare --run pairs its two targets by CPU.",
+                 "%s%ld; %s pairs its two targets by CPU.",
                  f->slow_cpu, f->ratio, f->fast_cpu, f->n_slow, f->n_fast,
-                 f->n_fast == 1 ? "" : "es", pct, f->fast_cpu);
+                 f->n_fast == 1 ? "" : "es", pct, cpus, f->fast_cpu,
+                 py ? "rpxprof.compare_run" : "rpxprof compare --run");
     else if (strcmp(f->name, "migrations") == 0)
         snprintf(buf, size,
                  "Processes that moved between CPUs more ran %.2fx slower (migrations explain %d %% "
-                 "of the spread between processes). For a steady number pin with --cpus.",
-                 ratio_up, pct);
+                 "of the spread between processes). For a steady number pin with %s.",
+                 ratio_up, pct, pin);
     else if (strcmp(f->name, "off_cpu") == 0)
         snprintf(buf, size,
                  "Processes that spent more time off the CPU (preempted or waiting) ran %.2fx "
                  "slower (off-CPU time explains %d %% of the spread between processes): other work "
-                 "competed for the CPU. Run on a quiet machine, or pin with --cpus to a CPU nothing "
+                 "competed for the CPU. Run on a quiet machine, or pin with %s to a CPU nothing "
                  "else uses.",
-                 ratio_up, pct);
+                 ratio_up, pct, pin);
     else if (strcmp(f->name, "page_faults") == 0)
         snprintf(buf, size,
                  "Processes with more page faults ran %.2fx slower (page faults explain %d %% of the "
@@ -709,7 +711,9 @@ static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
 
 #define N_FACTORS 6
 
-json_t *rpx_variance_json(const json_t *report)
+json_t *rpx_variance_json(const json_t *report) { return rpx_variance_json_for(report, 0); }
+
+json_t *rpx_variance_json_for(const json_t *report, int python)
 {
     const json_t *samples = json_object_get(report, "latency_samples_ms"), *v;
     size_t n = json_array_size(samples), k = 0, i, m = 0;
@@ -768,7 +772,7 @@ json_t *rpx_variance_json(const json_t *report)
     json_object_set_new(o, "factors", fa);
     if (named >= 0) {
         const factor *g = &f[named];
-        factor_sentence(g, g->ratio >= 1 ? g->ratio : 1 / g->ratio, msg, sizeof msg);
+        factor_sentence(g, g->ratio >= 1 ? g->ratio : 1 / g->ratio, python, msg, sizeof msg);
     }
     json_object_set_new(o, "explained_by", named >= 0 ? json_string(f[named].name) : json_null());
     json_object_set_new(o, "message", named >= 0 ? json_string(msg) : json_null());

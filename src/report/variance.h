@@ -28,5 +28,9 @@
  * missing makes the factors that need it `tested: false` with the reason.
  * NULL only out of memory. */
 json_t *rpx_variance_json(const json_t *report);
+/* The same, its message worded for the front end that ran the report: python
+ * nonzero names the options as rpxprof.profile()'s keywords ("pin with
+ * cpus=1"), else as the CLI's ("pin with --cpus 1"). */
+json_t *rpx_variance_json_for(const json_t *report, int python);
 
 #endif

@@ -108,7 +108,8 @@ void rpx__layers_finish(const rpx_runner_config *o, layers *l, const rpx_inputs 
     double hz[16];
     size_t n_hz = 0;
     long frames = 0;
-    char note[RPX_ERROR_MESSAGE_SIZE + 64];
+    char note[RPX_ERROR_MESSAGE_SIZE + 64], a[64], b[64];
+    rpx_option_spelling sp = (rpx_option_spelling)o->spelling;
 
     if (!o->gpus) {
         json_t *dev;
@@ -145,8 +146,8 @@ void rpx__layers_finish(const rpx_runner_config *o, layers *l, const rpx_inputs 
         ri.precision = RPX_PREC_FP32;
         snprintf(note, sizeof note,
                  "roofline: precision '%s' names no peak column; bounds use fp32 (give "
-                 "--precision fp32|tf32|fp16|bf16|fp8|int8)",
-                 o->precision);
+                 "%s, tf32, fp16, bf16, fp8 or int8)",
+                 o->precision, rpx__option_say("precision", "fp32", sp, a, sizeof a));
         json_array_append_new(notes, json_string(note));
     }
     if (l->cost) {
@@ -156,17 +157,20 @@ void rpx__layers_finish(const rpx_runner_config *o, layers *l, const rpx_inputs 
         ri.nodes = nodes;
         ri.n_nodes = nodes ? n : 0;
     }
-    if (!(ri.flops == ri.flops))
-        json_array_append_new(
-            notes, json_string("roofline bounds are null: the model's FLOPs are unknown; give "
-                               "--cost MODEL.onnx or --flops N"));
-    else if (!(ri.bytes == ri.bytes) && l->eff.source && strcmp(l->eff.source, "declared") == 0 &&
-             l->eff.params == l->eff.params)
-        json_array_append_new(
-            notes, json_string("the model's memory traffic is unknown (declared --params give "
-                               "no graph), so the roofline bounds cover compute only; give "
-                               "--cost MODEL.onnx for the graph's traffic (it is not guessed "
-                               "from the parameter count, e.g. as 3 x parameter bytes)"));
+    if (!(ri.flops == ri.flops)) {
+        snprintf(note, sizeof note, "roofline bounds are null: the model's FLOPs are unknown; give "
+                 "%s or %s", rpx__option_say("cost", "MODEL.onnx", sp, a, sizeof a),
+                 rpx__option_say("flops", "N", sp, b, sizeof b));
+        json_array_append_new(notes, json_string(note));
+    } else if (!(ri.bytes == ri.bytes) && l->eff.source && strcmp(l->eff.source, "declared") == 0 &&
+             l->eff.params == l->eff.params) {
+        snprintf(note, sizeof note, "the model's memory traffic is unknown (declared %s give "
+                 "no graph), so the roofline bounds cover compute only; give %s for the graph's "
+                 "traffic (it is not guessed from the parameter count, e.g. as 3 x parameter bytes)",
+                 rpx__option_value_label("params", sp, b, sizeof b),
+                 rpx__option_say("cost", "MODEL.onnx", sp, a, sizeof a));
+        json_array_append_new(notes, json_string(note));
+    }
     *roofline = rpx_roofline_json_multi(targets, nt, &ri);
     free(nodes);
 

@@ -96,13 +96,13 @@ void rpx__growth_notes(const rpx_rss_summary *t, json_t *cuda_growth, json_t *no
 json_t *rpx__make_notes(const rpx_runner_config *o, size_t measured, const rpx_memory_peaks *m)
 {
     json_t *notes = json_array();
-    char buf[512];
+    char buf[512], opt[64];
     if (!notes) return NULL;
     if (measured > 0 && measured < 100) {
         snprintf(buf, sizeof buf,
-                 "p99 is interpolated from %zu samples; use --repeats 100 or more for a tail "
+                 "p99 is interpolated from %zu samples; use %s or more for a tail "
                  "percentile you can rely on",
-                 measured);
+                 measured, rpx__option_say("repeats", "100", (rpx_option_spelling)o->spelling, opt, sizeof opt));
         json_array_append_new(notes, json_string(buf));
     }
     if (m->inference_peak_bytes < 0) {

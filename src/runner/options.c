@@ -311,7 +311,7 @@ static const rpx_run_option table[] = {
      0.05, "5%", "5% or 0.05 (above 0, at most 50%)", NULL,
      "--audit seed: a p50 that moves by more than T with another seed is suspect",
      F(audit_seed_threshold)},
-    {"timeline", "timeline", RPX_OPT_FLAG, RPX_OPT_INT_FIELD | CLI, 0, 1, 0, NULL, NULL, 0, NULL,
+    {"timeline", "timeline", RPX_OPT_FLAG, RPX_OPT_INT_FIELD | CLI | PY, 0, 1, 0, NULL, NULL, 0, NULL,
      NULL,
      NULL,
      "keep when each process set up and tore down the model and when each call and input "
@@ -620,6 +620,26 @@ const char *rpx__option_value_label(const char *name, rpx_option_spelling sp, ch
                                     size_t size)
 {
     return sp_(name, sp == RPX_SPELL_PY ? RPX_SPELL_KEY : sp, buf, size);
+}
+
+/* Whether a Python value is written as a str ("cpu", "MODEL.onnx"): it holds a
+ * lowercase letter (a number, or a placeholder such as N, is written bare). */
+static int py_str_value(const char *v)
+{
+    for (; *v; v++)
+        if (*v >= 'a' && *v <= 'z') return 1;
+    return 0;
+}
+
+const char *rpx__option_say(const char *name, const char *value, rpx_option_spelling sp,
+                            char *buf, size_t size)
+{
+    char n[64];
+    sp_(name, sp, n, sizeof n);
+    if (!value) snprintf(buf, size, "%s", n);
+    else if (sp == RPX_SPELL_PY) snprintf(buf, size, py_str_value(value) ? "%s\"%s\"" : "%s%s", n, value);
+    else snprintf(buf, size, "%s %s", n, value);
+    return buf;
 }
 
 /* One option's value in c, when it is not its default ("not given"). */

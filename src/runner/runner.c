@@ -523,6 +523,7 @@ static void fill_data(const run_ctx *x, finish *f, json_t *warnings)
     rd->rate_hz = x->plan.rate_hz;
     rd->back_to_back = c->back_to_back_latency;
     rd->processes_asked = x->plan.processes_asked;
+    rd->python = c->spelling == RPX_SPELL_PY;
     rd->processes = x->plan.processes;
     rd->warnings = warnings;
     for (i = 0; i < wp->n; i++) cpus[i] = &wp->proc[i]->affinity;

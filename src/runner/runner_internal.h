@@ -69,6 +69,12 @@ json_t *rpx__cpus_json(const cpu_set_t *set);
 /* how a bad value names option NAME: spelled, or from Python its key (options.c) */
 const char *rpx__option_value_label(const char *name, rpx_option_spelling sp, char *buf,
                                     size_t size);
+/* An option with a value as the caller writes it (options.c): "--repeats 100"
+ * (CLI), "repeats=100" / device="cpu" (Python), "repeats 100" (a manifest's
+ * key); value NULL: the name alone ("--precision", "precision="). For the
+ * notes and warnings that tell the user what to give, worded at the source. */
+const char *rpx__option_say(const char *name, const char *value, rpx_option_spelling sp,
+                            char *buf, size_t size);
 /* The placement of a checked config (--cpus parsed once, for the plan). */
 int rpx__placement_plan(const rpx_runner_config *c, placement *pl, rpx_error *err);
 /* The CPUs process i is pinned to: 1 and *set, or 0 (inherit: the mask stays). */

@@ -217,7 +217,7 @@ static int stage_open(stage *st)
     if ((rc = rpx_target_open_ex(st->c->model, &topt, &st->target, &st->err)) != 0) return rc;
     if (strcmp(st->c->device, "cuda") == 0) {
         /* the primary contexts exist before setup: memory is tracked from there */
-        if ((rc = rpx_cuda_open(&st->cuda, &st->err)) != 0 ||
+        if ((rc = rpx_cuda_open_for(&st->cuda, st->c->spelling == RPX_SPELL_PY, &st->err)) != 0 ||
             (rc = rpx_cuda_sync_overhead(st->cuda, 1001, &st->sh->sync_ns, &st->err)) != 0 ||
             (rc = rpx_gpu_mem_start(st->cuda, 1000, &st->gmem, &st->err)) != 0)
             return rc;

@@ -172,7 +172,10 @@ int rpx__workers_run(const run_plan *plan, workers *w, rpx_error *err)
                 break;
             }
             if (w->seconds + w->seconds / w->n > c->max_time_s) { /* the next would overrun */
-                snprintf(w->stopped, sizeof w->stopped, "another process would pass --max-time (%g s)", c->max_time_s);
+                char mt[32];
+                snprintf(w->stopped, sizeof w->stopped, "another process would pass %s (%g s)",
+                         rpx__option_value_label("max-time", (rpx_option_spelling)c->spelling, mt, sizeof mt),
+                         c->max_time_s);
                 break;
             }
         }

@@ -201,9 +201,10 @@ class AggregateIntervalsTest(TempDirTest):
                 self.assertTrue(md[name].endswith("± n/a"), md[name])
                 continue
             d = decimals(v, *want)
-            self.assertEqual(row[key], fixed(v, d), (name, want))
-            self.assertEqual(row[name + "_ci_lo_ms"], fixed(want[0], d))
-            self.assertEqual(row[name + "_ci_hi_ms"], fixed(want[1], d))
+            # the CSV is data: the report's numbers to the last digit; only the Markdown rounds
+            self.assertEqual(float(row[key]), v, name)
+            self.assertEqual(float(row[name + "_ci_lo_ms"]), r["latency_ci"][key][0])
+            self.assertEqual(float(row[name + "_ci_hi_ms"]), r["latency_ci"][key][1])
             self.assertEqual(md[name], f"{md_time(v, d)} {md_rel(v, *want)}")
         self.assertEqual(md["processes"], str(r["processes"]))
 
@@ -281,6 +282,56 @@ class AggregateIntervalsTest(TempDirTest):
         self.assertTrue(all("within-process (1 process); does not cover run-to-run variation" in t for t in titles))
 
     # --- older reports -----------------------------------------------------------------------
+    def test_csv_holds_every_number_at_full_precision(self):
+        """issue 38 item 3: summary.csv's numbers equal the reports' to the last digit
+        (read back with float), the ones the Markdown rounds by their interval too."""
+        val, agg = self.aggregate(self.out)
+        rows = csv_rows(os.path.join(agg, "summary.csv"))
+        where = {"p50_ms": ("latency", "p50_ms"), "p95_ms": ("latency", "p95_ms"),
+                 "p99_ms": ("latency", "p99_ms"), "mean_ms": ("latency", "mean_ms"),
+                 "per_frame_p50_ms": ("realtime_budget", "per_frame_ms"),
+                 "throughput_per_s": ("realtime_budget", "throughput_per_s"),
+                 "params": ("efficiency", "params"), "flops": ("efficiency", "flops"),
+                 "cpu_process_lifetime_peak_mb": ("memory", "cpu_process_lifetime_peak_mb"),
+                 "cpu_inference_peak_mb": ("memory", "cpu_inference_peak_mb")}
+        seen = 0
+        for f in self.files(self.out):
+            r = load(f)
+            row = rows[(r["task"], r["model_name"])]
+            for col, (sec, key) in where.items():
+                want = r[sec][key]
+                if want is None:
+                    self.assertEqual(row[col], "", col)
+                    continue
+                self.assertEqual(float(row[col]), want, f"{r['model_name']} {col}: {row[col]!r}")
+                seen += 1
+            for name in STATS:
+                ci = r["latency_ci"][name + "_ms"]
+                if ci is not None:
+                    self.assertEqual([float(row[name + "_ci_lo_ms"]), float(row[name + "_ci_hi_ms"])], ci)
+                    seen += 2
+        self.assertGreater(seen, 20)
+
+    def test_reports_warnings_reach_the_verdict(self):
+        """issue 38 item 4: the reports' own warnings (system_card.warnings) are the
+        aggregate's too, each naming its row, once: printed and in validation.json."""
+        out = self.copy_out()
+        load_w = "load 6.00 on 2 CPUs: Other processes took 70% of the time of the 2 CPUs"
+        for f in self.files(out):
+            r = load(f)
+            r["system_card"]["warnings"] = [load_w, load_w]
+            save(f, r)
+        agg = self.path("agg")
+        p = run("aggregate", out, "--out-dir", agg, "--force")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        val = load(os.path.join(agg, "validation.json"))
+        self.assertEqual(val["status"], "PASS")
+        for model in ("demo-depth", "demo-noop"):
+            w = "image_depth/%s: %s" % (model, load_w)
+            self.assertEqual(val["warnings"].count(w), 1, val["warnings"])
+            self.assertIn("rpxprof aggregate: warning: " + w, p.stderr)
+        self.assertIn("%d warnings" % len(val["warnings"]), p.stdout)
+
     def test_old_single_process_reports_still_aggregate(self):
         out = self.copy_out()
         for f in self.files(out):

@@ -577,5 +577,65 @@ class CompareRunMessagesTest(TempDirTest):
         self.compare_run("--writable-inputs", model=f"{MODELS}:pristine_edit", inputs=x, check=0)
 
 
+class CompareCarriesWarningsTest(TempDirTest):
+    """issue 38 item 4: a verdict carries the warnings of the reports it was made from
+    (their system_card.warnings), deduplicated, each naming its side: printed, in the
+    JSON and on the HTML page."""
+    write = CompareTest.write
+    compare = CompareTest.compare
+
+    LOAD = "load 6.00 on 2 CPUs: Other processes took 70% of the time of the 2 CPUs this process may use"
+
+    def sides(self):
+        rng = np.random.default_rng(7)
+        base = report(groups_of(rng, 5, 100, 1.0, between_sd=0.02))
+        new = report(groups_of(rng, 5, 100, 1.0, between_sd=0.02))
+        base["system_card"]["warnings"] = [self.LOAD, "CPU governor 'powersave'", "CPU governor 'powersave'"]
+        new["system_card"]["warnings"] = [self.LOAD, "hypervisor: timings include a virtual machine's"]
+        return base, new
+
+    def test_two_reports(self):
+        base, new = self.sides()
+        html = self.path("cmp.html")
+        p = self.compare(base, new, "--json", "--html", html)
+        out = json.loads(p.stdout)
+        want = ["base and new: " + self.LOAD, "base: CPU governor 'powersave'",
+                "new: hypervisor: timings include a virtual machine's"]
+        for w in want:
+            self.assertEqual(out["warnings"].count(w), 1, out["warnings"])
+            self.assertIn("rpxprof compare: warning: " + w, p.stderr)
+        self.assertEqual(len([w for w in out["warnings"] if self.LOAD in w]), 1, out["warnings"])
+        with open(html) as f:
+            page = f.read()
+        self.assertIn("base and new: load 6.00", page)
+        self.assertIn("new: hypervisor: timings include", page)
+
+    def test_compare_run(self):
+        """compare --run: both kept reports hold the warning a snapshot system card gives
+        (RPX_SYSROOT); the verdict prints it once, as both sides', and keeps it."""
+        npz = self.path("x.npz")
+        run("inputs", "make", npz, "rgb=4x4x3:uint8=1", check=0)
+        env = {"RPX_SYSROOT": os.path.join(SOURCE, "tests", "fixtures", "sysroots", "broken-partial")}
+        p = run("compare", "--run", "-m", "rpxprof-demo:demo_noop", "-m", "rpxprof-demo:demo_noop",
+                "--inputs", npz, "--repeats", "12", "--processes", "2", "--warmup", "1", "--json",
+                "--out-dir", self.path("kept"), env=env, check=0)
+        out = json.loads(p.stdout)
+        w = [x for x in out["warnings"] if "RPX_SYSROOT is set" in x]
+        self.assertEqual(len(w), 1, out["warnings"])
+        self.assertTrue(w[0].startswith("base and new: RPX_SYSROOT is set"), w)
+        self.assertEqual(p.stderr.count("rpxprof compare: warning: base and new: RPX_SYSROOT is set"), 1,
+                         p.stderr)
+
+    def test_two_folders(self):
+        base, new = self.sides()
+        for side, rep in (("a", base), ("b", new)):
+            r = copy.deepcopy(rep)
+            r["task"], r["model_name"] = "t", "m"
+            self.write(os.path.join(side, "t", "m.json"), r)
+        p = run("compare", self.path("a"), self.path("b"), "--json", check=0)
+        self.assertIn("rpxprof compare: warning: base and new: " + self.LOAD, p.stderr)
+        self.assertIn("base and new: " + self.LOAD, p.stdout)
+
+
 if __name__ == "__main__":
     main()

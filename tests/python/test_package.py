@@ -405,6 +405,23 @@ def test_pip_install_into_a_virtualenv_without_network(tmp_path):
                         str(tmp_path / "r.json")], env=env, capture_output=True, text=True,
                        timeout=120)
     assert q.returncode == 0 and "20 timed calls" in q.stderr, q.stderr
+    # issue 38 item 6: the command uses its virtualenv's site-packages, activated or not
+    site = subprocess.run([str(venv / "bin" / "python"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          env=env, capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(site, "only_in_the_venv.py"), "w") as f:
+        f.write("def f(rgb):\n    return None\n")
+    (tmp_path / "venv_user.py").write_text("import only_in_the_venv\n"
+                                           "def predict(rgb):\n    return only_in_the_venv.f(rgb)\n")
+    plain = {k: v for k, v in env.items() if k != "VIRTUAL_ENV"}
+    for cmd in ([str(venv / "bin" / "rpxprof")], [str(venv / "bin" / "python"), "-m", "rpxprof"]):
+        q = subprocess.run(cmd + ["run", "--model", "venv_user:predict", "--inputs",
+                                  str(tmp_path / "in.npz"), "--repeats", "5", "-o",
+                                  str(tmp_path / "rv.json"), "--force"], env=plain,
+                           cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+        assert q.returncode == 0, q.stderr
+        with open(tmp_path / "rv.json") as f:
+            assert json.load(f)["python"]["virtualenv"] == str(venv)
     q = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "--help"], env=env,
                        cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
     assert "--rpxprof-compare" in q.stdout, "the pytest11 entry point did not load the plugin"
@@ -422,6 +439,43 @@ def test_pip_install_into_a_virtualenv_without_network(tmp_path):
     assert p.returncode == 0, p.stderr
     where, status = p.stdout.splitlines()  # a TMPDIR may have spaces in its name
     assert where.startswith(str(venv)) and status == "complete"
+
+
+def _other_python3():
+    """A python3 on PATH that is not Debian's (a pyenv or conda one), or None."""
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        p = os.path.join(d, "python3")
+        if not (os.path.isfile(p) and os.access(p, os.X_OK)):
+            continue
+        q = subprocess.run([p, "-c", "import sys, os; print(os.path.realpath(sys.base_prefix))"],
+                           capture_output=True, text=True)
+        if q.returncode == 0 and q.stdout.strip() != "/usr":
+            return p
+    return None
+
+
+@pytest.mark.skipif(not _other_python3(), reason="no python3 other than Debian's on PATH")
+def test_pip_install_refuses_a_python_that_is_not_debians(tmp_path):
+    """issue 38 item 12: a virtualenv made with another python3 (here the pyenv one first on
+    PATH) is refused up front, naming the interpreter and the fix, never pip's `invalid
+    command 'bdist_wheel'` after a build."""
+    other = _other_python3()
+    venv = tmp_path / "v"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_PRELOAD")
+           and not k.startswith("PIP_")}
+    env["HOME"] = str(tmp_path)
+    env["PIP_NO_INDEX"] = "1"
+    env["RPXPROF_BUILD_DIR"] = str(tmp_path / "out")
+    subprocess.run([other, "-m", "venv", str(venv)], check=True, env=env)
+    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install",
+                        "--no-build-isolation", "./python"], cwd=SOURCE, env=env,
+                       capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out
+    assert "rpxprof: error: this Python, %s" % (venv / "bin" / "python") in out, out
+    assert "is not Debian's /usr/bin/python3" in out, out
+    assert "/usr/bin/python3 -m venv --system-site-packages venv" in out, out
+    assert not (tmp_path / "out" / "build").exists(), "it built before refusing"
 
 
 # ---- the CLI's Python target: the same calls as the package ----

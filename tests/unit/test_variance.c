@@ -148,6 +148,14 @@ static void test_clean_split(void **st)
                                 "processes; CPU explains 100 % of the spread between processes). "
                                 "For a steady number pin with --cpus 1"));
     assert_true(fnum(v, "between_process_share") > 0.9);
+    {   /* from rpxprof.profile(): the same advice in the keywords' words (issue 38 item 8) */
+        json_t *py = rpx_variance_json_for(r, 1);
+        const char *m = json_string_value(json_object_get(py, "message"));
+        assert_non_null(m);
+        assert_non_null(strstr(m, "For a steady number pin with cpus=1; rpxprof.compare_run pairs"));
+        assert_null(strstr(m, "--"));
+        json_decref(py);
+    }
     /* the order of the processes explains nothing here */
     assert_false(json_is_true(json_object_get(factor(v, "order"), "named")));
     json_decref(v);
