@@ -693,7 +693,7 @@ static PyObject *core_write_trace(PyObject *self, PyObject *args)
         rpx_output_discard(o);
         return raise_error("trace: the report is not valid JSON", RPX_EXIT_FAILURE);
     }
-    trace = rpx__trace_from_report(report, "the report", max_events, &tlen, &err);
+    trace = rpx__trace_from_report(report, "the report", "max_events=", max_events, &tlen, &err);
     json_decref(report);
     if (!trace) {
         rpx_output_discard(o);
