@@ -244,8 +244,13 @@ static void factor_cpu(factor *f, const proc *p, size_t k, const double *ms, con
     if (!several) {
         char buf[64];
         snprintf(buf, sizeof buf, "%ld", seen_cpu);
+        /* "pinned" only where the run pinned (placement.policy); else the
+         * scheduler kept every call there */
+        const char *policy = json_string_value(json_object_get(json_object_get(report, "placement"), "policy"));
         untested(f, allowed == 1 ? "one CPU is allowed (CPU %s): every call ran there"
-                                 : "every call ran on CPU %s (pinned): no other CPU to compare with",
+                 : policy && strcmp(policy, "pinned") == 0
+                     ? "every call ran on CPU %s (pinned): no other CPU to compare with"
+                     : "every call ran on CPU %s (the scheduler kept them there, unpinned): no other CPU to compare with",
                  buf);
         goto out;
     }

@@ -266,9 +266,16 @@ static void test_untestable(void **st)
     json_decref(r);
     /* everything pinned to one CPU of two */
     r = make_report(p, 5, 100, 2);
+    json_object_set_new(r, "placement", json_pack("{s:s}", "policy", "pinned"));
     v = rpx_variance_json(r);
     expect_untested(v, "cpu", "every call ran on CPU 3 (pinned)");
     expect_untested(v, "load", "not per process");
+    json_decref(v);
+    /* issue 38: a run that was not pinned is not called pinned (placement.policy);
+     * the same report (make_report draws from the shared random state) */
+    json_object_set_new(r, "placement", json_pack("{s:s}", "policy", "inherit"));
+    v = rpx_variance_json(r);
+    expect_untested(v, "cpu", "every call ran on CPU 3 (the scheduler kept them there, unpinned)");
     json_decref(v);
     json_decref(r);
     /* each process on a CPU of its own */
