@@ -148,6 +148,27 @@ class ReportView:
         row["created_utc"] = self.get("created_utc")
         return row
 
+    def _inputs_words(self):
+        """The inputs as far as the report knows them: each array's name, dtype and
+        shape ("x float32[1,3,224,224]"), else the file or the description of the
+        caller's arguments (inputs_file), else "not recorded"."""
+        arrays = self.get("inputs")
+        if isinstance(arrays, dict) and arrays:
+            words = []
+            for name, a in arrays.items():
+                a = a if isinstance(a, dict) else {}
+                shape = a.get("shape")
+                words.append("%s %s%s" % (name, a.get("dtype") or "",
+                                          "[%s]" % ",".join(str(d) for d in shape)
+                                          if isinstance(shape, list) else ""))
+            return ", ".join(words)
+        f = self.get("inputs_file")
+        if isinstance(f, list) and f:
+            return "%d files (%s, ...)" % (len(f), f[0]) if len(f) > 1 else str(f[0])
+        if isinstance(f, str) and f:
+            return f
+        return "not recorded"
+
     def _repr_html_(self):
         """Jupyter's view: the headline (p50 with its interval), the latency figure, the
         cost and the roofline bounds. Self-contained HTML (the SVG inline)."""
@@ -157,9 +178,10 @@ class ReportView:
         if ci:
             head += " (95%% CI [%s, %s])" % (_fmt(ci[0]), _fmt(ci[1]))
         parts = ['<div class="rpxprof-report">',
-                 "<p><strong>%s</strong><br>%s timed calls in %s process(es), status %s</p>"
+                 "<p><strong>%s</strong><br>%s timed calls in %s process(es), status %s"
+                 "<br>inputs: %s</p>"
                  % (head, e(str(self.get("measured_calls"))), e(str(self.get("processes"))),
-                    e(str(self.get("status"))))]
+                    e(str(self.get("status"))), e(self._inputs_words()))]
         rows = []
         for s in _STATS + ("min",):
             v = self._num("latency", s + "_ms")
