@@ -366,7 +366,8 @@ static void run_variance(hout *o, const json_t *r)
     put(o, "; the processes' p50s are ");
     put_jnum(o, json_object_get(v, "process_p50_ratio"));
     put(o, "x apart; explained by: ");
-    put_value(o, json_object_get(v, "explained_by"));
+    if (jstr(v, "explained_by")) rpx__h_esc(o, jstr(v, "explained_by"));
+    else put(o, "no factor");
     put(o, ".</p>\n");
     if (jstr(v, "message")) { put(o, "<p>"); rpx__h_esc(o, jstr(v, "message")); put(o, "</p>"); }
     if (json_array_size(json_object_get(v, "factors"))) {
