@@ -27,17 +27,19 @@ static const char *jstr(const json_t *o, const char *k)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* A number of the report: up to six significant digits, the exact value
- * (shortest round trip) on hover where they differ. */
+/* A number of the report by the summary's rule (three significant digits,
+ * no exponent: rpx_format_3g), the exact value (shortest round trip) on hover
+ * where they differ; a count (a JSON integer) as it is. */
 static void put_jnum(hout *o, const json_t *v)
 {
-    char b[40], s6[40];
+    char b[40], s3[40];
     double x = rpx__h_jnum(v);
-    rpx__h_num(b, sizeof b, x);
     if (!isfinite(x)) { put(o, "<span class=\"na\">n/a</span>"); return; }
-    rpx__h_num6(s6, sizeof s6, x);
-    if (strtod(s6, NULL) == x || (x == floor(x) && fabs(x) < 1e15)) { rpx__h_esc(o, b); return; }
-    put(o, "<span title=\"%s\">%s</span>", b, s6);
+    if (json_is_integer(v)) { put(o, "%lld", (long long)json_integer_value(v)); return; }
+    rpx__h_num(b, sizeof b, x);
+    rpx__h_num3(s3, sizeof s3, x);
+    if (strtod(s3, NULL) == x) { rpx__h_esc(o, s3); return; }
+    put(o, "<span title=\"%s\">%s</span>", b, s3);
 }
 
 /* The exact number (shortest round trip), for the headline's p50. */
@@ -47,7 +49,42 @@ static void put_exact(hout *o, const json_t *v)
     rpx__h_esc(o, rpx__h_num(b, sizeof b, rpx__h_jnum(v)));
 }
 
-/* A JSON value as table text: strings as they are, numbers shortest, null n/a. */
+static void put_value(hout *o, const json_t *v);
+
+/* An array as words: "none", two numbers as "a to b" (an interval), else
+ * its items one after another (numbers by the rule, objects as key: value). */
+static void put_array(hout *o, const json_t *a)
+{
+    size_t i, n = json_array_size(a);
+    if (n == 0) { put(o, "none"); return; }
+    if (n == 2 && json_is_number(json_array_get(a, 0)) && json_is_number(json_array_get(a, 1))) {
+        put_jnum(o, json_array_get(a, 0));
+        put(o, " to ");
+        put_jnum(o, json_array_get(a, 1));
+        return;
+    }
+    for (i = 0; i < n && i < 50; i++) {
+        const json_t *e = json_array_get(a, i);
+        put(o, i ? (json_is_object(e) ? "<br>" : ", ") : "");
+        if (json_is_object(e)) {
+            const char *k;
+            json_t *x;
+            int first = 1;
+            json_object_foreach((json_t *)e, k, x) {
+                put(o, first ? "" : ", ");
+                first = 0;
+                rpx__h_esc(o, k);
+                put(o, " ");
+                if (json_is_object(x)) put(o, "{&hellip;}");
+                else put_value(o, x);
+            }
+        } else put_value(o, e);
+    }
+    if (n > 50) put(o, " &hellip; (%zu in all)", n);
+}
+
+/* A JSON value as table text: strings as they are, numbers by the summary's
+ * rule, arrays as words, null n/a. */
 static void put_value(hout *o, const json_t *v)
 {
     if (!v || json_is_null(v)) put(o, "<span class=\"na\">n/a</span>");
@@ -55,6 +92,8 @@ static void put_value(hout *o, const json_t *v)
     else if (json_is_number(v)) put_jnum(o, v);
     else if (json_is_true(v)) put(o, "yes");
     else if (json_is_false(v)) put(o, "no");
+    else if (json_is_array(v)) put_array(o, v);
+    else if (json_is_object(v) && json_object_size(v) == 0) put(o, "none");
     else {
         char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         if (s && strlen(s) > 400) strcpy(s + 397, "...");
@@ -289,9 +328,9 @@ static void headline(hout *o, const json_t *r, const char *id)
     rpx__h_esc(o, jstr(r, "precision") ? jstr(r, "precision") : "unspecified");
     put(o, ": <b>p50 <span class=\"p50\" data-ms=\"");
     put_exact(o, json_object_get(lat, "p50_ms"));
-    put(o, "\">");
+    put(o, "\" title=\"");
     put_exact(o, json_object_get(lat, "p50_ms"));
-    put(o, "</span> ms</b> per ");
+    put(o, "\">%s</span> ms</b> per ", rpx__h_num3(b1, sizeof b1, rpx__h_jnum(json_object_get(lat, "p50_ms"))));
     rpx__h_esc(o, unit ? unit : "call");
     if (json_array_size(p50) == 2)
         put(o, ", 95 %% interval %s to %s ms (%s)", rpx__h_num3(b1, sizeof b1, rpx__h_jnum(json_array_get(p50, 0))),
@@ -361,7 +400,8 @@ static void run_variance(hout *o, const json_t *r)
     put(o, "; the processes' p50s are ");
     put_jnum(o, json_object_get(v, "process_p50_ratio"));
     put(o, "x apart; explained by: ");
-    put_value(o, json_object_get(v, "explained_by"));
+    if (jstr(v, "explained_by")) rpx__h_esc(o, jstr(v, "explained_by"));
+    else put(o, "no factor");
     put(o, ".</p>\n");
     if (jstr(v, "message")) { put(o, "<p>"); rpx__h_esc(o, jstr(v, "message")); put(o, "</p>"); }
     if (json_array_size(json_object_get(v, "factors"))) {
@@ -422,6 +462,70 @@ static void run_http(hout *o, const json_t *r, const char *id)
     }
 }
 
+/* The memory section in words: each key of the report's `memory` that the
+ * page knows as a sentence with its unit, the others by their key. */
+static void memory_table(hout *o, const json_t *mem)
+{
+    static const char *const words[][3] = {
+        {"cpu_inference_peak_mb", "peak resident set during the timed calls", "MiB"},
+        {"cpu_process_lifetime_peak_mb", "peak resident set over the process's life (weights and setup included)", "MiB"},
+        {"cuda_peak_allocated_mb_by_visible_device", "CUDA peak allocated, by visible device", "MiB"},
+        {"cuda_peak_method", "how the CUDA peak was read", ""},
+        {"cuda_process_peak_mb_by_visible_device", "the process's CUDA peak, by visible device", "MiB"},
+        {"cuda_process_peak_method", "how the process's CUDA peak was read", ""},
+        {"cpu_rss_trend.readings", "leak check: resident-set readings during the timed calls", ""},
+        {"cpu_rss_trend.every_calls", "leak check: read every", "calls"},
+        {"cpu_rss_trend.first_quarter_mb", "leak check: resident set over the first quarter of the calls", "MiB"},
+        {"cpu_rss_trend.last_quarter_mb", "leak check: resident set over the last quarter of the calls", "MiB"},
+        {"cpu_rss_trend.growth_kib_per_call", "leak check: growth per call", "KiB"},
+        {"cpu_rss_trend.detectable_kib_per_call", "leak check: the smallest growth per call it can detect", "KiB"},
+        {"cpu_rss_trend.leak_suspected", "leak check: a leak suspected", ""},
+        {"cpu_rss_trend.reason", "leak check: why it did not decide", ""},
+    };
+    const char *k, *k2;
+    json_t *v, *v2;
+    put(o, "<table class=\"kv memory\"><tbody>");
+    json_object_foreach((json_t *)mem, k, v) {
+        int sub = json_is_object(v) && (!strcmp(k, "cpu_rss_trend") || !strcmp(k, "unavailable"));
+        json_object_foreach(sub ? v : NULL, k2, v2) {
+            char key[200];
+            size_t j;
+            const char *label = NULL, *unit = "";
+            snprintf(key, sizeof key, "%s.%s", k, k2);
+            for (j = 0; j < sizeof words / sizeof *words; j++)
+                if (!strcmp(words[j][0], key)) label = words[j][1], unit = words[j][2];
+            put(o, "<tr><th>");
+            if (!strcmp(k, "unavailable")) { put(o, "not measured: "); rpx__h_esc(o, k2); }
+            else rpx__h_esc(o, label ? label : key);
+            put(o, "</th><td>");
+            put_value(o, v2);
+            if (*unit && json_is_number(v2)) put(o, " %s", unit);
+            put(o, "</td></tr>\n");
+        }
+        if (!sub) {
+            size_t j;
+            const char *label = NULL, *unit = "";
+            for (j = 0; j < sizeof words / sizeof *words; j++)
+                if (!strcmp(words[j][0], k)) label = words[j][1], unit = words[j][2];
+            put(o, "<tr><th>");
+            rpx__h_esc(o, label ? label : k);
+            put(o, "</th><td>");
+            if (json_is_object(v) && json_object_size(v) == 0) put(o, "<span class=\"na\">n/a</span>");
+            else put_value(o, v);
+            if (*unit && json_is_number(v)) put(o, " %s", unit);
+            put(o, "</td></tr>\n");
+        }
+    }
+    put(o, "</tbody></table>\n");
+}
+
+/* No cost given: the efficiency holds no FLOPs, MACs or parameters. */
+static int has_cost(const json_t *eff)
+{
+    return json_is_number(json_object_get(eff, "flops")) || json_is_number(json_object_get(eff, "macs")) ||
+           json_is_number(json_object_get(eff, "params"));
+}
+
 static void run_view(hout *o, const json_t *r, const char *name, const char *id)
 {
     rpx_h_run run;
@@ -463,7 +567,15 @@ static void run_view(hout *o, const json_t *r, const char *name, const char *id)
             put(o, "</td></tr>");
         }
         put(o, "</tbody></table>\n");
-        if (jstr(ci, "method")) { put(o, "<p class=\"muted\">Interval: "); rpx__h_esc(o, jstr(ci, "method")); put(o, "</p>"); }
+        if (jstr(ci, "method")) { /* one sentence; the formula behind it, and where it is explained */
+            int between = jstr(ci, "covers") && !strcmp(jstr(ci, "covers"), "between-process");
+            put(o, "<details class=\"muted method\"><summary>%s</summary>", between
+                ? "Each interval comes from how much the processes' own statistics differ, so it covers run-to-run variation."
+                : "One process ran: each interval covers the variation among its calls only, not from run to run.");
+            put(o, "Method: ");
+            rpx__h_esc(o, jstr(ci, "method"));
+            put(o, " (docs/statistics.md, &quot;The intervals of a report&quot;).</details>");
+        }
     }
     put(o, "<h3>Every call</h3>\n");
     rpx__h_fig_timeline(o, &run, id);
@@ -474,8 +586,12 @@ static void run_view(hout *o, const json_t *r, const char *name, const char *id)
     }
     run_variance(o, r);
     rpx__h_run_free(&run);
-    if (json_is_object(mem)) { put(o, "<h3>Memory</h3>\n"); kv_table(o, mem, NULL); }
-    if (json_is_object(eff) || json_is_object(rl)) {
+    if (json_is_object(mem)) { put(o, "<h3>Memory</h3>\n"); memory_table(o, mem); }
+    if ((json_is_object(eff) || json_is_object(rl)) && !has_cost(eff)) {
+        put(o, "<h3>Cost and roofline</h3>\n<p class=\"na\" id=\"%s-nocost\">No cost was given: run again with "
+               "<code>--cost MODEL.onnx</code> or <code>--flops N</code> for the model's FLOPs, its roofline bounds and "
+               "the share of them the p50 achieves.</p>\n", id);
+    } else if (json_is_object(eff) || json_is_object(rl)) {
         put(o, "<h3>Cost and roofline</h3>\n");
         if (json_is_object(eff)) kv_table(o, eff, NULL);
         if (json_is_object(rl)) {
@@ -491,7 +607,7 @@ static void run_view(hout *o, const json_t *r, const char *name, const char *id)
                 char b[40];
                 put(o, "<tr><td>");
                 rpx__h_esc(o, k);
-                put(o, "</td><td>%s</td><td>", rpx__h_num(b, sizeof b, rpx__h_jnum(json_object_get(json_object_get(t, "peak_dense"), "tflops")) * 1e3));
+                put(o, "</td><td>%s</td><td>", rpx__h_num3(b, sizeof b, rpx__h_jnum(json_object_get(json_object_get(t, "peak_dense"), "tflops")) * 1e3));
                 put_value(o, json_object_get(t, "memory_bandwidth_gbps"));
                 put(o, "</td><td>");
                 put_value(o, json_object_get(json_object_get(t, "ideal"), "latency_ms"));
@@ -612,7 +728,7 @@ static void compare_view(hout *o, const json_t *c, const json_t *base, const jso
         put(o, " and has no interval");
         if (why) { put(o, " ("); rpx__h_esc(o, why); put(o, ")"); }
     }
-    put(o, " (threshold %s %%, intervals ", rpx__h_num(b4, sizeof b4, thr * 100));
+    put(o, " (threshold %s %%, intervals ", rpx__h_num3(b4, sizeof b4, thr * 100));
     rpx__h_esc(o, jstr(c, "covers") ? jstr(c, "covers") : "n/a");
     put(o, ", design ");
     rpx__h_esc(o, jstr(c, "design") ? jstr(c, "design") : "n/a");
@@ -638,6 +754,9 @@ static void compare_view(hout *o, const json_t *c, const json_t *base, const jso
     }
     {
         json_t *rest = json_deep_copy(c);
+        /* the warnings and notes are words, listed once above */
+        json_object_del(rest, "warnings");
+        json_object_del(rest, "notes");
         put(o, "<h3>Everything the comparison states</h3><div class=\"wide\">");
         kv_table(o, rest, NULL);
         put(o, "</div>\n");

@@ -146,6 +146,22 @@ static void minmax(const double *v, size_t n, double *mn, double *mx)
     }
 }
 
+/* The histogram's range: the p0.1 to p99.9 of the finite samples (nearest
+ * rank), so that a few far calls do not squeeze the body into one bar; the
+ * whole range when the calls are fewer than about 500. */
+static void body_range(const double *v, size_t n, double *lo, double *hi)
+{
+    double *c = malloc((n ? n : 1) * sizeof *c);
+    size_t i, m = 0;
+    if (!c) { minmax(v, n, lo, hi); return; }
+    for (i = 0; i < n; i++) if (isfinite(v[i])) c[m++] = v[i];
+    if (m == 0) { *lo = NAN; *hi = NAN; free(c); return; }
+    qsort(c, m, sizeof *c, cmpd);
+    *lo = c[(size_t)(0.001 * (double)(m - 1) + 0.5)];
+    *hi = c[(size_t)(0.999 * (double)(m - 1) + 0.5)];
+    free(c);
+}
+
 /* The bin of v on axis a over nb bins (clamped). */
 static size_t bin_of(const axis *a, double v, size_t nb)
 {
@@ -179,14 +195,14 @@ static void marks(hout *o, const axis *x, const json_t *r, double top, double bo
             if (isfinite(lo) && isfinite(hi) && lo >= x->lo && hi <= x->hi) {
                 double a = apos(x, lo), b = apos(x, hi);
                 put(o, "<rect class=\"ci m%d\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"><title>%s 95 %% interval [%s, %s] ms</title></rect>",
-                    k, a, top, b - a < 1 ? 1 : b - a, bottom - top, names[k], rpx__h_num(b1, sizeof b1, lo),
-                    rpx__h_num(b2, sizeof b2, hi));
+                    k, a, top, b - a < 1 ? 1 : b - a, bottom - top, names[k], rpx__h_num3(b1, sizeof b1, lo),
+                    rpx__h_num3(b2, sizeof b2, hi));
             }
         }
         px = apos(x, v);
         put(o, "<line id=\"%s-%s\" class=\"mark m%d\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"><title>%s %s ms</title></line>"
                "<text class=\"ml m%d\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
-            id, names[k], k, px, top, px, bottom, names[k], rpx__h_num(b3, sizeof b3, v), k, px, top - 3 - 10.0 * k, names[k]);
+            id, names[k], k, px, top, px, bottom, names[k], rpx__h_num3(b3, sizeof b3, v), k, px, top - 3 - 10.0 * k, names[k]);
     }
 }
 
@@ -197,8 +213,11 @@ void rpx__h_fig_distribution(hout *o, const rpx_h_run *run, const char *id)
     double mn, mx, pw = FW - FL - FR;
     axis x, y;
     char b1[40], b2[40], fid[96];
+    size_t below = 0, above = 0;
+    double xmin, xmax;
     if (!run->n) return;
-    minmax(run->s, run->n, &mn, &mx);
+    minmax(run->s, run->n, &xmin, &xmax);
+    body_range(run->s, run->n, &mn, &mx);
     amake(&x, mn, mx, 1, FL, FL + pw);
     npx = (size_t)pw;
     cnt = calloc(nb, sizeof *cnt);
@@ -206,8 +225,11 @@ void rpx__h_fig_distribution(hout *o, const rpx_h_run *run, const char *id)
     if (!cnt || !cum) { free(cnt); free(cum); return; }
     for (i = 0; i < run->n; i++) {
         if (!isfinite(run->s[i])) continue;
-        cnt[bin_of(&x, run->s[i], nb)]++;
         cum[bin_of(&x, run->s[i], npx)]++;
+        /* beyond the axis: counted apart and marked at its edge, not piled into the edge bar */
+        if (run->s[i] < x.lo) { below++; continue; }
+        if (run->s[i] > x.hi) { above++; continue; }
+        cnt[bin_of(&x, run->s[i], nb)]++;
     }
     for (i = 0; i < nb; i++) if (cnt[i] > maxc) maxc = cnt[i];
     amake(&y, 0, (double)maxc, 0, B, T);
@@ -245,13 +267,20 @@ void rpx__h_fig_distribution(hout *o, const rpx_h_run *run, const char *id)
             put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\">%zu %%</text>", FL + pw + 4, B - (B - T) * (double)i / 4 + 4, i * 25);
     }
     marks(o, &x, run->r, T, B, fid);
+    if (below)
+        put(o, "<text class=\"ax beyond\" x=\"%.1f\" y=\"%.1f\">&#9664; %zu call%s below (from %s ms)</text>", FL + 2, T - 34,
+            below, below == 1 ? "" : "s", rpx__h_num3(b1, sizeof b1, xmin));
+    if (above)
+        put(o, "<text class=\"ax beyond\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%zu call%s above (to %s ms) &#9654;</text>",
+            FL + pw - 2, T - 34, above, above == 1 ? "" : "s", rpx__h_num3(b2, sizeof b2, xmax));
     put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">latency per call (ms%s)</text>", FL + pw / 2, B + 32,
         x.log ? ", log scale" : "");
     put(o, "<text class=\"ax\" x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" text-anchor=\"middle\">calls per bin</text>",
         (T + B) / 2, (T + B) / 2);
     free(cnt);
     free(cum);
-    fig_close(o, "Every timed call counted: bars are a histogram of 60 bins, the line the cumulative share (right axis). "
+    fig_close(o, "Every timed call counted: bars are a histogram of 60 bins over the p0.1 to p99.9 range (the calls "
+                 "beyond it are counted at the axis's edges), the line the cumulative share of all calls (right axis). "
                  "Lines: p50, p95, p99 as the report states them; shaded: their 95 % intervals.");
 }
 
@@ -429,8 +458,8 @@ void rpx__h_fig_boxes(hout *o, const rpx_h_run *run, const char *id)
             }
         }
         put(o, "<g class=\"p%d\"><title>process %zu: p50 %s ms, p95 %s ms, p99 %s ms, min %s ms, max %s ms (box: p25-p75 of its %s calls)</title>",
-            (int)(k % NPROC_COLOURS), k, rpx__h_num(b[0], 40, p50), rpx__h_num(b[1], 40, p95), rpx__h_num(b[2], 40, p99),
-            rpx__h_num(b[3], 40, lo), rpx__h_num(b[4], 40, hi), rpx__h_num(b[5], 40, cnt));
+            (int)(k % NPROC_COLOURS), k, rpx__h_num3(b[0], 40, p50), rpx__h_num3(b[1], 40, p95), rpx__h_num3(b[2], 40, p99),
+            rpx__h_num3(b[3], 40, lo), rpx__h_num3(b[4], 40, hi), rpx__h_num3(b[5], 40, cnt));
         if (isfinite(lo) && isfinite(hi) && (!y.log || lo > 0))
             put(o, "<line class=\"whisk\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", cx, apos(&y, lo), cx, apos(&y, hi));
         if (isfinite(q1) && isfinite(q3) && (!y.log || q1 > 0))
@@ -478,8 +507,8 @@ void rpx__h_fig_stat_rows(hout *o, const char *const *labels, const json_t *cons
         }
         put(o, "<g><title>");
         rpx__h_esc(o, labels[k]);
-        put(o, ": min %s, p50 %s, p95 %s, p99 %s, max %s ms</title>", rpx__h_num(b[0], 40, v[0]), rpx__h_num(b[1], 40, v[1]),
-            rpx__h_num(b[2], 40, v[2]), rpx__h_num(b[3], 40, v[3]), rpx__h_num(b[4], 40, v[4]));
+        put(o, ": min %s, p50 %s, p95 %s, p99 %s, max %s ms</title>", rpx__h_num3(b[0], 40, v[0]), rpx__h_num3(b[1], 40, v[1]),
+            rpx__h_num3(b[2], 40, v[2]), rpx__h_num3(b[3], 40, v[3]), rpx__h_num3(b[4], 40, v[4]));
         put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 8, yy + 4);
         rpx__h_esc(o, labels[k]);
         put(o, "</text>");
@@ -656,7 +685,7 @@ void rpx__h_fig_two(hout *o, const rpx_h_run *a, const rpx_h_run *b, const char 
         put(o, "V%.1fZ\"><title>%s: %zu calls</title></path>", B, side ? "new" : "base", r->n);
         if (isfinite(p50) && p50 >= x.lo && p50 <= x.hi)
             put(o, "<line class=\"sidem%d\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>%s p50 %s ms</title></line>", side,
-                apos(&x, p50), T, apos(&x, p50), B, side ? "new" : "base", rpx__h_num(b1, sizeof b1, p50));
+                apos(&x, p50), T, apos(&x, p50), B, side ? "new" : "base", rpx__h_num3(b1, sizeof b1, p50));
     }
     put(o, "<rect class=\"sw side0\" x=\"%.1f\" y=\"6\" width=\"10\" height=\"10\"/><text class=\"ax\" x=\"%.1f\" y=\"15\">base</text>"
            "<rect class=\"sw side1\" x=\"%.1f\" y=\"6\" width=\"10\" height=\"10\"/><text class=\"ax\" x=\"%.1f\" y=\"15\">new</text>",
@@ -700,7 +729,7 @@ void rpx__h_fig_procs_two(hout *o, const rpx_h_run *a, const rpx_h_run *b, const
             double v = rpx__h_jnum(json_object_get(json_array_get(p, k), "p50_ms"));
             if (!isfinite(v)) continue;
             put(o, "<circle class=\"sidem%d dotp\" cx=\"%.2f\" cy=\"%.1f\" r=\"5\"><title>%s process %zu: p50 %s ms</title></circle>", side,
-                apos(&x, v), yy, side ? "new" : "base", k, rpx__h_num(b1, sizeof b1, v));
+                apos(&x, v), yy, side ? "new" : "base", k, rpx__h_num3(b1, sizeof b1, v));
         }
     }
     put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">p50 of each worker process (ms%s)</text>", FL + pw / 2, B + 32,
@@ -756,11 +785,11 @@ void rpx__h_fig_ratio(hout *o, const json_t *cmp, const char *id)
             double lo = rpx__h_jnum(json_array_get(ci, 0)), hi = rpx__h_jnum(json_array_get(ci, 1));
             if (isfinite(lo) && isfinite(hi))
                 put(o, "<line class=\"whisk\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>%s ratio 95 %% interval [%s, %s]</title></line>",
-                    apos(&x, lo), yy, apos(&x, hi), yy, stats[k], rpx__h_num(b1, sizeof b1, lo), rpx__h_num(b2, sizeof b2, hi));
+                    apos(&x, lo), yy, apos(&x, hi), yy, stats[k], rpx__h_num3(b1, sizeof b1, lo), rpx__h_num3(b2, sizeof b2, hi));
         }
         if (isfinite(r))
             put(o, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>%s ratio %s</title></circle>", apos(&x, r), yy, stats[k],
-                rpx__h_num(b3, sizeof b3, r));
+                rpx__h_num3(b3, sizeof b3, r));
     }
     put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">new / base (below 1: new is faster)</text>", (L + FW - FR) / 2, B + 32);
     fig_close(o, "Each statistic's ratio (dot) with its interval (line, where the comparison states one) against the threshold "

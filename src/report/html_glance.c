@@ -105,6 +105,49 @@ static const json_t *interval(const json_t *r, const char *stat)
                : NULL;
 }
 
+/* The inputs as far as the report knows them: each array's name, dtype and
+ * shape ("x float32[1,3,224,224]"), else the file or the description of the
+ * caller's arguments (inputs_file), else "not recorded". */
+static void inputs_words(rpx_strbuf *b, const json_t *r)
+{
+    const json_t *arrays = json_object_get(r, "inputs"), *f = json_object_get(r, "inputs_file");
+    if (json_is_object(arrays) && json_object_size(arrays) > 0) {
+        const char *name;
+        const json_t *a;
+        int first = 1;
+        json_object_foreach((json_t *)arrays, name, a) {
+            const json_t *dtype = json_object_get(a, "dtype"), *shape = json_object_get(a, "shape");
+            if (!first) rpx__sb_str(b, ", ");
+            first = 0;
+            esc(b, name);
+            rpx__sb_str(b, " ");
+            if (json_is_string(dtype)) esc(b, json_string_value(dtype));
+            if (json_is_array(shape)) {
+                size_t i;
+                const json_t *d;
+                rpx__sb_str(b, "[");
+                json_array_foreach(shape, i, d) {
+                    if (i) rpx__sb_str(b, ",");
+                    esc_value(b, d);
+                }
+                rpx__sb_str(b, "]");
+            }
+        }
+        return;
+    }
+    if (json_is_array(f) && json_array_size(f) > 1) {
+        rpx__sb_printf(b, "%zu files (", json_array_size(f));
+        esc_value(b, json_array_get(f, 0));
+        rpx__sb_str(b, ", ...)");
+    } else if (json_is_array(f) && json_array_size(f) == 1) {
+        esc_value(b, json_array_get(f, 0));
+    } else if (json_is_string(f) && json_string_length(f) > 0) {
+        esc_value(b, f);
+    } else {
+        rpx__sb_str(b, "not recorded");
+    }
+}
+
 static void headline(rpx_strbuf *b, const json_t *r)
 {
     char x[48], y[48];
@@ -121,6 +164,8 @@ static void headline(rpx_strbuf *b, const json_t *r)
     esc_value(b, json_object_get(r, "processes"));
     rpx__sb_str(b, " process(es), status ");
     esc_value(b, json_object_get(r, "status"));
+    rpx__sb_str(b, "<br>inputs: ");
+    inputs_words(b, r);
     rpx__sb_str(b, "</p>\n<table><tr><th></th><th>latency</th><th>95% CI</th></tr>");
 }
 

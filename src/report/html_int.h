@@ -16,9 +16,7 @@ typedef rpx_strbuf hout;
 void rpx__h_esc(hout *o, const char *s);
 /* A number as the report holds it (shortest round trip), "n/a" when not finite. */
 const char *rpx__h_num(char *buf, size_t size, double v);
-/* Six significant digits in fixed point where that reads well (tables). */
-const char *rpx__h_num6(char *buf, size_t size, double v);
-/* Three significant digits, for axis labels and intervals. */
+/* The summary's number rule (rpx_format_3g): every number the page shows. */
 const char *rpx__h_num3(char *buf, size_t size, double v);
 /* A JSON number (integer or real) or NaN. */
 double rpx__h_jnum(const json_t *v);

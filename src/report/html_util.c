@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/html_int.h"
+#include "rpxprof/summary.h"
 
 #define put rpx__sb_printf
 
@@ -59,29 +60,11 @@ const char *rpx__h_num(char *buf, size_t size, double v)
     return buf;
 }
 
-/* Six significant digits in fixed point where that reads well. */
-const char *rpx__h_num6(char *buf, size_t size, double v)
-{
-    if (fabs(v) >= 1e-9 && fabs(v) < 1e15) {
-        int d = 6 - ((int)floor(log10(fabs(v))) + 1);
-        fixed(buf, size, v, d < 0 ? 0 : d > 24 ? 24 : d);
-    } else snprintf(buf, size, "%.6g", v);
-    return buf;
-}
-
+/* The summary's number rule (rpx_format_3g): three significant digits, no
+ * exponent, "n/a" for what is not a number. Every number the page shows. */
 const char *rpx__h_num3(char *buf, size_t size, double v)
 {
-    if (!isfinite(v)) return "n/a";
-    if (v != 0 && fabs(v) < 1e-4 && fabs(v) >= 1e-9) {   /* 0.0000213, not 2.13e-05 */
-        int d = 3 - ((int)floor(log10(fabs(v))) + 1);
-        snprintf(buf, size, "%.*f", d, v);
-    } else if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-4)) snprintf(buf, size, "%.3g", v);
-    else {
-        int digits = v == 0 ? 1 : (int)floor(log10(fabs(v))) + 1, dec = 3 - digits;
-        if (dec < 0) dec = 0;
-        snprintf(buf, size, "%.*f", dec, v);
-    }
-    return buf;
+    return rpx_format_3g(buf, size, v);
 }
 
 double rpx__h_jnum(const json_t *v)

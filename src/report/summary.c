@@ -60,11 +60,12 @@ char *rpx_format_si(char *buf, size_t cap, double x)
     return buf;
 }
 
-/* "  p50   120 ms  95% CI [86.0, 150] (+-25.0 %)": the value and its interval
- * in the same unit and the same rule */
+/* "  p50   120 ms  95% CI [110, 131] (+-9.17 %)", "  p50   15.0 ms  95% CI
+ * [7.49, 64.9] (-50.1 % / +333 %)": the value and its interval in the same
+ * unit and the same rule */
 static void line_ms(rpx_strbuf *s, const char *label, const json_t *v, const json_t *ci)
 {
-    char a[40], b[40], c[40], d[40];
+    char a[40], b[40], c[40], d[40], e[40];
     double x = json_number_value(v);
     if (!json_is_number(v)) {
         rpx__sb_printf(s, "  %-5s n/a\n", label);
@@ -73,13 +74,18 @@ static void line_ms(rpx_strbuf *s, const char *label, const json_t *v, const jso
     if (json_is_array(ci) && json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0)) &&
         json_is_number(json_array_get(ci, 1))) {
         double lo = json_number_value(json_array_get(ci, 0)), hi = json_number_value(json_array_get(ci, 1));
-        /* how far the interval reaches from the value, on its wider side */
-        double rel = x > 0 ? (hi - x > x - lo ? hi - x : x - lo) / x : NAN;
+        /* how far the interval reaches from the value on each side: one
+         * "+-" of the wider side when the sides are within 10 % of each
+         * other, else each side apart ("-50.1 % / +333 %") */
+        double down = x > 0 ? (x - lo) / x : NAN, up = x > 0 ? (hi - x) / x : NAN;
+        double rel = up > down ? up : down, narrow = up > down ? down : up;
         rpx__sb_printf(s, "  %-5s %s ms  95%% CI [%s, %s]", label, rpx_format_3g(a, sizeof a, x),
                        rpx_format_3g(b, sizeof b, lo), rpx_format_3g(c, sizeof c, hi));
         if (!isfinite(rel)) rpx__sb_str(s, "\n");
         else if (rel * 100 < 0.01) rpx__sb_str(s, " (+-<0.01 %)\n");
-        else rpx__sb_printf(s, " (+-%s %%)\n", rpx_format_3g(d, sizeof d, rel * 100));
+        else if (narrow >= 0.9 * rel) rpx__sb_printf(s, " (+-%s %%)\n", rpx_format_3g(d, sizeof d, rel * 100));
+        else rpx__sb_printf(s, " (-%s %% / +%s %%)\n", rpx_format_3g(d, sizeof d, down * 100),
+                            rpx_format_3g(e, sizeof e, up * 100));
     } else {
         rpx__sb_printf(s, "  %-5s %s ms\n", label, rpx_format_3g(a, sizeof a, x));
     }

@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "report/variance.h"
 #include "rpxprof/stats.h"
+#include "rpxprof/summary.h"
 
 #define WHY_SIZE 400
 #define OFF_CPU_LOST_MS 0.01 /* without switch counts: a call off the CPU this long lost it */
@@ -243,8 +244,13 @@ static void factor_cpu(factor *f, const proc *p, size_t k, const double *ms, con
     if (!several) {
         char buf[64];
         snprintf(buf, sizeof buf, "%ld", seen_cpu);
+        /* "pinned" only where the run pinned (placement.policy); else the
+         * scheduler kept every call there */
+        const char *policy = json_string_value(json_object_get(json_object_get(report, "placement"), "policy"));
         untested(f, allowed == 1 ? "one CPU is allowed (CPU %s): every call ran there"
-                                 : "every call ran on CPU %s (pinned): no other CPU to compare with",
+                 : policy && strcmp(policy, "pinned") == 0
+                     ? "every call ran on CPU %s (pinned): no other CPU to compare with"
+                     : "every call ran on CPU %s (the scheduler kept them there, unpinned): no other CPU to compare with",
                  buf);
         goto out;
     }
@@ -558,6 +564,17 @@ static const char *ms2_text(double v, char *buf, size_t size)
     return buf;
 }
 
+/* a count of the slow tail worth a sentence: some of the slowest calls had
+ * it, and at least as large a share of them as of all calls ("0 migrated (0.8
+ * % of all)" says nothing) */
+static int stands_out(const json_t *tail, const char *key)
+{
+    const json_t *c = json_object_get(tail, key);
+    double share = num(json_object_get(c, "share")), all = num(json_object_get(c, "share_of_all"));
+    return json_integer_value(json_object_get(c, "calls")) > 0 && isfinite(share) && isfinite(all) &&
+           share >= all;
+}
+
 static const json_t *rec(const json_t *records, const char *key, size_t n)
 {
     const json_t *a = json_object_get(records, key);
@@ -629,7 +646,7 @@ static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
     size_t tail, j, lost = 0, moved = 0, faulted = 0, n_off = 0;
     double off_lo = INFINITY, off_hi = -INFINITY;
     char msg[600], pb[32], lo_b[32], hi_b[32];
-    int len;
+    int len, head;
     if (!o) return NULL;
     tail = (n + 99) / 100;
     json_object_set_new(o, "calls", json_integer((json_int_t)tail));
@@ -680,29 +697,32 @@ static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
     } else {
         json_object_set_new(o, "off_cpu_ms_range", json_null());
     }
-    /* the sentence */
-    len = snprintf(msg, sizeof msg, "Of the %zu slowest call%s (%.3g ms and over): ", tail,
-                   tail == 1 ? "" : "s", s[tail - 1].ms);
-    if (invol || off) {
+    /* the sentence: only what stands out among the slowest calls (a count
+     * above none and a share of them at least that among all calls); none:
+     * no sentence */
+    len = snprintf(msg, sizeof msg, "Of the %zu slowest call%s (%s ms and over): ", tail,
+                   tail == 1 ? "" : "s", rpx_format_3g(lo_b, sizeof lo_b, s[tail - 1].ms));
+    head = len;
+    if ((invol || off) && stands_out(o, "lost_cpu")) {
         double all = num(json_object_get(json_object_get(o, "lost_cpu"), "share_of_all"));
-        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu lost the CPU", "", lost);
+        len += snprintf(msg + len, sizeof msg - (size_t)len, "%zu lost the CPU", lost);
         if (n_off && off_hi > 0)
             len += snprintf(msg + len, sizeof msg - (size_t)len, " for %s-%s ms",
                             ms2_text(off_lo, lo_b, sizeof lo_b), ms2_text(off_hi, hi_b, sizeof hi_b));
         len += snprintf(msg + len, sizeof msg - (size_t)len, " (%s %% of all calls did)",
                         pct_text(all, pb, sizeof pb));
     }
-    if (migr || cs) {
+    if ((migr || cs) && stands_out(o, "migrated")) {
         double all = num(json_object_get(json_object_get(o, "migrated"), "share_of_all"));
         len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu migrated (%s %% of all)",
-                        invol || off ? "; " : "", moved, pct_text(all, pb, sizeof pb));
+                        len > head ? "; " : "", moved, pct_text(all, pb, sizeof pb));
     }
-    if (major) {
+    if (major && stands_out(o, "major_fault")) {
         double all = num(json_object_get(json_object_get(o, "major_fault"), "share_of_all"));
-        snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu had a major fault (%s %% of all)",
-                 invol || off || migr || cs ? "; " : "", faulted, pct_text(all, pb, sizeof pb));
+        len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%zu had a major fault (%s %% of all)",
+                        len > head ? "; " : "", faulted, pct_text(all, pb, sizeof pb));
     }
-    json_object_set_new(o, "message", json_string(msg));
+    json_object_set_new(o, "message", len > head ? json_string(msg) : json_null());
     free(s);
     return o;
 }

@@ -4,6 +4,7 @@ file:// by Debian's chromium, headless: no console error, no network request, ev
 drawn with a size, the headline's p50 the report's, the FAIL shown, the zoom and the sort
 working. A screenshot of each view is kept in the build folder (test-artifacts/html/)."""
 import json
+import math
 import os
 import re
 import shutil
@@ -33,6 +34,8 @@ window.addEventListener('load',function(){setTimeout(function(){var out={};try{
  out.p50=[].map.call(document.querySelectorAll('.headline .p50'),function(e){return [e.textContent,e.dataset.ms];});
  out.status=[].map.call(document.querySelectorAll('.status'),function(e){var r=e.getBoundingClientRect();return [e.textContent,r.width,r.height];});
  out.alerts=[].map.call(document.querySelectorAll('.alert'),function(e){return e.textContent;});
+ out.headline=[].map.call(document.querySelectorAll('p.headline'),function(e){return e.textContent;});
+ out.stats=[].map.call(document.querySelectorAll('table.stats tbody tr'),function(r){return [].map.call(r.cells,function(c){return c.textContent;});});
  var p=document.querySelector('svg.plot');
  if(p){var r=p.getBoundingClientRect(),y=r.top+r.height/2;
   function ev(t,x,tg){(tg||p).dispatchEvent(new MouseEvent(t,{bubbles:true,clientX:r.left+x*r.width,clientY:y}));}
@@ -48,6 +51,22 @@ window.addEventListener('load',function(){setTimeout(function(){var out={};try{
  out.errors=__p.errors;out.csp=__p.csp;
  var pre=document.createElement('pre');pre.id='rpx-probe';pre.textContent=JSON.stringify(out);document.body.appendChild(pre);},0);});
 </script>"""
+
+
+def fmt3(x):
+    """The summary's number rule (rpx_format_3g, include/rpxprof/summary.h): three
+    significant digits in plain decimals, no exponent between 1e-9 and 1e15."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    a = abs(x)
+    if a == 0:
+        return "0"
+    if a < 1e-9 or a >= 1e15:
+        return "%.3g" % x
+    e = math.floor(math.log10(a))
+    r = math.floor(a / 10.0 ** (e - 2) + 0.5) * 10.0 ** (e - 2)
+    e = math.floor(math.log10(r) + 1e-12)
+    return ("-" if x < 0 else "") + "%.*f" % (max(0, 2 - e), r)
 
 
 def chromium(*args, prof):
@@ -200,10 +219,35 @@ class HtmlReportTest(unittest.TestCase):
         return found
 
     def check_p50(self, found, reports):
+        # the text by the summary's rule, the exact value in data-ms
         self.assertEqual(len(found["p50"]), len(reports))
         for (text, data), r in zip(found["p50"], reports):
-            self.assertEqual(float(text), r["latency"]["p50_ms"])
+            self.assertEqual(text, fmt3(r["latency"]["p50_ms"]))
             self.assertEqual(float(data), r["latency"]["p50_ms"])
+
+    def check_digits(self, found, r):
+        """issue 38: every number of the headline and of the statistics table has the
+        summary's digits (three significant, no exponent), the same as `rpxprof run` prints."""
+        lat, ci = r["latency"], r["latency_ci"]
+        head = found["headline"][0]
+        want = [("p50", "p50_ms"), ("p95", "p95_ms"), ("p99", "p99_ms")]
+        for word, key in want:
+            m = re.search(word + r" (\S+) ms", head)
+            self.assertIsNotNone(m, head)
+            self.assertEqual(m.group(1), fmt3(lat[key]), head)
+        if ci.get("p50_ms"):
+            m = re.search(r"interval (\S+) to (\S+) ms", head)
+            self.assertEqual((m.group(1), m.group(2)), tuple(fmt3(v) for v in ci["p50_ms"]), head)
+        self.assertIn(f"; {r['measured_calls']} timed calls in {r['processes']} process", head)
+        rows = {row[0]: row[1:] for row in found["stats"]}
+        for stat in ("p50", "p95", "p99", "mean", "min", "max", "std"):
+            value, interval = rows[stat]
+            self.assertEqual(value, fmt3(lat[stat + "_ms"]), (stat, rows[stat]))
+            iv = ci.get(stat + "_ms")
+            if iv:
+                self.assertEqual(interval, f"{fmt3(iv[0])} to {fmt3(iv[1])}", (stat, rows[stat]))
+        for text in [head] + [c for row in found["stats"] for c in row]:
+            self.assertNotRegex(text, r"\de[+-]?\d", "an exponent")
 
     def check_zoom(self, found):
         w = float(found["vb0"].split()[2])
@@ -239,6 +283,7 @@ class HtmlReportTest(unittest.TestCase):
         # its screenshot is the README's picture (docs/images/report-run.png is a copy of it)
         found = self.browse("run.html", "run", size="1000,1700")
         self.check_p50(found, [r])
+        self.check_digits(found, r)
         self.check_zoom(found)
         # the dark scheme
         self.shot("run.html", os.path.join(ARTIFACTS, "run-dark.png"), "--force-dark-mode",
@@ -256,6 +301,57 @@ class HtmlReportTest(unittest.TestCase):
             data = f.read()
         self.assertTrue(data.startswith(b"%PDF"), "chromium printed no PDF")
         self.assertGreater(data.count(b"/Type /Page") + data.count(b"/Type/Page"), 1, "the print has one page or none")
+
+    def test_the_page_speaks_words_not_keys(self):
+        """issue 38: with no cost, one line on how to get it (not rows of n/a); the memory in
+        words; the compare page's statements without raw JSON arrays; the histogram over the
+        p0.1-p99.9 range with what lies beyond marked; "pinned" only for a pinned run."""
+        out = self.path("nocost.json")
+        run("run", "--model", "rpxprof-demo:demo_depth", "--inputs", "frame.npz", "--repeats", "1000",
+            "--warmup", "3", "--processes", "2", "-q", "--output", out, check=0, cwd=self.tmp)
+        with open(out) as f:
+            r = json.load(f)
+        html = self.report("nocost.json", out="nocost.html")
+        cost = html[html.index("<h3>Cost and roofline</h3>"):]
+        cost = cost[:cost.index("<h3>", 5)]
+        self.assertIn("No cost was given: run again with <code>--cost MODEL.onnx</code> or <code>--flops N</code>", cost)
+        self.assertNotIn("n/a", cost)
+        mem = html[html.index("<h3>Memory</h3>"):]
+        mem = mem[:mem.index("</table>")]
+        self.assertIn("peak resident set during the timed calls", mem)
+        self.assertNotIn("cpu_rss_trend.", mem)
+        self.assertNotIn("_mb<", mem)
+        if r["memory"].get("cpu_rss_trend", {}).get("growth_kib_per_call") is not None:
+            self.assertIn("leak check: growth per call", mem)
+        # the histogram: one call of 1,000 made 50x the slowest lies beyond p99.9, is counted
+        # at the axis's edge and does not squeeze the others into a few bars
+        far = json.loads(json.dumps(r))
+        far["latency_samples_ms"][-1] = 50 * max(r["latency_samples_ms"])
+        with open(self.path("far.json"), "w") as f:
+            json.dump(far, f)
+        dist = self.report("far.json", out="far.html")
+        dist = dist[dist.index('id="run-0-dist"'):]
+        dist = dist[:dist.index("</figure>")]
+        self.assertIn("p0.1 to p99.9", dist)
+        self.assertIn("1 call above (to %s ms)" % fmt3(far["latency_samples_ms"][-1]), dist)
+        bars = [int(n) for n in re.findall(r"ms: (\d+) calls</title></rect>", dist)]
+        below = sum(int(n) for n in re.findall(r"(\d+) calls? below", dist))
+        self.assertEqual(sum(bars) + below + 1, len(far["latency_samples_ms"]), bars)  # every call counted once
+        if (r.get("placement") or {}).get("policy") != "pinned":
+            self.assertNotIn("(pinned)", html)
+        # the comparison: words and numbers, no JSON array
+        cmp = self.report("cmp.json", out="cmp-words.html")
+        rest = cmp[cmp.index("Everything the comparison states"):]
+        self.assertNotRegex(rest, r"<code>\[", "a raw JSON array")
+        with open(self.path("cmp.json")) as f:
+            c = json.load(f)
+        if c.get("p50_ratio_ci"):
+            lo, hi = c["p50_ratio_ci"]
+            self.assertRegex(rest, r"p50_ratio_ci</th><td>(<span[^>]*>)?%s(</span>)? to " % re.escape(fmt3(lo)))
+        self.assertNotIn("<code>{}</code>", rest)
+        text = re.sub(r"<[^>]+>", " ", rest[:rest.index("</table>")])
+        for tok in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text):
+            self.assertEqual(tok, fmt3(float(tok)), "a number with other digits than the rule's")
 
     def test_crashed_run_view(self):
         r = self.reports["crashed"]

@@ -114,6 +114,14 @@ def test_repr_html_is_valid_and_shows_the_p50(report):
     assert "h100-sxm %s ms" % rpxprof._core.format_3g(report.bound("h100-sxm")) in text
 
 
+def test_repr_html_says_the_inputs(report):
+    # issue 38: "inputs: n/a" though they were known; the report's inputs in words
+    c = _Checker()
+    c.feed(report._repr_html_())
+    c.close()
+    assert "inputs: rgb float32[4]" in " ".join(c.text), c.text
+
+
 def test_to_row_and_to_dataframe_with_and_without_pandas(report, monkeypatch):
     row = report.to_row()
     assert row["p50_ms"] == report.p50_ms and row["calls"] == 120

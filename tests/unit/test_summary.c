@@ -76,7 +76,8 @@ static void test_a_120_ms_model(void **state)
     (void)state;
     assert_non_null(s);
     assert_non_null(strstr(s, "m:predict: 100 timed calls in 5 processes\n"));
-    if (!strstr(s, "  p50   120 ms  95% CI [86.0, 150] (+-28.4 %)\n")) fail_msg("%s", s);
+    /* 28.4 % below, 25.0 % above: each side apart */
+    if (!strstr(s, "  p50   120 ms  95% CI [86.0, 150] (-28.4 % / +25.0 %)\n")) fail_msg("%s", s);
     assert_non_null(strstr(s, "  p95   144 ms\n"));
     assert_non_null(strstr(s, "  min   108 ms\n"));
     /* no cost, bound or budget in the report: no such line */
@@ -85,6 +86,23 @@ static void test_a_120_ms_model(void **state)
     assert_null(strstr(s, "real time"));
     free(s);
     json_decref(r);
+}
+
+/* issue 38: "p50 15.0 ms 95% CI [7.49, 64.9] (+-334 %)" hid that the lower
+ * side is -50 %; an interval within 10 % of symmetric keeps one "+-" */
+static void test_an_asymmetric_interval_shows_both_sides(void **state)
+{
+    json_t *r = report(15.0, 7.49, 64.9), *q = report(120.0, 110.0, 131.0);
+    char *s = rpx_report_summary(r, NULL), *t = rpx_report_summary(q, NULL);
+    (void)state;
+    assert_non_null(s);
+    assert_non_null(t);
+    if (!strstr(s, "  p50   15.0 ms  95% CI [7.49, 64.9] (-50.1 % / +333 %)\n")) fail_msg("%s", s);
+    if (!strstr(t, "  p50   120 ms  95% CI [110, 131] (+-9.17 %)\n")) fail_msg("%s", t);
+    free(s);
+    free(t);
+    json_decref(r);
+    json_decref(q);
 }
 
 static void test_extremes_have_no_exponent(void **state)
@@ -148,6 +166,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_number_rule),
         cmocka_unit_test(test_a_120_ms_model),
+        cmocka_unit_test(test_an_asymmetric_interval_shows_both_sides),
         cmocka_unit_test(test_extremes_have_no_exponent),
         cmocka_unit_test(test_cost_bound_and_budget_lines),
         cmocka_unit_test(test_a_comma_locale_changes_no_number),
