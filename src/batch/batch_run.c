@@ -5,6 +5,7 @@
  * name and the pipeline's keys, and a failed report for a job that built none.
  * The CLI (src/cli/batch.c) parses, prints and handles signals. */
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
         rpx_runner_result_free(&res);
         return -1;
     }
-    *stop = res.status == RPX_RUNNER_INTERRUPTED;
+    *stop = res.status == RPX_RUNNER_INTERRUPTED ? (res.stop_signal ? res.stop_signal : SIGINT) : 0;
     json_object_set_new(res.report, "task", json_string(j->task));
     json_object_set_new(res.report, "model_name", json_string(j->model_name));
     rc = pipeline_keys(g, j, res.report, &err);
@@ -229,7 +230,7 @@ int rpx_batch_run(const rpx_manifest *m, const rpx_batch_options *opt, rpx_batch
         char *out, last[1024];
         int wrote, stop;
         if ((long)(i % (size_t)sn) != si) continue;
-        if (stopping(opt)) { res->interrupted = 1; break; }
+        if (stopping(opt)) { res->interrupted = 1; res->stop_signal = (int)*opt->stop; break; }
         out = rpx_batch_report_path(out_dir, j);
         if (!out) {
             res->failed++;
@@ -257,6 +258,7 @@ int rpx_batch_run(const rpx_manifest *m, const rpx_batch_options *opt, rpx_batch
         free(out);
         if (stopping(opt) || stop) {
             res->interrupted = 1;
+            res->stop_signal = stop ? stop : (int)*opt->stop;
             break;
         }
     }

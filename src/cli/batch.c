@@ -28,8 +28,7 @@ static volatile sig_atomic_t g_stop;
 
 static void on_stop(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    g_stop = sig;
 }
 
 static const char usage[] =
@@ -53,7 +52,7 @@ static const char usage[] =
     "  -q, --quiet        no progress line\n"
     "  -h, --help         show this help and exit\n"
     "Exit status: 0 all jobs complete or skipped, 1 a job failed, 2 bad command line,\n"
-    "130 interrupted (the job in progress keeps its interrupted report).\n";
+    "130/143 interrupted by SIGINT/SIGTERM (the job in progress keeps its interrupted report).\n";
 
 static int parse_shard(const char *s, long *i, long *n)
 {
@@ -219,7 +218,7 @@ int rpx_cli_batch(int argc, char **argv)
     free(dir_owned);
     if (br.interrupted) {
         fprintf(stderr, "rpxprof batch: interrupted; rerun with --resume to finish the remaining jobs\n");
-        return RPX_EXIT_INTERRUPTED;
+        return br.stop_signal == SIGTERM ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED;
     }
     return br.failed ? RPX_EXIT_FAILURE : RPX_EXIT_OK;
 }

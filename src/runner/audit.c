@@ -83,11 +83,17 @@ static json_t *measure_pair(const rpx_runner_config *a, const rpx_runner_config 
     rpx_compare_opts co = {t, 0.95, 0};
     json_t *cmp = NULL;
     int rc = rpx_runner_run_pair(a, b, &ra, &rb, &err);
-    if (rc != 0) {
+    /* an arm whose process failed stops the pair before the other arm starts:
+     * its failure, not the other's "interrupted before any process", says why */
+    int a_ended = ra.report && ra.status != RPX_RUNNER_COMPLETE;
+    int b_ended = rb.report && rb.status != RPX_RUNNER_COMPLETE;
+    if (rpx__stage_stop_signal()) {
+        snprintf(why, size, "interrupted");
+    } else if (rc != 0 && !a_ended && !b_ended) {
         snprintf(why, size, "the audit's runs failed: %s", err.message);
-    } else if (ra.status != RPX_RUNNER_COMPLETE || rb.status != RPX_RUNNER_COMPLETE) {
+    } else if (rc != 0 || ra.status != RPX_RUNNER_COMPLETE || rb.status != RPX_RUNNER_COMPLETE) {
         snprintf(why, size, "the audit's runs did not complete: %s",
-                 ra.status != RPX_RUNNER_COMPLETE ? ra.error : rb.error);
+                 a_ended || (!b_ended && ra.status != RPX_RUNNER_COMPLETE) ? ra.error : rb.error);
     } else if (rpx__compare_files(a->output, b->output, &co, 0, &cmp, &err) != 0) {
         snprintf(why, size, "the audit's runs could not be compared: %s", err.message);
         cmp = NULL;
@@ -341,7 +347,9 @@ int rpx__audit_run(const rpx_runner_config *c, json_t **audit, json_t *warnings,
                              dir, strerror(errno));
     o = json_object();
     if (f & RPX__AUDIT_CACHE) json_object_set_new(o, "cache", audit_cache(c, dir, warnings));
-    if (f & RPX__AUDIT_SEED) json_object_set_new(o, "seed", audit_seed(c, dir, warnings));
+    if (f & RPX__AUDIT_SEED) /* a signal during the first audit: the second does not start */
+        json_object_set_new(o, "seed", rpx__stage_stop_signal() ? not_run("interrupted")
+                                                                : audit_seed(c, dir, warnings));
     {
         static const char *const names[] = {"distinct.json", "repeated.json", "seed.json", "seed2.json"};
         size_t i;

@@ -846,7 +846,6 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     rpx__stage_begin(x.c.isolate, x.output ? rpx_output_is_stdout(x.output) : 0);
     rc = rpx__workers_run(&x.c, &x.rp, &x.smp.work[0], x.processes, &x.w, err);
     sig = rpx__stage_stop_signal();
-    rpx__stage_end();
     if (cfg->server_metrics) {
         (void)rpx__server_metrics_read(cfg->server_metrics, &after);
         x.server_metrics = rpx__server_metrics_json(cfg->server_metrics, &before, &after,
@@ -859,7 +858,11 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
         rpx_runner_config ac = x.c;
         ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
         rc = rpx__audit_run(&ac, &x.audit, res->warnings, err);
+        /* the run's signal handlers stay through the audits: a signal there ends them */
+        if ((sig = rpx__stage_stop_signal()) != 0)
+            rpx__workers_interrupted(&x.w, sig, "during the audit");
     }
+    rpx__stage_end();
     x.cond_end = rpx_system_conditions(x.nvml);
     if (x.procs_start) x.procs_end = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     if (rc == 0) rc = ctx_finish(&x, sig, res, err);
@@ -903,6 +906,8 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
     }
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
+    for (i = 0; sig && i < 2; i++) /* a target with processes left to run was interrupted */
+        if (x[i].w.n < x[i].processes) rpx__workers_interrupted(&x[i].w, sig, "between two worker processes");
     x[0].cond_end = rpx_system_conditions(x[0].nvml);
     x[1].cond_end = rpx_system_conditions(x[1].nvml);
     for (i = 0; i < 2; i++)

@@ -197,6 +197,11 @@ int rpx__workers_step(const rpx_runner_config *c, const run_params *p, const rpx
 int rpx__workers_run(const rpx_runner_config *c, const run_params *p, const rpx_inputs *in,
                      int processes, workers *w, rpx_error *err);
 void rpx__workers_free(workers *w);
+/* A signal (sig) stopped a run that had processes left to run `when` ("between
+ * two worker processes", "during the audit"): its outcome becomes interrupted,
+ * the last process's error says so. Nothing when no process ran or the run had
+ * already ended otherwise. */
+void rpx__workers_interrupted(workers *w, int sig, const char *when);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */
 double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *counts);

@@ -63,3 +63,6 @@ set_tests_properties(cli.variance PROPERTIES RUN_SERIAL TRUE)
 rpx_py_test(cli.output_checks cli/test_output_checks.py)
 # The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.
 rpx_py_test(cli.html cli/test_html.py)
+# The second hostile round (issue 37 items 6-11, 15): signals between processes and
+# during audits, reads past a buffer, files that never end (tests/models/hostile_models.c).
+rpx_py_test(cli.hostile2 cli/test_hostile2.py)

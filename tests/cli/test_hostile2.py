@@ -1,0 +1,223 @@
+"""The second hostile round (issue 37, items 6-11 and 15): signals between worker
+processes and during audits, reads past a buffer, files that never end, bounds
+checked up front. Models: tests/models/hostile_models.c. No test here judges a
+duration: each waits for a file the model writes, never for a time."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import numpy as np
+
+from common import BIN, MODELS, TempDirTest, main, run, validate_profile
+
+
+def wait_for_file(path, timeout=120):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+class HostileTest(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.inputs = self.path("in.npz")
+        np.savez(self.inputs, x=np.zeros(4, np.float32))
+        self.mark = self.path("teardown.mark")
+
+    def popen(self, args, env=None):
+        e = dict(os.environ)
+        e.update(env or {})
+        return subprocess.Popen([BIN, *map(str, args)], env=e, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+
+    def signal_in_first_teardown(self, args, sig, env=None):
+        """Start rpxprof ARGS on slow_teardown; send `sig` while the first worker
+        process sleeps in its teardown (it writes self.mark first). (rc, stdout, stderr)"""
+        e = {"RPX_TEST_MARK_FILE": self.mark, "RPX_TEST_TEARDOWN_MS": "1500"}
+        e.update(env or {})
+        p = self.popen(args, env=e)
+        try:
+            self.assertTrue(wait_for_file(self.mark), "the first process never reached teardown")
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        return p.returncode, out, err
+
+    def run_args(self, model, out, *extra):
+        return ["run", "--model", f"{MODELS}:{model}", "--inputs", self.inputs, "--quiet",
+                "--warmup", "1", "--output", out, *map(str, extra)]
+
+    # ---- item 6: a signal between two worker processes ----
+
+    def test_sigterm_between_processes_marks_the_run_interrupted(self):
+        for sig, code, name in [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "SIGINT")]:
+            out = self.path(f"between-{name}.json")
+            if os.path.exists(self.mark):
+                os.unlink(self.mark)
+            rc, _, err = self.signal_in_first_teardown(
+                self.run_args("slow_teardown", out, "--repeats", 100, "--processes", 2), sig)
+            self.assertEqual(rc, code, err)
+            with open(out) as f:
+                r = json.load(f)
+            validate_profile(r)
+            self.assertEqual(r["status"], "interrupted")
+            self.assertEqual(r["measured_calls"], 50)
+            self.assertEqual(len(r["latency_samples_ms"]), 50)
+            self.assertIn(f"interrupted by {name}", r["error"])
+
+    def test_batch_stops_at_a_signal_between_processes(self):
+        m = {"schema": "rpxprof.manifest/1",
+             "defaults": {"warmup": 1, "repeats": 40, "processes": 2, "precision": "fp32"},
+             "tasks": {"t1": {"inputs": self.inputs, "unit": "frame"},
+                       "t2": {"inputs": self.inputs, "unit": "frame"}},
+             "models": [{"name": "k", "model": f"{MODELS}:slow_teardown", "tasks": ["t1", "t2"]}]}
+        path = self.path("m.json")
+        with open(path, "w") as f:
+            json.dump(m, f)
+        for sig, code in [(signal.SIGTERM, 143), (signal.SIGINT, 130)]:
+            outdir = self.path(f"bo-{int(sig)}")
+            if os.path.exists(self.mark):
+                os.unlink(self.mark)
+            rc, _, err = self.signal_in_first_teardown(["batch", path, "--out-dir", outdir, "-q"],
+                                                       sig)
+            self.assertEqual(rc, code, err)
+            with open(os.path.join(outdir, "t1", "k.json")) as f:
+                self.assertEqual(json.load(f)["status"], "interrupted")
+            self.assertFalse(os.path.exists(os.path.join(outdir, "t2", "k.json")),
+                             "the batch stopped: the second job did not run")
+
+    def test_compare_run_writes_the_interrupted_side_as_interrupted(self):
+        d = self.path("cmp")
+        rc, _, err = self.signal_in_first_teardown(
+            ["compare", "--run", "--model", f"{MODELS}:slow_teardown", "--model",
+             f"{MODELS}:slow_teardown", "--inputs", self.inputs, "--warmup", "1", "--repeats",
+             40, "--processes", 2, "--out-dir", d], signal.SIGTERM)
+        self.assertEqual(rc, 143, err)
+        written = [n for n in ("base.json", "new.json") if os.path.exists(os.path.join(d, n))]
+        self.assertTrue(written, err)
+        for n in written:
+            with open(os.path.join(d, n)) as f:
+                self.assertEqual(json.load(f)["status"], "interrupted", n)
+
+    # ---- items 7 and 11: audits ----
+
+    def samples_dir(self):
+        d = self.path("samples")
+        if not os.path.isdir(d):
+            run("inputs", "make", d, "--samples", 4, "x=16:float32=random", check=0)
+        return d
+
+    def test_a_signal_during_the_audit_ends_it(self):
+        out = self.path("audit.json")
+        args = ["run", "--model", f"{MODELS}:slow_teardown", "--inputs", self.samples_dir(),
+                "--quiet", "--warmup", "1", "--repeats", 20, "--processes", 2, "--audit", "seed",
+                "--output", out]
+        e = {"RPX_TEST_MARK_FILE": self.mark, "RPX_TEST_TEARDOWN_MS": "700"}
+        p = self.popen(args, env=e)
+        try:
+            # the run's two processes tear down, then the audit's first
+            end = time.monotonic() + 300
+            while time.monotonic() < end and (not os.path.exists(self.mark)
+                                              or os.path.getsize(self.mark) < 3):
+                time.sleep(0.02)
+            self.assertGreaterEqual(os.path.getsize(self.mark), 3, "the audit never started")
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.assertEqual(p.returncode, 143, err)
+        with open(out) as f:
+            r = json.load(f)
+        validate_profile(r)
+        self.assertEqual(r["status"], "interrupted")
+        self.assertEqual(r["measured_calls"], 20, "the run itself had every sample")
+        self.assertIn("during the audit", r["error"])
+        self.assertEqual(r["audit"]["seed"]["verdict"], "not_run")
+        self.assertIn("interrupted", r["audit"]["seed"]["reason"])
+        self.assertEqual([n for n in os.listdir(self.tmp) if ".tmp." in n], [])
+
+    def test_a_crash_in_an_audit_arm_is_named(self):
+        out = self.path("crash-audit.json")
+        p = run("run", "--model", f"{MODELS}:nth_crash", "--inputs", self.samples_dir(),
+                "--quiet", "--warmup", "1", "--repeats", 20, "--processes", 2, "--audit", "seed",
+                "--output", out,
+                env={"RPX_TEST_COUNT_FILE": self.path("count"), "RPX_TEST_CRASH_AFTER": "2"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            r = json.load(f)
+        seed = r["audit"]["seed"]
+        self.assertEqual(seed["verdict"], "not_run")
+        self.assertNotIn("interrupted before any process", seed["reason"])
+        self.assertIn("crashed", seed["reason"])
+        self.assertIn("signal 11", seed["reason"])
+
+    # ---- item 8: reads past a buffer (the ASan build catches each) ----
+
+    def test_a_body_without_nul_is_quoted_by_its_length(self):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                body = b"<" if self.path == "/lt" else b"{}"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        for route, needle in [("/lt", "it starts '<')"), ("/obj", "it starts '{}')")]:
+            p = run("run", "--model", f"http://127.0.0.1:{srv.server_port}{route}", "--inputs",
+                    self.inputs, "--quiet", "--warmup", "0", "--repeats", 3, "--check-outputs",
+                    "--output-field", "x", "--output", self.path("http.json"))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn(needle, p.stderr)
+            self.assertNotIn("AddressSanitizer", p.stderr)
+
+    def test_an_output_whose_shape_disagrees_with_its_bytes_is_refused(self):
+        saved = self.path("saved")
+        for iso in ([], ["--no-isolate"]):
+            p = run("run", "--model", f"{MODELS}:bad_shape", "--inputs", self.inputs, "--quiet",
+                    "--warmup", "0", "--repeats", 3, "--check-outputs", "--save-outputs", saved,
+                    "--force", *iso, "--output", self.path("shape.json"))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("is malformed", p.stderr)
+            self.assertIn("a shape of another count", p.stderr)
+            self.assertNotIn("crashed", p.stderr)
+            self.assertNotIn("AddressSanitizer", p.stderr)
+            left = os.listdir(saved) if os.path.isdir(saved) else []
+            self.assertEqual([n for n in left if ".tmp" in n], [], left)
+
+    def test_a_model_message_without_nul_is_cut(self):
+        for at, iso in [("0", []), ("0", ["--no-isolate"]), ("2", []), ("2", ["--no-isolate"])]:
+            p = run("run", "--model", f"{MODELS}:long_error", "--inputs", self.inputs, "--quiet",
+                    "--warmup", "1", "--repeats", 5, "--processes", 1, *iso,
+                    "--output", self.path("long.json"),
+                    env={"RPX_TEST_AT": at})
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertNotIn("AddressSanitizer", p.stderr)
+            self.assertIn("failed", p.stderr)
+            self.assertIn("EEEEEEEE", p.stderr, "the message is shown, cut at its buffer")
+
+
+if __name__ == "__main__":
+    main()
