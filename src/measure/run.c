@@ -347,15 +347,18 @@ int rpx_measure_run(const rpx_run_config *cfg, const rpx_target *target,
     return 0;
 
 warmup_failed:
+    merr.message[sizeof merr.message - 1] = '\0'; /* the model may fill it to the end */
     progress_stop(&prog);
     result->wall_ns = rpx_clock_now_ns() - start;
     return call_failed(result, target, i, 1, rc, &merr, err);
 timed_failed:
+    merr.message[sizeof merr.message - 1] = '\0'; /* the model may fill it to the end */
     rpx_memory_end_inference(&result->memory);
     progress_stop(&prog);
     result->wall_ns = rpx_clock_now_ns() - start;
     return call_failed(result, target, i, 0, rc, &merr, err);
 too_many_failures:
+    merr.message[sizeof merr.message - 1] = '\0'; /* the model may fill it to the end */
     progress_stop(&prog);
     result->wall_ns = rpx_clock_now_ns() - start;
     result->status = RPX_RUN_TOO_MANY_FAILURES;
@@ -366,6 +369,7 @@ too_many_failures:
                   merr.message[0] ? merr.message : "no message given");
     return 0;
 warmup_counted_failure:
+    merr.message[sizeof merr.message - 1] = '\0'; /* the model may fill it to the end */
     /* a server that fails its warmup (refused, timed out, an error status) is not
      * measured: the run ends with the reason rather than waiting out every call */
     progress_stop(&prog);
