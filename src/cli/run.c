@@ -545,6 +545,16 @@ int rpx_cli_run(int argc, char **argv)
         c.repeats = (long)llround(c.target.load_rate * c.target.load_duration_s);
     }
 
+    if (o.trace) { /* checked up front, not after the run: 2 events a process + the note */
+        long k_proc = rpx_runner_processes(&c, NULL);
+        if (o.trace_max < 2 * k_proc + 1) {
+            exit_code = rpx_cli_fail("run", RPX_EXIT_USAGE,
+                                     "--trace-max-events %ld: a trace of %ld processes needs at "
+                                     "least %ld events; give a larger bound or fewer --processes",
+                                     o.trace_max, k_proc, 2 * k_proc + 1);
+            goto out;
+        }
+    }
     if (o.html) {
         const char **keep = calloc(o.n_inputs + 2, sizeof *keep);
         size_t k;

@@ -755,7 +755,8 @@ static int read_body(http_state *s, const char *option, const char *path, rpx_er
     long size;
     int failed, e;
     snprintf(label, sizeof label, "%s %s", option, path);
-    if ((e = rpx__user_file_regular(path, label, err)) != 0) return e; /* a FIFO would block */
+    if ((e = rpx__user_file_bounded(path, label, RPX_USER_FILE_MAX_BYTES, err)) != 0)
+        return e; /* a FIFO would block, a device or a huge file would grow us without end */
     f = fopen(path, "rb");
     if (!f)
         return rpx_error_set(err, RPX_ENOTFOUND,
