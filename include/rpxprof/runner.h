@@ -149,6 +149,11 @@ typedef struct rpx_runner_config {
      * call and input restore began (the report's `timeline`, which `rpxprof
      * trace` draws); 0 (default): not kept */
     int timeline;
+    /* 1: the result's report leaves out the per-call arrays the written report
+     * holds (latency_samples_ms, call_records' cpu_start and cpu_end are null
+     * there), so that rpxprof never holds them as a tree (docs/report.md, the
+     * bound); 0 (default): the result's report is the written one */
+    int lean_report;
 } rpx_runner_config;
 
 /* Exit codes of rpxprof (docs/cli.md), which the Python package's errors carry

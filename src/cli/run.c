@@ -625,6 +625,8 @@ int rpx_cli_run(int argc, char **argv)
             goto out;
         }
     }
+    /* the per-call arrays only in the file, unless the page or the trace draws them */
+    c.lean_report = !html_out && !trace_out;
     rc = rpx_runner_run(&c, &res, &err);
     if (rc != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);

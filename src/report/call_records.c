@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "report/call_records.h"
 #include "rpxprof/system.h"
 
@@ -191,6 +192,44 @@ typedef struct have {
     int cpu, migrations, rusage, cpu_time, pmu;
 } have;
 
+/* cpu_start / cpu_end written without being held: process i's calls start at
+ * at[i] of the run's; e->k: 0 where each call started, 1 where it ended */
+typedef struct cpu_src {
+    const uint16_t *cpu;
+    size_t at, n;
+} cpu_src;
+
+static json_t *cpu_at(const rpx_json_lazy_entry *e, size_t j)
+{
+    const cpu_src *s = e->b;
+    size_t lo = 0, hi = (size_t)(uintptr_t)e->a; /* the processes */
+    uint16_t c;
+    while (hi - lo > 1) { /* the last process that starts at or before j */
+        size_t mid = (lo + hi) / 2;
+        if (s[mid].at <= j) lo = mid;
+        else hi = mid;
+    }
+    if (!s[lo].cpu || j - s[lo].at >= s[lo].n) return NULL;
+    c = s[lo].cpu[2 * (j - s[lo].at) + e->k];
+    return c == RPX_CALL_CPU_UNKNOWN ? NULL : json_integer(c);
+}
+
+static json_t *lazy_cpus(const rpx_run_data *d, int which)
+{
+    cpu_src *s = calloc((size_t)d->n_procs + 1, sizeof *s);
+    size_t at = 0;
+    int i;
+    if (!s) return NULL;
+    for (i = 0; i < d->n_procs; i++) {
+        s[i].cpu = d->procs[i].records ? d->procs[i].records->cpu : NULL;
+        s[i].at = at;
+        s[i].n = d->procs[i].records ? d->procs[i].measured : 0;
+        at += s[i].n;
+    }
+    return rpx_json_lazy_array(d->desc.lazy, at, cpu_at, (const void *)(uintptr_t)d->n_procs, s,
+                               (size_t)which);
+}
+
 json_t *rpx__call_records_json(const rpx_run_data *d)
 {
     const rpx_call_record_info *first = NULL;
@@ -199,7 +238,7 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
         "major_faults"};
     json_t *o, *cs, *ce, *cnt[RPX_REC_N_COUNTS], *off, *core = NULL, *ghz, *src, *pmu;
     char lcore[1024], latom[1024];
-    int hybrid, i, k, user_only = 0, full, pmu_there;
+    int hybrid, i, k, user_only = 0, full, pmu_there, lazy;
     have h = {1, 1, 1, 1, 1};
     shared_values sv;
     for (i = 0; i < d->n_procs; i++) {
@@ -229,8 +268,9 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
     sv.efficiency = json_string("efficiency");
     hybrid = hybrid_lists(lcore, latom, sizeof lcore);
     o = json_object();
-    cs = h.cpu ? json_array() : json_null();
-    ce = h.cpu ? json_array() : json_null();
+    lazy = h.cpu && d->desc.lazy; /* written from the records, never held */
+    cs = !h.cpu ? json_null() : lazy ? lazy_cpus(d, 0) : json_array();
+    ce = !h.cpu ? json_null() : lazy ? lazy_cpus(d, 1) : json_array();
     for (k = 0; k < RPX_REC_N_COUNTS; k++)
         cnt[k] = (k == RPX_REC_MIGRATIONS ? h.migrations : h.rusage) ? json_array() : json_null();
     off = h.cpu_time ? json_array() : json_null();
@@ -242,7 +282,7 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
         if (!p->records) continue;
         for (j = 0; j < p->measured; j++) {
             uint16_t c0 = p->records->cpu[2 * j], c1 = p->records->cpu[2 * j + 1];
-            if (h.cpu) {
+            if (h.cpu && !lazy) {
                 json_array_append_new(cs, c0 == RPX_CALL_CPU_UNKNOWN ? json_null() : int_value(&sv, c0));
                 json_array_append_new(ce, c1 == RPX_CALL_CPU_UNKNOWN ? json_null() : int_value(&sv, c1));
             }

@@ -459,6 +459,7 @@ typedef struct gathered {
     const rpx_latency *lat;
     const rpx_rss_summary *trend;
     json_t *warnings;
+    rpx_json_lazy *lazy;          /* the per-call arrays, written without being held */
 } gathered;
 
 /* The report (src/report/run_report.c) from what the run measured: the
@@ -553,6 +554,7 @@ static json_t *build_report(const run_ctx *x, const run_shared *sh, const gather
     rd.failure = g->failure;
     d->isolated = c.isolate;
     d->notes = g->notes;
+    d->lazy = g->lazy;
     d->wall_ns = sh->outcome == OUTCOME_COMPLETE || sh->outcome == OUTCOME_INTERRUPTED
                      ? sh->wall_ns
                      : -1;
@@ -666,8 +668,10 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     int rc, i;
     size_t k, offset;
     const char *kind = x->kind;
+    rpx_json_lazy lazy;
 
     memset(&trend, 0, sizeof trend);
+    rpx_json_lazy_init(&lazy);
     res->stop_signal = stop_signal;
     if (wp->n == 0) return rpx_error_set(err, RPX_EINTERRUPTED, "interrupted before any process");
     if (wp->outcome == OUTCOME_FAILED) {
@@ -762,7 +766,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     {
         gathered g = {status, peaks, devjson, section, card, notes, roofline, budget,
                       has_failure ? &failure : NULL,
-                      lat, &trend, res->warnings};
+                      lat, &trend, res->warnings, &lazy};
         report = notes && card ? build_report(x, sh, &g) : NULL;
     }
     if (report && x->audit) json_object_set(report, "audit", x->audit);
@@ -778,17 +782,18 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         json_array_foreach(json_object_get(card, "warnings"), wi, cw) json_array_append(res->warnings, cw);
     }
     if (x->output) {
-        char *text = rpx_json_dumps(report);
-        size_t len = text ? strlen(text) : 0;
-        if (text) text[len++] = '\n'; /* over the NUL: the file ends in a newline */
+        /* streamed: the per-call arrays are written from the samples, never held */
         res->to_stdout = rpx_output_is_stdout(x->output);
-        rc = text ? rpx_output_commit(x->output, text, len, err)
-                  : rpx_error_set(err, RPX_ENOMEM, "out of memory writing the report");
-        if (!text) rpx_output_discard(x->output);
+        rc = rpx_json_write_output_lazy(x->output, report, &lazy, err);
         x->output = NULL;
-        free(text);
         if (rc != 0) goto out;
         res->written = 1;
+    }
+    if (c.lean_report && res->written) {
+        rpx_json_lazy_drop(report, &lazy);
+    } else if (rpx_json_lazy_materialise(report, &lazy) != 0) {
+        rc = rpx_error_set(err, RPX_ENOMEM, "out of memory building the report");
+        goto out;
     }
     res->report = report;
     report = NULL;
@@ -810,6 +815,7 @@ out:
     json_decref(card);
     json_decref(notes);
     json_decref(report);
+    rpx_json_lazy_free(&lazy);
     return rc;
 }
 

@@ -66,3 +66,6 @@ rpx_py_test(cli.html cli/test_html.py)
 # The second hostile round (issue 37 items 6-11, 15): signals between processes and
 # during audits, reads past a buffer, files that never end (tests/models/hostile_models.c).
 rpx_py_test(cli.hostile2 cli/test_hostile2.py)
+# rpxprof's own peak memory for the report of a 2-million-call run (issue 37 item 14): slow, alone.
+rpx_py_test(cli.report_bound cli/test_report_bound.py)
+set_tests_properties(cli.report_bound PROPERTIES RUN_SERIAL TRUE LABELS slow TIMEOUT 1500)

@@ -487,7 +487,7 @@ class BatchTest(TempDirTest):
         time.sleep(1.5)
         p.terminate()   # to batch only: it tells the running job
         stdout, stderr = p.communicate(timeout=120)
-        self.assertEqual(p.returncode, 130, stderr)
+        self.assertEqual(p.returncode, 143, stderr)  # SIGTERM: 143 as errors.md says (issue 37)
         self.assertIn("interrupted; rerun with --resume", stderr)
         self.assertEqual(reports(out), ["image_depth/a-busy.json"])
         r = load(os.path.join(out, "image_depth", "a-busy.json"))

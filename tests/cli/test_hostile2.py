@@ -260,6 +260,42 @@ class HostileTest(TempDirTest):
         self.assertFalse(os.path.exists(trace))
         self.assertFalse(os.path.exists(self.path("count")), "no process ran")
 
+    # ---- item 15: outputs ----
+
+    def test_a_second_writer_of_the_same_output_is_refused(self):
+        out = self.path("same.json")
+        first = self.popen(self.run_args("slow_teardown", out, "--repeats", 10, "--processes", 1),
+                           env={"RPX_TEST_MARK_FILE": self.mark, "RPX_TEST_TEARDOWN_MS": "1500"})
+        try:
+            self.assertTrue(wait_for_file(self.mark), "the first run never reached teardown")
+            p = run(*self.run_args("counted", out, "--repeats", 5),
+                    env={"RPX_TEST_COUNT_FILE": self.path("count")})
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("another rpxprof is writing this file now", p.stderr)
+            self.assertFalse(os.path.exists(self.path("count")), "refused before any process")
+            _, err = first.communicate(timeout=120)
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.communicate()
+        self.assertEqual(first.returncode, 0, err)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["measured_calls"], 10, "the first run's report")
+
+    def test_stale_temporary_files_of_ours_are_removed_never_anothers(self):
+        out = self.path("r.json")
+        ours = out + ".tmp.rpxprof-Ab12Cd"    # left by a writer that was killed
+        theirs = [out + ".tmp.Xy34Zw", out + ".tmp.rpxprof-keep", self.path("x.json.tmp.rpxprof-Ab12Cd")]
+        for f in [ours, *theirs]:
+            with open(f, "w") as h:
+                h.write("{")
+        p = run(*self.run_args("counted", out, "--repeats", 5),
+                env={"RPX_TEST_COUNT_FILE": self.path("count")})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(ours))
+        for f in theirs:
+            self.assertTrue(os.path.exists(f), f)
+
 
 if __name__ == "__main__":
     main()
