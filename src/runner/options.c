@@ -600,6 +600,12 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
                                  "drop %s",
                                  a, a);
     }
+    if (c->target.prompts_path && !c->target.body_template)
+        return rpx_error_set(err, RPX_EUSAGE,
+                             "%s gives the prompts for %s (each request's JSON body, its field "
+                             "%s set to the next prompt); add %s",
+                             sp_("prompts", sp, a, sizeof a), sp_("body-template", sp, b, sizeof b),
+                             sp_("prompt-field", sp, d, sizeof d), b);
     if (c->target.slo) {
         double ttft, tpot, e2e;
         rpx_error serr = {0};

@@ -296,6 +296,59 @@ class HostileTest(TempDirTest):
         for f in theirs:
             self.assertTrue(os.path.exists(f), f)
 
+    # ---- item 15: options that were silently ignored, goodput without a TTFT ----
+
+    def plain_server(self, body=b"ok", ctype="text/plain"):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        return f"http://127.0.0.1:{srv.server_port}/x"
+
+    def test_prompts_without_a_body_template_are_refused(self):
+        prompts = self.path("p.jsonl")
+        with open(prompts, "w") as f:
+            f.write('"hi"\n')
+        body = self.path("b.json")
+        with open(body, "w") as f:
+            f.write("{}")
+        out = self.path("p.json")
+        p = run("run", "--model", "http://127.0.0.1:9/x", "--body", body, "--prompts", prompts,
+                "--repeats", 3, "--quiet", "--output", out)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("add --body-template", p.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_goodput_without_a_time_to_first_token_is_null(self):
+        url = self.plain_server()
+        out = self.path("g.json")
+        p = run("run", "--model", url, "--inputs", self.inputs, "--stream", "sse", "--slo",
+                "ttft=100ms", "--warmup", 1, "--repeats", 5, "--quiet", "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            r = json.load(f)
+        validate_profile(r)
+        g = r["http"]["streaming"]["goodput"]
+        self.assertIsNone(g["share"])
+        self.assertIn("no time to first token was measured", g["share_reason"])
+
 
 if __name__ == "__main__":
     main()
