@@ -349,6 +349,44 @@ class HostileTest(TempDirTest):
         self.assertIsNone(g["share"])
         self.assertIn("no time to first token was measured", g["share_reason"])
 
+    # ---- item 15: the page and the figures ----
+
+    def small_report(self):
+        out = self.path("small.json")
+        if not os.path.exists(out):
+            run(*self.run_args("counted", out, "--repeats", 40, "--processes", 2), check=0,
+                env={"RPX_TEST_COUNT_FILE": self.path("count")})
+        with open(out) as f:
+            return json.load(f)
+
+    def test_a_long_title_is_cut_on_a_character_boundary(self):
+        self.small_report()
+        for tail in ["\u00e9", "\u20ac", "\U0001f600"]:  # 2, 3 and 4 bytes
+            page = self.path("t.html")
+            title = "a" * 254 + tail
+            run("report", self.path("small.json"), "-o", page, "--force", "--title", title, check=0)
+            with open(page, "rb") as f:
+                f.read().decode("utf-8")  # strict: a cut character raises
+
+    def test_crafted_numbers_give_no_nan_in_figures(self):
+        r = self.small_report()
+        tiny = 5e-324  # a denormal: every axis range collapses
+        r["latency_samples_ms"] = [tiny] * len(r["latency_samples_ms"])
+        for k in ("p50_ms", "p95_ms", "p99_ms", "mean_ms", "min_ms", "max_ms"):
+            r["latency"][k] = tiny
+            for b in r["latency_by_process"]:
+                b[k] = tiny
+        crafted = self.path("crafted.json")
+        with open(crafted, "w") as f:
+            json.dump(r, f)
+        page, fig = self.path("c.html"), self.path("c.svg")
+        run("report", crafted, "-o", page, "--force", check=0)
+        run("plot", crafted, "-o", fig, "--force")
+        for path in (page, fig):
+            with open(path) as f:
+                text = f.read()
+            self.assertFalse('="-nan"' in text or '="nan"' in text, f"{path}: nan in an attribute")
+
 
 if __name__ == "__main__":
     main()
