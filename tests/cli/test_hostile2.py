@@ -387,6 +387,33 @@ class HostileTest(TempDirTest):
                 text = f.read()
             self.assertFalse('="-nan"' in text or '="nan"' in text, f"{path}: nan in an attribute")
 
+    # ---- item 15: a signal during a --rate pacing wait ----
+
+    def test_sigterm_in_a_pacing_wait_ends_it_without_an_abandoned_call(self):
+        out = self.path("paced.json")
+        # 1 call every 50 s: after the first, the worker waits out the period; --grace 40
+        p = self.popen(["run", "--model", f"{MODELS}:marked", "--inputs", self.inputs, "--quiet",
+                        "--warmup", "0", "--repeats", "3", "--processes", "1", "--rate", "0.02",
+                        "--grace", "40", "--output", out], env={"RPX_TEST_MARK_FILE": self.mark})
+        try:
+            self.assertTrue(wait_for_file(self.mark), "the first call never ran")
+            start = time.monotonic()
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=120)
+            took = time.monotonic() - start
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.assertEqual(p.returncode, 143, err)
+        self.assertNotIn("abandoned", err)
+        with open(out) as f:
+            r = json.load(f)
+        self.assertEqual(r["status"], "interrupted")
+        self.assertEqual(r["measured_calls"], 1)
+        self.assertIsNone(r["failure"], "no call was in progress")
+        self.assertLess(took, 35, "generous: well under the 40 s grace the old wait used up")
+
 
 if __name__ == "__main__":
     main()
