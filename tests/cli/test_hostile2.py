@@ -414,6 +414,33 @@ class HostileTest(TempDirTest):
         self.assertIsNone(r["failure"], "no call was in progress")
         self.assertLess(took, 35, "generous: well under the 40 s grace the old wait used up")
 
+    # ---- item 15: inputs make --samples on a full disk ----
+
+    def test_inputs_make_samples_removes_its_samples_when_it_fails(self):
+        d = self.path("sd")
+        os.makedirs(os.path.join(d, "sample-0002.npz"))  # not ours: sample 2 cannot be written
+        p = run("inputs", "make", d, "--samples", 4, "x=4:float32=random")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(sorted(os.listdir(d)), ["sample-0002.npz"], "only what was there before")
+        self.assertIn("removed the 2 samples this command had written", p.stderr)
+
+    def test_inputs_make_samples_on_a_full_disk(self):
+        import shutil
+        if not shutil.which("unshare") or subprocess.run(["unshare", "-m", "true"]).returncode:
+            self.skipTest("no private mount namespace here for a small tmpfs")
+        mnt = self.path("mnt")
+        os.makedirs(mnt)
+        script = (f'mount -t tmpfs -o size=64k tmpfs "{mnt}" || exit 77; "{os.path.abspath(BIN)}" '
+                  f'inputs make "{mnt}/s" --samples 20 x=4096:float32=random; echo "rc=$?"; '
+                  f'ls -A "{mnt}"')
+        p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                           timeout=120)
+        if p.returncode == 77:
+            self.skipTest("cannot mount a tmpfs here")
+        self.assertIn("rc=1", p.stdout, p.stderr)
+        self.assertIn("No space left on device", p.stderr)
+        self.assertEqual(p.stdout.split("rc=1", 1)[1].split(), [], "the full disk is left empty")
+
 
 if __name__ == "__main__":
     main()
