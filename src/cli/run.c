@@ -467,7 +467,7 @@ static void print_summary(const rpx_runner_result *r, long asked)
 {
     rpx_summary_opts so = {asked, 0};
     char *text = rpx_report_summary(r->report, &so);
-    if (text) fputs(text, stderr);
+    if (text) rpx_cli_term_puts(stderr, text);
     free(text);
 }
 
@@ -643,10 +643,10 @@ int rpx_cli_run(int argc, char **argv)
     }
     if (!o.quiet) {
         json_array_foreach(res.warnings, wi, w)
-            fprintf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
+            rpx_cli_term_printf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
         print_summary(&res, o.c.processes);
     }
-    if (!res.to_stdout) printf("%s\n", c.output);
+    if (!res.to_stdout) rpx_cli_term_printf(stdout, "%s\n", c.output);
     if (html_out) {
         const json_t *one = res.report;
         rpx_html_input in = {0};
@@ -673,7 +673,7 @@ int rpx_cli_run(int argc, char **argv)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
                 res.abandoned ? " (the call in progress was abandoned)" : "", res.measured);
     else if (res.status != RPX_RUNNER_COMPLETE)
-        fprintf(stderr, "rpxprof run: error: %s; report written with %zu samples (status %s)\n",
+        rpx_cli_term_printf(stderr, "rpxprof run: error: %s; report written with %zu samples (status %s)\n",
                 res.error, res.measured,
                 json_string_value(json_object_get(res.report, "status")));
 out:

@@ -441,6 +441,29 @@ class HostileTest(TempDirTest):
         self.assertIn("No space left on device", p.stderr)
         self.assertEqual(p.stdout.split("rc=1", 1)[1].split(), [], "the full disk is left empty")
 
+    # ---- item 15: control characters never reach the terminal ----
+
+    def test_control_characters_are_escaped_on_the_terminal(self):
+        for iso in ([], ["--no-isolate"]):
+            p = run("run", "--model", f"{MODELS}:ansi_error", "--inputs", self.inputs,
+                    "--repeats", 3, "--processes", 1, *iso, "--output", self.path("a.json"))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertNotIn("\x1b", p.stderr)
+            self.assertNotIn("\r", p.stderr)
+            self.assertIn("bad \\x1b[2J\\x1b[31mthing\\x0d", p.stderr)
+        odd = self.path("in\x1b[31mred.npz")
+        np.savez(odd, x=np.zeros(4, np.float32))
+        out = self.path("out\x1b[2J.json")
+        p = run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", odd, "--repeats", 5,
+                "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("\x1b", p.stdout + p.stderr)
+        self.assertIn("out\\x1b[2J.json", p.stdout)
+        p = run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", odd + ".gone",
+                "--output", out)
+        self.assertNotIn("\x1b", p.stderr)
+        self.assertIn("in\\x1b[31mred.npz.gone", p.stderr)
+
 
 if __name__ == "__main__":
     main()

@@ -11,6 +11,7 @@
  *                  1,024 bytes and no NUL terminator
  *   bad_shape      an output "y" whose shape says 1,000,000 elements and whose
  *                  byte count says 32 (bad_shape_outputs)
+ *   ansi_error     call 0 fails with a message holding an ANSI escape (ESC [ 2 J)
  *   marked         each call appends a byte to RPX_TEST_MARK_FILE: a test knows
  *                  how many calls ran without timing them */
 #include <fcntl.h>
@@ -34,6 +35,7 @@ EXPORT int long_error(void *state, const rpx_inputs *in, rpx_error *err);
 EXPORT int bad_shape(void *state, const rpx_inputs *in, rpx_error *err);
 EXPORT int bad_shape_outputs(void *state, rpx_outputs *out, rpx_error *err);
 EXPORT int marked(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int ansi_error(void *state, const rpx_inputs *in, rpx_error *err);
 
 static long env_num(const char *name, long dflt)
 {
@@ -161,4 +163,11 @@ int marked(void *state, const rpx_inputs *in, rpx_error *err)
         close(fd);
     }
     return 0;
+}
+
+int ansi_error(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    (void)state;
+    (void)in;
+    return rpx_model_error(err, "bad \033[2J\033[31mthing\r");
 }
