@@ -9,6 +9,7 @@
  * links libpython. The GIL is held for the whole run: the timed calls are
  * Python calls, and no other Python thread runs meanwhile. */
 #include "python/py_call.h"
+#include "python/py_interrupt.h"
 
 #include <locale.h>
 #include <math.h>
@@ -228,6 +229,7 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     double timeout = 0, call_timeout = 0;
     rpx_runner_config c;
     rpx_runner_result res;
+    rpx_py_run pr;
     rpx_target_custom custom;
     core_state st;
     rpx_error err = {0};
@@ -295,6 +297,12 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     custom.before_fork = core_before_fork;
     custom.after_fork_parent = core_after_fork_parent;
     custom.after_fork_child = core_after_fork_child;
+    if (processes != 0) { /* workers: the GIL released while they run (py_interrupt.c) */
+        custom.before_fork = rpx__py_run_before_fork;
+        custom.after_fork_parent = rpx__py_run_after_fork_parent;
+        custom.after_fork_child = rpx__py_run_after_fork_child;
+        custom.fork_arg = &pr;
+    }
 
     c.model = model;
     c.inputs = inputs;
@@ -310,9 +318,13 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     c.call_timeout_s = call_timeout;
     c.target.custom = &custom;
 
+    if (processes != 0 && rpx__py_run_begin(&pr) != 0) goto done;
     rc = rpx_runner_run(&c, &res, &err);
     /* in a forked worker the runner ends the process itself: only the
      * process that called profile() comes back here */
+    if (processes != 0 &&
+        rpx__py_run_end(&pr, rc == 0 && res.status == RPX_RUNNER_INTERRUPTED) != 0)
+        goto done;
     if (rc != 0) {
         raise_error(err.message[0] ? err.message : rpx_strerror(rc),
                     rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE);
