@@ -434,6 +434,11 @@ static void run_notes(run_ctx *x, const run_shared *sh, const rpx_latency *lat, 
                 rpx__warn_note(notes, warnings,
                                "--insecure: the server's TLS certificate was not verified; the "
                                "timings may be of a server other than the one named");
+            if (c.target.slo && !json_is_object(json_object_get(section, "streaming")))
+                rpx__warn_note(notes, warnings, /* never a silent null */
+                               "--slo: no response was a stream, so goodput was not measured "
+                               "(http.streaming is null); give --stream sse|lines|chunked, or "
+                               "an endpoint that streams");
         } else if (notes) {
             rpx__layers_finish(cfgp, &x->lay, &x->smp.pristine[0], p50,
                                json_object_get(devjson, "cuda"), notes, roofline, budget);

@@ -336,6 +336,18 @@ class HostileTest(TempDirTest):
         self.assertIn("add --body-template", p.stderr)
         self.assertFalse(os.path.exists(out))
 
+    def test_slo_without_a_stream_is_said(self):
+        url = self.plain_server()
+        out = self.path("slo.json")
+        p = run("run", "--model", url, "--inputs", self.inputs, "--slo", "ttft=100ms",
+                "--warmup", 1, "--repeats", 5, "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("--slo: no response was a stream, so goodput was not measured", p.stderr)
+        with open(out) as f:
+            r = json.load(f)
+        self.assertIsNone(r["http"]["streaming"])
+        self.assertTrue(any("--slo: no response was a stream" in n for n in r["notes"]))
+
     def test_goodput_without_a_time_to_first_token_is_null(self):
         url = self.plain_server()
         out = self.path("g.json")
