@@ -242,7 +242,10 @@ void rpx_json_lazy_free(rpx_json_lazy *z)
 {
     size_t i;
     if (!z) return;
-    for (i = 0; i < z->n; i++) free(z->e[i].b);
+    for (i = 0; i < z->n; i++) {
+        if (z->e[i].drop) z->e[i].drop(z->e[i].b);
+        else free(z->e[i].b);
+    }
     z->n = 0;
 }
 
@@ -261,14 +264,15 @@ static json_t *make_array(const rpx_json_lazy_entry *e)
 }
 
 json_t *rpx_json_lazy_array(rpx_json_lazy *z, size_t n, rpx_json_lazy_get get, const void *a,
-                            void *b, size_t k)
+                            void *b, size_t k, void (*drop)(void *b))
 {
-    rpx_json_lazy_entry e = {n, get, a, b, k};
+    rpx_json_lazy_entry e = {n, get, a, b, k, drop};
     char ph[80];
     json_t *v;
     if (!z || z->n >= RPX_JSON_LAZY_MAX) { /* at once */
         v = make_array(&e);
-        free(b);
+        if (drop) drop(b);
+        else free(b);
         return v;
     }
     snprintf(ph, sizeof ph, "%s%zu", z->tag, z->n);

@@ -48,8 +48,9 @@ struct rpx_json_lazy_entry {
     size_t n;
     rpx_json_lazy_get get;
     const void *a;
-    void *b;                      /* freed with the table (NULL: nothing) */
+    void *b;                      /* freed with the table: drop(b), or free(b) when drop is NULL */
     size_t k;
+    void (*drop)(void *b);
 };
 #define RPX_JSON_LAZY_MAX 8
 typedef struct rpx_json_lazy {
@@ -61,7 +62,7 @@ typedef struct rpx_json_lazy {
 void rpx_json_lazy_init(rpx_json_lazy *z);
 void rpx_json_lazy_free(rpx_json_lazy *z);
 json_t *rpx_json_lazy_array(rpx_json_lazy *z, size_t n, rpx_json_lazy_get get, const void *a,
-                            void *b, size_t k);
+                            void *b, size_t k, void (*drop)(void *b));
 int rpx_json_write_output_lazy(rpx_output *o, const json_t *value, const rpx_json_lazy *z,
                                rpx_error *err);
 /* 0, or -1 out of memory (the placeholders left are null then) */

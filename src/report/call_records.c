@@ -199,9 +199,26 @@ typedef struct cpu_src {
     size_t at, n;
 } cpu_src;
 
+/* the processes' sources, and one shared value per small CPU number (a tree
+ * made of them costs a pointer a call) */
+typedef struct cpu_srcs {
+    json_t *small[SMALL];
+    cpu_src s[];
+} cpu_srcs;
+
+static void cpu_srcs_drop(void *b)
+{
+    cpu_srcs *c = b;
+    size_t i;
+    if (!c) return;
+    for (i = 0; i < SMALL; i++) json_decref(c->small[i]);
+    free(c);
+}
+
 static json_t *cpu_at(const rpx_json_lazy_entry *e, size_t j)
 {
-    const cpu_src *s = e->b;
+    cpu_srcs *all = e->b;
+    const cpu_src *s = all->s;
     size_t lo = 0, hi = (size_t)(uintptr_t)e->a; /* the processes */
     uint16_t c;
     while (hi - lo > 1) { /* the last process that starts at or before j */
@@ -211,23 +228,27 @@ static json_t *cpu_at(const rpx_json_lazy_entry *e, size_t j)
     }
     if (!s[lo].cpu || j - s[lo].at >= s[lo].n) return NULL;
     c = s[lo].cpu[2 * (j - s[lo].at) + e->k];
-    return c == RPX_CALL_CPU_UNKNOWN ? NULL : json_integer(c);
+    if (c == RPX_CALL_CPU_UNKNOWN) return NULL;
+    if (c >= SMALL) return json_integer(c);
+    if (!all->small[c]) all->small[c] = json_integer(c);
+    return json_incref(all->small[c]);
 }
 
 static json_t *lazy_cpus(const rpx_run_data *d, int which)
 {
-    cpu_src *s = calloc((size_t)d->n_procs + 1, sizeof *s);
+    cpu_srcs *all = calloc(1, sizeof *all + ((size_t)d->n_procs + 1) * sizeof(cpu_src));
+    cpu_src *s = all ? all->s : NULL;
     size_t at = 0;
     int i;
-    if (!s) return NULL;
+    if (!all) return NULL;
     for (i = 0; i < d->n_procs; i++) {
         s[i].cpu = d->procs[i].records ? d->procs[i].records->cpu : NULL;
         s[i].at = at;
         s[i].n = d->procs[i].records ? d->procs[i].measured : 0;
         at += s[i].n;
     }
-    return rpx_json_lazy_array(d->desc.lazy, at, cpu_at, (const void *)(uintptr_t)d->n_procs, s,
-                               (size_t)which);
+    return rpx_json_lazy_array(d->desc.lazy, at, cpu_at, (const void *)(uintptr_t)d->n_procs, all,
+                               (size_t)which, cpu_srcs_drop);
 }
 
 json_t *rpx__call_records_json(const rpx_run_data *d)

@@ -94,7 +94,7 @@ static json_t *samples_array(const rpx_latency *lat, void *lazy)
     if (!lat) return json_array();
     first = rpx_latency_first_used(lat);
     return rpx_json_lazy_array(lazy, rpx_latency_count(lat) - first, sample_ms,
-                               rpx_latency_samples_ns(lat), NULL, first);
+                               rpx_latency_samples_ns(lat), NULL, first, NULL);
 }
 
 static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda, json_t *cuda_method,
