@@ -28,5 +28,9 @@
  * missing makes the factors that need it `tested: false` with the reason.
  * NULL only out of memory. */
 json_t *rpx_variance_json(const json_t *report);
+/* The same, with the samples (ms, n: malloc'ed, freed here) and call_records
+ * given rather than read from the report (the runner writes those arrays
+ * without holding them). */
+json_t *rpx__variance_json_of(const json_t *report, double *ms, size_t n, const json_t *records);
 
 #endif
