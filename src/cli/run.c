@@ -475,8 +475,6 @@ static void paced(run_opts *o, rpx_runner_config *c)
     }
 }
 
-/* --trace FILE: its place, checked before the first call: never a file the
- * run reads, never the report. 0 or the exit status. */
 /* --trace-max-events, checked up front, not after the run: 2 events a
  * process + the note. 0, or the exit code (the message printed). */
 static int trace_bound(const run_opts *o, const rpx_runner_config *c)
@@ -489,6 +487,8 @@ static int trace_bound(const run_opts *o, const rpx_runner_config *c)
                         o->trace_max, k_proc, 2 * k_proc + 1);
 }
 
+/* --trace FILE: its place, checked before the first call: never a file the
+ * run reads, never the report. 0 or the exit status. */
 static int open_trace(const run_opts *o, rpx_runner_config *c, rpx_output **trace_out)
 {
     char **files = NULL;
