@@ -32,8 +32,8 @@ typedef struct rpx_batch_options {
     /* The depth-efficiency pipeline's values (docs/batch.md), NULL when unset:
      * $RPX_GIT_SHA, $PROFILE_CONTAINER_IMAGE, $PROFILE_CONCURRENT_HOST_LOAD. */
     const char *code_sha, *container_image, *concurrent_host_load;
-    /* Set (by the caller's SIGINT/SIGTERM handler) to stop before the next
-     * job; NULL: never. During a job the runner handles the signals. */
+    /* Set (by the caller's SIGINT/SIGTERM handler, to the signal's number) to
+     * stop before the next job; NULL: never. During a job the runner handles the signals. */
     const volatile sig_atomic_t *stop;
     /* Before each job of the shard that runs or is skipped: the job's number
      * (1-based) among `mine`. NULL: nothing. */

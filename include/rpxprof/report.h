@@ -69,6 +69,8 @@ typedef struct rpx_profile_desc {
     int isolated;                 /* the model ran in a child process */
     json_t *notes;                /* array of strings (borrowed), or NULL for [] */
     int64_t wall_ns;              /* loop wall time, < 0 if unknown */
+    void *lazy;                   /* the runner's: per-call arrays written without being
+                                     held (src/common/json.h); NULL: made at once */
 } rpx_profile_desc;
 
 /* Build the report object. NULL only when out of memory. */

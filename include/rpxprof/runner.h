@@ -174,6 +174,11 @@ typedef struct rpx_runner_config {
     /* the front end that asks (an rpx_option_spelling of rpxprof/options.h): how the
      * runner's own messages name options; 0: the command line's (--repeats) */
     int spelling;
+    /* 1: the result's report leaves out the per-call arrays the written report
+     * holds (latency_samples_ms, call_records' cpu_start and cpu_end are null
+     * there), so that rpxprof never holds them as a tree (docs/report.md, the
+     * bound); 0 (default): the result's report is the written one */
+    int lean_report;
 } rpx_runner_config;
 
 /* The one status map: X(NAME, report word, exit code) for each way a run that

@@ -52,7 +52,7 @@ static const char usage[] =
     "  -q, --quiet        no progress line\n"
     "  -h, --help         show this help and exit\n"
     "Exit status: 0 all jobs complete or skipped, 1 a job failed, 2 bad command line,\n"
-    "130 interrupted (the job in progress keeps its interrupted report).\n";
+    "130/143 interrupted by SIGINT/SIGTERM (the job in progress keeps its interrupted report).\n";
 
 static int parse_shard(const char *s, long *i, long *n)
 {

@@ -12,7 +12,11 @@
 
 /* Exit codes: RPX_EXIT_* of rpxprof/runner.h (docs/cli.md). */
 
-/* common.c: "rpxprof CMD: error: MESSAGE\n" on stderr; returns `code`. */
+/* Text for the terminal: control characters (an ANSI escape from a file name or
+ * a model's message) written as \xNN; a line break and a tab stay. */
+void rpx_cli_term_puts(FILE *f, const char *s);
+void rpx_cli_term_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* common.c: "rpxprof CMD: error: MESSAGE\n" on stderr (escaped as above); returns `code`. */
 int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* After getopt_long (run with opterr = 0 and a ':'-first optstring) returned

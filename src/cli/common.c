@@ -11,13 +11,39 @@
 
 #include "cli/cli.h"
 
+void rpx_cli_term_puts(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        /* an escape sequence from a file name or a model's message would drive
+         * the terminal: control characters are shown, not sent (a line break
+         * and a tab stay) */
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) fprintf(f, "\\x%02x", c);
+        else fputc(c, f);
+    }
+}
+
+void rpx_cli_term_printf(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    char *text = NULL;
+    va_start(ap, fmt);
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
+    va_end(ap);
+    rpx_cli_term_puts(f, text ? text : "(out of memory)");
+    free(text);
+}
+
 int rpx_cli_fail(const char *cmd, int code, const char *fmt, ...)
 {
     va_list ap;
+    char *text = NULL;
     fprintf(stderr, "rpxprof%s%s: error: ", cmd ? " " : "", cmd ? cmd : "");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
     va_end(ap);
+    rpx_cli_term_puts(stderr, text ? text : "(out of memory)");
+    free(text);
     fputc('\n', stderr);
     return code;
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -108,8 +109,9 @@ static int make_samples(const char *dir, long n, char **specs, int nspec, long s
                         int force)
 {
     struct stat st;
-    int i, random = 0;
+    int i, random = 0, made_dir = 0;
     long k;
+    unsigned char *fresh; /* the samples this command made (not there before) */
     for (i = 0; i < nspec; i++)
         if (strstr(specs[i], "=random")) random = 1;
     if (!random)
@@ -125,16 +127,35 @@ static int make_samples(const char *dir, long n, char **specs, int nspec, long s
     } else if (mkdir(dir, 0777) != 0) {
         return rpx_cli_fail("inputs make", RPX_EXIT_FAILURE, "%s: cannot make the folder: %s", dir,
                             strerror(errno));
+    } else {
+        made_dir = 1;
     }
+    if (!(fresh = calloc((size_t)n, 1))) return rpx_cli_fail("inputs make", 1, "out of memory");
     for (k = 0; k < n; k++) {
         char path[4096];
         int rc;
-        if (snprintf(path, sizeof path, "%s/sample-%04ld.npz", dir, k) >= (int)sizeof path)
+        if (snprintf(path, sizeof path, "%s/sample-%04ld.npz", dir, k) >= (int)sizeof path) {
+            free(fresh);
             return rpx_cli_fail("inputs make", RPX_EXIT_USAGE, "%s: path too long", dir);
+        }
+        fresh[k] = lstat(path, &st) != 0;
         rc = make_one(path, specs, nspec,
                       (uint64_t)seed + (uint64_t)k * UINT64_C(0x9E3779B97F4A7C15), compress, force, 1);
-        if (rc != RPX_EXIT_OK) return rc;
+        if (rc != RPX_EXIT_OK) { /* a full disk: no half set of samples left behind */
+            long j, removed = 0;
+            for (j = 0; j < k; j++)
+                if (fresh[j] && snprintf(path, sizeof path, "%s/sample-%04ld.npz", dir, j) > 0 &&
+                    unlink(path) == 0)
+                    removed++;
+            if (made_dir) (void)rmdir(dir);
+            if (removed)
+                fprintf(stderr, "rpxprof inputs make: removed the %ld sample%s this command had "
+                        "written to %s\n", removed, removed == 1 ? "" : "s", dir);
+            free(fresh);
+            return rc;
+        }
     }
+    free(fresh);
     printf("%s (%ld samples)\n", dir, n);
     return RPX_EXIT_OK;
 }

@@ -436,7 +436,7 @@ static void print_summary(const rpx_runner_result *r, long asked)
 {
     rpx_summary_opts so = {asked, 0};
     char *text = rpx_report_summary(r->report, &so);
-    if (text) fputs(text, stderr);
+    if (text) rpx_cli_term_puts(stderr, text);
     free(text);
 }
 
@@ -475,6 +475,18 @@ static void paced(run_opts *o, rpx_runner_config *c)
         c->rate_hz = 0;
         c->repeats = (long)llround(c->target.load_rate * c->target.load_duration_s);
     }
+}
+
+/* --trace-max-events, checked up front, not after the run: 2 events a
+ * process + the note. 0, or the exit code (the message printed). */
+static int trace_bound(const run_opts *o, const rpx_runner_config *c)
+{
+    long k_proc = rpx_runner_processes(c, NULL);
+    if (o->trace_max >= 2 * k_proc + 1) return 0;
+    return rpx_cli_fail("run", RPX_EXIT_USAGE,
+                        "--trace-max-events %ld: a trace of %ld processes needs at least %ld "
+                        "events; give a larger bound or fewer --processes",
+                        o->trace_max, k_proc, 2 * k_proc + 1);
 }
 
 /* --trace FILE: its place, checked before the first call: never a file the
@@ -567,6 +579,7 @@ int rpx_cli_run(int argc, char **argv)
             goto out;
         }
     }
+    if (o.trace && (exit_code = trace_bound(&o, &c)) != 0) goto out;
     if (o.html) {
         const char **keep = calloc(o.n_inputs + 2, sizeof *keep);
         size_t k;
@@ -602,6 +615,8 @@ int rpx_cli_run(int argc, char **argv)
         exit_code = rc;
         goto out;
     }
+    /* the per-call arrays only in the file, unless the page or the trace draws them */
+    c.lean_report = !html_out && !trace_out;
     rc = rpx_runner_run(&c, &res, &err);
     if (rc != 0) {
         rpx_cli_fail("run", 0, "%s", err.message);
@@ -619,10 +634,10 @@ int rpx_cli_run(int argc, char **argv)
     }
     if (!o.quiet) {
         json_array_foreach(res.warnings, wi, w)
-            fprintf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
+            rpx_cli_term_printf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
         print_summary(&res, o.c.processes);
     }
-    if (!res.to_stdout) printf("%s\n", c.output);
+    if (!res.to_stdout) rpx_cli_term_printf(stdout, "%s\n", c.output);
     if (html_out) {
         const json_t *one = res.report;
         rpx_html_input in = {0};
@@ -643,7 +658,7 @@ int rpx_cli_run(int argc, char **argv)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
                 res.abandoned ? " (the call in progress was abandoned)" : "", res.measured);
     else if (res.status != RPX_RUNNER_COMPLETE)
-        fprintf(stderr, "rpxprof run: error: %s; report written with %zu samples (status %s)\n",
+        rpx_cli_term_printf(stderr, "rpxprof run: error: %s; report written with %zu samples (status %s)\n",
                 res.error, res.measured,
                 json_string_value(json_object_get(res.report, "status")));
 out:

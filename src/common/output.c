@@ -3,6 +3,7 @@
  * a FIFO or a file rpxprof did not write, unless forced), the temporary file
  * made beside the target before any work, and the rename (or the write to a
  * stream) at the end. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -377,19 +379,73 @@ static mode_t default_mode(void)
     return 0666 & ~um;
 }
 
-/* The temporary file beside o->target, kept open. */
+/* The other temporary files of o->target (our own naming, TMP_TAG, never
+ * another's): one a live writer holds locked means another rpxprof is writing
+ * the same output now (1, *busy its name); one nobody holds was left by a
+ * writer that died (SIGKILL, a crash): removed. */
+#define TMP_TAG ".tmp.rpxprof-"
+static int other_writers(const rpx_output *o, char *busy, size_t size)
+{
+    char *d = dir_of(o->target), *p;
+    const char *base = strrchr(o->target, '/') ? strrchr(o->target, '/') + 1 : o->target;
+    const char *mine = strrchr(o->tmp, '/') ? strrchr(o->tmp, '/') + 1 : o->tmp;
+    size_t bl = strlen(base), tl = strlen(TMP_TAG);
+    DIR *dir = d ? opendir(d) : NULL;
+    struct dirent *e;
+    int found = 0;
+    while (dir && !found && (e = readdir(dir)) != NULL) {
+        int fd;
+        if (strncmp(e->d_name, base, bl) != 0 || strncmp(e->d_name + bl, TMP_TAG, tl) != 0 ||
+            strlen(e->d_name + bl + tl) != 6 || strcmp(e->d_name, mine) == 0)
+            continue;
+        if (asprintf(&p, "%s/%s", d, e->d_name) < 0) break;
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd >= 0) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+                if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+                    snprintf(busy, size, "%s", p);
+                    found = 1;
+                } else {
+                    (void)unlink(p); /* its writer died: nobody will finish it */
+                }
+            }
+            close(fd);
+        }
+        free(p);
+    }
+    if (dir) closedir(dir);
+    free(d);
+    return found;
+}
+
+/* The temporary file beside o->target, kept open and locked while it is
+ * written (a second writer of the same output sees the lock). */
 static int make_temp(rpx_output *o, rpx_error *err)
 {
     int rc;
-    char *d;
+    char *d, busy[PATH_MAX + 64];
     if ((rc = make_parents(o->path, o->target, err)) != 0) return rc;
-    if (asprintf(&o->tmp, "%s.tmp.XXXXXX", o->target) < 0) {
+    if (asprintf(&o->tmp, "%s" TMP_TAG "XXXXXX", o->target) < 0) {
         o->tmp = NULL;
         return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", o->path);
     }
     o->fd = mkostemp(o->tmp, O_CLOEXEC);
     if (o->fd >= 0) {
         (void)fchmod(o->fd, o->mode);
+        (void)flock(o->fd, LOCK_EX | LOCK_NB);
+        if (other_writers(o, busy, sizeof busy)) {
+            close(o->fd);
+            o->fd = -1;
+            unlink(o->tmp);
+            free(o->tmp);
+            o->tmp = NULL;
+            return rpx_error_set(err, RPX_EUSAGE,
+                                 "%s: another rpxprof is writing this file now (its temporary "
+                                 "file %s is in use); wait for it to finish, or choose another "
+                                 "path",
+                                 o->path, busy);
+        }
         return 0;
     }
     rc = errno;
@@ -542,6 +598,14 @@ static int finish_file(rpx_output *o, rpx_error *err)
     if (rc) unlink(o->tmp);
     free_output(o);
     return rc;
+}
+
+int rpx_output_write(rpx_output *o, const void *data, size_t len, rpx_error *err)
+{
+    if (!o) return rpx_error_set(err, RPX_EINVAL, "no output to write");
+    if (write_all(o->fd, data, len) != 0)
+        return rpx_error_set(err, RPX_EIO, "%s: write failed: %s", shown_name(o), strerror(errno));
+    return 0;
 }
 
 int rpx_output_commit(rpx_output *o, const void *data, size_t len, rpx_error *err)

@@ -78,6 +78,10 @@ typedef struct rpx_output rpx_output;
 
 int rpx_output_open(const char *path, const rpx_output_options *opt, rpx_output **out,
                     rpx_error *err);
+/* Append `len` bytes to what the output will hold (a writer that streams its
+ * text in pieces, then commits with len 0): 0, or RPX_EIO (err says why; the
+ * caller then discards `o`). */
+int rpx_output_write(rpx_output *o, const void *data, size_t len, rpx_error *err);
 /* Write `len` bytes and move them into place; frees `o`. */
 int rpx_output_commit(rpx_output *o, const void *data, size_t len, rpx_error *err);
 /* The temporary file's path, for a writer that writes a file itself (libzip):

@@ -30,3 +30,16 @@ int rpx__user_file_regular(const char *path, const char *label, rpx_error *err)
                          "and give that",
                          label ? label : path, what, why);
 }
+
+int rpx__user_file_bounded(const char *path, const char *label, long long max_bytes,
+                           rpx_error *err)
+{
+    struct stat st;
+    int rc = rpx__user_file_regular(path, label, err);
+    if (rc != 0 || !path || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return rc;
+    if ((long long)st.st_size <= max_bytes) return 0;
+    return rpx_error_set(err, RPX_EIO,
+                         "%s: is %lld bytes, more than rpxprof reads whole (%lld MiB); give a "
+                         "smaller file",
+                         label ? label : path, (long long)st.st_size, max_bytes >> 20);
+}

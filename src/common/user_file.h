@@ -15,4 +15,15 @@
  * message starts with ("--inputs ff.npz", or the path when NULL). */
 int rpx__user_file_regular(const char *path, const char *label, rpx_error *err);
 
+/* A file read whole into memory (--prompts, --body, --body-template) is
+ * refused above this size, so that a huge or endless file cannot grow
+ * rpxprof without bound (docs/robustness.md). */
+#define RPX_USER_FILE_MAX_BYTES (256LL << 20)
+
+/* rpx__user_file_regular, and RPX_EIO with "LABEL: is N bytes, more than
+ * rpxprof reads whole (256 MiB) ..." when the regular file is larger than
+ * max_bytes. */
+int rpx__user_file_bounded(const char *path, const char *label, long long max_bytes,
+                           rpx_error *err);
+
 #endif

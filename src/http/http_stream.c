@@ -517,8 +517,16 @@ json_t *rpx__stream_json(const rpx_http_stream *s)
         json_object_set_new(g, "slo", slo);
         json_object_set_new(g, "good", json_integer(s->good));
         json_object_set_new(g, "requests", json_integer(s->calls));
-        json_object_set_new(g, "share", s->calls ? json_real((double)s->good / (double)s->calls)
-                                                 : json_null());
+        if (rpx_latency_count(s->st[ST_TTFT]) == 0) { /* nothing to judge: not 0 % */
+            json_object_set_new(g, "share", json_null());
+            json_object_set_new(g, "share_reason",
+                                json_string("no time to first token was measured (no response "
+                                            "streamed content), so no request could be judged "
+                                            "against the SLOs"));
+        } else {
+            json_object_set_new(g, "share", s->calls ? json_real((double)s->good / (double)s->calls)
+                                                     : json_null());
+        }
         json_object_set_new(o, "goodput", g);
     } else {
         json_object_set_new(o, "goodput", json_null());

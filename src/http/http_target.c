@@ -287,6 +287,7 @@ static int http_outputs(void *state, rpx_outputs *outputs, rpx_error *err)
     json_t *doc, *v;
     json_error_t je;
     char path[512], *part, *save = NULL;
+    int shown;
     memset(t, 0, sizeof *t);
     outputs->count = 1;
     outputs->tensors = t;
@@ -302,12 +303,13 @@ static int http_outputs(void *state, rpx_outputs *outputs, rpx_error *err)
         return 0;
     }
     t->name = s->output_field;
+    shown = s->out_len < 60 ? (int)s->out_len : 60; /* the body has no NUL of its own */
     doc = json_loadb(s->out_body ? s->out_body : "", s->out_len, JSON_DECODE_ANY, &je);
     if (!doc)
         return rpx_error_set(err, RPX_EMODEL,
                              "--output-field %s: the response body is not JSON (%s; it starts "
-                             "'%.60s')",
-                             s->output_field, je.text, s->out_len ? s->out_body : "");
+                             "'%.*s')",
+                             s->output_field, je.text, shown, s->out_len ? s->out_body : "");
     snprintf(path, sizeof path, "%s", s->output_field);
     v = doc;
     for (part = strtok_r(path, ".", &save); part && v; part = strtok_r(NULL, ".", &save)) {
@@ -320,8 +322,8 @@ static int http_outputs(void *state, rpx_outputs *outputs, rpx_error *err)
         json_decref(doc);
         return rpx_error_set(err, RPX_EMODEL,
                              "--output-field %s: the response has no such field (it starts "
-                             "'%.60s')",
-                             s->output_field, s->out_body);
+                             "'%.*s')",
+                             s->output_field, shown, s->out_len ? s->out_body : "");
     }
     if (json_is_number(v)) {
         s->out_value = malloc(sizeof(double));
@@ -753,7 +755,8 @@ static int read_body(http_state *s, const char *option, const char *path, rpx_er
     long size;
     int failed, e;
     snprintf(label, sizeof label, "%s %s", option, path);
-    if ((e = rpx__user_file_regular(path, label, err)) != 0) return e; /* a FIFO would block */
+    if ((e = rpx__user_file_bounded(path, label, RPX_USER_FILE_MAX_BYTES, err)) != 0)
+        return e; /* a FIFO would block, a device or a huge file would grow us without end */
     f = fopen(path, "rb");
     if (!f)
         return rpx_error_set(err, RPX_ENOTFOUND,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "loader/http_bodies.h"
+#include "common/user_file.h"
 
 struct rpx_bodies {
     json_t *tmpl;                 /* the template (or --body's JSON), an object */
@@ -48,8 +49,8 @@ static int push_prompt(rpx_bodies *b, json_t *v, size_t *cap)
 
 static int read_prompts(rpx_bodies *b, rpx_error *err)
 {
-    FILE *f;
-    char *line = NULL;
+    FILE *f = NULL;
+    char *line = NULL, label[4200];
     size_t lcap = 0, cap = 0, i, j;
     long no = 0;
     ssize_t got;
@@ -57,6 +58,10 @@ static int read_prompts(rpx_bodies *b, rpx_error *err)
     if (stat(b->prompts_path, &st) == 0 && S_ISDIR(st.st_mode)) /* read as empty otherwise */
         return rpx_error_set(err, RPX_EUSAGE, "--prompts %s: is a folder; give a JSON Lines "
                              "file, one prompt (a JSON value) a line", b->prompts_path);
+    snprintf(label, sizeof label, "--prompts %s", b->prompts_path);
+    /* a FIFO would block the open, a device or a huge file would grow us without end */
+    if (rpx__user_file_bounded(b->prompts_path, label, RPX_USER_FILE_MAX_BYTES, err) != 0)
+        return RPX_EUSAGE;
     f = fopen(b->prompts_path, "r");
     if (!f)
         return rpx_error_set(err, RPX_EUSAGE, "--prompts %s: cannot open it (%s); give a JSON Lines "
@@ -192,6 +197,12 @@ int rpx__bodies_open(const rpx_target_options *o, const char *fixed, size_t fixe
     b->first = first > 0 ? first : 0;
     b->pid = (unsigned long long)getpid();
     if (o->body_template) {
+        char label[4200];
+        snprintf(label, sizeof label, "--body-template %s", o->body_template);
+        if (rpx__user_file_bounded(o->body_template, label, RPX_USER_FILE_MAX_BYTES, err) != 0) {
+            rc = RPX_EUSAGE;
+            goto fail;
+        }
         b->tmpl = json_load_file(o->body_template, 0, &je);
         if (!b->tmpl) {
             rc = rpx_error_set(err, RPX_EUSAGE, "--body-template %s: not valid JSON (line %d: %s); "

@@ -12,6 +12,7 @@
 
 #include "common/strbuf.h"
 
+#include "common/user_file.h"
 #include "rpxprof/error.h"
 #include "rpxprof/target.h"
 #include "loader/kinds.h"
@@ -21,6 +22,11 @@ static int load(rpx_target *t, rpx_error *err)
     const char *spec_for_msg = t->spec;
     char sym[512];
     const int *abi;
+    char label[4200];
+    snprintf(label, sizeof label, "--model %s", spec_for_msg);
+    /* a FIFO would block dlopen's read for a writer without end */
+    if (strchr(t->path, '/') && rpx__user_file_regular(t->path, label, err) != 0)
+        return RPX_EIO;
     dlerror();
     /* dlopen searches the library path for a bare name; a path with a '/' is used as is */
     t->handle = dlopen(t->path, RTLD_NOW | RTLD_LOCAL);

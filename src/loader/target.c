@@ -86,6 +86,7 @@ int rpx_target_setup(rpx_target *t, const rpx_inputs *inputs, const rpx_run_info
     }
     memset(&merr, 0, sizeof merr);
     rc = t->hooks.setup(&t->hooks.state, inputs, info, &merr);
+    merr.message[sizeof merr.message - 1] = '\0'; /* the model may fill it to the end */
     if (rc != 0) {
         if (!rpx__kind_has(t->kind, RPX_KIND_C_ABI))
             return rpx_error_set(err, merr.code ? merr.code : RPX_EMODEL, "--model %s: %s",
@@ -107,6 +108,7 @@ int rpx_target_samples(rpx_target *t, const rpx_inputs *samples, size_t n, int w
     if (!t || !t->hooks.samples) return 0;
     memset(&merr, 0, sizeof merr);
     rc = t->hooks.samples(t->hooks.state, samples, n, writable, &merr);
+    merr.message[sizeof merr.message - 1] = '\0';
     if (rc != 0)
         return rpx_error_set(err, merr.code ? merr.code : RPX_EMODEL, "--model %s: %s",
                              t->display_spec, merr.message[0] ? merr.message : "cannot take the samples");

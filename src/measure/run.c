@@ -169,10 +169,16 @@ static void pace(const rpx_run_config *cfg, int64_t pace_start, long i)
     if (now > due) {
         if (cfg->late_starts && i > 0) (*cfg->late_starts)++; /* the first is the schedule's start */
     } else {
-        struct timespec ts = {(time_t)(due / 1000000000LL), (long)(due % 1000000000LL)};
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            if (cfg->stop && *cfg->stop) break; /* the caller checks it again */
-        now = rpx_clock_now_ns();
+        /* in slices of at most 20 ms: a stop asked through shared memory (the
+         * parent's SIGTERM reaches no worker) ends the wait at once, and no
+         * call is left to abandon */
+        const int64_t slice = 20 * 1000 * 1000;
+        while (now < due && !(cfg->stop && *cfg->stop)) {
+            int64_t until = due - now > slice ? now + slice : due;
+            struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
+            (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+            now = rpx_clock_now_ns();
+        }
     }
     if (cfg->start_lag_ns) cfg->start_lag_ns[i] = now - due;
 }
@@ -212,11 +218,13 @@ static int loop_start(const rpx_run_config *cfg, rpx_run_result *result, int64_t
 /* A loop that stopped early: the progress line gone, the wall time, the
  * status and the message (call i returned rc with merr). */
 static int loop_stopped(loop_end how, const rpx_run_config *cfg, const rpx_target *target,
-                        progress *prog, int64_t start, long i, int rc, const rpx_error *merr,
+                        progress *prog, int64_t start, long i, int rc, rpx_error *merr,
                         rpx_run_result *result, rpx_error *err)
 {
     const char *shown = target->display_spec ? target->display_spec : target->spec;
-    const char *why = merr->message[0] ? merr->message : "no message given";
+    const char *why;
+    merr->message[sizeof merr->message - 1] = '\0'; /* the model may fill it to the end */
+    why = merr->message[0] ? merr->message : "no message given";
     if (how == END_TIMED_FAILED ||
         (how == END_INTERRUPTED && result->warmup_done == cfg->warmup))
         rpx_memory_end_inference(&result->memory);

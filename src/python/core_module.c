@@ -9,6 +9,7 @@
  * links libpython. The GIL is held for the whole run: the timed calls are
  * Python calls, and no other Python thread runs meanwhile. */
 #include "python/py_call.h"
+#include "python/py_interrupt.h"
 
 #include <locale.h>
 #include <math.h>
@@ -317,6 +318,8 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     rpx_runner_config c;
     rpx_runner_result res;
     rpx_target_hooks custom;
+    rpx_py_run pr;
+    int forked;
     core_state st;
     rpx_error err = {0};
     json_t *meta_json = NULL;
@@ -375,13 +378,24 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     if (p.kwargs != Py_None && !st.args) st.args = PyTuple_New(0); /* kwargs only */
     else Py_XINCREF(st.args);
     c.inputs = p.inputs;
+    forked = c.isolate;
+    if (forked) { /* workers: the GIL released while they run (py_interrupt.c) */
+        custom.before_fork = rpx__py_run_before_fork;
+        custom.after_fork_parent = rpx__py_run_after_fork_parent;
+        custom.after_fork_child = rpx__py_run_after_fork_child;
+        custom.fork_arg = &pr;
+    }
     c.sample_files = sample_files;
     c.n_sample_files = n_samples;
     c.meta = meta_json;
 
+    if (forked && rpx__py_run_begin(&pr) != 0) goto done;
     rc = rpx_runner_run(&c, &res, &err);
     /* in a forked worker the runner ends the process itself: only the
      * process that called profile() comes back here */
+    if (forked &&
+        rpx__py_run_end(&pr, rc == 0 && res.status == RPX_RUNNER_INTERRUPTED) != 0)
+        goto done;
     if (rc != 0) {
         raise_error(err.message[0] ? err.message : rpx_strerror(rc),
                     rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "report/call_records.h"
 #include "rpxprof/system.h"
 
@@ -276,12 +277,71 @@ static void source_full_mode(json_t *src, const have *h, const json_t *core, con
                                         : "no PMU: see pmu.why"));
 }
 
+/* cpu_start / cpu_end written without being held: process i's calls start at
+ * at[i] of the run's; e->k: 0 where each call started, 1 where it ended */
+typedef struct cpu_src {
+    const uint16_t *cpu;
+    size_t at, n;
+} cpu_src;
+
+/* the processes' sources, and one shared value per small CPU number (a tree
+ * made of them costs a pointer a call) */
+typedef struct cpu_srcs {
+    json_t *small[SMALL];
+    cpu_src s[];
+} cpu_srcs;
+
+static void cpu_srcs_drop(void *b)
+{
+    cpu_srcs *c = b;
+    size_t i;
+    if (!c) return;
+    for (i = 0; i < SMALL; i++) json_decref(c->small[i]);
+    free(c);
+}
+
+static json_t *cpu_at(const rpx_json_lazy_entry *e, size_t j)
+{
+    cpu_srcs *all = e->b;
+    const cpu_src *s = all->s;
+    size_t lo = 0, hi = (size_t)(uintptr_t)e->a; /* the processes */
+    uint16_t c;
+    while (hi - lo > 1) { /* the last process that starts at or before j */
+        size_t mid = (lo + hi) / 2;
+        if (s[mid].at <= j) lo = mid;
+        else hi = mid;
+    }
+    if (!s[lo].cpu || j - s[lo].at >= s[lo].n) return NULL;
+    c = s[lo].cpu[2 * (j - s[lo].at) + e->k];
+    if (c == RPX_CALL_CPU_UNKNOWN) return NULL;
+    if (c >= SMALL) return json_integer(c);
+    if (!all->small[c]) all->small[c] = json_integer(c);
+    return json_incref(all->small[c]);
+}
+
+static json_t *lazy_cpus(const rpx_run_data *d, int which)
+{
+    cpu_srcs *all = calloc(1, sizeof *all + ((size_t)d->n_procs + 1) * sizeof(cpu_src));
+    cpu_src *s = all ? all->s : NULL;
+    size_t at = 0;
+    int i;
+    if (!all) return NULL;
+    for (i = 0; i < d->n_procs; i++) {
+        s[i].cpu = d->procs[i].records ? d->procs[i].records->cpu : NULL;
+        s[i].at = at;
+        s[i].n = d->procs[i].records ? d->procs[i].measured : 0;
+        at += s[i].n;
+    }
+    return rpx_json_lazy_array(d->desc.lazy, at, cpu_at, (const void *)(uintptr_t)d->n_procs, all,
+                               (size_t)which, cpu_srcs_drop);
+}
+
 json_t *rpx__call_records_json(const rpx_run_data *d)
 {
     const rpx_call_record_info *first = NULL;
     json_t *o, *cs, *ce, *cnt[RPX_REC_N_COUNTS], *off, *core = NULL, *ghz, *src, *pmu;
     char lcore[1024], latom[1024];
-    int hybrid, i, k, user_only = 0, full, pmu_there;
+    int hybrid, i, k, user_only = 0, full, pmu_there, lazy;
     have h = {1, 1, 1, 1, 1};
     shared_values sv;
     for (i = 0; i < d->n_procs; i++) {
@@ -311,8 +371,9 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
     sv.efficiency = json_string("efficiency");
     hybrid = hybrid_lists(lcore, latom, sizeof lcore);
     o = json_object();
-    cs = h.cpu ? json_array() : json_null();
-    ce = h.cpu ? json_array() : json_null();
+    lazy = h.cpu && d->desc.lazy; /* written from the records, never held */
+    cs = !h.cpu ? json_null() : lazy ? lazy_cpus(d, 0) : json_array();
+    ce = !h.cpu ? json_null() : lazy ? lazy_cpus(d, 1) : json_array();
     for (k = 0; k < RPX_REC_N_COUNTS; k++)
         cnt[k] = (k == RPX_REC_MIGRATIONS ? h.migrations : h.rusage) ? json_array() : json_null();
     off = h.cpu_time ? json_array() : json_null();
@@ -324,7 +385,7 @@ json_t *rpx__call_records_json(const rpx_run_data *d)
         if (!p->records) continue;
         for (j = 0; j < p->measured; j++) {
             uint16_t c0 = p->records->cpu[2 * j], c1 = p->records->cpu[2 * j + 1];
-            if (h.cpu) {
+            if (h.cpu && !lazy) {
                 json_array_append_new(cs, c0 == RPX_CALL_CPU_UNKNOWN ? json_null() : int_value(&sv, c0));
                 json_array_append_new(ce, c1 == RPX_CALL_CPU_UNKNOWN ? json_null() : int_value(&sv, c1));
             }

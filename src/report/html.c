@@ -846,6 +846,22 @@ static void batch_view(hout *o, const rpx_html_input *in)
 
 /* ---- the entry point ----------------------------------------------------- */
 
+/* A text cut to its buffer may end inside a UTF-8 character: drop that
+ * character's first bytes (a page must be valid UTF-8). */
+static void utf8_trim(char *s)
+{
+    size_t i = strlen(s), cont = 0, need;
+    unsigned char c;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80 && cont < 3) {
+        i--;
+        cont++;
+    }
+    if (i == 0) return;
+    c = (unsigned char)s[i - 1];
+    need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    if (c >= 0xC0 && need > cont + 1) s[i - 1] = '\0';
+}
+
 int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err)
 {
     hout o = {0};
@@ -864,6 +880,7 @@ int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err)
         const json_t *r = in->runs[0];
         snprintf(title, sizeof title, "rpxprof run: %s", jstr(r, "model_name") ? jstr(r, "model_name") : jstr(r, "model_callable") ? jstr(r, "model_callable") : "report");
     }
+    utf8_trim(title);
     page_open(&o, title);
     put(&o, "<h1>");
     rpx__h_esc(&o, title);

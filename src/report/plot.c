@@ -74,6 +74,7 @@ static double ax_pos(const axis *a, double v)
     double t;
     if (a->log) t = (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo));
     else t = (v - a->lo) / (a->hi - a->lo);
+    if (!isfinite(t)) t = 0; /* a crafted value (a range of denormals): never "nan" in an attribute */
     return a->x0 + t * (a->x1 - a->x0);
 }
 

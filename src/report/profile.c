@@ -82,20 +82,19 @@ json_t *rpx_latency_stats_json(const rpx_latency_stats *stats)
     return o;
 }
 
-static json_t *samples_array(const rpx_latency *lat)
+static json_t *sample_ms(const rpx_json_lazy_entry *e, size_t i)
 {
-    json_t *a = json_array();
-    size_t i, n;
-    const double *s;
-    if (!a || !lat) return a;
-    n = rpx_latency_count(lat);
-    s = rpx_latency_samples_ns(lat);
-    for (i = rpx_latency_first_used(lat); i < n; i++)
-        if (json_array_append_new(a, rpx_json_real_or_null(s[i] / 1e6)) != 0) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
+    return rpx_json_real_or_null(((const double *)e->a)[e->k + i] / 1e6);
+}
+
+/* latency_samples_ms: made at once, or (lazy) written from the samples */
+static json_t *samples_array(const rpx_latency *lat, void *lazy)
+{
+    size_t first;
+    if (!lat) return json_array();
+    first = rpx_latency_first_used(lat);
+    return rpx_json_lazy_array(lazy, rpx_latency_count(lat) - first, sample_ms,
+                               rpx_latency_samples_ns(lat), NULL, first, NULL);
 }
 
 static json_t *memory_object(const rpx_memory_peaks *m, json_t *cuda, json_t *cuda_method,
@@ -193,7 +192,7 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
     SET(r, "inputs_sha256", str_or_null(d->inputs_sha256));
     SET(r, "metadata", borrowed(d->metadata, json_object));
     SET(r, "latency", rpx_latency_json(d->latency));
-    SET(r, "latency_samples_ms", samples_array(d->latency));
+    SET(r, "latency_samples_ms", samples_array(d->latency, d->lazy));
     SET(r, "gpu_time", borrowed(d->gpu_time, json_null));
     SET(r, "memory", memory_object(d->memory, d->cuda_peaks, d->cuda_memory_method,
                                    d->cuda_process_peaks, d->cuda_process_method));

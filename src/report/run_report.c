@@ -150,6 +150,34 @@ static void add_process_keys(const rpx_run_data *d, json_t *report)
     free(counts);
 }
 
+/* The variance section. With the per-call arrays written without being held
+ * (desc.lazy), from the samples themselves and a passing copy of
+ * call_records (its CPU arrays made of shared values: a pointer a call). */
+static json_t *variance(const rpx_run_data *d, const json_t *report)
+{
+    const rpx_latency *lat = d->desc.latency;
+    size_t first, n, i;
+    const double *ns;
+    double *ms;
+    json_t *rv, *v;
+    if (!d->desc.lazy || !lat) return rpx_variance_json_for(report, d->python);
+    first = rpx_latency_first_used(lat);
+    n = rpx_latency_count(lat) - first;
+    ns = rpx_latency_samples_ns(lat);
+    ms = malloc((n ? n : 1) * sizeof *ms);
+    if (!ms) return NULL;
+    for (i = 0; i < n; i++) ms[i] = ns[first + i] / 1e6;
+    rv = json_copy(json_object_get(report, "call_records")); /* shallow: the copy's slots only */
+    if (json_is_object(rv) && rpx_json_lazy_materialise(rv, d->desc.lazy) != 0) {
+        json_decref(rv);
+        free(ms);
+        return NULL;
+    }
+    v = rpx__variance_json_of(report, ms, n, rv, d->python); /* frees ms */
+    json_decref(rv);
+    return v;
+}
+
 static int cmp_ms(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -384,7 +412,7 @@ json_t *rpx__run_report(const rpx_run_data *d)
     {
         /* why it varied: from the report's own keys (variance.c), after every
          * key it reads is in place */
-        json_t *v = rpx_variance_json_for(report, d->python);
+        json_t *v = variance(d, report);
         const char *m = json_string_value(json_object_get(v, "message"));
         if (m) warn_note(d->desc.notes, d->warnings, m);
         json_object_set_new(report, "variance", v ? v : json_null());

@@ -60,12 +60,14 @@ typedef struct axes {
 
 static double X(const axes *a, double x)
 {
-    return a->left + (log10(x) - a->lx0) / (a->lx1 - a->lx0) * a->w;
+    double t = (log10(x) - a->lx0) / (a->lx1 - a->lx0);
+    return a->left + (isfinite(t) ? t : 0) * a->w; /* never "nan" in an attribute */
 }
 
 static double Y(const axes *a, double y)
 {
-    return a->top + a->h - (log10(y) - a->ly0) / (a->ly1 - a->ly0) * a->h;
+    double t = (log10(y) - a->ly0) / (a->ly1 - a->ly0);
+    return a->top + a->h - (isfinite(t) ? t : 0) * a->h;
 }
 
 char *rpx_roofline_svg(const char *title, double peak_tflops, double bandwidth_gbps,

@@ -633,10 +633,9 @@ static json_t *tail_count(const idx_ms *s, size_t tail, size_t n, const json_t *
     return o;
 }
 
-static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
+static json_t *slow_tail_json(const json_t *records, const double *ms, size_t n)
 {
     json_t *o = json_object();
-    const json_t *records = json_object_get(report, "call_records");
     const json_t *invol = rec(records, "involuntary_switches", n);
     const json_t *off = rec(records, "off_cpu_ms", n);
     const json_t *migr = rec(records, "migrations", n);
@@ -731,13 +730,13 @@ static json_t *slow_tail_json(const json_t *report, const double *ms, size_t n)
 
 #define N_FACTORS 6
 
-json_t *rpx_variance_json(const json_t *report) { return rpx_variance_json_for(report, 0); }
-
-json_t *rpx_variance_json_for(const json_t *report, int python)
+/* ms: the samples (owned: freed here); records: the call_records to read;
+ * python: the message names options as rpxprof.profile()'s keywords */
+static json_t *variance_of(const json_t *report, double *ms, size_t n, const json_t *records,
+                           int python)
 {
-    const json_t *samples = json_object_get(report, "latency_samples_ms"), *v;
-    size_t n = json_array_size(samples), k = 0, i, m = 0;
-    double *ms = malloc((n ? n : 1) * sizeof *ms), *x = NULL, share, p[N_FACTORS];
+    size_t k = 0, i, m = 0;
+    double *x = NULL, share, p[N_FACTORS];
     double adj[N_FACTORS], best = -1;
     proc *procs = NULL;
     factor f[N_FACTORS];
@@ -746,7 +745,6 @@ json_t *rpx_variance_json_for(const json_t *report, int python)
     int named = -1;
     memset(f, 0, sizeof f);
     if (!ms || !o || !nulls) goto oom;
-    json_array_foreach(samples, i, v) ms[i] = num(v);
     procs = read_procs(report, ms, n, &k);
     x = calloc(k + 1, sizeof *x);
     if (!procs || !x) goto oom;
@@ -796,7 +794,7 @@ json_t *rpx_variance_json_for(const json_t *report, int python)
     }
     json_object_set_new(o, "explained_by", named >= 0 ? json_string(f[named].name) : json_null());
     json_object_set_new(o, "message", named >= 0 ? json_string(msg) : json_null());
-    json_object_set_new(o, "slow_tail", slow_tail_json(report, ms, n));
+    json_object_set_new(o, "slow_tail", slow_tail_json(records, ms, n));
     json_object_set_new(o, "null_reasons", nulls);
     nulls = NULL;
     json_object_set_new(o, "method",
@@ -830,4 +828,21 @@ oom:
     free(x);
     free(procs);
     return NULL;
+}
+
+json_t *rpx_variance_json_for(const json_t *report, int python)
+{
+    const json_t *samples = json_object_get(report, "latency_samples_ms"), *v;
+    size_t n = json_array_size(samples), i;
+    double *ms = malloc((n ? n : 1) * sizeof *ms);
+    if (ms) json_array_foreach(samples, i, v) ms[i] = num(v);
+    return variance_of(report, ms, n, json_object_get(report, "call_records"), python);
+}
+
+json_t *rpx_variance_json(const json_t *report) { return rpx_variance_json_for(report, 0); }
+
+json_t *rpx__variance_json_of(const json_t *report, double *ms, size_t n, const json_t *records,
+                              int python)
+{
+    return variance_of(report, ms, n, records, python);
 }

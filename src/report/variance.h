@@ -32,5 +32,10 @@ json_t *rpx_variance_json(const json_t *report);
  * nonzero names the options as rpxprof.profile()'s keywords ("pin with
  * cpus=1"), else as the CLI's ("pin with --cpus 1"). */
 json_t *rpx_variance_json_for(const json_t *report, int python);
+/* The same, with the samples (ms, n: malloc'ed, freed here) and call_records
+ * given rather than read from the report (the runner writes those arrays
+ * without holding them). */
+json_t *rpx__variance_json_of(const json_t *report, double *ms, size_t n, const json_t *records,
+                              int python);
 
 #endif

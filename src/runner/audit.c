@@ -74,7 +74,8 @@ static void arm_config(const rpx_runner_config *c, int k, rpx_runner_config *a)
 
 /* Runs the pair and compares NEW (b, named bn) against BASE (a, named an)
  * with threshold t in memory: the comparison, or NULL and *why. */
-static json_t *measure_pair(rpx__run_pair_fn run_pair, const rpx_runner_config *a, const char *an,
+static json_t *measure_pair(rpx__run_pair_fn run_pair, rpx__stop_signal_fn stopped,
+                            const rpx_runner_config *a, const char *an,
                             const rpx_runner_config *b, const char *bn, double t, char *why,
                             size_t size)
 {
@@ -83,11 +84,17 @@ static json_t *measure_pair(rpx__run_pair_fn run_pair, const rpx_runner_config *
     rpx_compare_opts co = {t, 0.95, 0};
     json_t *cmp = NULL;
     int rc = run_pair(a, b, &ra, &rb, &err);
-    if (rc != 0) {
+    /* an arm whose process failed stops the pair before the other arm starts:
+     * its failure, not the other's "interrupted before any process", says why */
+    int a_ended = ra.report && ra.status != RPX_RUNNER_COMPLETE;
+    int b_ended = rb.report && rb.status != RPX_RUNNER_COMPLETE;
+    if (stopped && stopped()) {
+        snprintf(why, size, "interrupted");
+    } else if (rc != 0 && !a_ended && !b_ended) {
         snprintf(why, size, "the audit's runs failed: %s", err.message);
-    } else if (ra.status != RPX_RUNNER_COMPLETE || rb.status != RPX_RUNNER_COMPLETE) {
+    } else if (rc != 0 || ra.status != RPX_RUNNER_COMPLETE || rb.status != RPX_RUNNER_COMPLETE) {
         snprintf(why, size, "the audit's runs did not complete: %s",
-                 ra.status != RPX_RUNNER_COMPLETE ? ra.error : rb.error);
+                 a_ended || (!b_ended && ra.status != RPX_RUNNER_COMPLETE) ? ra.error : rb.error);
     } else if (rpx_compare_json(ra.report, an, rb.report, bn, &co, &cmp, &err) != 0) {
         snprintf(why, size, "the audit's runs could not be compared: %s", err.message);
         cmp = NULL;
@@ -130,6 +137,7 @@ static void free_paths(char **p, size_t n)
 }
 
 static json_t *audit_cache(const rpx_runner_config *c, int k, rpx__run_pair_fn run_pair,
+                           rpx__stop_signal_fn stopped,
                            json_t *warnings)
 {
     char why[1400], w[2400], nbuf[32], made[400];
@@ -195,7 +203,8 @@ static json_t *audit_cache(const rpx_runner_config *c, int k, rpx__run_pair_fn r
         dis.sample_files = (const char *const *)paths;
         dis.n_sample_files = n;
     }
-    cmp = measure_pair(run_pair, &dis, "the distinct-inputs arm", &rep, "the repeated-input arm", t, why,
+    cmp = measure_pair(run_pair, stopped, &dis, "the distinct-inputs arm", &rep,
+                       "the repeated-input arm", t, why,
                        sizeof why);
     free_paths(paths, requests ? 0 : n);
     if (!cmp) {
@@ -254,6 +263,7 @@ static json_t *audit_cache(const rpx_runner_config *c, int k, rpx__run_pair_fn r
 }
 
 static json_t *audit_seed(const rpx_runner_config *c, int k, rpx__run_pair_fn run_pair,
+                          rpx__stop_signal_fn stopped,
                           json_t *warnings)
 {
     char why[1400], w[2400];
@@ -289,7 +299,8 @@ static json_t *audit_seed(const rpx_runner_config *c, int k, rpx__run_pair_fn ru
      * bodies go on after the other arm's (a server's cache sees none twice) */
     b.sample_shift = requests ? a.sample_shift + a.repeats + (long)a.processes * a.warmup
                           : c->sample_shift + 1;
-    cmp = measure_pair(run_pair, &a, "the run's seed arm", &b, "the seed + 1 arm", t, why, sizeof why);
+    cmp = measure_pair(run_pair, stopped, &a, "the run's seed arm", &b, "the seed + 1 arm", t,
+                       why, sizeof why);
     if (!cmp) {
         json_array_append_new(warnings, json_pack("s+", "--audit seed: ", why));
         return not_run(why);
@@ -327,15 +338,20 @@ static json_t *audit_seed(const rpx_runner_config *c, int k, rpx__run_pair_fn ru
 }
 
 int rpx__audit_run(const rpx_runner_config *c, unsigned f, int processes,
-                   rpx__run_pair_fn run_pair, json_t **audit, json_t *warnings, rpx_error *err)
+                   rpx__run_pair_fn run_pair, rpx__stop_signal_fn stopped, json_t **audit,
+                   json_t *warnings, rpx_error *err)
 {
     json_t *o;
     (void)err;
     *audit = NULL;
     if (!f) return 0;
     o = json_object();
-    if (f & RPX__AUDIT_CACHE) json_object_set_new(o, "cache", audit_cache(c, processes, run_pair, warnings));
-    if (f & RPX__AUDIT_SEED) json_object_set_new(o, "seed", audit_seed(c, processes, run_pair, warnings));
+    if (f & RPX__AUDIT_CACHE)
+        json_object_set_new(o, "cache", audit_cache(c, processes, run_pair, stopped, warnings));
+    if (f & RPX__AUDIT_SEED) /* a signal during the first audit: the second does not start */
+        json_object_set_new(o, "seed", stopped && stopped()
+                                            ? not_run("interrupted")
+                                            : audit_seed(c, processes, run_pair, stopped, warnings));
     *audit = o;
     return 0;
 }

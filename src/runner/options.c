@@ -804,6 +804,12 @@ static int check_processes(const rpx_runner_config *c, rpx_option_spelling sp, c
                                  "drop %s",
                                  a, a);
     }
+    if (c->target.prompts_path && !c->target.body_template)
+        return rpx_error_set(err, RPX_EUSAGE,
+                             "%s gives the prompts for %s (each request's JSON body, its field "
+                             "%s set to the next prompt); add %s",
+                             sp_("prompts", sp, a, sizeof a), sp_("body-template", sp, b, sizeof b),
+                             sp_("prompt-field", sp, d, sizeof d), b);
     return 0;
 }
 

@@ -161,6 +161,21 @@ static int names_check(const rpx_outputs *o, const char *what, rpx_error *err)
     return 0;
 }
 
+/* Whether the shape's dimensions (none negative) multiply to the tensor's
+ * count, without overflow: a shape that says more than the bytes hold would
+ * be read past their end by the NPZ writer. */
+static int shape_holds(const rpx_tensor *t)
+{
+    size_t n = 1;
+    int d;
+    for (d = 0; d < t->ndim; d++) {
+        if (t->shape[d] < 0) return 0;
+        if (t->shape[d] > 0 && n > SIZE_MAX / (size_t)t->shape[d]) return 0;
+        n *= (size_t)t->shape[d];
+    }
+    return n == t->count;
+}
+
 /* A checked copy of what the model handed back. */
 static int reference_copy(reference *r, const rpx_outputs *o, const char *what, rpx_error *err)
 {
@@ -178,12 +193,15 @@ static int reference_copy(reference *r, const rpx_outputs *o, const char *what, 
         rpx_tensor *d = &r->tensors[i];
         size_t es = rpx_dtype_size(s->dtype);
         if (!es || s->ndim < 0 || s->ndim > RPX_MAX_DIMS || s->nbytes != s->count * es ||
-            (s->nbytes && !s->data))
+            (s->nbytes && !s->data) || !shape_holds(s))
             return rpx_error_set(err, RPX_EMODEL,
-                                 "%s: output %zu ('%s') is malformed (dtype %d, ndim %d, count "
-                                 "%zu, nbytes %zu); fill every rpx_tensor field",
+                                 "%s: output %zu ('%.100s') is malformed (dtype %d, ndim %d, "
+                                 "count %zu, nbytes %zu%s); fill every rpx_tensor field, count "
+                                 "the product of the shape",
                                  what, i, s->name ? s->name : "", (int)s->dtype, s->ndim, s->count,
-                                 s->nbytes);
+                                 s->nbytes,
+                                 s->ndim >= 0 && s->ndim <= RPX_MAX_DIMS && !shape_holds(s)
+                                     ? ", a shape of another count" : "");
         *d = *s;
         d->name = strdup(s->name ? s->name : "");
         d->data = malloc(s->nbytes ? s->nbytes : 1);
@@ -407,11 +425,13 @@ int rpx__outputs_begin(const outputs_params *op, rpx_target *t, const rpx_inputs
                         memcpy((void *)samples[k].tensors[a].data, pristine[k].tensors[a].data,
                                samples[k].tensors[a].nbytes);
             rc = t->hooks.call(t->hooks.state, &samples[k], &merr);
+            merr.message[sizeof merr.message - 1] = '\0'; /* the model may fill it to the end */
             if (rc != 0) {
                 rc = rpx_error_set(err, RPX_EMODEL,
                                    "--check-outputs: the reference call on sample %zu failed: %s",
                                    k, merr.message[0] ? merr.message : "no message given");
             } else if ((rc = t->hooks.outputs(t->hooks.state, &o, &merr)) != 0) {
+                merr.message[sizeof merr.message - 1] = '\0';
                 rc = rpx_error_set(err, RPX_EMODEL,
                                    "--check-outputs: the outputs of the reference call on sample "
                                    "%zu cannot be read: %s",
@@ -507,6 +527,7 @@ void rpx__outputs_check_call(void *ctx, long i, size_t k, int rc)
     oc->checked++;
     memset(&merr, 0, sizeof merr);
     if (oc->target->hooks.outputs(oc->target->hooks.state, &o, &merr) != 0) {
+        merr.message[sizeof merr.message - 1] = '\0'; /* the model may fill it to the end */
         oc->unreadable++;
         if (!oc->first_error[0])
             snprintf(oc->first_error, sizeof oc->first_error, "%.250s",

@@ -303,6 +303,11 @@ static void run_notes(run_ctx *x, const run_shared *sh, const rpx_latency *lat, 
             rpx__warn_note(notes, warnings,
                            "--insecure: the server's TLS certificate was not verified; the "
                            "timings may be of a server other than the one named");
+        if (cfgp->target.slo && !json_is_object(json_object_get(section, "streaming")))
+            rpx__warn_note(notes, warnings, /* never a silent null */
+                           "--slo: no response was a stream, so goodput was not measured "
+                           "(http.streaming is null); give --stream sse|lines|chunked, or "
+                           "an endpoint that streams");
     } else {
         rpx__layers_finish(cfgp, &x->lay, &x->smp.pristine[0], p50,
                            json_object_get(devjson, "cuda"), notes, roofline, budget);
@@ -339,6 +344,7 @@ typedef struct finish {
     section_out check;            /* the first section's check a completed run failed */
     json_t *autorange;            /* --auto: the report's autorange, or NULL */
     rpx_run_data rd;
+    rpx_json_lazy lazy;           /* the per-call arrays, written without being held */
 } finish;
 
 static void finish_free(finish *f)
@@ -355,6 +361,7 @@ static void finish_free(finish *f)
     json_decref(f->ci);
     json_decref(f->autorange);
     json_decref(f->rd.placement);
+    rpx_json_lazy_free(&f->lazy);
     rpx_latency_destroy(f->lat);
     free(f->procs);
     free(f->sh);
@@ -497,6 +504,7 @@ static void fill_data(const run_ctx *x, finish *f, json_t *warnings)
     rd->failure = f->has_failure ? &f->failure : NULL;
     d->isolated = c->isolate;
     d->notes = f->notes;
+    d->lazy = &f->lazy;
     d->wall_ns = sh->outcome == OUTCOME_COMPLETE || sh->outcome == OUTCOME_INTERRUPTED
                      ? sh->wall_ns
                      : -1;
@@ -560,19 +568,15 @@ static json_t *section_value(const finish *f, const rpx_section *s)
     return NULL;
 }
 
-/* The report's text, written atomically where it was asked. */
-static int write_report(run_ctx *x, const json_t *report, rpx_runner_result *res, rpx_error *err)
+/* The report's text, written atomically where it was asked: streamed, the
+ * per-call arrays written from the samples, never held as a tree. */
+static int write_report(run_ctx *x, const json_t *report, const rpx_json_lazy *lazy,
+                        rpx_runner_result *res, rpx_error *err)
 {
-    char *text = rpx_json_dumps(report);
-    size_t len = text ? strlen(text) : 0;
     int rc;
-    if (text) text[len++] = '\n'; /* over the NUL: the file ends in a newline */
     res->to_stdout = rpx_output_is_stdout(x->output);
-    rc = text ? rpx_output_commit(x->output, text, len, err)
-              : rpx_error_set(err, RPX_ENOMEM, "out of memory writing the report");
-    if (!text) rpx_output_discard(x->output);
+    rc = rpx_json_write_output_lazy(x->output, report, lazy, err);
     x->output = NULL;
-    free(text);
     if (rc == 0) res->written = 1;
     return rc;
 }
@@ -587,6 +591,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     int rc;
 
     memset(&f, 0, sizeof f);
+    rpx_json_lazy_init(&f.lazy);
     res->stop_signal = stop_signal;
     if (wp->n == 0) return rpx_error_set(err, RPX_EINTERRUPTED, "interrupted before any process");
     if (wp->outcome == OUTCOME_FAILED) {
@@ -634,7 +639,11 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     }
     json_array_foreach(json_object_get(f.card, "warnings"), wi, cw)
         json_array_append(res->warnings, cw);
-    if (x->output && (rc = write_report(x, report, res, err)) != 0) goto out;
+    if (x->output && (rc = write_report(x, report, &f.lazy, res, err)) != 0) goto out;
+    if (x->c.lean_report && res->written)
+        rpx_json_lazy_drop(report, &f.lazy); /* the per-call arrays only in the file */
+    else if (rpx_json_lazy_materialise(report, &f.lazy) != 0)
+        goto oom;
     res->report = report;
     report = NULL;
     res->measured = f.sh->measured;
@@ -704,7 +713,6 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
                  : rpx__workers_run(&x.plan, &x.w, err);
     if (x.ar.on) x.c.repeats = x.w.measured > 0 ? (long)x.w.measured : 1; /* what it chose */
     sig = rpx__stage_stop_signal();
-    rpx__stage_end();
     if (cfg->server_metrics) {
         (void)rpx__server_metrics_read(cfg->server_metrics, &after);
         x.server_metrics = rpx__server_metrics_json(cfg->server_metrics, &before, &after,
@@ -717,9 +725,13 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
         rpx_runner_config ac = x.c;
         ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
         if (x.ar.on) autorange_off(&ac); /* the audits repeat the calls auto-ranging chose */
-        rc = rpx__audit_run(&ac, x.plan.audits, x.plan.processes, rpx_runner_run_pair, &x.audit,
-                            res->warnings, err);
+        rc = rpx__audit_run(&ac, x.plan.audits, x.plan.processes, rpx_runner_run_pair,
+                            rpx__stage_stop_signal, &x.audit, res->warnings, err);
+        /* the run's signal handlers stay through the audits: a signal there ends them */
+        if ((sig = rpx__stage_stop_signal()) != 0)
+            rpx__workers_interrupted(&x.w, sig, "during the audit");
     }
+    rpx__stage_end();
     x.cond_end = rpx_system_conditions(x.nvml);
     if (x.procs_start) x.procs_end = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     if (rc == 0) rc = ctx_finish(&x, sig, res, err);
@@ -781,6 +793,9 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
         if (x[i].ar.on) x[i].c.repeats = x[i].w.measured > 0 ? (long)x[i].w.measured : 1;
     sig = rpx__stage_stop_signal();
     rpx__stage_end();
+    for (i = 0; sig && i < 2; i++) /* a target with processes left to run was interrupted */
+        if (x[i].w.n < x[i].plan.processes)
+            rpx__workers_interrupted(&x[i].w, sig, "between two worker processes");
     x[0].cond_end = rpx_system_conditions(x[0].nvml);
     x[1].cond_end = rpx_system_conditions(x[1].nvml);
     for (i = 0; i < 2; i++)

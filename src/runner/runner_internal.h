@@ -33,14 +33,20 @@ int rpx__audit_parse(const char *text, unsigned *flags);
 typedef int (*rpx__run_pair_fn)(const rpx_runner_config *a, const rpx_runner_config *b,
                                 rpx_runner_result *res_a, rpx_runner_result *res_b,
                                 rpx_error *err);
+/* The first SIGINT/SIGTERM the run got, 0 if none (runner.c gives
+ * rpx__stage_stop_signal: the run's handlers stay through its audits). */
+typedef int (*rpx__stop_signal_fn)(void);
 /* The audits of `flags` (RPX__AUDIT_*, parsed from c->audit once, by the
  * plan), as the report's `audit` object (*audit NULL when none): each measures the target again through run_pair (runner.c gives
  * rpx_runner_run_pair: the audits sit beside the runner, not above and below
- * it at once), in the run's `processes` (2 at least) interleaved. An audit
+ * it at once), in the run's `processes` (2 at least) interleaved; when
+ * stop_signal (NULL: never) says a signal came, the audit in progress ends
+ * not_run "interrupted" and the next does not start. An audit
  * that cannot run says why in it (verdict not_run); warnings gets what the
  * user must see. A negative code only when nothing could be tried. */
 int rpx__audit_run(const rpx_runner_config *c, unsigned flags, int processes,
-                   rpx__run_pair_fn run_pair, json_t **audit, json_t *warnings, rpx_error *err);
+                   rpx__run_pair_fn run_pair, rpx__stop_signal_fn stop_signal, json_t **audit,
+                   json_t *warnings, rpx_error *err);
 
 /* ---- server_metrics.c ---- */
 typedef struct rpx__counters {
@@ -215,6 +221,11 @@ rpx_run_process *rpx__workers_views(const workers *w);
 /* A note (and a warning) for each process whose export did not fit its
  * block or could not be written: never silence. */
 void rpx__workers_export_notes(const workers *w, json_t *notes, json_t *warnings);
+/* A signal (sig) stopped a run that had processes left to run `when` ("between
+ * two worker processes", "during the audit"): its outcome becomes interrupted,
+ * the last process's error says so. Nothing when no process ran or the run had
+ * already ended otherwise. */
+void rpx__workers_interrupted(workers *w, int sig, const char *when);
 /* Every sample (ms), process by process; offsets/counts per process. The
  * arrays are malloc'ed (NULL when there is no sample and out of memory). */
 double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *counts);

@@ -752,12 +752,15 @@ void rpx__run_stage(const run_params *p, run_shared *sh)
 
 static saved_handlers g_old;
 
+static int g_depth; /* stages begun and not ended: an audit's pair runs inside its run's */
+
 void rpx__stage_begin(int isolate, int stdout_to_stderr)
 {
     g_sh = NULL;
+    g_isolated = isolate;
+    if (g_depth++ > 0) return; /* nested: the run's handlers and the signals it got stay */
     g_signals = 0;
     g_first_signal = 0;
-    g_isolated = isolate;
     set_handler(SIGINT, on_stop_signal, &g_old.sint);
     set_handler(SIGTERM, on_stop_signal, &g_old.sterm);
     set_handler(SIGCHLD, on_child_exit, &g_old.schld);
@@ -777,6 +780,8 @@ int rpx__stage_stop_signal(void)
 
 void rpx__stage_end(void)
 {
+    g_sh = NULL;
+    if (g_depth > 0 && --g_depth > 0) return;
     if (g_saved_stdout >= 0) {
         fflush(stdout);
         dup2(g_saved_stdout, STDOUT_FILENO);

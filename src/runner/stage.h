@@ -123,10 +123,11 @@ void rpx__run_shared_free(run_shared *sh);
  * when the call does not end within grace_s, or on a second signal, the child
  * is killed and the outcome is still interrupted. Without isolation a second
  * signal ends this process. With stdout_to_stderr the model's stdout goes to
- * stderr (the report goes to stdout). */
+ * stderr (the report goes to stdout). A begin inside another (an audit's pair
+ * inside its run) keeps the outer one's handlers and the signals it got. */
 void rpx__stage_begin(int isolate, int stdout_to_stderr);
 void rpx__stage_end(void);
-/* The first SIGINT/SIGTERM since rpx__stage_begin, 0 if none. */
+/* The first SIGINT/SIGTERM since the outermost rpx__stage_begin, 0 if none. */
 int rpx__stage_stop_signal(void);
 
 /* Run one process's stage in this process (--no-isolate) or in a child; the

@@ -6,6 +6,7 @@
  * did not complete stood), as the report's views, and the note for an
  * export that did not fit. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,10 @@ int rpx__workers_step(const run_plan *plan, long slice, workers *w, rpx_error *e
     cpu_set_t cpus; /* --cpus, --spread: this process's CPUs */
     int i = w->n;
     if (i >= RPX_RUNNER_MAX_PROCESSES || w->outcome != OUTCOME_COMPLETE) return 0;
-    if (rpx__stage_stop_signal()) return 0; /* interrupted: no new process */
+    if (rpx__stage_stop_signal()) { /* interrupted: no new process, and the run says so */
+        rpx__workers_interrupted(w, rpx__stage_stop_signal(), "between two worker processes");
+        return 0;
+    }
     if (i == 0) w->start_ns = rpx_clock_now_ns();
     sh = rpx__run_shared_create(plan, slice);
     if (!sh) {
@@ -131,6 +135,16 @@ int rpx__workers_step(const run_plan *plan, long slice, workers *w, rpx_error *e
     }
     if (c->target_precision > 0 && w->n >= 2) w->achieved = p50_precision(w);
     return 1;
+}
+
+void rpx__workers_interrupted(workers *w, int sig, const char *when)
+{
+    run_shared *last;
+    if (w->n == 0 || w->outcome != OUTCOME_COMPLETE) return;
+    last = w->proc[w->last];
+    w->outcome = OUTCOME_INTERRUPTED;
+    snprintf(last->error, sizeof last->error, "interrupted by %s %s, after %d worker process%s",
+             sig == SIGTERM ? "SIGTERM" : "SIGINT", when, w->n, w->n == 1 ? "" : "es");
 }
 
 void rpx__workers_init(workers *w)

@@ -63,5 +63,9 @@ rpx_py_test(cli.html cli/test_html.py SLOW)
 # words but the spelling; nothing is measured (a few seconds).
 rpx_py_test(cli.options_table cli/test_options_table.py)
 # The second hostile round (issue 37): outputs that clash or would replace an input,
-# --server-metrics credentials, output names, exit codes and the words of messages.
+# --server-metrics credentials, output names, exit codes and the words of messages (items
+# 1-5, 12, 13, 16); signals between processes and during audits, reads past a buffer,
+# files that never end (items 6-11, 15; tests/models/hostile_models.c).
 rpx_py_test(cli.hostile2 cli/test_hostile2.py)
+# rpxprof's own peak memory for the report of a 2-million-call run (issue 37 item 14): slow, alone.
+rpx_py_test(cli.report_bound cli/test_report_bound.py SERIAL SLOW TIMEOUT 1500)

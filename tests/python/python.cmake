@@ -2,7 +2,7 @@
 # (the package as `cmake --build` leaves it). Under the sanitizers the extension is
 # sanitized and python3 is not: the ASan and UBSan runtimes are preloaded (leak checks
 # off: the interpreter is never finalised), or the tests skip saying why.
-set(RPX_PY_PACKAGE_TESTS package reference results pytest_plugin torch autorange views new_user)
+set(RPX_PY_PACKAGE_TESTS package reference results pytest_plugin torch autorange views new_user signals)
 if(TARGET rpxprof_core)
   get_filename_component(rpx_pypath ${RPX_PYTHON_PACKAGE_DIR} DIRECTORY)
   set(rpx_pyenv "${RPX_TEST_ENV};PYTHONPATH=${rpx_pypath};RPX_BIN=$<TARGET_FILE:rpxprof_cli>;RPX_BUILD=${CMAKE_BINARY_DIR};RPX_SOURCE=${CMAKE_SOURCE_DIR};RPX_FIXTURES=${CMAKE_BINARY_DIR}/fixtures")

@@ -60,7 +60,7 @@ static void test_audits_compare_in_memory(void **st)
     config(&c, "cache,seed", samples);
     b_scale = 0.7;
     pairs_run = outputs_asked = 0;
-    assert_int_equal(rpx__audit_run(&c, RPX__AUDIT_CACHE | RPX__AUDIT_SEED, 3, fake_pair, &audit, warnings, &err), 0);
+    assert_int_equal(rpx__audit_run(&c, RPX__AUDIT_CACHE | RPX__AUDIT_SEED, 3, fake_pair, NULL, &audit, warnings, &err), 0);
     assert_int_equal(pairs_run, 2);
     assert_int_equal(outputs_asked, 0);
     assert_string_equal(json_string_value(json_object_get(json_object_get(audit, "cache"), "verdict")),
@@ -85,7 +85,7 @@ static void test_no_cache_passes(void **st)
     (void)st;
     config(&c, "cache", samples);
     b_scale = 1.0;
-    assert_int_equal(rpx__audit_run(&c, RPX__AUDIT_CACHE, 2, fake_pair, &audit, warnings, &err), 0);
+    assert_int_equal(rpx__audit_run(&c, RPX__AUDIT_CACHE, 2, fake_pair, NULL, &audit, warnings, &err), 0);
     assert_string_equal(json_string_value(json_object_get(json_object_get(audit, "cache"), "verdict")),
                         "pass");
     assert_null(json_object_get(audit, "seed"));
