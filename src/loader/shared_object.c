@@ -93,8 +93,12 @@ static int claims(const char *spec)
 static int open_shared_object(rpx_target *t, const rpx_target_options *opt, rpx_error *err)
 {
     const char *spec = t->spec;
-    size_t plen = (size_t)path_len(spec); /* checked: PATH:SYMBOL */
+    long pl = path_len(spec); /* checked: PATH:SYMBOL */
+    size_t plen;
     (void)opt;
+    if (pl < 0)
+        return rpx_error_set(err, RPX_EINVAL, "--model %s: expected PATH:SYMBOL", spec);
+    plen = (size_t)pl;
     if (!(t->symbol = strdup(spec + plen + 1))) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     if (is_demo(spec, plen)) {
         char buf[PATH_MAX];
