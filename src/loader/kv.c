@@ -33,7 +33,7 @@ int rpx__kv_write(const rpx_kv_field *fields, size_t n_fields, const void *src,
         rpx_kv kv = {f->name, kv_type_of(f->type), NULL, 0, 0};
         switch (f->type) {
         case RPX_KVF_TEXT:
-            if (!(kv.text = *CAT(src, f->offset, const char *))) continue;
+            if (!(kv.text = *CAT(src, f->offset, char *))) continue;
             break;
         case RPX_KVF_DOUBLE:
             if ((kv.number = *CAT(src, f->offset, double)) == 0) continue;
@@ -48,7 +48,7 @@ int rpx__kv_write(const rpx_kv_field *fields, size_t n_fields, const void *src,
             if ((kv.integer = (long long)*CAT(src, f->offset, unsigned long long)) == 0) continue;
             break;
         case RPX_KVF_TEXTS: {
-            const char *const *list = *CAT(src, f->offset, const char *const *);
+            const char *const *list = *CAT(src, f->offset, char *const *);
             size_t count = *CAT(src, f->count_at, size_t);
             for (j = 0; list && j < count; j++) {
                 kv.text = list[j];
