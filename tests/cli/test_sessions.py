@@ -136,6 +136,25 @@ class SessionBlockTest(SessionTestBase):
         v = self.run_model(so + ":demo_noop", "--commit", "v1.2-rc1", name="o.json")["session"]["version"]
         self.assertEqual((v["commit"], v["commit_source"]), ("v1.2-rc1", "option"))
 
+    def test_a_python_module_is_versioned_by_its_source(self):
+        if SANITIZED:
+            self.skipTest("the Python target of a sanitized build needs its runtimes preloaded")
+        mod = self.path("sesmod.py")
+        with open(mod, "w") as f:
+            f.write("def f(rgb):\n    return rgb.sum()\n")
+        r = self.run_model("sesmod:f", name="p1.json", cwd=self.tmp)
+        v = r["session"]["version"]
+        self.assertEqual(v["module_source_sha256"], sha256_file(mod))
+        self.assertIsNone(v["model_sha256"])
+        self.assertIsNotNone(r["session"]["fingerprint"]["software"]["python"])
+        self.assertIsNotNone(r["session"]["fingerprint"]["software"]["numpy"])
+        with open(mod, "a") as f:       # a new version of the same module
+            f.write("# changed\n")
+        r2 = self.run_model("sesmod:f", name="p2.json", cwd=self.tmp)
+        self.assertEqual(r2["session"]["version"]["module_source_sha256"], sha256_file(mod))
+        self.assertNotEqual(r2["session"]["version"]["module_source_sha256"], v["module_source_sha256"])
+        self.assertEqual(r2["session"]["benchmark"]["id"], r["session"]["benchmark"]["id"])
+
     def test_compare_run_writes_one_session(self):
         out = self.path("pair")
         run("compare", "--run", "--model", "rpxprof-demo:demo_noop", "--model", "rpxprof-demo:demo_noop",
