@@ -288,6 +288,77 @@ static void test_newest_5_percent_slower_is_called_slower(void **st)
     }
 }
 
+/* The spread of the fixture's three series (the machine's record): the
+ * pairwise-quantile sigma that compare's default allowance (session_noise.h,
+ * 0.0393) is taken from; one series alone is "series"; too few sessions give
+ * "none" with sigma null. */
+static void test_spread_of_the_measured_sessions(void **st)
+{
+    json_error_t je;
+    json_t *d = json_load_file(RPX_SOURCE_DIR "/tests/fixtures/demo-sessions.json", 0, &je), *sp = NULL, *one;
+    rpx_error err = {0};
+    double sig;
+    (void)st;
+    assert_non_null(d);
+    assert_int_equal(rpx_between_session_spread(json_object_get(d, "series"), &sp, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(sp, "source")), "machine");
+    assert_int_equal(json_integer_value(json_object_get(sp, "sessions")), 32);
+    sig = json_number_value(json_object_get(sp, "sigma_between_log"));
+    print_message("the fixture's sigma_between_log %.4f, df %lld\n", sig, (long long)json_integer_value(json_object_get(sp, "df")));
+    assert_true(fabs(sig - 0.0393) < 0.0015);
+    assert_int_equal(json_integer_value(json_object_get(sp, "df")), 29);
+    json_decref(sp);
+    assert_int_equal(rpx_between_session_spread(json_array_get(json_object_get(d, "series"), 2), &sp, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(sp, "source")), "series");
+    json_decref(sp);
+    one = json_pack("{s[{ss sf}]}", "sessions", "id", "x", "p50_ms", 0.07);
+    assert_int_equal(rpx_between_session_spread(one, &sp, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(sp, "source")), "none");
+    assert_true(json_is_null(json_object_get(sp, "sigma_between_log")));
+    json_decref(sp);
+    json_decref(one);
+    json_decref(d);
+}
+
+/* Edge cases: no session (newest null), one session (nothing to compare
+ * with: inconclusive), a session with a p50 that is not a number (refused,
+ * naming the field), a 20 % slower head of one session without --confirm
+ * decided by its interval (beyond the largest bad session measured) */
+static void test_edges(void **st)
+{
+    json_t *ser = series_new(), *out;
+    rpx_history_check_opts o;
+    rpx_error err = {0};
+    int i;
+    (void)st;
+    out = check(ser, 0, 1);
+    assert_true(json_is_null(json_object_get(out, "newest")));
+    assert_int_equal(json_integer_value(json_object_get(out, "sessions")), 0);
+    json_decref(out);
+    rs = 77;
+    add(ser, 1.0, "a");
+    out = check(ser, 0, 1);
+    assert_string_equal(verdict_of(out), "inconclusive");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "newest"), "baseline_sessions")), 0);
+    json_decref(out);
+    for (i = 0; i < 9; i++) add(ser, 1.0, "a");
+    add(ser, 1.2, "b");
+    out = check(ser, 0, 1);
+    assert_string_equal(verdict_of(out), "slower");
+    json_decref(out);
+    out = check(ser, 2, 1);  /* with --confirm, one session asks for another first */
+    assert_string_equal(verdict_of(out), "inconclusive");
+    assert_true(json_integer_value(json_object_get(json_object_get(out, "newest"), "sessions_needed")) >= 1);
+    json_decref(out);
+    json_object_set_new(json_array_get(json_object_get(ser, "sessions"), 3), "process_p50_ms", json_pack("[fs]", 0.07, "x"));
+    rpx_history_check_defaults(&o);
+    out = NULL;
+    assert_int_equal(rpx_history_check(ser, &o, &out, &err), RPX_EINVAL);
+    assert_null(out);
+    assert_non_null(strstr(err.message, "sessions[3].process_p50_ms[1]"));
+    json_decref(ser);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +367,8 @@ int main(void)
         cmocka_unit_test(test_a_single_spike_is_no_change),
         cmocka_unit_test(test_newest_on_aa_heads_is_rarely_a_verdict),
         cmocka_unit_test(test_newest_5_percent_slower_is_called_slower),
+        cmocka_unit_test(test_spread_of_the_measured_sessions),
+        cmocka_unit_test(test_edges),
     };
     return cmocka_run_group_tests(tests, load_noise, NULL);
 }
