@@ -245,8 +245,10 @@ static char gate(size_t baseline, double factor, unsigned confirm, unsigned long
 #define TRIALS 400
 
 /* A/A heads (the newest session of the same code as the baseline): not
- * slower or faster in >= 95 % of trials, with 3, 5 and 20 baseline sessions
- * and --confirm 3 */
+ * slower or faster in >= 95 % of trials (the target), with 3, 5 and 20
+ * baseline sessions and --confirm 3. Asserted at <= 2.5 %: the confirm rule's
+ * null counts only the sessions after the one that asked (without that
+ * correction 2.0-3.5 % here, with upper bounds near 6 %). */
 static void test_newest_on_aa_heads_is_rarely_a_verdict(void **st)
 {
     static const size_t base[] = {3, 5, 20};
@@ -264,7 +266,7 @@ static void test_newest_on_aa_heads_is_rarely_a_verdict(void **st)
         print_message("A/A heads, %zu baseline sessions, --confirm 3: %zu/%d slower or faster (%.1f %%; 95 %% CI "
                       "%.1f-%.1f %%), %.2f sessions a check\n", base[b], wrong, TRIALS, 100.0 * wrong / TRIALS,
                       100 * lo, 100 * hi, (double)ran / TRIALS);
-        assert_true(wrong <= TRIALS / 20);
+        assert_true(wrong <= TRIALS / 40);
     }
 }
 
