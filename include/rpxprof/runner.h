@@ -181,9 +181,11 @@ typedef struct rpx_runner_config {
     int lean_report;
     /* --history PATH (docs/history.md): the session recorded into this history
      * (an SQLite file, or postgresql://...) once the report is built; NULL: the
-     * environment's RPXPROF_HISTORY when set, else none; "": none. A history that cannot
+     * environment's RPXPROF_HISTORY when set, else none. A history that cannot
      * be written leaves the report as it is: res->history_failed says so. */
     const char *history;
+    int no_history;               /* 1: record nothing, whatever history and RPXPROF_HISTORY say
+                                     (an audit's arm; batch records each job itself) */
 } rpx_runner_config;
 
 /* The one status map: X(NAME, report word, exit code) for each way a run that

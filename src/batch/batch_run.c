@@ -96,7 +96,7 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     /* the session is recorded here, once its report (tagged below) is written */
     const char *history = g->opt->history ? g->opt->history : c.history;
     if (!history) history = getenv("RPXPROF_HISTORY");
-    c.history = "";
+    c.no_history = 1;
     if (j->save_outputs) { /* DIR/TASK/MODEL: the runner makes the last level */
         char *d = strdup(j->save_outputs), *slash;
         if (d && (slash = strrchr(d, '/')) != NULL) {

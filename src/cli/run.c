@@ -597,7 +597,7 @@ int rpx_cli_run(int argc, char **argv)
         b.timeline = 0; /* the trace is the paced run's */
         b.rate_hz = 0;
         b.output = NULL;
-        b.history = ""; /* only the paced run is a session of the history */
+        b.no_history = 1; /* only the paced run is a session of the history */
         b.progress = 0;
         rc = rpx_runner_run(&b, &bres, &err);
         if (rc == 0 && bres.status == RPX_RUNNER_COMPLETE)

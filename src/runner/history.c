@@ -15,7 +15,7 @@ void rpx__runner_record_history(const rpx_runner_config *c, rpx_runner_result *r
 {
     const char *loc = c->history;
     if (!loc) loc = getenv("RPXPROF_HISTORY");
-    if (!loc || !*loc || !res->report) return;
+    if (c->no_history || !loc || !*loc || !res->report) return;
     rpx_error err = {0};
     rpx_history *h = NULL;
     char path[PATH_MAX];
