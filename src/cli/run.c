@@ -523,6 +523,14 @@ static int open_trace(const run_opts *o, rpx_runner_config *c, rpx_output **trac
     return 0;
 }
 
+/* The report is written: a history that could not be is said, and exit 9. */
+static int history_outcome(const rpx_runner_result *res, int exit_code)
+{
+    if (!res->history_failed) return exit_code;
+    rpx_cli_term_printf(stderr, "rpxprof run: error: %s\n", res->history_error);
+    return exit_code == RPX_EXIT_OK ? RPX_EXIT_HISTORY : exit_code;
+}
+
 int rpx_cli_run(int argc, char **argv)
 {
     run_opts o;
@@ -656,10 +664,7 @@ int rpx_cli_run(int argc, char **argv)
         fprintf(stderr, "rpxprof run: the report %s was written, but not every --html or "
                 "--trace file (above)\n", res.to_stdout ? "(standard output)" : c.output);
     if (exit_code == RPX_EXIT_OK && extra_failed) exit_code = RPX_EXIT_EXTRA_OUTPUT;
-    if (res.history_failed) { /* the report is written: the history's failure is exit 9 */
-        rpx_cli_term_printf(stderr, "rpxprof run: error: %s\n", res.history_error);
-        if (exit_code == RPX_EXIT_OK) exit_code = RPX_EXIT_HISTORY;
-    }
+    exit_code = history_outcome(&res, exit_code);
     if (res.status == RPX_RUNNER_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
                 res.abandoned ? " (the call in progress was abandoned)" : "", res.measured);
