@@ -39,6 +39,7 @@ LAYERS = [
     ("report",),                     # the profile report, figures
     ("session",),                    # the session block: fingerprint, version, comparability
     ("compare",),                    # two reports compared in memory, the report validator
+    ("history",),                    # the history of sessions: SQLite / PostgreSQL store
     ("runner",),                     # a whole run as one call
     ("batch",),                      # manifests, batch jobs, aggregate, compare
     ("http", "python"),              # plugins and the Python extension, over the library

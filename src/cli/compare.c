@@ -1,5 +1,5 @@
 /* compare.c — `rpxprof compare BASE NEW [--threshold T] [--json] [--session-spread SIGMA]
- * [--fail-on-regression]`: two reports or two folders of reports, compared
+ * [--history PATH] [--fail-on-regression]`: two reports or two folders of reports, compared
  * with intervals of the ratios NEW/BASE (docs/statistics.md). Parses, calls
  * src/batch/compare.c, prints. */
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/history_cli.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/error.h"
 #include "common/json.h"
@@ -39,6 +40,10 @@ static const char usage[] =
     "                          check --json's between_session.sigma_between_log)\n"
     "  --html FILE             also write the comparison's HTML report (as 'rpxprof\n"
     "                          report' makes it): both distributions, the ratios\n"
+    "  --history PATH          the history (an SQLite file or postgresql://...; default\n"
+    "                          RPXPROF_HISTORY) whose sessions of BASE's series, or of\n"
+    "                          its machine, give the between-session spread\n"
+    "                          (docs/history.md, docs/statistics.md)\n"
     "  --run                   measure two targets interleaved: see\n"
     "                          'rpxprof compare --run --help'\n"
     "  -h, --help              show this help and exit\n"
@@ -81,6 +86,7 @@ static int compare_cli(int argc, char **argv, json_t **spread)
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"fail-on-regression", no_argument, NULL, 'F'}, {"run", no_argument, NULL, 'R'},
         {"html", required_argument, NULL, 'H'}, {"session-spread", required_argument, NULL, 'S'},
+        {"history", required_argument, NULL, 'Y'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     rpx_compare_opts o = {0.01, 0.95};
     rpx_error err = {0};
@@ -88,7 +94,8 @@ static int compare_cli(int argc, char **argv, json_t **spread)
     int c, json = 0, gate = 0, run = 0, dirs, rc = RPX_EXIT_OK;
     size_t i;
     char *text;
-    const char *html = NULL;
+    const char *html = NULL, *history = NULL;
+    json_t *hspread = NULL;       /* the between-session spread from --history */
     rpx_output *hout = NULL;
     for (c = 1; c < argc; c++)
         if (strcmp(argv[c], "--run") == 0) return rpx__cli_compare_run(argc, argv);
@@ -119,6 +126,7 @@ static int compare_cli(int argc, char **argv, json_t **spread)
             o.session_spread = *spread;
             break;
         }
+        case 'Y': history = optarg; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: return rpx_cli_bad_option("compare", c, argv);
         }
@@ -133,7 +141,15 @@ static int compare_cli(int argc, char **argv, json_t **spread)
     if (html && (rc = rpx__cli_html_open("compare", html, -1, (const char *const *)argv + optind, 2, &hout)) != 0)
         return rc;
     if (!dirs) {
-        if (rpx_compare_reports(argv[optind], argv[optind + 1], &o, &res, &err)) {
+        /* --session-spread, given, wins over the history's */
+        if (!*spread && (rc = rpx__cli_compare_spread(history, argv[optind], &hspread)) != 0) {
+            rpx_output_discard(hout);
+            return rc;
+        }
+        if (hspread) o.session_spread = hspread;
+        rc = rpx_compare_reports(argv[optind], argv[optind + 1], &o, &res, &err);
+        json_decref(hspread);
+        if (rc) {
             rpx_output_discard(hout);
             return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s", err.message);
         }

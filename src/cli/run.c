@@ -124,6 +124,9 @@ static const char usage[] =
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
     "\n"
+    "History (docs/history.md):\n"
+    "@history\n"
+    "\n"
     "Output checks (docs/output-checks.md):\n"
     "@check-outputs\n"
     "@check-fraction\n"
@@ -148,9 +151,10 @@ static const char usage[] =
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
     "--max-failures, or a warmup call), 7 outputs differed (--check-outputs),\n"
-    "8 the report was written but its --html or --trace could not be, 130\n"
-    "interrupted by SIGINT, 143 by SIGTERM (3-8, 130 and 143 write the report\n"
-    "with every sample measured before the event).\n";
+    "8 the report was written but its --html or --trace could not be, 9 the\n"
+    "report was written but the history could not be, 130 interrupted by\n"
+    "SIGINT, 143 by SIGTERM (3-9, 130 and 143 write the report with every\n"
+    "sample measured before the event).\n";
 
 /* One table option's lines: "      --NAME METAVAR" to column 25, then its help
  * and "(default: D)", words wrapped before column 80. */
@@ -524,6 +528,14 @@ static int open_trace(const run_opts *o, rpx_runner_config *c, rpx_output **trac
     return 0;
 }
 
+/* The report is written: a history that could not be is said, and exit 9. */
+static int history_outcome(const rpx_runner_result *res, int exit_code)
+{
+    if (!res->history_failed) return exit_code;
+    rpx_cli_term_printf(stderr, "rpxprof run: error: %s\n", res->history_error);
+    return exit_code == RPX_EXIT_OK ? RPX_EXIT_HISTORY : exit_code;
+}
+
 int rpx_cli_run(int argc, char **argv)
 {
     run_opts o;
@@ -598,6 +610,7 @@ int rpx_cli_run(int argc, char **argv)
         b.timeline = 0; /* the trace is the paced run's */
         b.rate_hz = 0;
         b.output = NULL;
+        b.no_history = 1; /* only the paced run is a session of the history */
         b.progress = 0;
         rc = rpx_runner_run(&b, &bres, &err);
         if (rc == 0 && bres.status == RPX_RUNNER_COMPLETE)
@@ -635,7 +648,8 @@ int rpx_cli_run(int argc, char **argv)
     }
     if (!o.quiet) {
         json_array_foreach(res.warnings, wi, w)
-            rpx_cli_term_printf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
+            if (!res.history_failed || strcmp(json_string_value(w), res.history_error) != 0)
+                rpx_cli_term_printf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
         print_summary(&res, o.c.processes);
     }
     if (!res.to_stdout) rpx_cli_term_printf(stdout, "%s\n", c.output);
@@ -655,6 +669,7 @@ int rpx_cli_run(int argc, char **argv)
         fprintf(stderr, "rpxprof run: the report %s was written, but not every --html or "
                 "--trace file (above)\n", res.to_stdout ? "(standard output)" : c.output);
     if (exit_code == RPX_EXIT_OK && extra_failed) exit_code = RPX_EXIT_EXTRA_OUTPUT;
+    exit_code = history_outcome(&res, exit_code);
     if (res.status == RPX_RUNNER_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
                 res.abandoned ? " (the call in progress was abandoned)" : "", res.measured);

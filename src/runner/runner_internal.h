@@ -277,5 +277,9 @@ void rpx__autorange_free(rpx__autorange *ar);
  * started are the session's. 0, or -1 out of memory. */
 int rpx__run_session(const rpx_runner_config *c, json_t *report, const char *id,
                      const char *started);
+/* history.c: the session of res->report recorded into c->history (or
+ * RPXPROF_HISTORY); a failure sets res->history_failed and history_error and
+ * adds a warning, never touching the report */
+void rpx__runner_record_history(const rpx_runner_config *c, rpx_runner_result *res);
 
 #endif
