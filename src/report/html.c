@@ -33,7 +33,7 @@ static const char css[] =
     "body{background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
     "max-width:980px;padding:16px 24px}\n"
     "h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--grid)}"
-    "h3{font-size:15px;margin:18px 0 6px}\n"
+    "h3{font-size:15px;margin:18px 0 6px}h4{font-size:14px;margin:14px 0 4px;color:var(--muted)}p.answer{font-size:15px}\n"
     ".headline{font-size:16px;background:var(--card);padding:10px 14px;border-radius:6px}\n"
     ".alert{border-left:5px solid var(--warnb);background:var(--warn);padding:8px 12px;margin:10px 0;border-radius:4px}"
     ".alert.error{border-color:var(--errb);background:var(--err)}.alert ul{margin:4px 0;padding-left:20px}\n"
@@ -43,7 +43,7 @@ static const char css[] =
     "table{border-collapse:collapse;margin:6px 0;font-size:13px}th,td{border:1px solid var(--grid);padding:3px 7px;"
     "text-align:left;vertical-align:top}td{font-variant-numeric:tabular-nums}table.kv th{font-weight:500;color:var(--muted)}"
     "table.sortable th{cursor:pointer;background:var(--card)}table.sortable th::after{content:' \\2195';color:var(--muted)}"
-    ".wide{overflow-x:auto}.na{color:var(--muted)}code{font-size:12px;word-break:break-all}\n"
+    "pre{white-space:pre-wrap;max-height:30em;overflow:auto}.wide{overflow-x:auto}.na{color:var(--muted)}code{font-size:12px;word-break:break-all}\n"
     "figure{margin:12px 0}figcaption{color:var(--muted);font-size:12px;max-width:760px}"
     "svg.fig{max-width:100%;height:auto;display:block}.agg svg{max-width:100%;height:auto;background:#fff;color:#000}\n"
     ".fig text{fill:var(--fg);font:11px system-ui,sans-serif}.grid{stroke:var(--grid)}.bar{fill:var(--bar)}"
@@ -163,11 +163,112 @@ static void page_close(hout *o)
 
 /* ---- a comparison ---------------------------------------------------------- */
 
+/* A comparison's key as words ("p50_ratio_ci": "p50 ratio new/base,
+ * interval"; "base_stats.p50_ms": "base: p50 (ms)"): the page shows no raw
+ * key; the JSON is behind a click. */
+static void key_words(hout *o, const char *key, const char *prefix)
+{
+    static const char *const whole[][2] = {
+        {"base", "base report"}, {"new", "new report"}, {"threshold", "threshold (a smaller change counts as the same)"},
+        {"confidence", "confidence of the intervals"}, {"covers", "what the intervals cover"}, {"design", "design"},
+        {"verdict", "verdict (from the p50)"}, {"p_value", "p50 p-value"}, {"p_value_method", "how the p-values are found"},
+        {"by_cpu", "pairs by CPU"}, {"null_reasons", "why a value is missing"}, {"base_stats", "base"},
+        {"new_stats", "new"}};
+    char tok[64];
+    const char *s = key, *unit = "";
+    size_t j;
+    int first = 1;
+    if (*prefix) { put(o, "%s: ", prefix); }
+    for (j = 0; j < sizeof whole / sizeof *whole; j++)
+        if (!strcmp(key, whole[j][0])) { put(o, "%s", whole[j][1]); return; }
+    while (*s) {
+        size_t n = strcspn(s, "_");
+        snprintf(tok, sizeof tok, "%.*s", (int)(n < sizeof tok ? n : sizeof tok - 1), s);
+        s += n + (s[n] == '_');
+        if (!strcmp(tok, "ms")) { unit = " (ms)"; continue; }
+        put(o, first ? "" : !strcmp(tok, "ci") ? "," : " ");
+        first = 0;
+        if (!strcmp(tok, "p") && !strncmp(s, "value", 5) && (s[5] == '_' || !s[5])) {
+            put(o, "p-value");
+            s += 5 + (s[5] == '_');
+        } else if (!strcmp(tok, "ci")) put(o, " interval");
+        else if (!strcmp(tok, "ratio")) put(o, "ratio new/base");
+        else rpx__h_esc(o, tok);
+    }
+    put(o, "%s", unit);
+}
+
+/* A ratio by the rule and its change in % ("1.02 (+2.00 %)"). */
+static void put_ratio(hout *o, const json_t *v)
+{
+    char b[40];
+    double x = rpx__h_jnum(v);
+    rpx__h_put_num(o, v);
+    if (isfinite(x)) put(o, " (%s%s %%)", x >= 1 ? "+" : "", rpx__h_num3(b, sizeof b, 100 * (x - 1)));
+}
+
+/* One value of the comparison as words: percentages for the threshold and
+ * the confidence, ratios with their change, the words for covers and design. */
+static void state_value(hout *o, const char *key, const json_t *v)
+{
+    static const char *const said[][2] = {
+        {"between-process", "run-to-run variation (between processes)"},
+        {"within-process", "the calls of one process only, not run-to-run variation"},
+        {"independent", "two independent runs"}, {"paired_by_cpu", "pairs of processes run on the same CPU"}};
+    char b[40];
+    size_t j;
+    int ratio = strstr(key, "ratio") != NULL;
+    if ((!strcmp(key, "threshold") || !strcmp(key, "confidence")) && json_is_number(v)) {
+        double x = 100 * rpx__h_jnum(v); /* 95 %, as the verdict says it; else by the rule */
+        put(o, "%s %%", x == floor(x) ? rpx__h_num(b, sizeof b, x) : rpx__h_num3(b, sizeof b, x));
+        return;
+    }
+    if (json_is_string(v))
+        for (j = 0; j < sizeof said / sizeof *said; j++)
+            if (!strcmp(json_string_value(v), said[j][0])) { put(o, "%s", said[j][1]); return; }
+    if (ratio && json_is_number(v)) { put_ratio(o, v); return; }
+    if (ratio && json_array_size(v) == 2 && json_is_number(json_array_get(v, 0)) && json_is_number(json_array_get(v, 1))) {
+        double lo = rpx__h_jnum(json_array_get(v, 0)), hi = rpx__h_jnum(json_array_get(v, 1));
+        rpx__h_put_num(o, json_array_get(v, 0));
+        put(o, " to ");
+        rpx__h_put_num(o, json_array_get(v, 1));
+        put(o, " (%s%s %% to ", lo >= 1 ? "+" : "", rpx__h_num3(b, sizeof b, 100 * (lo - 1)));
+        put(o, "%s%s %%)", hi >= 1 ? "+" : "", rpx__h_num3(b, sizeof b, 100 * (hi - 1)));
+        return;
+    }
+    rpx__h_put_value(o, v);
+}
+
+/* The comparison's statements as rows of words, nested objects as "what:
+ * key" (two levels). */
+static void states_rows(hout *o, const json_t *obj, const char *prefix, int depth)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v) {
+        if (json_is_object(v) && depth < 2 && json_object_size(v)) {
+            hout sub = {0};
+            key_words(&sub, k, prefix);
+            if (sub.oom) { o->oom = 1; free(sub.p); return; }
+            states_rows(o, v, sub.p ? sub.p : "", depth + 1);
+            free(sub.p);
+            continue;
+        }
+        put(o, "<tr><th>");
+        key_words(o, k, prefix);
+        put(o, "</th><td>");
+        state_value(o, k, v);
+        put(o, "</td></tr>\n");
+    }
+}
+
 /* Two batch folders compared row by row (compare DIR DIR --json). */
 static void compare_rows_view(hout *o, const json_t *c)
 {
     static const char *const keys[] = {"task", "model", "status", "verdict", "p50_ratio", "p50_ratio_ci", "p95_ratio",
                                        "mean_ratio", "p_value_holm", "reason"};
+    static const char *const labels[] = {"task", "model", "status", "verdict", "p50 ratio new/base", "p50 ratio, interval",
+                                         "p95 ratio new/base", "mean ratio new/base", "p-value (Holm)", "reason"};
     put(o, "<section class=\"compare\" id=\"compare\">\n<h2>Comparison of two batch folders: ");
     rpx__h_esc(o, jstr(c, "new"));
     put(o, " against ");
@@ -179,7 +280,7 @@ static void compare_rows_view(hout *o, const json_t *c)
     put(o, " refused; geometric mean of the p50 ratios new/base: ");
     rpx__h_put_num(o, json_object_get(c, "geomean_p50_ratio"));
     put(o, ".</p>\n<div class=\"wide\">");
-    rpx__h_rows_table(o, json_object_get(c, "rows"), keys, sizeof keys / sizeof *keys);
+    rpx__h_rows_table(o, json_object_get(c, "rows"), keys, labels, sizeof keys / sizeof *keys);
     put(o, "</div>\n");
     if (json_array_size(json_object_get(c, "only_in_base")) || json_array_size(json_object_get(c, "only_in_new"))) {
         put(o, "<div class=\"alert\"><b>Not in both</b><ul>");
@@ -249,9 +350,16 @@ static void compare_view(hout *o, const json_t *c, const json_t *base, const jso
         /* the warnings and notes are words, listed once above */
         json_object_del(rest, "warnings");
         json_object_del(rest, "notes");
-        put(o, "<h3>Everything the comparison states</h3><div class=\"wide\">");
-        rpx__h_kv_table(o, rest, NULL);
-        put(o, "</div>\n");
+        char *dump = json_dumps(c, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        put(o, "<h3>Everything the comparison states</h3>\n<p class=\"answer\">Each value the comparison file "
+               "holds, in words; ratios are new/base, with the change in %%.</p><div class=\"wide\">"
+               "<table class=\"kv states\"><tbody>");
+        states_rows(o, rest, "", 0);
+        put(o, "</tbody></table></div>\n<details class=\"json\"><summary>The comparison as JSON</summary><pre><code>");
+        if (dump) rpx__h_esc(o, dump);
+        else o->oom = 1;
+        put(o, "</code></pre></details>\n");
+        free(dump);
         json_decref(rest);
     }
     put(o, "</section>\n");

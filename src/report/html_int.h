@@ -35,12 +35,13 @@ void rpx__h_inputs_words(hout *o, const json_t *report);
  * rule (the exact value on hover where they differ; a count as it is); the
  * exact number; any JSON value as table text (strings as they are, arrays as
  * words, null n/a); an object as a key/value table (nested objects as dotted
- * keys); an array of objects as a sortable table of `keys`; an array as <li>. */
+ * keys); an array of objects as a sortable table of `keys` headed by `labels`
+ * (NULL: the keys); an array as <li>. */
 void rpx__h_put_num(hout *o, const json_t *v);
 void rpx__h_put_exact(hout *o, const json_t *v);
 void rpx__h_put_value(hout *o, const json_t *v);
 void rpx__h_kv_table(hout *o, const json_t *obj, const char *cls);
-void rpx__h_rows_table(hout *o, const json_t *arr, const char *const *keys, size_t nk);
+void rpx__h_rows_table(hout *o, const json_t *arr, const char *const *keys, const char *const *labels, size_t nk);
 void rpx__h_list_items(hout *o, const json_t *arr, const char *cls);
 
 /* The run view (html_run.c): one report as a <section id=ID>. */

@@ -68,7 +68,8 @@ static void headline(hout *o, const json_t *r, const char *id)
     put(o, " process%s.</p>\n", rpx__h_jnum(json_object_get(r, "processes")) == 1 ? "" : "es");
 }
 
-/* Status, failure, notes and warnings: first, where they cannot be missed. */
+/* Status, failure and warnings: first, where they cannot be missed (the
+ * notes say what to do: their own section). */
 static void run_alerts(hout *o, const json_t *r)
 {
     const char *st = jstr(r, "status");
@@ -99,30 +100,38 @@ static void run_alerts(hout *o, const json_t *r)
         if (var) { put(o, "<li class=\"warning\">why it varied: "); rpx__h_esc(o, var); put(o, "</li>"); }
         put(o, "</ul></div>\n");
     }
-    if (json_array_size(json_object_get(r, "notes"))) {
-        put(o, "<div class=\"alert\" role=\"note\"><b>Notes</b><ul>");
-        rpx__h_list_items(o, json_object_get(r, "notes"), "note");
-        put(o, "</ul></div>\n");
-    }
 }
 
-static void run_variance(hout *o, const json_t *r)
+/* x as a percentage by the rule ("9.27"), n/a when it is not a number. */
+static const char *pct(char *b, size_t n, double x)
+{
+    return rpx__h_num3(b, n, 100 * x);
+}
+
+/* Why it varied: the variance's message, or the share between processes
+ * and that no factor explains it; the factors, the slow tail; every call. */
+static void why_section(hout *o, const json_t *r, const rpx_h_run *run, const char *id)
 {
     static const char *const keys[] = {"factor", "tested", "measure", "share", "ratio", "p_value", "p_adjusted", "named", "why"};
+    static const char *const labels[] = {"factor", "tested", "measure", "share", "ratio", "p-value", "p-value (Holm)", "named", "why"};
     const json_t *v = json_object_get(r, "variance");
-    if (!json_is_object(v)) return;
-    put(o, "<h3>Why it varied (variance)</h3>\n<p>Between-process share of the variation: ");
-    rpx__h_put_num(o, json_object_get(v, "between_process_share"));
-    put(o, "; the processes' p50s are ");
-    rpx__h_put_num(o, json_object_get(v, "process_p50_ratio"));
-    put(o, "x apart; explained by: ");
-    if (jstr(v, "explained_by")) rpx__h_esc(o, jstr(v, "explained_by"));
-    else put(o, "no factor");
-    put(o, ".</p>\n");
-    if (jstr(v, "message")) { put(o, "<p>"); rpx__h_esc(o, jstr(v, "message")); put(o, "</p>"); }
+    char b[40];
+    put(o, "<h3 id=\"%s-why\">Why it varied</h3>\n<p class=\"answer\">", id);
+    if (!json_is_object(v)) put(o, "The report holds no analysis of why the calls varied.");
+    else if (jstr(v, "message")) rpx__h_esc(o, jstr(v, "message"));
+    else {
+        put(o, "%s explains the variation: %s %% of it lies between processes (their p50s are ",
+            jstr(v, "explained_by") ? "One factor" : "No factor", pct(b, sizeof b, rpx__h_jnum(json_object_get(v, "between_process_share"))));
+        rpx__h_put_num(o, json_object_get(v, "process_p50_ratio"));
+        put(o, "x apart), the rest among each process's own calls; explained by: ");
+        if (jstr(v, "explained_by")) rpx__h_esc(o, jstr(v, "explained_by"));
+        else put(o, "no factor");
+        put(o, ".");
+    }
+    put(o, "</p>\n");
     if (json_array_size(json_object_get(v, "factors"))) {
         put(o, "<div class=\"wide\">");
-        rpx__h_rows_table(o, json_object_get(v, "factors"), keys, sizeof keys / sizeof *keys);
+        rpx__h_rows_table(o, json_object_get(v, "factors"), keys, labels, sizeof keys / sizeof *keys);
         put(o, "</div>");
     }
     if (jstr(json_object_get(v, "slow_tail"), "message")) {
@@ -131,6 +140,9 @@ static void run_variance(hout *o, const json_t *r)
         put(o, "</p>\n");
     }
     if (jstr(v, "rule")) { put(o, "<p class=\"muted\">"); rpx__h_esc(o, jstr(v, "rule")); put(o, "</p>"); }
+    put(o, "<h4>Every call</h4>\n");
+    rpx__h_fig_timeline(o, run, id);
+    rpx__h_fig_cpus(o, run, id);
 }
 
 static void run_http(hout *o, const json_t *r, const char *id)
@@ -242,12 +254,253 @@ static int has_cost(const json_t *eff)
            json_is_number(json_object_get(eff, "params"));
 }
 
+static void plural(hout *o, const json_t *n, const char *one, const char *many)
+{
+    rpx__h_put_num(o, n);
+    put(o, " %s", rpx__h_jnum(n) == 1 ? one : many);
+}
+
+/* What was measured: the calls, the target, the inputs, the processes and
+ * their placement, the wall time; the settings behind it, closed. */
+static void what_section(hout *o, const json_t *r, const char *id)
+{
+    static const char *const keep[] = {"schema", "created_utc", "model_callable", "target_kind", "timing_scope", "device",
+                                       "precision", "unit", "warmup_calls", "measured_calls", "failed_calls", "inputs_file",
+                                       "inputs_sha256", "wall_time_ms", "isolated", "processes", "timer", "inputs",
+                                       "placement", "stopping", "metadata", "tool"};
+    const char *policy = jstr(json_object_get(r, "placement"), "policy");
+    const char *name = jstr(r, "model_name") ? jstr(r, "model_name") : jstr(r, "model_callable");
+    json_t *id_ = json_object();
+    char b[40];
+    size_t j;
+    put(o, "<h3 id=\"%s-what\">What was measured</h3>\n<p class=\"answer\">", id);
+    plural(o, json_object_get(r, "measured_calls"), "timed call", "timed calls");
+    put(o, " of <b>");
+    rpx__h_esc(o, name);
+    put(o, "</b> (one sample: one ");
+    rpx__h_esc(o, jstr(r, "unit") ? jstr(r, "unit") : "call");
+    put(o, "), after ");
+    plural(o, json_object_get(r, "warmup_calls"), "warmup call", "warmup calls");
+    put(o, ", with inputs ");
+    rpx__h_inputs_words(o, r);
+    put(o, ", in ");
+    plural(o, json_object_get(r, "processes"), "process", "processes");
+    if (policy && !strcmp(policy, "pinned")) put(o, " pinned to their CPUs");
+    else if (policy) put(o, " placed by the scheduler (not pinned)");
+    if (json_is_number(json_object_get(r, "wall_time_ms")))
+        put(o, "; the run took %s s", rpx__h_num3(b, sizeof b, rpx__h_jnum(json_object_get(r, "wall_time_ms")) / 1e3));
+    put(o, ".</p>\n");
+    for (j = 0; j < sizeof keep / sizeof *keep; j++)
+        if (json_object_get(r, keep[j])) json_object_set(id_, keep[j], json_object_get(r, keep[j]));
+    put(o, "<details><summary>Run settings, inputs, timer, placement</summary><div class=\"wide\">");
+    rpx__h_kv_table(o, id_, NULL);
+    put(o, "</div></details>\n");
+    json_decref(id_);
+}
+
+/* How fast: the percentiles in one sentence, the distribution, the table;
+ * the real-time budget. */
+static void fast_section(hout *o, const json_t *r, const rpx_h_run *run, const char *id)
+{
+    static const char *const lk[] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms", "min_ms", "max_ms", "std_ms"};
+    static const char *const bk[] = {"hz", "budget_ms", "beta", "realtime"};
+    static const char *const bl[] = {"rate (Hz)", "budget (ms)", "share of the budget the p50 takes", "in real time"};
+    const json_t *lat = json_object_get(r, "latency"), *ci = json_object_get(r, "latency_ci");
+    const json_t *rt = json_object_get(r, "realtime_budget");
+    size_t j;
+    put(o, "<h3 id=\"%s-fast\">How fast</h3>\n<p class=\"answer\">", id);
+    if (!run->n) put(o, "No timed call completed: nothing says how fast.");
+    else {
+        put(o, "Half the timed calls took ");
+        rpx__h_put_num(o, json_object_get(lat, "p50_ms"));
+        put(o, " ms or less per ");
+        rpx__h_esc(o, jstr(r, "unit") ? jstr(r, "unit") : "call");
+        put(o, ", 95 %% took ");
+        rpx__h_put_num(o, json_object_get(lat, "p95_ms"));
+        put(o, " ms or less and 99 %% ");
+        rpx__h_put_num(o, json_object_get(lat, "p99_ms"));
+        put(o, " ms or less; the fastest took ");
+        rpx__h_put_num(o, json_object_get(lat, "min_ms"));
+        put(o, " ms, the slowest ");
+        rpx__h_put_num(o, json_object_get(lat, "max_ms"));
+        put(o, " ms.");
+    }
+    put(o, "</p>\n");
+    rpx__h_fig_distribution(o, run, id);
+    put(o, "<table class=\"stats\"><thead><tr><th>statistic</th><th>ms</th><th>95 %% interval (ms)</th></tr></thead><tbody>");
+    for (j = 0; j < sizeof lk / sizeof *lk; j++) {
+        const json_t *iv = json_object_get(ci, lk[j]);
+        put(o, "<tr><th>%.*s</th><td>", (int)(strlen(lk[j]) - 3), lk[j]);
+        rpx__h_put_value(o, json_object_get(lat, lk[j]));
+        put(o, "</td><td>");
+        if (json_array_size(iv) == 2) {
+            rpx__h_put_num(o, json_array_get(iv, 0));
+            put(o, " to ");
+            rpx__h_put_num(o, json_array_get(iv, 1));
+        } else if (json_is_object(ci) && jstr(json_object_get(ci, "null_reasons"), lk[j])) {
+            put(o, "<span class=\"na\">n/a: ");
+            rpx__h_esc(o, jstr(json_object_get(ci, "null_reasons"), lk[j]));
+            put(o, "</span>");
+        } else put(o, "<span class=\"na\">n/a</span>");
+        put(o, "</td></tr>");
+    }
+    put(o, "</tbody></table>\n");
+    if (json_is_object(rt)) {
+        json_t *rest = json_deep_copy(rt);
+        put(o, "<h4>Real-time budget</h4>\n");
+        rpx__h_rows_table(o, json_object_get(rt, "rates"), bk, bl, 4);
+        json_object_del(rest, "rates");
+        rpx__h_kv_table(o, rest, NULL);
+        json_decref(rest);
+    }
+}
+
+/* How sure: the p50's interval in words (each side in %) and what it
+ * covers, or why there is none; what stopped the run; the method behind
+ * it; the processes side by side. */
+static void sure_section(hout *o, const json_t *r, const rpx_h_run *run, const char *id)
+{
+    const json_t *ci = json_object_get(r, "latency_ci"), *iv = rpx__h_interval(r, "p50_ms");
+    const json_t *ar = json_object_get(r, "autorange"), *st = json_object_get(r, "stopping");
+    double p50 = rpx__h_jnum(json_object_get(json_object_get(r, "latency"), "p50_ms"));
+    int between = jstr(ci, "covers") && !strcmp(jstr(ci, "covers"), "between-process");
+    char b1[40], b2[40];
+    put(o, "<h3 id=\"%s-sure\">How sure</h3>\n<p class=\"answer\">", id);
+    if (iv) {
+        double lo = rpx__h_jnum(json_array_get(iv, 0)), hi = rpx__h_jnum(json_array_get(iv, 1));
+        double conf = 100 * (json_is_number(json_object_get(ci, "confidence")) ? rpx__h_jnum(json_object_get(ci, "confidence")) : 0.95);
+        put(o, "With %s %% confidence the p50 lies between ",
+            conf == floor(conf) ? rpx__h_num(b1, sizeof b1, conf) : rpx__h_num3(b1, sizeof b1, conf));
+        rpx__h_put_num(o, json_array_get(iv, 0));
+        put(o, " and ");
+        rpx__h_put_num(o, json_array_get(iv, 1));
+        put(o, " ms");
+        if (p50 > 0) put(o, " (-%s %% / +%s %%)", pct(b1, sizeof b1, (p50 - lo) / p50), pct(b2, sizeof b2, (hi - p50) / p50));
+        put(o, between ? ": it comes from how much the processes' own p50s differ, so it covers run-to-run variation."
+                       : ": one process ran, so it covers the variation among its calls only, not from run to run.");
+    } else {
+        const char *why = jstr(json_object_get(ci, "null_reasons"), "p50_ms");
+        put(o, "The p50 has no interval");
+        if (why) { put(o, ": "); rpx__h_esc(o, why); }
+        put(o, ".");
+    }
+    put(o, "</p>\n");
+    if (json_is_object(st)) {
+        put(o, "<p>The stopping rule asked for &plusmn;%s %% and reached ", pct(b1, sizeof b1, rpx__h_jnum(json_object_get(st, "target"))));
+        if (json_is_number(json_object_get(st, "achieved")))
+            put(o, "&plusmn;%s %%", pct(b2, sizeof b2, rpx__h_jnum(json_object_get(st, "achieved"))));
+        else put(o, "no interval");
+        put(o, "%s.</p>\n", json_is_true(json_object_get(st, "converged")) ? "" : " before its time ran out");
+    }
+    if (jstr(ar, "limited_by")) {
+        put(o, "<p>Auto-ranging chose ");
+        plural(o, json_object_get(ar, "calls"), "call", "calls");
+        put(o, "; what limited it: ");
+        rpx__h_esc(o, jstr(ar, "limited_by"));
+        put(o, ".</p>\n");
+    }
+    if (jstr(ci, "method")) { /* the formula behind one sentence, and where it is explained */
+        put(o, "<details class=\"muted method\"><summary>How the intervals are made</summary>Method: ");
+        rpx__h_esc(o, jstr(ci, "method"));
+        put(o, " (docs/statistics.md, &quot;The intervals of a report&quot;).</details>");
+    }
+    if (json_array_size(json_object_get(r, "latency_by_process")) > 0) {
+        put(o, "<h4>Per process</h4>\n");
+        rpx__h_fig_boxes(o, run, id);
+    }
+}
+
+/* What to do: the run's notes (each says what would make the answer firmer
+ * or fuller), after the warnings above. */
+static void todo_section(hout *o, const json_t *r, const char *id)
+{
+    const json_t *notes = json_object_get(r, "notes");
+    size_t n = json_array_size(notes);
+    int warned = json_array_size(json_object_get(json_object_get(r, "system_card"), "warnings")) > 0;
+    put(o, "<h3 id=\"%s-todo\">What to do</h3>\n<p class=\"answer\">", id);
+    if (n)
+        put(o, "%s the run's %s%s:", warned ? "Read the warnings above (what may have disturbed the timings), then"
+                                            : "Follow", n == 1 ? "note" : "notes",
+            n == 1 ? ", which says what would make this answer firmer or fuller"
+                   : ", which say what would make this answer firmer or fuller");
+    else if (warned) put(o, "Read the warnings above: they say what may have disturbed the timings; the run left no note.");
+    else put(o, "Nothing: the run left no warning and no note.");
+    put(o, "</p>\n");
+    if (n) {
+        put(o, "<ul class=\"notes\">");
+        rpx__h_list_items(o, notes, "note");
+        put(o, "</ul>\n");
+    }
+}
+
+/* Memory: the inference peak and the leak check in one sentence, then each
+ * reading in words. */
+static void memory_section(hout *o, const json_t *mem)
+{
+    const json_t *trend = json_object_get(mem, "cpu_rss_trend");
+    char b[40];
+    put(o, "<h3>Memory</h3>\n<p class=\"answer\">");
+    if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
+        put(o, "The timed calls peaked at %s MiB resident",
+            rpx__h_num3(b, sizeof b, rpx__h_jnum(json_object_get(mem, "cpu_inference_peak_mb"))));
+    else put(o, "The resident set during the timed calls was not measured");
+    if (json_is_true(json_object_get(trend, "leak_suspected"))) put(o, "; a leak is suspected: it grew during the run.");
+    else if (json_is_false(json_object_get(trend, "leak_suspected"))) put(o, "; no leak is suspected.");
+    else put(o, "; the leak check did not decide.");
+    put(o, "</p>\n");
+    memory_table(o, mem);
+}
+
+static void cost_section(hout *o, const json_t *r, const char *id)
+{
+    const json_t *eff = json_object_get(r, "efficiency"), *rl = json_object_get(r, "roofline");
+    static const char *const rk[] = {"target", "peak GFLOP/s", "bandwidth GB/s", "ideal bound ms", "unfused bound ms",
+                                     "measured p50 ms", "achieved (ideal)", "reason"};
+    const char *k;
+    json_t *t;
+    size_t j;
+    if (!json_is_object(eff) && !json_is_object(rl)) return;
+    if (!has_cost(eff)) {
+        put(o, "<h3>Cost and roofline</h3>\n<p class=\"na\" id=\"%s-nocost\">No cost was given: run again with "
+               "<code>--cost MODEL.onnx</code> or <code>--flops N</code> for the model's FLOPs, its roofline bounds and "
+               "the share of them the p50 achieves.</p>\n", id);
+        return;
+    }
+    put(o, "<h3>Cost and roofline</h3>\n");
+    if (json_is_object(eff)) rpx__h_kv_table(o, eff, NULL);
+    if (!json_is_object(rl)) return;
+    put(o, "<table class=\"sortable\"><thead><tr>");
+    for (j = 0; j < sizeof rk / sizeof *rk; j++) put(o, "<th>%s</th>", rk[j]);
+    put(o, "</tr></thead><tbody>");
+    json_object_foreach((json_t *)rl, k, t) {
+        char b[40];
+        put(o, "<tr><td>");
+        rpx__h_esc(o, k);
+        put(o, "</td><td>%s</td><td>", rpx__h_num3(b, sizeof b, rpx__h_jnum(json_object_get(json_object_get(t, "peak_dense"), "tflops")) * 1e3));
+        rpx__h_put_value(o, json_object_get(t, "memory_bandwidth_gbps"));
+        put(o, "</td><td>");
+        rpx__h_put_value(o, json_object_get(json_object_get(t, "ideal"), "latency_ms"));
+        put(o, "</td><td>");
+        rpx__h_put_value(o, json_object_get(json_object_get(t, "unfused"), "latency_ms"));
+        put(o, "</td><td>");
+        rpx__h_put_value(o, json_object_get(t, "measured_p50_ms"));
+        put(o, "</td><td>");
+        rpx__h_put_value(o, json_object_get(json_object_get(t, "achieved_fraction"), "ideal"));
+        put(o, "</td><td>");
+        rpx__h_put_value(o, json_object_get(t, "reason"));
+        put(o, "</td></tr>\n");
+    }
+    put(o, "</tbody></table>\n");
+    rpx__h_fig_roofline(o, r, id);
+}
+
+/* The page of one run, top-down as an answer: the headline, what cannot be
+ * missed, what was measured, how fast, how sure, why it varied, what to do;
+ * then the details: memory, cost, HTTP, pacing, the machine. */
 void rpx__h_run_view(hout *o, const json_t *r, const char *name, const char *id)
 {
     rpx_h_run run;
-    const json_t *mem = json_object_get(r, "memory"), *eff = json_object_get(r, "efficiency");
-    const json_t *rl = json_object_get(r, "roofline"), *rt = json_object_get(r, "realtime_budget");
-    const json_t *card = json_object_get(r, "system_card");
+    const json_t *mem = json_object_get(r, "memory"), *card = json_object_get(r, "system_card");
     put(o, "<section class=\"run\" id=\"%s\">\n<h2>Run", id);
     if (name) { put(o, ": "); rpx__h_esc(o, name); }
     put(o, "</h2>\n");
@@ -258,98 +511,14 @@ void rpx__h_run_view(hout *o, const json_t *r, const char *name, const char *id)
         o->oom = 1;
         return;
     }
-    put(o, "<h3>Latency</h3>\n");
-    if (!run.n) put(o, "<p class=\"na\">No timed call completed: nothing to draw.</p>");
-    rpx__h_fig_distribution(o, &run, id);
-    {
-        static const char *const lk[] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms", "min_ms", "max_ms", "std_ms"};
-        const json_t *lat = json_object_get(r, "latency"), *ci = json_object_get(r, "latency_ci");
-        size_t j;
-        put(o, "<table class=\"stats\"><thead><tr><th>statistic</th><th>ms</th><th>95 %% interval (ms)</th></tr></thead><tbody>");
-        for (j = 0; j < sizeof lk / sizeof *lk; j++) {
-            const json_t *iv = json_object_get(ci, lk[j]);
-            put(o, "<tr><th>%.*s</th><td>", (int)(strlen(lk[j]) - 3), lk[j]);
-            rpx__h_put_value(o, json_object_get(lat, lk[j]));
-            put(o, "</td><td>");
-            if (json_array_size(iv) == 2) {
-                rpx__h_put_num(o, json_array_get(iv, 0));
-                put(o, " to ");
-                rpx__h_put_num(o, json_array_get(iv, 1));
-            } else if (json_is_object(ci) && jstr(json_object_get(ci, "null_reasons"), lk[j])) {
-                put(o, "<span class=\"na\">n/a: ");
-                rpx__h_esc(o, jstr(json_object_get(ci, "null_reasons"), lk[j]));
-                put(o, "</span>");
-            } else put(o, "<span class=\"na\">n/a</span>");
-            put(o, "</td></tr>");
-        }
-        put(o, "</tbody></table>\n");
-        if (jstr(ci, "method")) { /* one sentence; the formula behind it, and where it is explained */
-            int between = jstr(ci, "covers") && !strcmp(jstr(ci, "covers"), "between-process");
-            put(o, "<details class=\"muted method\"><summary>%s</summary>", between
-                ? "Each interval comes from how much the processes' own statistics differ, so it covers run-to-run variation."
-                : "One process ran: each interval covers the variation among its calls only, not from run to run.");
-            put(o, "Method: ");
-            rpx__h_esc(o, jstr(ci, "method"));
-            put(o, " (docs/statistics.md, &quot;The intervals of a report&quot;).</details>");
-        }
-    }
-    put(o, "<h3>Every call</h3>\n");
-    rpx__h_fig_timeline(o, &run, id);
-    rpx__h_fig_cpus(o, &run, id);
-    if (json_array_size(json_object_get(r, "latency_by_process")) > 0) {
-        put(o, "<h3>Per process</h3>\n");
-        rpx__h_fig_boxes(o, &run, id);
-    }
-    run_variance(o, r);
+    what_section(o, r, id);
+    fast_section(o, r, &run, id);
+    sure_section(o, r, &run, id);
+    why_section(o, r, &run, id);
     rpx__h_run_free(&run);
-    if (json_is_object(mem)) { put(o, "<h3>Memory</h3>\n"); memory_table(o, mem); }
-    if ((json_is_object(eff) || json_is_object(rl)) && !has_cost(eff)) {
-        put(o, "<h3>Cost and roofline</h3>\n<p class=\"na\" id=\"%s-nocost\">No cost was given: run again with "
-               "<code>--cost MODEL.onnx</code> or <code>--flops N</code> for the model's FLOPs, its roofline bounds and "
-               "the share of them the p50 achieves.</p>\n", id);
-    } else if (json_is_object(eff) || json_is_object(rl)) {
-        put(o, "<h3>Cost and roofline</h3>\n");
-        if (json_is_object(eff)) rpx__h_kv_table(o, eff, NULL);
-        if (json_is_object(rl)) {
-            static const char *const rk[] = {"target", "peak GFLOP/s", "bandwidth GB/s", "ideal bound ms", "unfused bound ms",
-                                             "measured p50 ms", "achieved (ideal)", "reason"};
-            const char *k;
-            json_t *t;
-            size_t j;
-            put(o, "<table class=\"sortable\"><thead><tr>");
-            for (j = 0; j < sizeof rk / sizeof *rk; j++) put(o, "<th>%s</th>", rk[j]);
-            put(o, "</tr></thead><tbody>");
-            json_object_foreach((json_t *)rl, k, t) {
-                char b[40];
-                put(o, "<tr><td>");
-                rpx__h_esc(o, k);
-                put(o, "</td><td>%s</td><td>", rpx__h_num3(b, sizeof b, rpx__h_jnum(json_object_get(json_object_get(t, "peak_dense"), "tflops")) * 1e3));
-                rpx__h_put_value(o, json_object_get(t, "memory_bandwidth_gbps"));
-                put(o, "</td><td>");
-                rpx__h_put_value(o, json_object_get(json_object_get(t, "ideal"), "latency_ms"));
-                put(o, "</td><td>");
-                rpx__h_put_value(o, json_object_get(json_object_get(t, "unfused"), "latency_ms"));
-                put(o, "</td><td>");
-                rpx__h_put_value(o, json_object_get(t, "measured_p50_ms"));
-                put(o, "</td><td>");
-                rpx__h_put_value(o, json_object_get(json_object_get(t, "achieved_fraction"), "ideal"));
-                put(o, "</td><td>");
-                rpx__h_put_value(o, json_object_get(t, "reason"));
-                put(o, "</td></tr>\n");
-            }
-            put(o, "</tbody></table>\n");
-            rpx__h_fig_roofline(o, r, id);
-        }
-    }
-    if (json_is_object(rt)) {
-        static const char *const bk[] = {"hz", "budget_ms", "beta", "realtime"};
-        json_t *rest = json_deep_copy(rt);
-        put(o, "<h3>Real-time budget</h3>\n");
-        rpx__h_rows_table(o, json_object_get(rt, "rates"), bk, 4);
-        json_object_del(rest, "rates");
-        rpx__h_kv_table(o, rest, NULL);
-        json_decref(rest);
-    }
+    todo_section(o, r, id);
+    if (json_is_object(mem)) memory_section(o, mem);
+    cost_section(o, r, id);
     run_http(o, r, id);
     if (json_is_object(json_object_get(r, "pacing"))) { put(o, "<h3>Pacing</h3>"); rpx__h_kv_table(o, json_object_get(r, "pacing"), NULL); }
     if (json_is_object(card)) {
@@ -367,20 +536,6 @@ void rpx__h_run_view(hout *o, const json_t *r, const char *name, const char *id)
         }
         json_decref(cond);
         json_decref(c);
-    }
-    {   /* the rest of the top level: identity, timer, inputs */
-        static const char *const keep[] = {"schema", "created_utc", "model_callable", "target_kind", "timing_scope", "device",
-                                           "precision", "unit", "warmup_calls", "measured_calls", "failed_calls", "inputs_file",
-                                           "inputs_sha256", "wall_time_ms", "isolated", "processes", "timer", "inputs",
-                                           "placement", "stopping", "metadata", "tool"};
-        json_t *id_ = json_object();
-        size_t j;
-        for (j = 0; j < sizeof keep / sizeof *keep; j++)
-            if (json_object_get(r, keep[j])) json_object_set(id_, keep[j], json_object_get(r, keep[j]));
-        put(o, "<details><summary>Run settings, inputs, timer, placement</summary><div class=\"wide\">");
-        rpx__h_kv_table(o, id_, NULL);
-        put(o, "</div></details>\n");
-        json_decref(id_);
     }
     put(o, "</section>\n");
 }

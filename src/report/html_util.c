@@ -185,7 +185,7 @@ static void put_array(hout *o, const json_t *a)
                 first = 0;
                 rpx__h_esc(o, k);
                 put(o, " ");
-                if (json_is_object(x)) put(o, "{&hellip;}");
+                if (json_is_object(x)) put(o, "(&hellip;)");
                 else rpx__h_put_value(o, x);
             }
         } else rpx__h_put_value(o, e);
@@ -241,12 +241,12 @@ void rpx__h_kv_table(hout *o, const json_t *obj, const char *cls)
     put(o, "</tbody></table>\n");
 }
 
-/* An array of objects as a table with one column per key of the first. */
-void rpx__h_rows_table(hout *o, const json_t *arr, const char *const *keys, size_t nk)
+/* An array of objects as a table with one column per key, headed by its label. */
+void rpx__h_rows_table(hout *o, const json_t *arr, const char *const *keys, const char *const *labels, size_t nk)
 {
     size_t i, j;
     put(o, "<table class=\"sortable\"><thead><tr>");
-    for (j = 0; j < nk; j++) { put(o, "<th>"); rpx__h_esc(o, keys[j]); put(o, "</th>"); }
+    for (j = 0; j < nk; j++) { put(o, "<th>"); rpx__h_esc(o, labels ? labels[j] : keys[j]); put(o, "</th>"); }
     put(o, "</tr></thead><tbody>");
     for (i = 0; i < json_array_size(arr); i++) {
         put(o, "<tr>");
