@@ -120,13 +120,14 @@ static void why_section(hout *o, const json_t *r, const rpx_h_run *run, const ch
     if (!json_is_object(v)) put(o, "The report holds no analysis of why the calls varied.");
     else if (jstr(v, "message")) rpx__h_esc(o, jstr(v, "message"));
     else {
-        put(o, "%s explains the variation: %s %% of it lies between processes (their p50s are ",
-            jstr(v, "explained_by") ? "One factor" : "No factor", pct(b, sizeof b, rpx__h_jnum(json_object_get(v, "between_process_share"))));
+        if (jstr(v, "explained_by")) {
+            put(o, "The variation is explained by ");
+            rpx__h_esc(o, jstr(v, "explained_by"));
+        } else put(o, "No factor explains the variation");
+        put(o, ": %s %% of it lies between processes (their p50s are ",
+            pct(b, sizeof b, rpx__h_jnum(json_object_get(v, "between_process_share"))));
         rpx__h_put_num(o, json_object_get(v, "process_p50_ratio"));
-        put(o, "x apart), the rest among each process's own calls; explained by: ");
-        if (jstr(v, "explained_by")) rpx__h_esc(o, jstr(v, "explained_by"));
-        else put(o, "no factor");
-        put(o, ".");
+        put(o, "x apart), the rest among each process's own calls.");
     }
     put(o, "</p>\n");
     if (json_array_size(json_object_get(v, "factors"))) {
@@ -227,7 +228,7 @@ static void memory_table(hout *o, const json_t *mem)
             else rpx__h_esc(o, label ? label : key);
             put(o, "</th><td>");
             rpx__h_put_value(o, v2);
-            if (*unit && json_is_number(v2)) put(o, " %s", unit);
+            if (*unit && json_is_number(v2)) put(o, " %s", rpx__h_jnum(v2) == 1 && !strcmp(unit, "calls") ? "call" : unit);
             put(o, "</td></tr>\n");
         }
         if (!sub) {
@@ -298,13 +299,44 @@ static void what_section(hout *o, const json_t *r, const char *id)
     json_decref(id_);
 }
 
+/* The real-time budget: the throughput at the p50 in one sentence, then
+ * each rate's budget and the share of it the p50 takes. */
+static void realtime(hout *o, const json_t *r, const json_t *rt)
+{
+    const json_t *rates = json_object_get(rt, "rates"), *x;
+    size_t i;
+    char b[40];
+    put(o, "<h4>Real-time budget</h4>\n<p>At its p50 it runs ");
+    rpx__h_put_num(o, json_object_get(rt, "throughput_per_s"));
+    put(o, " ");
+    rpx__h_esc(o, jstr(r, "unit") ? jstr(r, "unit") : "call");
+    put(o, "s a second, one at a time");
+    if (json_is_number(json_object_get(rt, "per_frame_ms"))) {
+        put(o, "; ");
+        rpx__h_put_num(o, json_object_get(rt, "per_frame_ms"));
+        put(o, " ms a frame (");
+        rpx__h_put_num(o, json_object_get(rt, "frames_per_s"));
+        put(o, " frames a second)");
+    }
+    put(o, ".</p>\n<table class=\"sortable realtime\"><thead><tr><th>rate (Hz)</th><th>budget (ms)</th>"
+           "<th>the p50 takes</th><th>in real time</th></tr></thead><tbody>");
+    json_array_foreach(rates, i, x) {
+        put(o, "<tr><td>");
+        rpx__h_put_num(o, json_object_get(x, "hz"));
+        put(o, "</td><td>");
+        rpx__h_put_num(o, json_object_get(x, "budget_ms"));
+        put(o, "</td><td>%s %%</td><td>", pct(b, sizeof b, rpx__h_jnum(json_object_get(x, "beta"))));
+        rpx__h_put_value(o, json_object_get(x, "realtime"));
+        put(o, "</td></tr>\n");
+    }
+    put(o, "</tbody></table>\n");
+}
+
 /* How fast: the percentiles in one sentence, the distribution, the table;
  * the real-time budget. */
 static void fast_section(hout *o, const json_t *r, const rpx_h_run *run, const char *id)
 {
     static const char *const lk[] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms", "min_ms", "max_ms", "std_ms"};
-    static const char *const bk[] = {"hz", "budget_ms", "beta", "realtime"};
-    static const char *const bl[] = {"rate (Hz)", "budget (ms)", "share of the budget the p50 takes", "in real time"};
     const json_t *lat = json_object_get(r, "latency"), *ci = json_object_get(r, "latency_ci");
     const json_t *rt = json_object_get(r, "realtime_budget");
     size_t j;
@@ -345,14 +377,7 @@ static void fast_section(hout *o, const json_t *r, const rpx_h_run *run, const c
         put(o, "</td></tr>");
     }
     put(o, "</tbody></table>\n");
-    if (json_is_object(rt)) {
-        json_t *rest = json_deep_copy(rt);
-        put(o, "<h4>Real-time budget</h4>\n");
-        rpx__h_rows_table(o, json_object_get(rt, "rates"), bk, bl, 4);
-        json_object_del(rest, "rates");
-        rpx__h_kv_table(o, rest, NULL);
-        json_decref(rest);
-    }
+    if (json_is_object(rt)) realtime(o, r, rt);
 }
 
 /* How sure: the p50's interval in words (each side in %) and what it
