@@ -282,7 +282,8 @@ class HtmlReportTest(unittest.TestCase):
                          len(r["warmup_samples_ms"]))
         for n in r["notes"]:
             self.assertIn(n.replace("'", "&#39;").replace('"', "&quot;"), html)
-        # its screenshot is the README's picture (docs/images/report-run.png is a copy of it)
+        # its screenshot is kept (the README's picture, docs/images/report-run.png, is the packaged demo's page:
+        # scripts/demo.sh's report, `rpxprof report`, chromium --headless --window-size=1000,1700 --screenshot)
         found = self.browse("run.html", "run", size="1000,1700")
         self.check_p50(found, [r])
         self.check_digits(found, r)
