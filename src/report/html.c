@@ -227,6 +227,24 @@ static void state_value(hout *o, const char *key, const json_t *v)
         for (j = 0; j < sizeof said / sizeof *said; j++)
             if (!strcmp(json_string_value(v), said[j][0])) { put(o, "%s", said[j][1]); return; }
     if (ratio && json_is_number(v)) { put_ratio(o, v); return; }
+    if (json_is_object(json_array_get(v, 0))) { /* rows (by_cpu): each one line of "what: value" */
+        const json_t *row;
+        json_array_foreach(v, j, row) {
+            const char *k;
+            json_t *x;
+            int first = 1;
+            put(o, j ? "<br>" : "");
+            json_object_foreach((json_t *)row, k, x) {
+                put(o, first ? "" : "; ");
+                first = 0;
+                key_words(o, k, "");
+                put(o, " ");
+                if (json_is_object(x) || json_is_array(json_array_get(x, 0))) put(o, "(&hellip;)");
+                else state_value(o, k, x);
+            }
+        }
+        return;
+    }
     if (ratio && json_array_size(v) == 2 && json_is_number(json_array_get(v, 0)) && json_is_number(json_array_get(v, 1))) {
         double lo = rpx__h_jnum(json_array_get(v, 0)), hi = rpx__h_jnum(json_array_get(v, 1));
         rpx__h_put_num(o, json_array_get(v, 0));

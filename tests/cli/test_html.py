@@ -700,6 +700,18 @@ class HtmlReadsAsAnswerTest(unittest.TestCase):
         self.assertEqual(len(found["states"]), 1)
         self.assertNotIn("_ratio_ci", found["states"][0])
         self.assertNotRegex(found["states"][0], r"[\[\]{}]")
+        # a paired comparison's rows by CPU (an array of objects): words too
+        c = dict(self.c, design="paired_by_cpu", p50_ratio_pooled=self.c["p50_ratio"],
+                 by_cpu=[{"cpu": 1, "base_processes": 1, "new_processes": 1, "base_p50_ms": 0.0833123,
+                          "new_p50_ms": 0.08341, "p50_ratio": 1.0012}])
+        with open(self.path("cmp-paired.json"), "w") as f:
+            json.dump(c, f)
+        html = self.report("cmp-paired.json", out="cmp-paired.html")
+        rest = html[html.index("Everything the comparison states"):]
+        text = self.words(rest[:rest.index("</table>")])
+        self.assertNotRegex(text, r"[a-z0-9]_[a-z]", "a raw key name")
+        self.assertIn("base p50 (ms) 0.0833", text)
+        self.assertIn("p50 ratio new/base 1.00 (+0.120 %)", text)
 
 
 if __name__ == "__main__":
