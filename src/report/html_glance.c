@@ -51,7 +51,7 @@ int rpx_plot_report_svg(const json_t *r, int timeline, char **svg, rpx_error *er
 static void esc_value(rpx_strbuf *b, const json_t *v)
 {
     char n[48];
-    if (json_is_string(v)) rpx__h_esc(b, json_string_value(v));
+    if (json_is_string(v)) rpx__h_esc_py(b, json_string_value(v));
     else if (json_is_integer(v)) rpx__sb_printf(b, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v)) {
         rpx__fmt_shortest(n, sizeof n, json_real_value(v));
@@ -148,7 +148,7 @@ static void bounds_table(rpx_strbuf *b, const json_t *r)
         const json_t *a = json_object_get(json_object_get(x, "achieved_fraction"), "ideal");
         char v[48];
         rpx__sb_str(b, "<tr><td>");
-        rpx__h_esc(b, keys[i]);
+        rpx__h_esc_py(b, keys[i]);
         rpx__sb_printf(b, "</td><td>%s ms</td><td>",
                        fmt(v, sizeof v, json_object_get(json_object_get(x, "ideal"), "latency_ms")));
         if (json_is_number(a)) rpx__sb_printf(b, "%s %%", rpx_format_3g(v, sizeof v, 100 * json_number_value(a)));

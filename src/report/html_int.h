@@ -16,6 +16,9 @@ typedef rpx_strbuf hout;
 
 /* HTML/XML-escaped text ("n/a" for NULL). */
 void rpx__h_esc(hout *o, const char *s);
+/* The same with an apostrophe as Python's html.escape writes it ("&#x27;"):
+ * Jupyter's glance (html_glance.c) is the text Python would make. */
+void rpx__h_esc_py(hout *o, const char *s);
 /* A number as the report holds it (shortest round trip), "n/a" when not finite. */
 const char *rpx__h_num(char *buf, size_t size, double v);
 /* The summary's number rule (rpx_format_3g): every number the page shows. */

@@ -14,7 +14,9 @@
 
 #define put rpx__sb_printf
 
-void rpx__h_esc(hout *o, const char *s)
+/* s escaped; an apostrophe as `apos` (the page's "&#39;", or Python's
+ * html.escape's "&#x27;" for the glance). */
+static void esc_with(hout *o, const char *s, const char *apos)
 {
     const char *run;
     if (!s) s = "n/a";
@@ -25,7 +27,7 @@ void rpx__h_esc(hout *o, const char *s)
         case '<': rep = "&lt;"; break;
         case '>': rep = "&gt;"; break;
         case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
+        case '\'': rep = apos; break;
         default:
             if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n') rep = "?";
         }
@@ -36,6 +38,16 @@ void rpx__h_esc(hout *o, const char *s)
         }
     }
     rpx__sb_add(o, run, (size_t)(s - run));
+}
+
+void rpx__h_esc(hout *o, const char *s)
+{
+    esc_with(o, s, "&#39;");
+}
+
+void rpx__h_esc_py(hout *o, const char *s)
+{
+    esc_with(o, s, "&#x27;");
 }
 
 /* Fixed-point text of v with `decimals` digits, trailing zeros dropped. */
