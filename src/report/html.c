@@ -15,148 +15,11 @@
 #include <nettle/sha2.h>
 
 #include "report/html_int.h"
-#include "loader/kinds.h"
 #include "rpxprof/error.h"
 #include "rpxprof/html.h"
 
 #define put rpx__sb_printf
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-/* A number of the report by the summary's rule (three significant digits,
- * no exponent: rpx_format_3g), the exact value (shortest round trip) on hover
- * where they differ; a count (a JSON integer) as it is. */
-static void put_jnum(hout *o, const json_t *v)
-{
-    char b[40], s3[40];
-    double x = rpx__h_jnum(v);
-    if (!isfinite(x)) { put(o, "<span class=\"na\">n/a</span>"); return; }
-    if (json_is_integer(v)) { put(o, "%lld", (long long)json_integer_value(v)); return; }
-    rpx__h_num(b, sizeof b, x);
-    rpx__h_num3(s3, sizeof s3, x);
-    if (strtod(s3, NULL) == x) { rpx__h_esc(o, s3); return; }
-    put(o, "<span title=\"%s\">%s</span>", b, s3);
-}
-
-/* The exact number (shortest round trip), for the headline's p50. */
-static void put_exact(hout *o, const json_t *v)
-{
-    char b[40];
-    rpx__h_esc(o, rpx__h_num(b, sizeof b, rpx__h_jnum(v)));
-}
-
-static void put_value(hout *o, const json_t *v);
-
-/* An array as words: "none", two numbers as "a to b" (an interval), else
- * its items one after another (numbers by the rule, objects as key: value). */
-static void put_array(hout *o, const json_t *a)
-{
-    size_t i, n = json_array_size(a);
-    if (n == 0) { put(o, "none"); return; }
-    if (n == 2 && json_is_number(json_array_get(a, 0)) && json_is_number(json_array_get(a, 1))) {
-        put_jnum(o, json_array_get(a, 0));
-        put(o, " to ");
-        put_jnum(o, json_array_get(a, 1));
-        return;
-    }
-    for (i = 0; i < n && i < 50; i++) {
-        const json_t *e = json_array_get(a, i);
-        put(o, i ? (json_is_object(e) ? "<br>" : ", ") : "");
-        if (json_is_object(e)) {
-            const char *k;
-            json_t *x;
-            int first = 1;
-            json_object_foreach((json_t *)e, k, x) {
-                put(o, first ? "" : ", ");
-                first = 0;
-                rpx__h_esc(o, k);
-                put(o, " ");
-                if (json_is_object(x)) put(o, "{&hellip;}");
-                else put_value(o, x);
-            }
-        } else put_value(o, e);
-    }
-    if (n > 50) put(o, " &hellip; (%zu in all)", n);
-}
-
-/* A JSON value as table text: strings as they are, numbers by the summary's
- * rule, arrays as words, null n/a. */
-static void put_value(hout *o, const json_t *v)
-{
-    if (!v || json_is_null(v)) put(o, "<span class=\"na\">n/a</span>");
-    else if (json_is_string(v)) rpx__h_esc(o, json_string_value(v));
-    else if (json_is_number(v)) put_jnum(o, v);
-    else if (json_is_true(v)) put(o, "yes");
-    else if (json_is_false(v)) put(o, "no");
-    else if (json_is_array(v)) put_array(o, v);
-    else if (json_is_object(v) && json_object_size(v) == 0) put(o, "none");
-    else {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (s && strlen(s) > 400) strcpy(s + 397, "...");
-        put(o, "<code>");
-        rpx__h_esc(o, s);
-        put(o, "</code>");
-        free(s);
-    }
-}
-
-/* A key/value table of an object, nested objects flattened into dotted keys. */
-static void kv_rows(hout *o, const json_t *obj, const char *prefix, int depth)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)obj, k, v) {
-        char key[256];
-        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
-        if (json_is_object(v) && depth < 2 && json_object_size(v)) {
-            kv_rows(o, v, key, depth + 1);
-            continue;
-        }
-        put(o, "<tr><th>");
-        rpx__h_esc(o, key);
-        put(o, "</th><td>");
-        put_value(o, v);
-        put(o, "</td></tr>\n");
-    }
-}
-
-static void kv_table(hout *o, const json_t *obj, const char *cls)
-{
-    put(o, "<table class=\"kv %s\"><tbody>", cls ? cls : "");
-    kv_rows(o, obj, "", 0);
-    put(o, "</tbody></table>\n");
-}
-
-/* An array of objects as a table with one column per key of the first. */
-static void rows_table(hout *o, const json_t *arr, const char *const *keys, size_t nk)
-{
-    size_t i, j;
-    put(o, "<table class=\"sortable\"><thead><tr>");
-    for (j = 0; j < nk; j++) { put(o, "<th>"); rpx__h_esc(o, keys[j]); put(o, "</th>"); }
-    put(o, "</tr></thead><tbody>");
-    for (i = 0; i < json_array_size(arr); i++) {
-        put(o, "<tr>");
-        for (j = 0; j < nk; j++) { put(o, "<td>"); put_value(o, json_object_get(json_array_get(arr, i), keys[j])); put(o, "</td>"); }
-        put(o, "</tr>\n");
-    }
-    put(o, "</tbody></table>\n");
-}
-
-static void list_items(hout *o, const json_t *arr, const char *cls)
-{
-    size_t i;
-    for (i = 0; i < json_array_size(arr); i++) {
-        const json_t *s = json_array_get(arr, i);
-        put(o, "<li class=\"%s\">", cls);
-        if (json_is_string(s)) rpx__h_esc(o, json_string_value(s));
-        else put_value(o, s);
-        put(o, "</li>\n");
-    }
-}
+#define jstr rpx__h_jstr
 
 /* ---- the page ------------------------------------------------------------ */
 
@@ -170,7 +33,7 @@ static const char css[] =
     "body{background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
     "max-width:980px;padding:16px 24px}\n"
     "h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--grid)}"
-    "h3{font-size:15px;margin:18px 0 6px}\n"
+    "h3{font-size:15px;margin:18px 0 6px}h4{font-size:14px;margin:14px 0 4px;color:var(--muted)}p.answer{font-size:15px}\n"
     ".headline{font-size:16px;background:var(--card);padding:10px 14px;border-radius:6px}\n"
     ".alert{border-left:5px solid var(--warnb);background:var(--warn);padding:8px 12px;margin:10px 0;border-radius:4px}"
     ".alert.error{border-color:var(--errb);background:var(--err)}.alert ul{margin:4px 0;padding-left:20px}\n"
@@ -180,7 +43,7 @@ static const char css[] =
     "table{border-collapse:collapse;margin:6px 0;font-size:13px}th,td{border:1px solid var(--grid);padding:3px 7px;"
     "text-align:left;vertical-align:top}td{font-variant-numeric:tabular-nums}table.kv th{font-weight:500;color:var(--muted)}"
     "table.sortable th{cursor:pointer;background:var(--card)}table.sortable th::after{content:' \\2195';color:var(--muted)}"
-    ".wide{overflow-x:auto}.na{color:var(--muted)}code{font-size:12px;word-break:break-all}\n"
+    "pre{white-space:pre-wrap;max-height:30em;overflow:auto}.wide{overflow-x:auto}.na{color:var(--muted)}code{font-size:12px;word-break:break-all}\n"
     "figure{margin:12px 0}figcaption{color:var(--muted);font-size:12px;max-width:760px}"
     "svg.fig{max-width:100%;height:auto;display:block}.agg svg{max-width:100%;height:auto;background:#fff;color:#000}\n"
     ".fig text{fill:var(--fg);font:11px system-ui,sans-serif}.grid{stroke:var(--grid)}.bar{fill:var(--bar)}"
@@ -298,401 +161,149 @@ static void page_close(hout *o)
            "(docs/report.md, \"The HTML report\").</p>\n" SCRIPT_OPEN "%s</script>\n</body>\n</html>\n", js);
 }
 
-/* ---- a run ------------------------------------------------------------- */
+/* ---- a comparison ---------------------------------------------------------- */
 
-static const char *kind_words(const char *k)
+/* A comparison's key as words ("p50_ratio_ci": "p50 ratio new/base,
+ * interval"; "base_stats.p50_ms": "base: p50 (ms)"): the page shows no raw
+ * key; the JSON is behind a click. */
+static void key_words(hout *o, const char *key, const char *prefix)
 {
-    const rpx_kind *row = rpx__kind_find(k);
-    if (!k) return "a target of unknown kind";
-    return row ? row->words : k;
+    static const char *const whole[][2] = {
+        {"base", "base report"}, {"new", "new report"}, {"threshold", "threshold (a smaller change counts as the same)"},
+        {"confidence", "confidence of the intervals"}, {"covers", "what the intervals cover"}, {"design", "design"},
+        {"verdict", "verdict (from the p50)"}, {"p_value", "p50 p-value"}, {"p_value_method", "how the p-values are found"},
+        {"by_cpu", "pairs by CPU"}, {"null_reasons", "why a value is missing"}, {"base_stats", "base"},
+        {"new_stats", "new"}};
+    char tok[64];
+    const char *s = key, *unit = "";
+    size_t j;
+    int first = 1;
+    if (*prefix) { put(o, "%s: ", prefix); }
+    for (j = 0; j < sizeof whole / sizeof *whole; j++)
+        if (!strcmp(key, whole[j][0])) { put(o, "%s", whole[j][1]); return; }
+    while (*s) {
+        size_t n = strcspn(s, "_");
+        snprintf(tok, sizeof tok, "%.*s", (int)(n < sizeof tok ? n : sizeof tok - 1), s);
+        s += n + (s[n] == '_');
+        if (!strcmp(tok, "ms")) { unit = " (ms)"; continue; }
+        put(o, first ? "" : !strcmp(tok, "ci") ? "," : " ");
+        first = 0;
+        if (!strcmp(tok, "p") && !strncmp(s, "value", 5) && (s[5] == '_' || !s[5])) {
+            put(o, "p-value");
+            s += 5 + (s[5] == '_');
+        } else if (!strcmp(tok, "ci")) put(o, " interval");
+        else if (!strcmp(tok, "ratio")) put(o, "ratio new/base");
+        else rpx__h_esc(o, tok);
+    }
+    put(o, "%s", unit);
 }
 
-static void headline(hout *o, const json_t *r, const char *id)
+/* A ratio by the rule and its change in % ("1.02 (+2.00 %)"). */
+static void put_ratio(hout *o, const json_t *v)
 {
-    const json_t *lat = json_object_get(r, "latency"), *ci = json_object_get(r, "latency_ci");
-    const json_t *p50 = json_object_get(ci, "p50_ms"), *card = json_object_get(r, "system_card");
-    const char *name = jstr(r, "model_name") ? jstr(r, "model_name") : jstr(r, "model_callable");
-    const char *gpu = jstr(card, "gpu_name"), *cpu = jstr(card, "cpu_name"), *unit = jstr(r, "unit");
-    char b1[40], b2[40];
-    put(o, "<p class=\"headline\" id=\"%s-headline\"><b>", id);
-    rpx__h_esc(o, name);
-    put(o, "</b>");
-    if (jstr(r, "task")) { put(o, " (task "); rpx__h_esc(o, jstr(r, "task")); put(o, ")"); }
-    put(o, ", ");
-    rpx__h_esc(o, kind_words(jstr(r, "target_kind"))); /* an unknown kind is the file's text */
-    put(o, ", ran on ");
-    rpx__h_esc(o, jstr(r, "device") ? jstr(r, "device") : "an unknown device");
-    if (gpu) { put(o, " ("); rpx__h_esc(o, gpu); put(o, ")"); }
-    else if (cpu) { put(o, " ("); rpx__h_esc(o, cpu); put(o, ")"); }
-    put(o, " at precision ");
-    rpx__h_esc(o, jstr(r, "precision") ? jstr(r, "precision") : "unspecified");
-    put(o, ": <b>p50 <span class=\"p50\" data-ms=\"");
-    put_exact(o, json_object_get(lat, "p50_ms"));
-    put(o, "\" title=\"");
-    put_exact(o, json_object_get(lat, "p50_ms"));
-    put(o, "\">%s</span> ms</b> per ", rpx__h_num3(b1, sizeof b1, rpx__h_jnum(json_object_get(lat, "p50_ms"))));
-    rpx__h_esc(o, unit ? unit : "call");
-    if (json_array_size(p50) == 2)
-        put(o, ", 95 %% interval %s to %s ms (%s)", rpx__h_num3(b1, sizeof b1, rpx__h_jnum(json_array_get(p50, 0))),
-            rpx__h_num3(b2, sizeof b2, rpx__h_jnum(json_array_get(p50, 1))),
-            jstr(ci, "covers") && !strcmp(jstr(ci, "covers"), "between-process") ? "between processes" : "within one process");
-    else if (json_is_object(ci)) {
-        const char *why = jstr(json_object_get(ci, "null_reasons"), "p50_ms");
-        put(o, ", no interval");
-        if (why) { put(o, " ("); rpx__h_esc(o, why); put(o, ")"); }
-    }
-    put(o, "; p95 ");
-    put_jnum(o, json_object_get(lat, "p95_ms"));
-    put(o, " ms, p99 ");
-    put_jnum(o, json_object_get(lat, "p99_ms"));
-    put(o, " ms; ");
-    put_jnum(o, json_object_get(r, "measured_calls"));
-    put(o, " timed calls in ");
-    put_jnum(o, json_object_get(r, "processes"));
-    put(o, " process%s.</p>\n", rpx__h_jnum(json_object_get(r, "processes")) == 1 ? "" : "es");
+    char b[40];
+    double x = rpx__h_jnum(v);
+    rpx__h_put_num(o, v);
+    if (isfinite(x)) put(o, " (%s%s %%)", x >= 1 ? "+" : "", rpx__h_num3(b, sizeof b, 100 * (x - 1)));
 }
 
-/* Status, failure, notes and warnings: first, where they cannot be missed. */
-static void run_alerts(hout *o, const json_t *r)
+/* One value of the comparison as words: percentages for the threshold and
+ * the confidence, ratios with their change, the words for covers and design. */
+static void state_value(hout *o, const char *key, const json_t *v)
 {
-    const char *st = jstr(r, "status");
-    const json_t *card = json_object_get(r, "system_card"), *trend;
-    const char *var = jstr(json_object_get(r, "variance"), "message");
-    size_t i;
-    for (i = 0; var && i < json_array_size(json_object_get(r, "notes")); i++)
-        if (json_is_string(json_array_get(json_object_get(r, "notes"), i)) &&
-            strstr(json_string_value(json_array_get(json_object_get(r, "notes"), i)), var))
-            var = NULL; /* the notes say it already */
-    if (st && strcmp(st, "complete")) {
-        put(o, "<div class=\"alert error\" role=\"alert\"><b>Status: ");
-        rpx__h_esc(o, st);
-        put(o, "</b>");
-        if (jstr(r, "error")) { put(o, ": "); rpx__h_esc(o, jstr(r, "error")); }
-        if (json_is_object(json_object_get(r, "failure"))) {
-            put(o, "<br>failure: ");
-            put_value(o, json_object_get(r, "failure"));
-        }
-        put(o, "</div>\n");
-    }
-    trend = json_object_get(json_object_get(r, "memory"), "cpu_rss_trend");
-    if (json_array_size(json_object_get(card, "warnings")) || json_is_true(json_object_get(trend, "leak_suspected")) || var) {
-        put(o, "<div class=\"alert\" role=\"note\"><b>Warnings</b><ul>");
-        list_items(o, json_object_get(card, "warnings"), "warning");
-        if (json_is_true(json_object_get(trend, "leak_suspected")))
-            put(o, "<li class=\"warning\">memory: the RSS grew during the run (cpu_rss_trend.leak_suspected)</li>");
-        if (var) { put(o, "<li class=\"warning\">why it varied: "); rpx__h_esc(o, var); put(o, "</li>"); }
-        put(o, "</ul></div>\n");
-    }
-    if (json_array_size(json_object_get(r, "notes"))) {
-        put(o, "<div class=\"alert\" role=\"note\"><b>Notes</b><ul>");
-        list_items(o, json_object_get(r, "notes"), "note");
-        put(o, "</ul></div>\n");
-    }
-}
-
-static void run_variance(hout *o, const json_t *r)
-{
-    static const char *const keys[] = {"factor", "tested", "measure", "share", "ratio", "p_value", "p_adjusted", "named", "why"};
-    const json_t *v = json_object_get(r, "variance");
-    if (!json_is_object(v)) return;
-    put(o, "<h3>Why it varied (variance)</h3>\n<p>Between-process share of the variation: ");
-    put_jnum(o, json_object_get(v, "between_process_share"));
-    put(o, "; the processes' p50s are ");
-    put_jnum(o, json_object_get(v, "process_p50_ratio"));
-    put(o, "x apart; explained by: ");
-    if (jstr(v, "explained_by")) rpx__h_esc(o, jstr(v, "explained_by"));
-    else put(o, "no factor");
-    put(o, ".</p>\n");
-    if (jstr(v, "message")) { put(o, "<p>"); rpx__h_esc(o, jstr(v, "message")); put(o, "</p>"); }
-    if (json_array_size(json_object_get(v, "factors"))) {
-        put(o, "<div class=\"wide\">");
-        rows_table(o, json_object_get(v, "factors"), keys, sizeof keys / sizeof *keys);
-        put(o, "</div>");
-    }
-    if (jstr(json_object_get(v, "slow_tail"), "message")) {
-        put(o, "<p>Slow tail: ");
-        rpx__h_esc(o, jstr(json_object_get(v, "slow_tail"), "message"));
-        put(o, "</p>\n");
-    }
-    if (jstr(v, "rule")) { put(o, "<p class=\"muted\">"); rpx__h_esc(o, jstr(v, "rule")); put(o, "</p>"); }
-}
-
-static void run_http(hout *o, const json_t *r, const char *id)
-{
-    const json_t *http = json_object_get(r, "http"), *ph = json_object_get(http, "phases_ms"), *st;
-    const char *labels[8];
-    const json_t *stats[8];
-    size_t n = 0;
-    const char *k;
-    json_t *v;
-    char fid[96];
-    if (!json_is_object(http)) return;
-    put(o, "<h3>HTTP</h3>\n");
-    json_object_foreach((json_t *)ph, k, v) {
-        if (n < 8 && json_is_object(v)) { labels[n] = k; stats[n++] = v; }
-    }
-    snprintf(fid, sizeof fid, "%s-phases", id);
-    if (n) rpx__h_fig_stat_rows(o, labels, stats, n, fid, "HTTP phases of the successful timed calls (http.phases_ms)");
-    st = json_object_get(http, "streaming");
-    if (json_is_object(st)) {
-        static const char *const sk[] = {"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"};
-        size_t j;
-        n = 0;
-        for (j = 0; j < 4; j++)
-            if (json_is_object(json_object_get(st, sk[j]))) { labels[n] = sk[j]; stats[n++] = json_object_get(st, sk[j]); }
-        snprintf(fid, sizeof fid, "%s-stream", id);
-        if (n) rpx__h_fig_stat_rows(o, labels, stats, n, fid, "Streamed responses: TTFT, ITL, TPOT (http.streaming)");
-    }
-    if (json_is_object(json_object_get(http, "load"))) {
-        json_t *load = json_deep_copy(json_object_get(http, "load"));
-        json_object_del(load, "schedule_ms");
-        put(o, "<h3>Open-loop load</h3><p>The per-call figure above draws each request at its intended send time.</p>");
-        kv_table(o, load, NULL);
-        json_decref(load);
-    }
-    {
-        json_t *rest = json_deep_copy(http);
-        json_object_del(rest, "phases_ms");
-        json_object_del(rest, "streaming");
-        json_object_del(rest, "load");
-        put(o, "<details><summary>HTTP request and counts</summary>");
-        kv_table(o, rest, NULL);
-        put(o, "</details>\n");
-        json_decref(rest);
-    }
-}
-
-/* The memory section in words: each key of the report's `memory` that the
- * page knows as a sentence with its unit, the others by their key. */
-static void memory_table(hout *o, const json_t *mem)
-{
-    static const char *const words[][3] = {
-        {"cpu_inference_peak_mb", "peak resident set during the timed calls", "MiB"},
-        {"cpu_process_lifetime_peak_mb", "peak resident set over the process's life (weights and setup included)", "MiB"},
-        {"cuda_peak_allocated_mb_by_visible_device", "CUDA peak allocated, by visible device", "MiB"},
-        {"cuda_peak_method", "how the CUDA peak was read", ""},
-        {"cuda_process_peak_mb_by_visible_device", "the process's CUDA peak, by visible device", "MiB"},
-        {"cuda_process_peak_method", "how the process's CUDA peak was read", ""},
-        {"cpu_rss_trend.readings", "leak check: resident-set readings during the timed calls", ""},
-        {"cpu_rss_trend.every_calls", "leak check: read every", "calls"},
-        {"cpu_rss_trend.first_quarter_mb", "leak check: resident set over the first quarter of the calls", "MiB"},
-        {"cpu_rss_trend.last_quarter_mb", "leak check: resident set over the last quarter of the calls", "MiB"},
-        {"cpu_rss_trend.growth_kib_per_call", "leak check: growth per call", "KiB"},
-        {"cpu_rss_trend.detectable_kib_per_call", "leak check: the smallest growth per call it can detect", "KiB"},
-        {"cpu_rss_trend.leak_suspected", "leak check: a leak suspected", ""},
-        {"cpu_rss_trend.reason", "leak check: why it did not decide", ""},
-    };
-    const char *k, *k2;
-    json_t *v, *v2;
-    put(o, "<table class=\"kv memory\"><tbody>");
-    json_object_foreach((json_t *)mem, k, v) {
-        int sub = json_is_object(v) && (!strcmp(k, "cpu_rss_trend") || !strcmp(k, "unavailable"));
-        json_object_foreach(sub ? v : NULL, k2, v2) {
-            char key[200];
-            size_t j;
-            const char *label = NULL, *unit = "";
-            snprintf(key, sizeof key, "%s.%s", k, k2);
-            for (j = 0; j < sizeof words / sizeof *words; j++)
-                if (!strcmp(words[j][0], key)) label = words[j][1], unit = words[j][2];
-            put(o, "<tr><th>");
-            if (!strcmp(k, "unavailable")) { put(o, "not measured: "); rpx__h_esc(o, k2); }
-            else rpx__h_esc(o, label ? label : key);
-            put(o, "</th><td>");
-            put_value(o, v2);
-            if (*unit && json_is_number(v2)) put(o, " %s", unit);
-            put(o, "</td></tr>\n");
-        }
-        if (!sub) {
-            size_t j;
-            const char *label = NULL, *unit = "";
-            for (j = 0; j < sizeof words / sizeof *words; j++)
-                if (!strcmp(words[j][0], k)) label = words[j][1], unit = words[j][2];
-            put(o, "<tr><th>");
-            rpx__h_esc(o, label ? label : k);
-            put(o, "</th><td>");
-            if (json_is_object(v) && json_object_size(v) == 0) put(o, "<span class=\"na\">n/a</span>");
-            else put_value(o, v);
-            if (*unit && json_is_number(v)) put(o, " %s", unit);
-            put(o, "</td></tr>\n");
-        }
-    }
-    put(o, "</tbody></table>\n");
-}
-
-/* No cost given: the efficiency holds no FLOPs, MACs or parameters. */
-static int has_cost(const json_t *eff)
-{
-    return json_is_number(json_object_get(eff, "flops")) || json_is_number(json_object_get(eff, "macs")) ||
-           json_is_number(json_object_get(eff, "params"));
-}
-
-static void run_view(hout *o, const json_t *r, const char *name, const char *id)
-{
-    rpx_h_run run;
-    const json_t *mem = json_object_get(r, "memory"), *eff = json_object_get(r, "efficiency");
-    const json_t *rl = json_object_get(r, "roofline"), *rt = json_object_get(r, "realtime_budget");
-    const json_t *card = json_object_get(r, "system_card");
-    put(o, "<section class=\"run\" id=\"%s\">\n<h2>Run", id);
-    if (name) { put(o, ": "); rpx__h_esc(o, name); }
-    put(o, "</h2>\n");
-    headline(o, r, id);
-    run_alerts(o, r);
-    if (rpx__h_run_load(&run, r) != 0) {
-        rpx__h_run_free(&run);
-        o->oom = 1;
+    static const char *const said[][2] = {
+        {"between-process", "run-to-run variation (between processes)"},
+        {"within-process", "the calls of one process only, not run-to-run variation"},
+        {"independent", "two independent runs"}, {"paired_by_cpu", "pairs of processes run on the same CPU"}};
+    char b[40];
+    size_t j;
+    int ratio = strstr(key, "ratio") != NULL;
+    if ((!strcmp(key, "threshold") || !strcmp(key, "confidence")) && json_is_number(v)) {
+        double x = 100 * rpx__h_jnum(v); /* 95 %, as the verdict says it; else by the rule */
+        put(o, "%s %%", x == floor(x) ? rpx__h_num(b, sizeof b, x) : rpx__h_num3(b, sizeof b, x));
         return;
     }
-    put(o, "<h3>Latency</h3>\n");
-    if (!run.n) put(o, "<p class=\"na\">No timed call completed: nothing to draw.</p>");
-    rpx__h_fig_distribution(o, &run, id);
-    {
-        static const char *const lk[] = {"p50_ms", "p95_ms", "p99_ms", "mean_ms", "min_ms", "max_ms", "std_ms"};
-        const json_t *lat = json_object_get(r, "latency"), *ci = json_object_get(r, "latency_ci");
-        size_t j;
-        put(o, "<table class=\"stats\"><thead><tr><th>statistic</th><th>ms</th><th>95 %% interval (ms)</th></tr></thead><tbody>");
-        for (j = 0; j < sizeof lk / sizeof *lk; j++) {
-            const json_t *iv = json_object_get(ci, lk[j]);
-            put(o, "<tr><th>%.*s</th><td>", (int)(strlen(lk[j]) - 3), lk[j]);
-            put_value(o, json_object_get(lat, lk[j]));
-            put(o, "</td><td>");
-            if (json_array_size(iv) == 2) {
-                put_jnum(o, json_array_get(iv, 0));
-                put(o, " to ");
-                put_jnum(o, json_array_get(iv, 1));
-            } else if (json_is_object(ci) && jstr(json_object_get(ci, "null_reasons"), lk[j])) {
-                put(o, "<span class=\"na\">n/a: ");
-                rpx__h_esc(o, jstr(json_object_get(ci, "null_reasons"), lk[j]));
-                put(o, "</span>");
-            } else put(o, "<span class=\"na\">n/a</span>");
-            put(o, "</td></tr>");
-        }
-        put(o, "</tbody></table>\n");
-        if (jstr(ci, "method")) { /* one sentence; the formula behind it, and where it is explained */
-            int between = jstr(ci, "covers") && !strcmp(jstr(ci, "covers"), "between-process");
-            put(o, "<details class=\"muted method\"><summary>%s</summary>", between
-                ? "Each interval comes from how much the processes' own statistics differ, so it covers run-to-run variation."
-                : "One process ran: each interval covers the variation among its calls only, not from run to run.");
-            put(o, "Method: ");
-            rpx__h_esc(o, jstr(ci, "method"));
-            put(o, " (docs/statistics.md, &quot;The intervals of a report&quot;).</details>");
-        }
-    }
-    put(o, "<h3>Every call</h3>\n");
-    rpx__h_fig_timeline(o, &run, id);
-    rpx__h_fig_cpus(o, &run, id);
-    if (json_array_size(json_object_get(r, "latency_by_process")) > 0) {
-        put(o, "<h3>Per process</h3>\n");
-        rpx__h_fig_boxes(o, &run, id);
-    }
-    run_variance(o, r);
-    rpx__h_run_free(&run);
-    if (json_is_object(mem)) { put(o, "<h3>Memory</h3>\n"); memory_table(o, mem); }
-    if ((json_is_object(eff) || json_is_object(rl)) && !has_cost(eff)) {
-        put(o, "<h3>Cost and roofline</h3>\n<p class=\"na\" id=\"%s-nocost\">No cost was given: run again with "
-               "<code>--cost MODEL.onnx</code> or <code>--flops N</code> for the model's FLOPs, its roofline bounds and "
-               "the share of them the p50 achieves.</p>\n", id);
-    } else if (json_is_object(eff) || json_is_object(rl)) {
-        put(o, "<h3>Cost and roofline</h3>\n");
-        if (json_is_object(eff)) kv_table(o, eff, NULL);
-        if (json_is_object(rl)) {
-            static const char *const rk[] = {"target", "peak GFLOP/s", "bandwidth GB/s", "ideal bound ms", "unfused bound ms",
-                                             "measured p50 ms", "achieved (ideal)", "reason"};
+    if (json_is_string(v))
+        for (j = 0; j < sizeof said / sizeof *said; j++)
+            if (!strcmp(json_string_value(v), said[j][0])) { put(o, "%s", said[j][1]); return; }
+    if (ratio && json_is_number(v)) { put_ratio(o, v); return; }
+    if (json_is_object(json_array_get(v, 0))) { /* rows (by_cpu): each one line of "what: value" */
+        const json_t *row;
+        json_array_foreach(v, j, row) {
             const char *k;
-            json_t *t;
-            size_t j;
-            put(o, "<table class=\"sortable\"><thead><tr>");
-            for (j = 0; j < sizeof rk / sizeof *rk; j++) put(o, "<th>%s</th>", rk[j]);
-            put(o, "</tr></thead><tbody>");
-            json_object_foreach((json_t *)rl, k, t) {
-                char b[40];
-                put(o, "<tr><td>");
-                rpx__h_esc(o, k);
-                put(o, "</td><td>%s</td><td>", rpx__h_num3(b, sizeof b, rpx__h_jnum(json_object_get(json_object_get(t, "peak_dense"), "tflops")) * 1e3));
-                put_value(o, json_object_get(t, "memory_bandwidth_gbps"));
-                put(o, "</td><td>");
-                put_value(o, json_object_get(json_object_get(t, "ideal"), "latency_ms"));
-                put(o, "</td><td>");
-                put_value(o, json_object_get(json_object_get(t, "unfused"), "latency_ms"));
-                put(o, "</td><td>");
-                put_value(o, json_object_get(t, "measured_p50_ms"));
-                put(o, "</td><td>");
-                put_value(o, json_object_get(json_object_get(t, "achieved_fraction"), "ideal"));
-                put(o, "</td><td>");
-                put_value(o, json_object_get(t, "reason"));
-                put(o, "</td></tr>\n");
+            json_t *x;
+            int first = 1;
+            put(o, j ? "<br>" : "");
+            json_object_foreach((json_t *)row, k, x) {
+                put(o, first ? "" : "; ");
+                first = 0;
+                key_words(o, k, "");
+                put(o, " ");
+                if (json_is_object(x) || json_is_array(json_array_get(x, 0))) put(o, "(&hellip;)");
+                else state_value(o, k, x);
             }
-            put(o, "</tbody></table>\n");
-            rpx__h_fig_roofline(o, r, id);
         }
+        return;
     }
-    if (json_is_object(rt)) {
-        static const char *const bk[] = {"hz", "budget_ms", "beta", "realtime"};
-        json_t *rest = json_deep_copy(rt);
-        put(o, "<h3>Real-time budget</h3>\n");
-        rows_table(o, json_object_get(rt, "rates"), bk, 4);
-        json_object_del(rest, "rates");
-        kv_table(o, rest, NULL);
-        json_decref(rest);
+    if (ratio && json_array_size(v) == 2 && json_is_number(json_array_get(v, 0)) && json_is_number(json_array_get(v, 1))) {
+        double lo = rpx__h_jnum(json_array_get(v, 0)), hi = rpx__h_jnum(json_array_get(v, 1));
+        rpx__h_put_num(o, json_array_get(v, 0));
+        put(o, " to ");
+        rpx__h_put_num(o, json_array_get(v, 1));
+        put(o, " (%s%s %% to ", lo >= 1 ? "+" : "", rpx__h_num3(b, sizeof b, 100 * (lo - 1)));
+        put(o, "%s%s %%)", hi >= 1 ? "+" : "", rpx__h_num3(b, sizeof b, 100 * (hi - 1)));
+        return;
     }
-    run_http(o, r, id);
-    if (json_is_object(json_object_get(r, "pacing"))) { put(o, "<h3>Pacing</h3>"); kv_table(o, json_object_get(r, "pacing"), NULL); }
-    if (json_is_object(card)) {
-        json_t *c = json_deep_copy(card);
-        json_t *cond = json_incref(json_object_get(card, "conditions"));
-        json_object_del(c, "conditions");
-        json_object_del(c, "warnings");
-        put(o, "<h3>System card</h3>\n<details open><summary>system_card</summary><div class=\"wide\">");
-        kv_table(o, c, NULL);
-        put(o, "</div></details>\n");
-        if (json_is_object(cond)) {
-            put(o, "<h3>Conditions</h3>\n<div class=\"wide\">");
-            kv_table(o, cond, NULL);
-            put(o, "</div>\n");
-        }
-        json_decref(cond);
-        json_decref(c);
-    }
-    {   /* the rest of the top level: identity, timer, inputs */
-        static const char *const keep[] = {"schema", "created_utc", "model_callable", "target_kind", "timing_scope", "device",
-                                           "precision", "unit", "warmup_calls", "measured_calls", "failed_calls", "inputs_file",
-                                           "inputs_sha256", "wall_time_ms", "isolated", "processes", "timer", "inputs",
-                                           "placement", "stopping", "metadata", "tool"};
-        json_t *id_ = json_object();
-        size_t j;
-        for (j = 0; j < sizeof keep / sizeof *keep; j++)
-            if (json_object_get(r, keep[j])) json_object_set(id_, keep[j], json_object_get(r, keep[j]));
-        put(o, "<details><summary>Run settings, inputs, timer, placement</summary><div class=\"wide\">");
-        kv_table(o, id_, NULL);
-        put(o, "</div></details>\n");
-        json_decref(id_);
-    }
-    put(o, "</section>\n");
+    rpx__h_put_value(o, v);
 }
 
-/* ---- a comparison ---------------------------------------------------------- */
+/* The comparison's statements as rows of words, nested objects as "what:
+ * key" (two levels). */
+static void states_rows(hout *o, const json_t *obj, const char *prefix, int depth)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v) {
+        if (json_is_object(v) && depth < 2 && json_object_size(v)) {
+            hout sub = {0};
+            key_words(&sub, k, prefix);
+            if (sub.oom) { o->oom = 1; free(sub.p); return; }
+            states_rows(o, v, sub.p ? sub.p : "", depth + 1);
+            free(sub.p);
+            continue;
+        }
+        put(o, "<tr><th>");
+        key_words(o, k, prefix);
+        put(o, "</th><td>");
+        state_value(o, k, v);
+        put(o, "</td></tr>\n");
+    }
+}
 
 /* Two batch folders compared row by row (compare DIR DIR --json). */
 static void compare_rows_view(hout *o, const json_t *c)
 {
     static const char *const keys[] = {"task", "model", "status", "verdict", "p50_ratio", "p50_ratio_ci", "p95_ratio",
                                        "mean_ratio", "p_value_holm", "reason"};
+    static const char *const labels[] = {"task", "model", "status", "verdict", "p50 ratio new/base", "p50 ratio, interval",
+                                         "p95 ratio new/base", "mean ratio new/base", "p-value (Holm)", "reason"};
     put(o, "<section class=\"compare\" id=\"compare\">\n<h2>Comparison of two batch folders: ");
     rpx__h_esc(o, jstr(c, "new"));
     put(o, " against ");
     rpx__h_esc(o, jstr(c, "base"));
     put(o, "</h2>\n<p class=\"headline\">");
-    put_jnum(o, json_object_get(c, "compared"));
+    rpx__h_put_num(o, json_object_get(c, "compared"));
     put(o, " (task, model) rows compared, ");
-    put_jnum(o, json_object_get(c, "refused"));
+    rpx__h_put_num(o, json_object_get(c, "refused"));
     put(o, " refused; geometric mean of the p50 ratios new/base: ");
-    put_jnum(o, json_object_get(c, "geomean_p50_ratio"));
+    rpx__h_put_num(o, json_object_get(c, "geomean_p50_ratio"));
     put(o, ".</p>\n<div class=\"wide\">");
-    rows_table(o, json_object_get(c, "rows"), keys, sizeof keys / sizeof *keys);
+    rpx__h_rows_table(o, json_object_get(c, "rows"), keys, labels, sizeof keys / sizeof *keys);
     put(o, "</div>\n");
     if (json_array_size(json_object_get(c, "only_in_base")) || json_array_size(json_object_get(c, "only_in_new"))) {
         put(o, "<div class=\"alert\"><b>Not in both</b><ul>");
-        list_items(o, json_object_get(c, "only_in_base"), "only-base");
-        list_items(o, json_object_get(c, "only_in_new"), "only-new");
+        rpx__h_list_items(o, json_object_get(c, "only_in_base"), "only-base");
+        rpx__h_list_items(o, json_object_get(c, "only_in_new"), "only-new");
         put(o, "</ul></div>\n");
     }
     put(o, "</section>\n");
@@ -735,8 +346,8 @@ static void compare_view(hout *o, const json_t *c, const json_t *base, const jso
     put(o, ").</p>\n");
     if (json_array_size(json_object_get(c, "warnings")) || json_array_size(json_object_get(c, "notes"))) {
         put(o, "<div class=\"alert\"><b>Warnings and notes</b><ul>");
-        list_items(o, json_object_get(c, "warnings"), "warning");
-        list_items(o, json_object_get(c, "notes"), "note");
+        rpx__h_list_items(o, json_object_get(c, "warnings"), "warning");
+        rpx__h_list_items(o, json_object_get(c, "notes"), "note");
         put(o, "</ul></div>\n");
     }
     rpx__h_fig_ratio(o, c, "compare");
@@ -757,9 +368,16 @@ static void compare_view(hout *o, const json_t *c, const json_t *base, const jso
         /* the warnings and notes are words, listed once above */
         json_object_del(rest, "warnings");
         json_object_del(rest, "notes");
-        put(o, "<h3>Everything the comparison states</h3><div class=\"wide\">");
-        kv_table(o, rest, NULL);
-        put(o, "</div>\n");
+        char *dump = json_dumps(c, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        put(o, "<h3>Everything the comparison states</h3>\n<p class=\"answer\">Each value the comparison file "
+               "holds, in words; ratios are new/base, with the change in %%.</p><div class=\"wide\">"
+               "<table class=\"kv states\"><tbody>");
+        states_rows(o, rest, "", 0);
+        put(o, "</tbody></table></div>\n<details class=\"json\"><summary>The comparison as JSON</summary><pre><code>");
+        if (dump) rpx__h_esc(o, dump);
+        else o->oom = 1;
+        put(o, "</code></pre></details>\n");
+        free(dump);
         json_decref(rest);
     }
     put(o, "</section>\n");
@@ -819,17 +437,17 @@ static void batch_view(hout *o, const rpx_html_input *in)
            "Validation: <span class=\"status %s\">", st && !strcmp(st, "PASS") ? "PASS" : "FAIL");
     rpx__h_esc(o, st ? st : "FAIL");
     put(o, "</span> &mdash; ");
-    put_jnum(o, json_object_get(v, "profiles_found"));
+    rpx__h_put_num(o, json_object_get(v, "profiles_found"));
     put(o, " reports, %zu errors, %zu warnings.</p>\n", json_array_size(json_object_get(v, "errors")),
         json_array_size(json_object_get(v, "warnings")));
     if (json_array_size(json_object_get(v, "errors"))) {
         put(o, "<div class=\"alert error\" role=\"alert\"><b>Errors</b><ul>");
-        list_items(o, json_object_get(v, "errors"), "error");
+        rpx__h_list_items(o, json_object_get(v, "errors"), "error");
         put(o, "</ul></div>\n");
     }
     if (json_array_size(json_object_get(v, "warnings"))) {
         put(o, "<div class=\"alert\"><b>Warnings</b><ul>");
-        list_items(o, json_object_get(v, "warnings"), "warning");
+        rpx__h_list_items(o, json_object_get(v, "warnings"), "warning");
         put(o, "</ul></div>\n");
     }
     if (in->summary_csv) {
@@ -900,7 +518,7 @@ int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err)
     for (i = 0; i < in->n_runs; i++) {
         char id[32];
         snprintf(id, sizeof id, "run-%zu", i);
-        run_view(&o, in->runs[i], in->run_names ? in->run_names[i] : NULL, id);
+        rpx__h_run_view(&o, in->runs[i], in->run_names ? in->run_names[i] : NULL, id);
     }
     page_close(&o);
     if (o.oom) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/strbuf.h"
+#include "report/html_int.h"
 #include "rpxprof/error.h"
 #include "rpxprof/html.h"
 #include "rpxprof/plot.h"
@@ -47,26 +47,11 @@ int rpx_plot_report_svg(const json_t *r, int timeline, char **svg, rpx_error *er
     return rc;
 }
 
-/* text with & < > " ' escaped (as Python's html.escape) */
-static void esc(rpx_strbuf *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': rpx__sb_str(b, "&amp;"); break;
-        case '<': rpx__sb_str(b, "&lt;"); break;
-        case '>': rpx__sb_str(b, "&gt;"); break;
-        case '"': rpx__sb_str(b, "&quot;"); break;
-        case '\'': rpx__sb_str(b, "&#x27;"); break;
-        default: rpx__sb_add(b, s, 1);
-        }
-    }
-}
-
 /* a JSON value as Python's str() of it shows a few: text, whole numbers, None */
 static void esc_value(rpx_strbuf *b, const json_t *v)
 {
     char n[48];
-    if (json_is_string(v)) esc(b, json_string_value(v));
+    if (json_is_string(v)) rpx__h_esc_py(b, json_string_value(v));
     else if (json_is_integer(v)) rpx__sb_printf(b, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v)) {
         rpx__fmt_shortest(n, sizeof n, json_real_value(v));
@@ -80,9 +65,7 @@ static void esc_value(rpx_strbuf *b, const json_t *v)
 /* a number by the rule, "n/a" when the value is not one */
 static const char *fmt(char *buf, size_t cap, const json_t *v)
 {
-    if (json_is_number(v)) return rpx_format_3g(buf, cap, json_number_value(v));
-    snprintf(buf, cap, "n/a");
-    return buf;
+    return rpx__h_num3(buf, cap, rpx__h_jnum(v));
 }
 
 static const char *si(char *buf, size_t cap, const json_t *v)
@@ -92,66 +75,10 @@ static const char *si(char *buf, size_t cap, const json_t *v)
     return buf;
 }
 
-/* latency_ci[STAT_ms] when both ends are numbers */
-static const json_t *interval(const json_t *r, const char *stat)
-{
-    char key[32];
-    const json_t *v;
-    snprintf(key, sizeof key, "%s_ms", stat);
-    v = json_object_get(json_object_get(r, "latency_ci"), key);
-    return json_is_array(v) && json_array_size(v) == 2 && json_is_number(json_array_get(v, 0)) &&
-                   json_is_number(json_array_get(v, 1))
-               ? v
-               : NULL;
-}
-
-/* The inputs as far as the report knows them: each array's name, dtype and
- * shape ("x float32[1,3,224,224]"), else the file or the description of the
- * caller's arguments (inputs_file), else "not recorded". */
-static void inputs_words(rpx_strbuf *b, const json_t *r)
-{
-    const json_t *arrays = json_object_get(r, "inputs"), *f = json_object_get(r, "inputs_file");
-    if (json_is_object(arrays) && json_object_size(arrays) > 0) {
-        const char *name;
-        const json_t *a;
-        int first = 1;
-        json_object_foreach((json_t *)arrays, name, a) {
-            const json_t *dtype = json_object_get(a, "dtype"), *shape = json_object_get(a, "shape");
-            if (!first) rpx__sb_str(b, ", ");
-            first = 0;
-            esc(b, name);
-            rpx__sb_str(b, " ");
-            if (json_is_string(dtype)) esc(b, json_string_value(dtype));
-            if (json_is_array(shape)) {
-                size_t i;
-                const json_t *d;
-                rpx__sb_str(b, "[");
-                json_array_foreach(shape, i, d) {
-                    if (i) rpx__sb_str(b, ",");
-                    esc_value(b, d);
-                }
-                rpx__sb_str(b, "]");
-            }
-        }
-        return;
-    }
-    if (json_is_array(f) && json_array_size(f) > 1) {
-        rpx__sb_printf(b, "%zu files (", json_array_size(f));
-        esc_value(b, json_array_get(f, 0));
-        rpx__sb_str(b, ", ...)");
-    } else if (json_is_array(f) && json_array_size(f) == 1) {
-        esc_value(b, json_array_get(f, 0));
-    } else if (json_is_string(f) && json_string_length(f) > 0) {
-        esc_value(b, f);
-    } else {
-        rpx__sb_str(b, "not recorded");
-    }
-}
-
 static void headline(rpx_strbuf *b, const json_t *r)
 {
     char x[48], y[48];
-    const json_t *ci = interval(r, "p50");
+    const json_t *ci = rpx__h_interval(r, "p50_ms");
     rpx__sb_str(b, "<div class=\"rpxprof-report\">\n<p><strong>");
     esc_value(b, json_object_get(r, "model_callable"));
     rpx__sb_printf(b, ": p50 %s ms", fmt(x, sizeof x, json_object_get(json_object_get(r, "latency"), "p50_ms")));
@@ -165,7 +92,7 @@ static void headline(rpx_strbuf *b, const json_t *r)
     rpx__sb_str(b, " process(es), status ");
     esc_value(b, json_object_get(r, "status"));
     rpx__sb_str(b, "<br>inputs: ");
-    inputs_words(b, r);
+    rpx__h_inputs_words(b, r);
     rpx__sb_str(b, "</p>\n<table><tr><th></th><th>latency</th><th>95% CI</th></tr>");
 }
 
@@ -174,8 +101,9 @@ static void stats_rows(rpx_strbuf *b, const json_t *r)
     size_t i;
     for (i = 0; i < sizeof stats / sizeof stats[0]; i++) {
         char key[32], x[48], lo[48], hi[48];
-        const json_t *ci = strcmp(stats[i], "min") ? interval(r, stats[i]) : NULL;
+        const json_t *ci;
         snprintf(key, sizeof key, "%s_ms", stats[i]);
+        ci = strcmp(stats[i], "min") ? rpx__h_interval(r, key) : NULL;
         rpx__sb_printf(b, "<tr><th>%s</th><td>%s ms</td><td>", stats[i],
                        fmt(x, sizeof x, json_object_get(json_object_get(r, "latency"), key)));
         if (ci)
@@ -220,7 +148,7 @@ static void bounds_table(rpx_strbuf *b, const json_t *r)
         const json_t *a = json_object_get(json_object_get(x, "achieved_fraction"), "ideal");
         char v[48];
         rpx__sb_str(b, "<tr><td>");
-        esc(b, keys[i]);
+        rpx__h_esc_py(b, keys[i]);
         rpx__sb_printf(b, "</td><td>%s ms</td><td>",
                        fmt(v, sizeof v, json_object_get(json_object_get(x, "ideal"), "latency_ms")));
         if (json_is_number(a)) rpx__sb_printf(b, "%s %%", rpx_format_3g(v, sizeof v, 100 * json_number_value(a)));

@@ -1,6 +1,8 @@
 /* html_int.h — what the rooms of the HTML report share (internal):
  * html.c (the page, its style and script, the views), html_fig.c (the SVG
- * figures) and html_util.c (escaping, numbers, a run's samples). Text goes into an rpx_strbuf; every figure is an inline <svg>
+ * figures), html_glance.c (a report at a glance, Jupyter's) and html_util.c
+ * (escaping, numbers, a report's words, a run's samples). Text goes into an
+ * rpx_strbuf; every figure is an inline <svg>
  * with class "fig" and a <title> on each mark that has a value. */
 #ifndef RPX_REPORT_HTML_INT_H
 #define RPX_REPORT_HTML_INT_H
@@ -14,12 +16,39 @@ typedef rpx_strbuf hout;
 
 /* HTML/XML-escaped text ("n/a" for NULL). */
 void rpx__h_esc(hout *o, const char *s);
+/* The same with an apostrophe as Python's html.escape writes it ("&#x27;"):
+ * Jupyter's glance (html_glance.c) is the text Python would make. */
+void rpx__h_esc_py(hout *o, const char *s);
 /* A number as the report holds it (shortest round trip), "n/a" when not finite. */
 const char *rpx__h_num(char *buf, size_t size, double v);
 /* The summary's number rule (rpx_format_3g): every number the page shows. */
 const char *rpx__h_num3(char *buf, size_t size, double v);
 /* A JSON number (integer or real) or NaN. */
 double rpx__h_jnum(const json_t *v);
+/* o[k] when it is a string, else NULL. */
+const char *rpx__h_jstr(const json_t *o, const char *k);
+/* The report's latency_ci[key] ("p50_ms") when both ends are numbers, else NULL. */
+const json_t *rpx__h_interval(const json_t *report, const char *key);
+/* The report's inputs in words, escaped: each array's name, dtype and shape
+ * ("x float32[1,3,224,224]"), else the file or the caller's arguments
+ * (inputs_file), else "not recorded". */
+void rpx__h_inputs_words(hout *o, const json_t *report);
+
+/* Values as the page prints them (html_util.c): a number by the summary's
+ * rule (the exact value on hover where they differ; a count as it is); the
+ * exact number; any JSON value as table text (strings as they are, arrays as
+ * words, null n/a); an object as a key/value table (nested objects as dotted
+ * keys); an array of objects as a sortable table of `keys` headed by `labels`
+ * (NULL: the keys); an array as <li>. */
+void rpx__h_put_num(hout *o, const json_t *v);
+void rpx__h_put_exact(hout *o, const json_t *v);
+void rpx__h_put_value(hout *o, const json_t *v);
+void rpx__h_kv_table(hout *o, const json_t *obj, const char *cls);
+void rpx__h_rows_table(hout *o, const json_t *arr, const char *const *keys, const char *const *labels, size_t nk);
+void rpx__h_list_items(hout *o, const json_t *arr, const char *cls);
+
+/* The run view (html_run.c): one report as a <section id=ID>. */
+void rpx__h_run_view(hout *o, const json_t *report, const char *name, const char *id);
 
 /* One run's samples: timed calls (ms), their process, the warmup calls. */
 typedef struct rpx_h_run {

@@ -1,7 +1,9 @@
 /* html_util.c — what the HTML report's rooms share (html_int.h): escaping,
- * the numbers as the page prints them, and one run's samples read from its
- * report (per call: latency, process, intended send time, CPU; the warmup
- * calls). html.c lays out the page, html_fig.c draws the figures. */
+ * the numbers as the page prints them, the few report fields both the page
+ * and the glance read (an interval, the inputs in words), and one run's
+ * samples read from its report (per call: latency, process, intended send
+ * time, CPU; the warmup calls). html.c lays out the page, html_fig.c draws
+ * the figures, html_glance.c is Jupyter's fragment. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,9 @@
 
 #define put rpx__sb_printf
 
-void rpx__h_esc(hout *o, const char *s)
+/* s escaped; an apostrophe as `apos` (the page's "&#39;", or Python's
+ * html.escape's "&#x27;" for the glance). */
+static void esc_with(hout *o, const char *s, const char *apos)
 {
     const char *run;
     if (!s) s = "n/a";
@@ -23,7 +27,7 @@ void rpx__h_esc(hout *o, const char *s)
         case '<': rep = "&lt;"; break;
         case '>': rep = "&gt;"; break;
         case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
+        case '\'': rep = apos; break;
         default:
             if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n') rep = "?";
         }
@@ -34,6 +38,16 @@ void rpx__h_esc(hout *o, const char *s)
         }
     }
     rpx__sb_add(o, run, (size_t)(s - run));
+}
+
+void rpx__h_esc(hout *o, const char *s)
+{
+    esc_with(o, s, "&#39;");
+}
+
+void rpx__h_esc_py(hout *o, const char *s)
+{
+    esc_with(o, s, "&#x27;");
 }
 
 /* Fixed-point text of v with `decimals` digits, trailing zeros dropped. */
@@ -70,6 +84,200 @@ const char *rpx__h_num3(char *buf, size_t size, double v)
 double rpx__h_jnum(const json_t *v)
 {
     return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *rpx__h_jstr(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+const json_t *rpx__h_interval(const json_t *r, const char *key)
+{
+    const json_t *v = json_object_get(json_object_get(r, "latency_ci"), key);
+    return json_array_size(v) == 2 && json_is_number(json_array_get(v, 0)) && json_is_number(json_array_get(v, 1))
+               ? v
+               : NULL;
+}
+
+/* A shape's dimension or a file name as Python's str() shows it. */
+static void plain_value(hout *o, const json_t *v)
+{
+    char n[48];
+    if (json_is_string(v)) rpx__h_esc(o, json_string_value(v));
+    else if (json_is_integer(v)) put(o, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v)) rpx__h_esc(o, rpx__h_num(n, sizeof n, json_real_value(v)));
+    else put(o, "?");
+}
+
+void rpx__h_inputs_words(hout *o, const json_t *r)
+{
+    const json_t *arrays = json_object_get(r, "inputs"), *f = json_object_get(r, "inputs_file");
+    if (json_is_object(arrays) && json_object_size(arrays) > 0) {
+        const char *name;
+        const json_t *a;
+        int first = 1;
+        json_object_foreach((json_t *)arrays, name, a) {
+            const json_t *dtype = json_object_get(a, "dtype"), *shape = json_object_get(a, "shape");
+            put(o, first ? "" : ", ");
+            first = 0;
+            rpx__h_esc(o, name);
+            put(o, " ");
+            if (json_is_string(dtype)) rpx__h_esc(o, json_string_value(dtype));
+            if (json_is_array(shape)) {
+                size_t i;
+                const json_t *d;
+                put(o, "[");
+                json_array_foreach(shape, i, d) {
+                    put(o, i ? "," : "");
+                    plain_value(o, d);
+                }
+                put(o, "]");
+            }
+        }
+    } else if (json_array_size(f) > 1) {
+        put(o, "%zu files (", json_array_size(f));
+        plain_value(o, json_array_get(f, 0));
+        put(o, ", ...)");
+    } else if (json_array_size(f) == 1) {
+        plain_value(o, json_array_get(f, 0));
+    } else if (json_is_string(f) && json_string_length(f) > 0) {
+        plain_value(o, f);
+    } else {
+        put(o, "not recorded");
+    }
+}
+
+/* ---- values as table text ------------------------------------------------ */
+
+
+/* A number of the report by the summary's rule (three significant digits,
+ * no exponent: rpx_format_3g), the exact value (shortest round trip) on hover
+ * where they differ; a count (a JSON integer) as it is. */
+void rpx__h_put_num(hout *o, const json_t *v)
+{
+    char b[40], s3[40];
+    double x = rpx__h_jnum(v);
+    if (!isfinite(x)) { put(o, "<span class=\"na\">n/a</span>"); return; }
+    if (json_is_integer(v)) { put(o, "%lld", (long long)json_integer_value(v)); return; }
+    rpx__h_num(b, sizeof b, x);
+    rpx__h_num3(s3, sizeof s3, x);
+    if (strtod(s3, NULL) == x) { rpx__h_esc(o, s3); return; }
+    put(o, "<span title=\"%s\">%s</span>", b, s3);
+}
+
+/* The exact number (shortest round trip), for the headline's p50. */
+void rpx__h_put_exact(hout *o, const json_t *v)
+{
+    char b[40];
+    rpx__h_esc(o, rpx__h_num(b, sizeof b, rpx__h_jnum(v)));
+}
+
+/* An array as words: "none", two numbers as "a to b" (an interval), else
+ * its items one after another (numbers by the rule, objects as key: value). */
+static void put_array(hout *o, const json_t *a)
+{
+    size_t i, n = json_array_size(a);
+    if (n == 0) { put(o, "none"); return; }
+    if (n == 2 && json_is_number(json_array_get(a, 0)) && json_is_number(json_array_get(a, 1))) {
+        rpx__h_put_num(o, json_array_get(a, 0));
+        put(o, " to ");
+        rpx__h_put_num(o, json_array_get(a, 1));
+        return;
+    }
+    for (i = 0; i < n && i < 50; i++) {
+        const json_t *e = json_array_get(a, i);
+        put(o, i ? (json_is_object(e) ? "<br>" : ", ") : "");
+        if (json_is_object(e)) {
+            const char *k;
+            json_t *x;
+            int first = 1;
+            json_object_foreach((json_t *)e, k, x) {
+                put(o, first ? "" : ", ");
+                first = 0;
+                rpx__h_esc(o, k);
+                put(o, " ");
+                if (json_is_object(x)) put(o, "(&hellip;)");
+                else rpx__h_put_value(o, x);
+            }
+        } else rpx__h_put_value(o, e);
+    }
+    if (n > 50) put(o, " &hellip; (%zu in all)", n);
+}
+
+/* A JSON value as table text: strings as they are, numbers by the summary's
+ * rule, arrays as words, null n/a. */
+void rpx__h_put_value(hout *o, const json_t *v)
+{
+    if (!v || json_is_null(v)) put(o, "<span class=\"na\">n/a</span>");
+    else if (json_is_string(v)) rpx__h_esc(o, json_string_value(v));
+    else if (json_is_number(v)) rpx__h_put_num(o, v);
+    else if (json_is_true(v)) put(o, "yes");
+    else if (json_is_false(v)) put(o, "no");
+    else if (json_is_array(v)) put_array(o, v);
+    else if (json_is_object(v) && json_object_size(v) == 0) put(o, "none");
+    else {
+        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (s && strlen(s) > 400) strcpy(s + 397, "...");
+        put(o, "<code>");
+        rpx__h_esc(o, s);
+        put(o, "</code>");
+        free(s);
+    }
+}
+
+/* A key/value table of an object, nested objects flattened into dotted keys. */
+static void kv_rows(hout *o, const json_t *obj, const char *prefix, int depth)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v) {
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
+        if (json_is_object(v) && depth < 2 && json_object_size(v)) {
+            kv_rows(o, v, key, depth + 1);
+            continue;
+        }
+        put(o, "<tr><th>");
+        rpx__h_esc(o, key);
+        put(o, "</th><td>");
+        rpx__h_put_value(o, v);
+        put(o, "</td></tr>\n");
+    }
+}
+
+void rpx__h_kv_table(hout *o, const json_t *obj, const char *cls)
+{
+    put(o, "<table class=\"kv %s\"><tbody>", cls ? cls : "");
+    kv_rows(o, obj, "", 0);
+    put(o, "</tbody></table>\n");
+}
+
+/* An array of objects as a table with one column per key, headed by its label. */
+void rpx__h_rows_table(hout *o, const json_t *arr, const char *const *keys, const char *const *labels, size_t nk)
+{
+    size_t i, j;
+    put(o, "<table class=\"sortable\"><thead><tr>");
+    for (j = 0; j < nk; j++) { put(o, "<th>"); rpx__h_esc(o, labels ? labels[j] : keys[j]); put(o, "</th>"); }
+    put(o, "</tr></thead><tbody>");
+    for (i = 0; i < json_array_size(arr); i++) {
+        put(o, "<tr>");
+        for (j = 0; j < nk; j++) { put(o, "<td>"); rpx__h_put_value(o, json_object_get(json_array_get(arr, i), keys[j])); put(o, "</td>"); }
+        put(o, "</tr>\n");
+    }
+    put(o, "</tbody></table>\n");
+}
+
+void rpx__h_list_items(hout *o, const json_t *arr, const char *cls)
+{
+    size_t i;
+    for (i = 0; i < json_array_size(arr); i++) {
+        const json_t *s = json_array_get(arr, i);
+        put(o, "<li class=\"%s\">", cls);
+        if (json_is_string(s)) rpx__h_esc(o, json_string_value(s));
+        else rpx__h_put_value(o, s);
+        put(o, "</li>\n");
+    }
 }
 
 /* ---- a run's samples ------------------------------------------------------ */

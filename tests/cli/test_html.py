@@ -36,6 +36,8 @@ window.addEventListener('load',function(){setTimeout(function(){var out={};try{
  out.alerts=[].map.call(document.querySelectorAll('.alert'),function(e){return e.textContent;});
  out.headline=[].map.call(document.querySelectorAll('p.headline'),function(e){return e.textContent;});
  out.stats=[].map.call(document.querySelectorAll('table.stats tbody tr'),function(r){return [].map.call(r.cells,function(c){return c.textContent;});});
+ out.h3=[].map.call(document.querySelectorAll('h3'),function(e){return e.textContent;});
+ out.states=[].map.call(document.querySelectorAll('table.states'),function(t){return t.innerText;});
  var p=document.querySelector('svg.plot');
  if(p){var r=p.getBoundingClientRect(),y=r.top+r.height/2;
   function ev(t,x,tg){(tg||p).dispatchEvent(new MouseEvent(t,{bubbles:true,clientX:r.left+x*r.width,clientY:y}));}
@@ -280,7 +282,8 @@ class HtmlReportTest(unittest.TestCase):
                          len(r["warmup_samples_ms"]))
         for n in r["notes"]:
             self.assertIn(n.replace("'", "&#39;").replace('"', "&quot;"), html)
-        # its screenshot is the README's picture (docs/images/report-run.png is a copy of it)
+        # its screenshot is kept (the README's picture, docs/images/report-run.png, is the packaged demo's page:
+        # scripts/demo.sh's report, `rpxprof report`, chromium --headless --window-size=1000,1700 --screenshot)
         found = self.browse("run.html", "run", size="1000,1700")
         self.check_p50(found, [r])
         self.check_digits(found, r)
@@ -347,7 +350,8 @@ class HtmlReportTest(unittest.TestCase):
             c = json.load(f)
         if c.get("p50_ratio_ci"):
             lo, hi = c["p50_ratio_ci"]
-            self.assertRegex(rest, r"p50_ratio_ci</th><td>(<span[^>]*>)?%s(</span>)? to " % re.escape(fmt3(lo)))
+            self.assertRegex(rest, r"p50 ratio new/base, interval</th><td>(<span[^>]*>)?%s(</span>)? to "
+                             % re.escape(fmt3(lo)))
         self.assertNotIn("<code>{}</code>", rest)
         text = re.sub(r"<[^>]+>", " ", rest[:rest.index("</table>")])
         for tok in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text):
@@ -589,6 +593,125 @@ class HtmlReportTest(unittest.TestCase):
         fig = fig[:fig.index("</figure>")]
         self.assertNotIn("h0", "".join(re.findall(r'<path class="pts[^"]*" d="([^"]*)"', fig)))
         self.assertLess(len(html), 150_000)  # BENCHMARKS.md: under 100 KB beyond the limit
+
+
+ANSWERS = ["What was measured", "How fast", "How sure", "Why it varied", "What to do"]
+
+
+class HtmlReadsAsAnswerTest(unittest.TestCase):
+    """issue 38 item 10: the run view reads top-down as an answer (what was measured, how
+    fast, how sure, why it varied, what to do), each section opening with a sentence that
+    says its answer; the compare page's table of everything states words and numbers by
+    the summary's rule, no raw key or JSON array (the JSON stays one click away); both
+    pages render in chromium with no console error."""
+    report = HtmlReportTest.report
+    check_static = HtmlReportTest.check_static
+    path = HtmlReportTest.path
+    browse = HtmlReportTest.browse
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="rpxanswer-")
+        d = cls.tmp = cls._tmp.name
+        run("inputs", "make", os.path.join(d, "frame.npz"), "rgb=48x64x3:uint8=7", check=0)
+        common = ["--model", "rpxprof-demo:demo_depth", "--inputs", "frame.npz", "--device", "cpu",
+                  "--precision", "fp32", "--unit", "frame", "--warmup", "3", "--repeats", "300",
+                  "--processes", "3", "-q"]
+        run("run", *common, "--output", "a.json", check=0, cwd=d)
+        run("run", *common, "--output", "b.json", check=0, cwd=d)
+        p = run("compare", "a.json", "b.json", "--json", cwd=d)
+        with open(os.path.join(d, "cmp.json"), "w") as f:
+            f.write(p.stdout)
+        with open(os.path.join(d, "a.json")) as f:
+            cls.r = json.load(f)
+        with open(os.path.join(d, "cmp.json")) as f:
+            cls.c = json.load(f)
+        os.makedirs(ARTIFACTS, exist_ok=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    @staticmethod
+    def words(html):
+        import html as h
+        return re.sub(r"\s+", " ", h.unescape(re.sub(r"<[^>]+>", " ", html))).strip()
+
+    def opening(self, html, heading):
+        """The first paragraph after the section's heading, as text."""
+        at = html.index(">" + heading + "</h3>")
+        m = re.compile(r"<p\b[^>]*>(.*?)</p>", re.S).search(html, at)
+        self.assertIsNotNone(m, heading)
+        return self.words(m.group(1))
+
+    def test_the_run_view_reads_top_down(self):
+        r, lat, ci = self.r, self.r["latency"], self.r["latency_ci"]
+        html = self.report("a.json", out="answer.html")
+        heads = [self.words(h) for h in re.findall(r"<h3\b[^>]*>(.*?)</h3>", html, re.S)]
+        for h in ANSWERS + ["Memory", "Cost and roofline", "System card"]:
+            self.assertIn(h, heads)
+        order = [heads.index(h) for h in ANSWERS + ["Memory", "Cost and roofline", "System card"]]
+        self.assertEqual(order, sorted(order), heads)
+        self.assertLess(html.index('id="run-0-headline"'), html.index(">What was measured</h3>"))
+        # each section's first sentence says its answer
+        what = self.opening(html, "What was measured")
+        self.assertIn(f"{r['measured_calls']} timed calls", what)
+        self.assertIn("rgb uint8[48,64,3]", what)
+        self.assertIn(f"{r['processes']} processes", what)
+        fast = self.opening(html, "How fast")
+        for k in ("p50_ms", "p95_ms", "p99_ms"):
+            self.assertIn(fmt3(lat[k]) + " ms", fast)
+        sure = self.opening(html, "How sure")
+        if ci.get("p50_ms"):
+            lo, hi = ci["p50_ms"]
+            self.assertIn(f"between {fmt3(lo)} and {fmt3(hi)} ms", sure)
+        else:
+            self.assertIn("no interval", sure)
+        why = self.opening(html, "Why it varied")
+        v = r["variance"]
+        self.assertIn(v["message"] if v.get("message") else "between processes", why)
+        todo = html[html.index(">What to do</h3>"):html.index(">Memory</h3>")]
+        self.assertTrue(self.opening(html, "What to do"))
+        for n in r["notes"]:
+            self.assertIn(n.replace("'", "&#39;").replace('"', "&quot;"), todo)
+        found = self.browse("answer.html", "run-answer", size="1000,2400")
+        self.assertEqual([h for h in found["h3"] if h in ANSWERS], ANSWERS)
+
+    def test_the_compare_table_speaks_words(self):
+        html = self.report("cmp.json", out="cmp-answer.html")
+        rest = html[html.index("Everything the comparison states"):]
+        table = rest[:rest.index("</table>")]
+        for th in re.findall(r"<th\b[^>]*>(.*?)</th>", table, re.S):
+            self.assertNotIn("_", self.words(th), "a raw key name")
+        text = self.words(table)
+        for key in ("_ratio_ci", "p50_ratio", "base_stats", "p_value", "null_reasons", "_ms"):
+            self.assertNotIn(key, text)
+        self.assertNotRegex(text, r"[\[\]{}]", "a raw JSON array or object")
+        for tok in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text):
+            self.assertEqual(tok, fmt3(float(tok)), "a number with other digits than the rule's")
+        if self.c.get("p50_ratio_ci"):
+            lo, hi = self.c["p50_ratio_ci"]
+            self.assertIn(f"{fmt3(lo)} to {fmt3(hi)}", text)
+        # the comparison as JSON stays one click away, closed
+        m = re.search(r"<details\b[^>]*>\s*<summary>[^<]*JSON[^<]*</summary>(.*?)</details>", rest, re.S)
+        self.assertIsNotNone(m, "the raw JSON is not reachable")
+        self.assertIn("&quot;p50_ratio_ci&quot;", m.group(1))
+        found = self.browse("cmp-answer.html", "compare-answer")
+        self.assertEqual(len(found["states"]), 1)
+        self.assertNotIn("_ratio_ci", found["states"][0])
+        self.assertNotRegex(found["states"][0], r"[\[\]{}]")
+        # a paired comparison's rows by CPU (an array of objects): words too
+        c = dict(self.c, design="paired_by_cpu", p50_ratio_pooled=self.c["p50_ratio"],
+                 by_cpu=[{"cpu": 1, "base_processes": 1, "new_processes": 1, "base_p50_ms": 0.0833123,
+                          "new_p50_ms": 0.08341, "p50_ratio": 1.0012}])
+        with open(self.path("cmp-paired.json"), "w") as f:
+            json.dump(c, f)
+        html = self.report("cmp-paired.json", out="cmp-paired.html")
+        rest = html[html.index("Everything the comparison states"):]
+        text = self.words(rest[:rest.index("</table>")])
+        self.assertNotRegex(text, r"[a-z0-9]_[a-z]", "a raw key name")
+        self.assertIn("base p50 (ms) 0.0833", text)
+        self.assertIn("p50 ratio new/base 1.00 (+0.120 %)", text)
 
 
 if __name__ == "__main__":
