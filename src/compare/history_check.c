@@ -121,7 +121,7 @@ static json_t *changes_json(const rpx__sessions *S, const size_t *cps, const dou
         const json_t *b = S->s[cps[k] - 1], *f = S->s[cps[k]];
         size_t from = k ? cps[k - 1] : 0, to = k + 1 < ncp ? cps[k + 1] : S->n;
         json_array_append_new(a, json_pack("{sI so so so so so s[ff] sf sI sI}",
-            "index", (json_int_t)cps[k], "before_commit", field_or_null(b, "commit"),
+            "index", (json_int_t)S->idx[cps[k]], "before_commit", field_or_null(b, "commit"),
             "after_commit", field_or_null(f, "commit"), "before_session", field_or_null(b, "id"),
             "after_session", field_or_null(f, "id"), "ratio", num_or_null(exp(r[k].d)),
             "ratio_ci", exp(r[k].lo), exp(r[k].hi), "p_value", pv[k],
@@ -242,21 +242,14 @@ static json_t *between_json(const rpx__sessions *S, const size_t *cps, size_t nc
 {
     size_t *seg = malloc((S->n ? S->n : 1) * sizeof *seg), j, k = 0, pairs, kmed;
     double sw = rpx__within_sigma(S), sb;
-    size_t *cnt = malloc((S->n ? S->n : 1) * sizeof *cnt);
-    if (!seg || !cnt) {
-        free(seg);
-        free(cnt);
-        return NULL;
-    }
+    if (!seg) return NULL;
     for (j = 0; j < S->n; j++) {
         while (k < ncp && cps[k] <= j) k++;
         seg[j] = k;
-        cnt[j] = S->cnt[j];
     }
     kmed = S->n ? S->cnt[S->n / 2] : 1;
     sb = rpx__pairwise_sigma(S->level, seg, S->n, isfinite(sw) ? 1.5707963 * sw * sw / (double)kmed : 0, &pairs);
     free(seg);
-    free(cnt);
     return json_pack("{ss ss so so sI ss sI}",
         "model", "log p50 of process i in session j = mu(segment) + s_j + w_ij: processes nested in sessions; "
                  "s_j the session's effect (heavy-tailed, slow-sided on this machine kind), w_ij the process's",
@@ -329,8 +322,9 @@ int rpx_history_check(const json_t *series, const rpx_history_check_opts *opts, 
         free(cps), free(pv), free(rr), free(pool);
         return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     }
-    res = json_pack("{so so sI so so so}", "benchmark", field_or_null(series, "benchmark"),
-                    "fingerprint_digest", field_or_null(fp, "digest"), "sessions", (json_int_t)S.n,
+    res = json_pack("{so so sI sI so so so}", "benchmark", field_or_null(series, "benchmark"),
+                    "fingerprint_digest", field_or_null(fp, "digest"), "sessions", (json_int_t)S.total,
+                    "sessions_used", (json_int_t)S.n,
                     "between_session", between_json(&S, cps, ncp, src, np),
                     "changes", changes_json(&S, cps, pv, ncp, rr), "newest", newest);
     rpx__sessions_free(&S);
