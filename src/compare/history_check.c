@@ -341,9 +341,9 @@ int rpx_between_session_spread(const json_t *series_list, json_t **spread, rpx_e
     size_t ns = json_is_array(series_list) ? json_array_size(series_list) : 1, i, j, k, all = 0, nseg = 0,
            at = 0, pairs = 0, nlev = 0;
     double *level = NULL, sw2 = 0, sb;
-    size_t *seg = NULL;
-    int rc = 0, nw = 0;
-    char how[400];
+    size_t *seg = NULL, df;
+    int rc = 0, nw = 0, n;
+    char how[600];
     *spread = NULL;
     for (i = 0; i < ns; i++) {
         const json_t *s = json_is_array(series_list) ? json_array_get(series_list, i) : series_list;
@@ -381,12 +381,29 @@ int rpx_between_session_spread(const json_t *series_list, json_t **spread, rpx_e
     }
     sb = rpx__pairwise_sigma(level, seg, nlev, nw ? sw2 / nw : 0, &pairs);
     free(level), free(seg);
-    snprintf(how, sizeof how, "%zu sessions of %zu series in %zu segments (change points apart): the 95th percentile of "
-             "|level_j - level_l| over %zu pairs of sessions in one segment / (1.96 sqrt 2), less the within-session part",
-             nlev, ns, nseg, pairs);
+    df = isfinite(sb) && nlev > nseg ? nlev - nseg : 0;
+    n = snprintf(how, sizeof how, "%zu sessions of %zu series in %zu segments (change points apart): the 95th percentile of "
+                 "|level_j - level_l| over %zu pairs of sessions in one segment / (1.96 sqrt 2), less the within-session part",
+                 nlev, ns, nseg, pairs);
+    /* A few sessions (back to back, say) cannot show the machine's drift: with
+     * fewer degrees of freedom than the default allowance's own, the estimate is
+     * pooled with it (as rpx_history_check pools a short series' residuals with the
+     * same sessions),
+     * sigma^2 = (df s^2 + df0 s0^2) / (df + df0), so that compare --history and
+     * history check agree on a short history. */
+    if (isfinite(sb) && df < RPX__DEFAULT_SIGMA_DF) {
+        double s2 = ((double)df * sb * sb + RPX__DEFAULT_SIGMA_DF * RPX__DEFAULT_SIGMA_BETWEEN_LOG *
+                     RPX__DEFAULT_SIGMA_BETWEEN_LOG) / (double)(df + RPX__DEFAULT_SIGMA_DF);
+        if (n > 0 && (size_t)n < sizeof how)
+            snprintf(how + n, sizeof how - (size_t)n, "; %g from %zu degrees of freedom, fewer than the default "
+                     "allowance's, pooled with it (%g, %d df)", sb, df, RPX__DEFAULT_SIGMA_BETWEEN_LOG,
+                     RPX__DEFAULT_SIGMA_DF);
+        sb = sqrt(s2);
+        df += RPX__DEFAULT_SIGMA_DF;
+    }
     *spread = json_pack("{ss so sI so ss}", "source", !isfinite(sb) ? "none" : ns == 1 ? "series" : "machine",
                         "sigma_between_log", num_or_null(sb), "sessions", (json_int_t)nlev,
-                        "df", isfinite(sb) && nlev > nseg ? json_integer((json_int_t)(nlev - nseg)) : json_null(),
+                        "df", df ? json_integer((json_int_t)df) : json_null(),
                         "how", how);
     return *spread ? 0 : rpx_error_set(err, RPX_ENOMEM, "out of memory");
 }

@@ -313,6 +313,21 @@ static void test_spread_of_the_measured_sessions(void **st)
     assert_int_equal(rpx_between_session_spread(json_array_get(json_object_get(d, "series"), 2), &sp, &err), 0);
     assert_string_equal(json_string_value(json_object_get(sp, "source")), "series");
     json_decref(sp);
+    /* four sessions run back to back, alike to 0.02 %: too few to show the drift,
+     * so the estimate is pooled with the default allowance's 29 df */
+    {
+        json_t *few = series_new();
+        int i;
+        for (i = 0; i < 4; i++) add(few, 1.0 + 0.0002 * i, "a");
+        assert_int_equal(rpx_between_session_spread(few, &sp, &err), 0);
+        sig = json_number_value(json_object_get(sp, "sigma_between_log"));
+        print_message("four alike sessions: sigma_between_log %.4f, df %lld\n", sig,
+                      (long long)json_integer_value(json_object_get(sp, "df")));
+        assert_true(sig > 0.03);
+        assert_int_equal(json_integer_value(json_object_get(sp, "df")), 3 + 29);
+        json_decref(sp);
+        json_decref(few);
+    }
     one = json_pack("{s[{ss sf}]}", "sessions", "id", "x", "p50_ms", 0.07);
     assert_int_equal(rpx_between_session_spread(one, &sp, &err), 0);
     assert_string_equal(json_string_value(json_object_get(sp, "source")), "none");
