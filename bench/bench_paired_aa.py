@@ -9,7 +9,9 @@ raw data keeps the per-pair log ratios (d_k = log(new_k / base_k) of the per-pro
 that an interval rule can be checked again on the same comparisons.
 
 usage: bench_paired_aa.py RPXPROF TEST_MODELS_SO [N (30)] [PROCESSES (10)] [REPEATS (1000)]
-       [CASES (stream,demo)]
+       [CASES (stream,demo)] [MODES (all)]
+MODES: the workers' variation (RPX_TEST_VARY, src/runner/vary.c) of each comparison, e.g.
+none,all: the modes alternate comparison by comparison.
 Prints Markdown for BENCHMARKS.md, then one JSON line per comparison."""
 import json
 import os
@@ -33,7 +35,7 @@ def main():
     rpxprof, models = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     arg = lambda i, d: sys.argv[i] if len(sys.argv) > i else d  # noqa: E731
     n, k, repeats = int(arg(3, "30")), arg(4, "10"), arg(5, "1000")
-    wanted = arg(6, "stream,demo").split(",")
+    wanted, modes = arg(6, "stream,demo").split(","), arg(7, "all").split(",")
     load = LoadLog()
     raw = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -47,13 +49,15 @@ def main():
         cases = {name: c for name, c in cases.items() if name.split()[0] in wanted}
         out = os.path.join(tmp, "out")
         for i in range(n):
-            for name, (model, inputs, env) in cases.items():
+            for (name, (model, inputs, env)), mode in ((c, m) for c in cases.items()
+                                                        for m in modes):
                 load.take()
                 t0 = time.monotonic()
                 p = subprocess.run([rpxprof, "compare", "--run", "--model", model, "--model", model,
                                     "--inputs", inputs, "--processes", k, "--repeats", repeats,
                                     "--json", "--out-dir", out],
-                                   env={**os.environ, **env}, capture_output=True, text=True,
+                                   env={**os.environ, **env, "RPX_TEST_VARY": mode},
+                                   capture_output=True, text=True,
                                    timeout=600)
                 wall = time.monotonic() - t0
                 if p.returncode != 0:
@@ -63,7 +67,8 @@ def main():
                     b = per_process_p50(json.load(f))
                 with open(os.path.join(out, "new.json")) as f:
                     nn = per_process_p50(json.load(f))
-                raw.append({"case": name, "i": i, "design": d["design"], "verdict": d["verdict"],
+                raw.append({"case": name, "mode": mode, "i": i, "design": d["design"],
+                            "verdict": d["verdict"],
                             "p50_ratio": d["p50_ratio"], "p50_ratio_ci": d["p50_ratio_ci"],
                             "p_value": d["p_value"], "d": [round(__import__("math").log(y / x), 7)
                                                            for x, y in zip(b, nn)],
@@ -72,18 +77,18 @@ def main():
           f" of a target against itself, {n} times per case, cases alternating")
     print(load.line())
     print()
-    print("| case | A/A comparisons | interval leaves out 1.0 [95 % CI] | faster | slower | same | "
-          "inconclusive | half-width (median) | wall per comparison |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name in cases:
-        rs = [r for r in raw if r["case"] == name]
+    print("| case | RPX_TEST_VARY | A/A comparisons | interval leaves out 1.0 [95 % CI] | faster | "
+          "slower | same | inconclusive | half-width (median) | wall per comparison |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, mode in ((c, m) for c in cases for m in modes):
+        rs = [r for r in raw if r["case"] == name and r["mode"] == mode]
         ci = [r["p50_ratio_ci"] for r in rs if r["p50_ratio_ci"]]
         out1 = sum(1 for lo, hi in ci if lo > 1 or hi < 1)
         lo, hi = clopper_pearson(out1, len(rs))
         v = {w: sum(1 for r in rs if r["verdict"] == w) for w in ("faster", "slower", "same",
                                                                "inconclusive")}
         hw = statistics.median((h - l) / 2 for l, h in ci) if ci else float("nan")
-        print(f"| {name} | {len(rs)} | {out1}/{len(rs)} = {100 * out1 / len(rs):.0f} % "
+        print(f"| {name} | {mode} | {len(rs)} | {out1}/{len(rs)} = {100 * out1 / len(rs):.0f} % "
               f"[{100 * lo:.0f}, {100 * hi:.0f} %] | {v['faster']} | {v['slower']} | {v['same']} | "
               f"{v['inconclusive']} | ±{100 * hw:.2f} % | "
               f"{statistics.mean(r['wall_s'] for r in rs):.1f} s |")

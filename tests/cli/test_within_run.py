@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from common import MODELS, TempDirTest, main, run
+from common import MODELS, TempDirTest, main, run, validate_profile
 
 
 def load(path):
@@ -95,7 +95,9 @@ class VariedLayoutTest(TempDirTest):
             self.assertGreater(len(set(at)), 1, f"every process read {name} at one address")
             self.assertGreater(len({a % 4096 for a in at}), 1,
                                f"{name} at one offset in its page in every process")
-        ci = load(out)["latency_ci"]
+        r = load(out)
+        validate_profile(r)
+        ci = r["latency_ci"]
         self.assertEqual(ci["varied"], ["input_pages", "input_offset", "stack", "heap", "mmap"])
         self.assertEqual([f["factor"] for f in ci["fixed_per_run"]], ["time"])
         self.assertIn("does not cover", ci["fixed_per_run"][0]["why"])
@@ -128,7 +130,9 @@ class VariedLayoutTest(TempDirTest):
         p = run("run", "--model", f"{MODELS}:read_inputs", "--inputs", self.inputs,
                 "--no-isolate", "--repeats", "20", "--output", out, "--quiet")
         self.assertEqual(p.returncode, 0, p.stderr)
-        ci = load(out)["latency_ci"]
+        r = load(out)
+        validate_profile(r)
+        ci = r["latency_ci"]
         self.assertEqual(ci["varied"], [])
         self.assertEqual([f["factor"] for f in ci["fixed_per_run"]], ["time", "inputs"])
         self.assertIn("--no-isolate", ci["fixed_per_run"][1]["why"])
