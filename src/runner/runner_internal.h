@@ -242,7 +242,7 @@ json_t *rpx__workers_latency_ci(const workers *w, const double *ms, const size_t
 #define RPX_VARIED_RAN 16u    /* the worker ran rpx__vary_worker (an isolated process) */
 /* The bytes of every array of n samples. */
 size_t rpx__vary_input_bytes(const rpx_inputs *samples, size_t n);
-/* Whether the workers copy the inputs: isolated processes, inputs of 1 byte to 1 GiB. */
+/* Whether the workers copy the inputs: isolated processes, inputs of 1 byte to 256 MiB. */
 int rpx__vary_inputs_on(const run_plan *plan);
 /* In the worker, before its target is loaded: the pads, and its own copy of
  * local->samples (a copy of the run's plan); sh->varied says what was done,

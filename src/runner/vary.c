@@ -22,7 +22,7 @@
 /* The inputs a worker copies for itself, at most (all samples together): a
  * larger set keeps the parent's pages, and the report says the inputs were
  * not varied (rpx__vary_describe). */
-#define VARY_INPUT_MAX_BYTES ((size_t)1 << 30)
+#define VARY_INPUT_MAX_BYTES ((size_t)256 << 20)
 
 /* splitmix64: the worker's own draws from one seed */
 static uint64_t next_draw(uint64_t *s)
@@ -186,7 +186,7 @@ void rpx__vary_describe(const workers *w, json_t *ci)
                   ? "the processes were not isolated (--no-isolate): every process read the "
                     "same pages of the inputs, at the same addresses"
                   : "every process read the pages of the inputs the parent loaded once (no "
-                    "inputs, or more than 1 GiB of them, which are not copied per process, or "
+                    "inputs, or more than 256 MiB of them, which are not copied per process, or "
                     "RPX_TEST_VARY left them out)");
     json_object_set_new(ci, "varied", v);
     json_object_set_new(ci, "fixed_per_run", f);
