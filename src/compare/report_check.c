@@ -191,8 +191,9 @@ static int same_interval(const json_t *x, const json_t *y)
 }
 
 /* An interval [lo, hi] kept within [fastest, slowest] (a new reference; a
- * null or malformed one as it is): what rpxprof writes since issue 36, and
- * what an older report's interval, which could reach past the calls, reads as. */
+ * null or malformed one as it is): how an older report's interval, which
+ * could reach past the calls, reads since issue 36 (a newer report's must
+ * match as written). */
 static json_t *within_calls(const json_t *v, double fastest, double slowest)
 {
     if (!json_is_array(v) || json_array_size(v) != 2 || !(fastest <= slowest))
@@ -306,13 +307,16 @@ static void read_intervals(const char *file, rpx__report_checked *p, const json_
          * read within them too) */
         double res = num_or_nan(json_object_get(ci, "widened_by_resolution_ms"));
         double fastest = INFINITY, slowest = -INFINITY;
+        /* a report of an rpxprof before issue 36 (no latency_ci.varied) */
+        const int older = !json_object_get(ci, "varied");
         size_t c;
         for (c = 0; c < p->n; c++) {
             fastest = fmin(fastest, p->samples[c]);
             slowest = fmax(slowest, p->samples[c]);
         }
         for (j = 0; want && j < 4; j++) {
-            json_t *got = within_calls(json_object_get(ci, ci_keys[j]), fastest, slowest);
+            json_t *got = older ? within_calls(json_object_get(ci, ci_keys[j]), fastest, slowest)
+                                : json_incref(json_object_get(ci, ci_keys[j]));
             json_t *w = json_object_get(want, ci_keys[j]);
             if (isfinite(res) && res > 0 && json_is_array(w) && json_array_size(w) == 2) {
                 double lo = fmax(json_number_value(json_array_get(w, 0)) - res, fastest);

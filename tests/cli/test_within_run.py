@@ -64,6 +64,33 @@ class WithinDataTest(TempDirTest):
         self.assertGreaterEqual(self.assert_within(load(out)), 3)
 
 
+class OlderReportsTest(TempDirTest):
+    """A report of an rpxprof before issue 36 (no latency_ci.varied), whose interval could
+    reach past the calls, still compares; a newer report altered that way is refused."""
+
+    def test_an_interval_past_the_calls(self):
+        inputs, out = self.path("in.npz"), self.path("r.json")
+        np.savez(inputs, x=np.zeros(4, np.float32))
+        p = run("run", "--model", f"{MODELS}:busywait", "--inputs", inputs, "--processes", "3",
+                "--repeats", "60", "--warmup", "1", "--output", out, "--quiet",
+                env={"RPX_TEST_BUSY_NS": "50000"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = load(out)
+        fastest = min(r["latency_samples_ms"])
+        r["latency_ci"]["mean_ms"][0] = fastest * 0.9  # what the t interval could give before
+        newer, older = self.path("newer.json"), self.path("older.json")
+        with open(newer, "w") as f:
+            json.dump(r, f)
+        del r["latency_ci"]["varied"], r["latency_ci"]["fixed_per_run"]
+        with open(older, "w") as f:
+            json.dump(r, f)
+        p = run("compare", older, older)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("compare", newer, newer)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("latency_ci.mean_ms is [", p.stderr)
+
+
 class VariedLayoutTest(TempDirTest):
     def setUp(self):
         super().setUp()
