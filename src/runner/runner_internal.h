@@ -248,6 +248,10 @@ int rpx__vary_inputs_on(const run_plan *plan);
  * local->samples (a copy of the run's plan); sh->varied says what was done,
  * sh->stack_pad the stack pad the stage then takes. */
 void rpx__vary_worker(run_plan *local, int process_index, run_shared *sh);
+/* In the worker (an isolated process), the stage: rpx__vary_worker on a copy
+ * of the plan, then `stage` on it below the stack pad. */
+void rpx__vary_stage(const run_params *p, run_shared *sh,
+                     void (*stage)(const run_params *, run_shared *));
 /* latency_ci's "varied" (what every process sampled) and "fixed_per_run"
  * (what none could: time, and the inputs when they were not copied, with why). */
 void rpx__vary_describe(const workers *w, json_t *ci);

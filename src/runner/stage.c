@@ -5,7 +5,6 @@
  * dies, still has every sample measured before. */
 #include "runner/stage.h"
 
-#include <alloca.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -628,26 +627,6 @@ static int pin_cpus(const run_params *p, run_shared *sh)
     return 0;
 }
 
-/* In the worker: the stage on its own copy of the plan, after vary.c's
- * pads and copies, below a stack pad of its own (docs/statistics.md). */
-static __attribute__((noinline)) void measure_padded(const run_params *p, run_shared *sh)
-{
-    volatile char *pad = alloca(sh->stack_pad + 16);
-    pad[0] = 0;
-    __asm__ volatile("" : : "r"(pad) : "memory");
-    measure(p, sh);
-    __asm__ volatile("" : : "r"(pad) : "memory");
-}
-
-static void measure_varied(const run_params *p, run_shared *sh)
-{
-    run_plan local = *p->plan;
-    run_params lp = *p;
-    lp.plan = &local;
-    rpx__vary_worker(&local, p->process_index, sh);
-    measure_padded(&lp, sh);
-}
-
 void rpx__run_stage(const run_params *p, run_shared *sh)
 {
     const int isolate = p->plan->c->isolate;
@@ -696,7 +675,7 @@ void rpx__run_stage(const run_params *p, run_shared *sh)
             fflush(NULL);
             _exit(0);
         }
-        measure_varied(p, sh);
+        rpx__vary_stage(p, sh, measure); /* vary.c: its own inputs and layout first */
         fflush(NULL);
         _exit(0);
     }

@@ -8,6 +8,7 @@
  * otherwise inherits all of these from the parent: the same pages of the
  * inputs the parent loaded once, the same addresses. Nothing here runs in
  * the timed loop: the copies are made once, before the model is loaded. */
+#include <alloca.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,4 +191,25 @@ void rpx__vary_describe(const workers *w, json_t *ci)
                     "RPX_TEST_VARY left them out)");
     json_object_set_new(ci, "varied", v);
     json_object_set_new(ci, "fixed_per_run", f);
+}
+
+/* The stage below a stack pad of the worker's own. */
+static __attribute__((noinline)) void padded(const run_params *p, run_shared *sh,
+                                             void (*stage)(const run_params *, run_shared *))
+{
+    volatile char *pad = alloca(sh->stack_pad + 16);
+    pad[0] = 0;
+    __asm__ volatile("" : : "r"(pad) : "memory");
+    stage(p, sh);
+    __asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+void rpx__vary_stage(const run_params *p, run_shared *sh,
+                     void (*stage)(const run_params *, run_shared *))
+{
+    run_plan local = *p->plan;
+    run_params lp = *p;
+    lp.plan = &local;
+    rpx__vary_worker(&local, p->process_index, sh);
+    padded(&lp, sh, stage);
 }

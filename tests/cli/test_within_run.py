@@ -71,13 +71,17 @@ class OlderReportsTest(TempDirTest):
     def test_an_interval_past_the_calls(self):
         inputs, out = self.path("in.npz"), self.path("r.json")
         np.savez(inputs, x=np.zeros(4, np.float32))
-        p = run("run", "--model", f"{MODELS}:busywait", "--inputs", inputs, "--processes", "3",
+        # processes of known different times (as WithinDataTest): the t interval reaches below
+        # the fastest call, so the report's interval ends there
+        p = run("run", "--model", f"{MODELS}:cpu_skewed", "--inputs", inputs, "--processes", "3",
                 "--repeats", "60", "--warmup", "1", "--output", out, "--quiet",
-                env={"RPX_TEST_BUSY_NS": "50000"})
+                env={"RPX_TEST_CPU_ROTATE": self.path("rotate"), "RPX_TEST_STEP_NS": "100000",
+                     "RPX_TEST_SLOW_NS": "200000", "RPX_TEST_FAST_NS": "200000"})
         self.assertEqual(p.returncode, 0, p.stderr)
         r = load(out)
         fastest = min(r["latency_samples_ms"])
-        r["latency_ci"]["mean_ms"][0] = fastest * 0.9  # what the t interval could give before
+        self.assertEqual(r["latency_ci"]["p50_ms"][0], fastest)
+        r["latency_ci"]["p50_ms"][0] = fastest * 0.9  # what the t interval gave before
         newer, older = self.path("newer.json"), self.path("older.json")
         with open(newer, "w") as f:
             json.dump(r, f)
@@ -88,7 +92,7 @@ class OlderReportsTest(TempDirTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         p = run("compare", newer, newer)
         self.assertEqual(p.returncode, 1)
-        self.assertIn("latency_ci.mean_ms is [", p.stderr)
+        self.assertIn("latency_ci.p50_ms is [", p.stderr)
 
 
 class VariedLayoutTest(TempDirTest):
