@@ -190,6 +190,18 @@ static int same_interval(const json_t *x, const json_t *y)
     return 1;
 }
 
+/* An interval [lo, hi] kept within [fastest, slowest] (a new reference; a
+ * null or malformed one as it is): how an older report's interval, which
+ * could reach past the calls, reads since issue 36 (a newer report's must
+ * match as written). */
+static json_t *within_calls(const json_t *v, double fastest, double slowest)
+{
+    if (!json_is_array(v) || json_array_size(v) != 2 || !(fastest <= slowest))
+        return json_incref((json_t *)v);
+    return json_pack("[ff]", fmax(num_or_nan(json_array_get(v, 0)), fastest),
+                     fmin(num_or_nan(json_array_get(v, 1)), slowest));
+}
+
 static void interval_text(char *buf, size_t sz, const json_t *v)
 {
     if (json_is_array(v) && json_array_size(v) == 2)
@@ -290,23 +302,35 @@ static void read_intervals(const char *file, rpx__report_checked *p, const json_
         json_is_string(v) && !strcmp(json_string_value(v), k > 1 ? RPX_STATS_METHOD_BETWEEN : RPX_STATS_METHOD_WITHIN) &&
         p->confidence > 0 && p->confidence < 1) {
         json_t *want = rpx_stats_latency_ci(p->samples, off, cnt, k, p->confidence);
-        /* widened by the clock's resolution when the report says so */
+        /* widened by the clock's resolution when the report says so, and
+         * within the fastest and slowest call (an older report's interval is
+         * read within them too) */
         double res = num_or_nan(json_object_get(ci, "widened_by_resolution_ms"));
+        double fastest = INFINITY, slowest = -INFINITY;
+        /* a report of an rpxprof before issue 36 (no latency_ci.varied) */
+        const int older = !json_object_get(ci, "varied");
+        size_t c;
+        for (c = 0; c < p->n; c++) {
+            fastest = fmin(fastest, p->samples[c]);
+            slowest = fmax(slowest, p->samples[c]);
+        }
         for (j = 0; want && j < 4; j++) {
-            const json_t *got = json_object_get(ci, ci_keys[j]);
+            json_t *got = older ? within_calls(json_object_get(ci, ci_keys[j]), fastest, slowest)
+                                : json_incref(json_object_get(ci, ci_keys[j]));
             json_t *w = json_object_get(want, ci_keys[j]);
             if (isfinite(res) && res > 0 && json_is_array(w) && json_array_size(w) == 2) {
-                double lo = json_number_value(json_array_get(w, 0)) - res;
+                double lo = fmax(json_number_value(json_array_get(w, 0)) - res, fastest);
                 json_array_set_new(w, 0, json_real(lo > 0 ? lo : 0));
-                json_array_set_new(w, 1, json_real(json_number_value(json_array_get(w, 1)) + res));
+                json_array_set_new(w, 1, json_real(fmin(json_number_value(json_array_get(w, 1)) + res, slowest)));
             }
             if (!same_interval(got, w)) {
                 char g[96], wb[96];
-                interval_text(g, sizeof g, got);
+                interval_text(g, sizeof g, json_object_get(ci, ci_keys[j])); /* as written */
                 interval_text(wb, sizeof wb, w);
                 msg(errors, "%s: latency_ci.%s is %s but the samples give %s; the report was altered or truncated",
                     file, ci_keys[j], g, wb);
             }
+            json_decref(got);
         }
         json_decref(want);
     } else if (bp_ok) {

@@ -146,15 +146,44 @@ static int pairs_by_cpu(const rpx__cmp_side *b, const rpx__cmp_side *n, char *wh
     return 1;
 }
 
+/* The variance of the log of one process's statistic from its own calls (the
+ * call-level noise): for a percentile, from its distribution-free 95 %
+ * interval (order statistics), (log hi - log lo)^2 / (2 x 1.96)^2; for the
+ * mean, (sd / mean)^2 / n. NaN when the process has too few calls. */
+static double call_level_var(const double *s, size_t n, rpx_stat st)
+{
+    double *c, v = NAN;
+    size_t lo, hi, i;
+    if (n < 2) return NAN;
+    if (st == RPX_STAT_MEAN) {
+        double m = 0, ss = 0;
+        for (i = 0; i < n; i++) m += s[i];
+        m /= (double)n;
+        for (i = 0; i < n; i++) ss += (s[i] - m) * (s[i] - m);
+        return m > 0 ? ss / (double)(n - 1) / (m * m) / (double)n : NAN;
+    }
+    if (rpx_stats_quantile_ranks(n, st == RPX_STAT_P50 ? 0.5 : st == RPX_STAT_P95 ? 0.95 : 0.99, 0.95,
+                                 &lo, &hi) != 0 ||
+        !(c = malloc(n * sizeof *c)))
+        return NAN;
+    memcpy(c, s, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_dbl);
+    if (c[lo - 1] > 0) v = pow((log(c[hi - 1]) - log(c[lo - 1])) / (2 * 1.959963984540054), 2);
+    free(c);
+    return v;
+}
+
 /* The paired design's interval (docs/statistics.md): d_k = log(new_k / base_k)
- * of the per-process statistic of pair k; mean(d) +- t(k-1) sd(d)/sqrt(k),
- * exponentiated, around the ratio exp(mean(d)); p-value: the paired t test
- * on d. */
+ * of the per-process statistic of pair k; mean(d) +- t(k-1) se, exponentiated,
+ * around the ratio exp(mean(d)), with se the larger of sd(d)/sqrt(k) and the
+ * standard error that the calls' own noise gives mean(d) (call_level_var of
+ * both members of every pair: the spread of k pairs can come out below it by
+ * chance, never the truth); p-value: the paired t test on d with that se. */
 static void paired_ratio(const rpx__cmp_side *b, const rpx__cmp_side *n, rpx_stat st, double confidence,
                          rpx_stats_ratio *r)
 {
     size_t i, k = b->k;
-    double sum = 0, ss = 0, mean, se, t, tstat, *d = malloc(k * sizeof *d);
+    double sum = 0, ss = 0, calls_var = 0, mean, se, t, tstat, *d = malloc(k * sizeof *d);
     r->lo = r->hi = r->p_value = NAN;
     r->between = 1;
     r->p_exact = 0;
@@ -173,10 +202,13 @@ static void paired_ratio(const rpx__cmp_side *b, const rpx__cmp_side *n, rpx_sta
         }
         d[i] = log(sn / sb);
         sum += d[i];
+        calls_var += call_level_var(b->samples + b->off[i], b->cnt[i], st) +
+                     call_level_var(n->samples + n->off[i], n->cnt[i], st);
     }
     mean = sum / (double)k;
     for (i = 0; i < k; i++) ss += (d[i] - mean) * (d[i] - mean);
     se = sqrt(ss / (double)(k - 1)) / sqrt((double)k);
+    if (isfinite(calls_var) && sqrt(calls_var) / (double)k > se) se = sqrt(calls_var) / (double)k;
     t = rpx_stats_t_quantile(1 - (1 - confidence) / 2, (double)(k - 1));
     r->lo = exp(mean - t * se);
     r->hi = exp(mean + t * se);

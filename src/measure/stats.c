@@ -339,6 +339,17 @@ static int within(const double *sorted, size_t n, rpx_stat s, double confidence,
     }
 }
 
+/* An interval kept within what the data allow: no statistic of these calls
+ * (a percentile, a mean, of any process or of all) lies below the fastest
+ * call or above the slowest, so neither end of its interval does
+ * (docs/statistics.md, "Within the data"). */
+static void within_data(const double *sorted, size_t n, double *lo, double *hi)
+{
+    if (!n || !isfinite(*lo) || !isfinite(*hi)) return;
+    if (*lo < sorted[0]) *lo = sorted[0];
+    if (*hi > sorted[n - 1]) *hi = sorted[n - 1];
+}
+
 static double interval_impl(const rpx_stats_runs *r, rpx_stat s, double confidence, int between,
                             const double *sorted, size_t n, double *lo, double *hi, char *reason, size_t rsz)
 {
@@ -371,12 +382,14 @@ static double interval_impl(const rpx_stats_runs *r, rpx_stat s, double confiden
              * values in clusters: the pooled one jumps to the larger cluster) */
             *lo = fmin(exp(mu - t * se), point);
             *hi = fmax(exp(mu + t * se), point);
+            within_data(sorted, n, lo, hi);
         }
         free(vals);
         return point;
     }
     rc = within(sorted, n, s, confidence, lo, hi, reason, rsz);
     if (rc == RPX_ENOMEM) snprintf(reason, rsz, "out of memory");
+    if (!rc) within_data(sorted, n, lo, hi);
     return point;
 }
 

@@ -234,6 +234,28 @@ double *rpx__workers_samples_ms(const workers *w, size_t *offsets, size_t *count
 json_t *rpx__workers_latency_ci(const workers *w, const double *ms, const size_t *offsets,
                                 const size_t *counts);
 
+/* ---- vary.c: what each worker varies for itself (docs/statistics.md) ---- */
+#define RPX_VARIED_INPUTS 1u  /* its own copy of the inputs: fresh pages, a random offset */
+#define RPX_VARIED_HEAP 2u    /* a random pad on the heap */
+#define RPX_VARIED_MMAP 4u    /* a random pad in the mmap space */
+#define RPX_VARIED_STACK 8u   /* a random pad below the stage's frame (taken by stage.c) */
+#define RPX_VARIED_RAN 16u    /* the worker ran rpx__vary_worker (an isolated process) */
+/* The bytes of every array of n samples. */
+size_t rpx__vary_input_bytes(const rpx_inputs *samples, size_t n);
+/* Whether the workers copy the inputs: isolated processes, inputs of 1 byte to 256 MiB. */
+int rpx__vary_inputs_on(const run_plan *plan);
+/* In the worker, before its target is loaded: the pads, and its own copy of
+ * local->samples (a copy of the run's plan); sh->varied says what was done,
+ * sh->stack_pad the stack pad the stage then takes. */
+void rpx__vary_worker(run_plan *local, int process_index, run_shared *sh);
+/* In the worker (an isolated process), the stage: rpx__vary_worker on a copy
+ * of the plan, then `stage` on it below the stack pad. */
+void rpx__vary_stage(const run_params *p, run_shared *sh,
+                     void (*stage)(const run_params *, run_shared *));
+/* latency_ci's "varied" (what every process sampled) and "fixed_per_run"
+ * (what none could: time, and the inputs when they were not copied, with why). */
+void rpx__vary_describe(const workers *w, json_t *ci);
+
 /* ---- autorange.c (above the workers: each process is one rpx__workers_step) ---- */
 struct rpx__ar_proc;
 typedef struct rpx__autorange {

@@ -675,7 +675,7 @@ void rpx__run_stage(const run_params *p, run_shared *sh)
             fflush(NULL);
             _exit(0);
         }
-        measure(p, sh);
+        rpx__vary_stage(p, sh, measure); /* vary.c: its own inputs and layout first */
         fflush(NULL);
         _exit(0);
     }

@@ -104,6 +104,10 @@ typedef struct run_shared {
     /* each measured section's slice of this block (section.h), in the
      * order of the table; NULL: the section is off in this run */
     void *slice[RPX_SECTIONS_MAX];
+    /* what the worker varied for itself before its target was loaded
+     * (vary.c): RPX_VARIED_* bits, and the pad below its stage's frame */
+    unsigned varied;
+    size_t stack_pad;
 } run_shared;
 
 #define RPX_WARMUP_KEEP 100000L   /* warmup durations kept per process */

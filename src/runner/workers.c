@@ -40,19 +40,27 @@ json_t *rpx__workers_latency_ci(const workers *w, const double *ms, const size_t
     double res = w->n > 0 && w->proc[0]->timer_ok && w->proc[0]->timer.resolution_ns > 0
                      ? (double)w->proc[0]->timer.resolution_ns / 1e6
                      : 1e-6;
-    size_t i;
+    double fastest = INFINITY, slowest = -INFINITY;
+    size_t i, j;
+    for (i = 0; i < (size_t)w->n; i++)
+        for (j = 0; j < counts[i]; j++) {
+            fastest = fmin(fastest, ms[offsets[i] + j]);
+            slowest = fmax(slowest, ms[offsets[i] + j]);
+        }
     /* no interval is narrower than the clock can tell apart: processes that
-     * agree to the nanosecond do not make a statistic exact */
+     * agree to the nanosecond do not make a statistic exact; nor does the
+     * widening take an end past the fastest or the slowest call */
     for (i = 0; ci && i < sizeof keys / sizeof keys[0]; i++) {
         json_t *a = json_object_get(ci, keys[i]);
         if (json_is_array(a) && json_array_size(a) == 2) {
-            double lo = json_number_value(json_array_get(a, 0)) - res;
-            double hi = json_number_value(json_array_get(a, 1)) + res;
+            double lo = fmax(json_number_value(json_array_get(a, 0)) - res, fastest);
+            double hi = fmin(json_number_value(json_array_get(a, 1)) + res, slowest);
             json_array_set_new(a, 0, json_real(lo > 0 ? lo : 0));
             json_array_set_new(a, 1, json_real(hi));
         }
     }
     if (ci) json_object_set_new(ci, "widened_by_resolution_ms", json_real(res));
+    rpx__vary_describe(w, ci);
     return ci;
 }
 

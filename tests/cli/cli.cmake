@@ -16,6 +16,9 @@ rpx_py_test(cli.isolation cli/test_isolation.py)
 rpx_py_test(cli.safety cli/test_safety.py SLOW SafetyTest.11_leaks_in_short_runs)
 # Samples from several processes, intervals, the stopping rule, compare --run.
 rpx_py_test(cli.processes cli/test_processes.py)
+# Issue 36 inside one run: intervals within the fastest and slowest call, the factors each
+# worker varies for itself (its own copy of the inputs, the layout pads) and what it cannot.
+rpx_py_test(cli.within_run cli/test_within_run.py)
 # Placement: --cpus, --spread, the report's placement (issue 27 §3).
 rpx_py_test(cli.placement cli/test_placement.py)
 # The session as a unit (issue 36 §1): the session block, comparability (incomparable), aggregate.

@@ -14,3 +14,5 @@ rpx_unit_test(test_call_record ${CMAKE_CURRENT_LIST_DIR}/test_call_record.c)
 # Why a run varied: the report's variance section on synthetic reports, and its
 # false-blame rate over thousands of simulated runs (docs/statistics.md).
 rpx_unit_test(test_variance ${CMAKE_CURRENT_LIST_DIR}/test_variance.c)
+# compare --run's paired interval never narrower than the calls' own noise (issue 36).
+rpx_unit_test(test_paired_calls ${CMAKE_CURRENT_LIST_DIR}/test_paired_calls.c)
