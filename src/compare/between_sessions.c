@@ -48,7 +48,7 @@ int rpx__cmp_between_sessions(json_t *o, const rpx_compare_opts *opts, json_t *w
         source = "default";
         snprintf(how, sizeof how, "the default allowance: 32 sessions of the packaged demo on a 2-vCPU AMD EPYC KVM "
                  "guest (tests/fixtures/demo-sessions.json), the same code up to 11 %% apart between sessions; the "
-                 "95th percentile of |level_j - level_l| over pairs of sessions / (1.96 sqrt 2)");
+                 "95th percentile of the differences between two sessions' levels, over every pair, divided by 1.96 sqrt 2");
     }
     if (!(df >= 1)) df = 1;
     tq = rpx_stats_t_quantile(1 - (1 - opts->confidence) / 2, df);

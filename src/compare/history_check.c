@@ -383,7 +383,8 @@ int rpx_between_session_spread(const json_t *series_list, json_t **spread, rpx_e
     free(level), free(seg);
     df = isfinite(sb) && nlev > nseg ? nlev - nseg : 0;
     n = snprintf(how, sizeof how, "%zu sessions of %zu series in %zu segments (change points apart): the 95th percentile of "
-                 "|level_j - level_l| over %zu pairs of sessions in one segment / (1.96 sqrt 2), less the within-session part",
+                 "the differences between two sessions' levels over %zu pairs in one segment, divided by 1.96 sqrt 2, less "
+                 "the within-session part",
                  nlev, ns, nseg, pairs);
     /* A few sessions (back to back, say) cannot show the machine's drift: with
      * fewer degrees of freedom than the default allowance's own, the estimate is

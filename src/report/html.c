@@ -173,7 +173,12 @@ static void key_words(hout *o, const char *key, const char *prefix)
         {"confidence", "confidence of the intervals"}, {"covers", "what the intervals cover"}, {"design", "design"},
         {"verdict", "verdict (from the p50)"}, {"p_value", "p50 p-value"}, {"p_value_method", "how the p-values are found"},
         {"by_cpu", "pairs by CPU"}, {"null_reasons", "why a value is missing"}, {"base_stats", "base"},
-        {"new_stats", "new"}};
+        {"new_stats", "new"}, {"same_session", "both measured in one session"},
+        {"between_session", "between sessions"}, {"within_session", "within each session"},
+        {"sigma_between_log", "spread between sessions (sd of log latency)"}, {"df", "degrees of freedom"},
+        {"how", "how it was found"}, {"source", "from"}, {"decidable_change", "smallest change decided"},
+        {"to_decide_smaller", "to decide smaller changes"}, {"differences", "what differs"},
+        {"sessions", "sessions"}};
     char tok[64];
     const char *s = key, *unit = "";
     size_t j;
@@ -214,7 +219,9 @@ static void state_value(hout *o, const char *key, const json_t *v)
     static const char *const said[][2] = {
         {"between-process", "run-to-run variation (between processes)"},
         {"within-process", "the calls of one process only, not run-to-run variation"},
-        {"independent", "two independent runs"}, {"paired_by_cpu", "pairs of processes run on the same CPU"}};
+        {"independent", "two independent runs"}, {"paired_by_cpu", "pairs of processes run on the same CPU"},
+        {"between-session", "the drift between the two sessions as well as run-to-run variation"},
+        {"interleaved", "both measured interleaved in one session"}};
     char b[40];
     size_t j;
     int ratio = strstr(key, "ratio") != NULL;
