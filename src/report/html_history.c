@@ -58,7 +58,7 @@ static int ci_decimals(double v, double lo, double hi)
 {
     double hw = (hi - lo) / 2;
     int e, sig, d;
-    if (!isfinite(v) || !isfinite(lo) || !isfinite(hi) || !(fabs(v) > 0)) return -1;
+    if (!isfinite(v) || !isfinite(lo) || !isfinite(hi) || !(fabs(v) >= 1e-9 && fabs(v) < 1e15)) return -1; /* fixed point's range */
     e = (int)floor(log10(fabs(v)));
     if (!(hw > 1e-9 * fabs(v))) sig = 4;          /* a zero-width interval: 4 digits */
     else sig = e - (int)floor(log10(hw)) + 2;
@@ -185,12 +185,13 @@ static void put_report_link(hout *o, const view *v, const json_t *s)
     char html[PATH_MAX], abs[PATH_MAX];
     size_t n;
     const char *target = rp;
+    int beside = 0;               /* the run view beside the report */
     if (!rp || !*rp) { put(o, "<span class=\"na\">not kept</span>"); return; }
     n = strlen(rp);
     if (v->in->look_beside) {
         if (n > 5 && !strcmp(rp + n - 5, ".json") && n < sizeof html) {
             snprintf(html, sizeof html, "%.*s.html", (int)(n - 5), rp);
-            if (is_regular(html)) target = html;
+            if (is_regular(html)) target = html, beside = 1;
         }
         if (target == rp && !is_regular(rp)) {
             put(o, "<span class=\"na\" title=\"");
@@ -204,7 +205,7 @@ static void put_report_link(hout *o, const view *v, const json_t *s)
     put_href(o, target);
     put(o, "\" title=\"");
     rpx__h_esc(o, target);
-    put(o, "\">%s</a>", target == rp || (target == abs && strcmp(abs + strlen(abs) - 5, ".html")) ? "report (JSON)" : "run view");
+    put(o, "\">%s</a>", beside ? "run view" : "report (JSON)");
 }
 
 /* ---- the figure -------------------------------------------------------------- */
@@ -416,7 +417,8 @@ static void changes_list(hout *o, const json_t *check)
         put(o, "<ul class=\"changes\">");
         for (i = 0; i < json_array_size(ch); i++) {
             const json_t *c = json_array_get(ch, i);
-            put(o, "<li>Change before session %.0f, between commit ", jnum(c, "index") + 1);
+            if (isfinite(jnum(c, "index"))) put(o, "<li>Change before session %.0f, between commit ", jnum(c, "index") + 1);
+            else put(o, "<li>Change before a session the check did not name, between commit ");
             put_commit(o, jstr(c, "before_commit"), 12);
             put(o, " and ");
             put_commit(o, jstr(c, "after_commit"), 12);

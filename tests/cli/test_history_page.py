@@ -311,6 +311,34 @@ class HistoryPageTest(unittest.TestCase):
         p = self.page(checks="series.json", code=0)          # a list, but not of checks: no verdicts
         self.assertIn("none was made", p)
 
+    def test_odd_series_still_make_a_page(self):
+        """A JSON series list is a user's file: keys missing, null, of the wrong type,
+        numbers at the ends of a double, a session without a start time or a p50 --
+        still a page (n/a where a value is not there), never a crash."""
+        s = json.loads(json.dumps(self.series[0]))
+        ss = s["sessions"]
+        ss[0] = {}                                              # nothing at all
+        ss[1].update(p50_ms=None, p50_ci_ms=None, started=None, commit=None)
+        ss[2].update(p50_ms="fast", p50_ci_ms=["a", "b"], process_p50_ms="many", warnings={"w": 1})
+        ss[3].update(p50_ms=1e300, p50_ci_ms=[1e299, 1e301])
+        ss[4].update(p50_ms=5e-12, p50_ci_ms=[4e-12, 6e-12], started="yesterday")
+        ss[5].update(p50_ms=0.07, p50_ci_ms=[0.07, 0.07], report_path="/")
+        ss[6].update(p50_ms=-1, p50_ci_ms=[-2, 0])
+        odd = [s, {"sessions": []}, {"benchmark": "name", "fingerprint": [1], "sessions": [{"p50_ms": 1}]}]
+        checks = [{"benchmark": s["benchmark"]["id"], "fingerprint_digest": s["fingerprint"]["digest"],
+                   "changes": [{"index": 0}, {"index": 99}, {"index": "x"}, {"index": 3, "ratio": None}],
+                   "newest": {"verdict": "slower", "ratio": "x", "sessions_needed": -1, "why": ""}}]
+        self.series, self.checks = odd, checks
+        page = self.page()
+        self.check_static(page)
+        self.assertEqual(len(self.sections(page)), 3)
+        self.assertEqual(len(re.findall(r'<g class="sess-mark"', page)), len(ss) + 1)
+        self.assertEqual(len(re.findall(r'<g class="change"', page)), 1)      # only index 3 lies inside
+        self.assertIsNone(re.search(r"(?<![A-Za-z0-9+/])-?(nan|inf)(?![A-Za-z0-9+/])", page))  # C's words for no number
+        p = run("report", "--history", "series.json", "--checks", "checks.json", "-o", "-", cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("<!DOCTYPE html>"))
+
     def test_the_environment_names_the_history(self):
         self.write("series.json", self.series)
         self.write("checks.json", self.checks)
