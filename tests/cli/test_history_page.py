@@ -351,5 +351,41 @@ class HistoryPageTest(unittest.TestCase):
             self.assertEqual(len(self.sections(f.read())), len(self.series))
 
 
+class HistoryDatabaseTest(unittest.TestCase):
+    """The page of a real history: three runs of the demo recorded into a SQLite
+    file by `run --history` (the first with --html beside its report, the third's
+    report removed afterwards), drawn by `report --history h.db`."""
+
+    def test_a_recorded_history(self):
+        with tempfile.TemporaryDirectory(prefix="rpxhistdb-") as d:
+            run("inputs", "make", "in.npz", "rgb=16x16x3:uint8=7", check=0, cwd=d)
+            for i in range(3):
+                extra = ["--html", "r0.html"] if i == 0 else []
+                run("run", "--model", "rpxprof-demo:demo_noop", "--inputs", "in.npz", "--repeats", "50",
+                    "--processes", "2", "-q", "--history", "h.db", "--output", f"r{i}.json", *extra, check=0, cwd=d)
+            os.unlink(os.path.join(d, "r2.json"))
+            p = run("report", "--history", "h.db", "-o", "page.html", cwd=d)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(d, "page.html")) as f:
+                page = f.read()
+            self.assertEqual(page.count('<section class="series"'), 1)
+            self.assertEqual(len(re.findall(r'<g class="sess-mark"', page)), 3)
+            self.assertEqual(len(re.findall(r'<p class="verdict', page)), 1)
+            real = os.path.realpath(d)
+            self.assertIn(f'href="file://{real}/r0.html"', page)           # the run view beside it
+            self.assertIn(f'href="file://{real}/r1.json"', page)           # the report alone
+            self.assertIn(">not found</span>", page)                      # r2.json is gone
+            self.assertIn("History <code>h.db</code>", page)
+            # the history is never the page, nor its write-ahead log
+            p = run("report", "--history", "h.db", "-o", "h.db", "--force", cwd=d)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            p = run("report", "--history", "h.db", "-o", "h.db-wal", "--force", cwd=d)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            p = run("report", "--history", os.path.join(d, "missing.db"), "-o", "x.html", cwd=d)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("missing.db", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "missing.db")), "a read made a database")
+
+
 if __name__ == "__main__":
     main()
