@@ -114,6 +114,18 @@ static void pick_unit(view *v, const json_t *sessions)
 
 /* ---- words ----------------------------------------------------------------- */
 
+/* A fraction as a percentage by the summary's rule, trailing zeros dropped
+ * (0.01: "1", 0.045: "4.5"). */
+static const char *pct(char *b, size_t n, double x)
+{
+    char *e;
+    rpx_format_3g(b, n, x * 100);
+    if (!strchr(b, '.')) return b;
+    for (e = b + strlen(b) - 1; *e == '0'; e--) *e = '\0';
+    if (*e == '.') *e = '\0';
+    return b;
+}
+
 /* "2026-12-06 09:47" of "2026-12-06T09:47:00.123Z" (UTC); the text as given
  * when it is not of that form. */
 static void put_time(hout *o, const char *t)
@@ -392,7 +404,7 @@ static void verdict_words(hout *o, const view *v, const json_t *check)
         put(o, " times the p50 of the segment before it");
         if (json_array_size(json_object_get(nw, "ratio_ci")) == 2) put(o, " (95 %% interval, with the between-session spread)");
     }
-    if (v->in->threshold > 0) put(o, ", threshold %s %%", rpx_format_3g(b, sizeof b, v->in->threshold * 100));
+    if (v->in->threshold > 0) put(o, ", threshold %s %%", pct(b, sizeof b, v->in->threshold));
     put(o, ".");
     if (jstr(nw, "why") && *jstr(nw, "why")) {   /* the check's reason, as a sentence of its own */
         const char *why = jstr(nw, "why");
@@ -401,7 +413,7 @@ static void verdict_words(hout *o, const view *v, const json_t *check)
         if (why[strlen(why) - 1] != '.') put(o, ".");
     }
     if (isfinite(jnum(nw, "decidable_change")))
-        put(o, " A change of %s %% or more would be decided.", rpx_format_3g(b, sizeof b, jnum(nw, "decidable_change") * 100));
+        put(o, " A change of %s %% or more would be decided.", pct(b, sizeof b, jnum(nw, "decidable_change")));
     if (isfinite(jnum(nw, "sessions_needed")) && jnum(nw, "sessions_needed") > 0)
         put(o, " %.0f more session%s would decide it (<code>rpxprof history check --confirm %.0f</code>, or record them).",
             jnum(nw, "sessions_needed"), jnum(nw, "sessions_needed") == 1 ? "" : "s", jnum(nw, "sessions_needed"));
