@@ -123,6 +123,9 @@ static const char usage[] =
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
     "\n"
+    "History (docs/history.md):\n"
+    "@history\n"
+    "\n"
     "Output checks (docs/output-checks.md):\n"
     "@check-outputs\n"
     "@check-fraction\n"
@@ -147,9 +150,10 @@ static const char usage[] =
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
     "--max-failures, or a warmup call), 7 outputs differed (--check-outputs),\n"
-    "8 the report was written but its --html or --trace could not be, 130\n"
-    "interrupted by SIGINT, 143 by SIGTERM (3-8, 130 and 143 write the report\n"
-    "with every sample measured before the event).\n";
+    "8 the report was written but its --html or --trace could not be, 9 the\n"
+    "report was written but the history could not be, 130 interrupted by\n"
+    "SIGINT, 143 by SIGTERM (3-9, 130 and 143 write the report with every\n"
+    "sample measured before the event).\n";
 
 /* One table option's lines: "      --NAME METAVAR" to column 25, then its help
  * and "(default: D)", words wrapped before column 80. */
