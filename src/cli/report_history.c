@@ -13,27 +13,9 @@
 #include "cli/cli.h"
 #include "common/output.h"
 #include "rpxprof/error.h"
-#include "rpxprof/html.h"
-
-/* The store (include/rpxprof/history.h) and the check (history_check.h) come
- * from their own branches; until both are in the tree, a history database
- * is refused with a message and a page is drawn from JSON files only. */
-#if defined(__has_include)
-#if __has_include("rpxprof/history.h")
 #include "rpxprof/history.h"
-#define RPX_REPORT_HAVE_STORE 1
-#endif
-#if __has_include("rpxprof/history_check.h")
 #include "rpxprof/history_check.h"
-#define RPX_REPORT_HAVE_CHECK 1
-#endif
-#endif
-#ifndef RPX_REPORT_HAVE_STORE
-#define RPX_REPORT_HAVE_STORE 0
-#endif
-#ifndef RPX_REPORT_HAVE_CHECK
-#define RPX_REPORT_HAVE_CHECK 0
-#endif
+#include "rpxprof/html.h"
 
 /* A JSON file rather than a database: a regular file whose first byte that
  * is not white space opens a JSON array or object (SQLite's begin "SQLite"). */
@@ -96,7 +78,6 @@ static int series_of_json(const char *path, const char *benchmark, json_t **out)
 
 static int series_of_store(const char *location, const char *benchmark, json_t **out)
 {
-#if RPX_REPORT_HAVE_STORE
     rpx_history *h = NULL;
     rpx_error err = {0};
     *out = NULL;
@@ -107,12 +88,6 @@ static int series_of_store(const char *location, const char *benchmark, json_t *
     }
     rpx_history_close(h);
     return 0;
-#else
-    (void)benchmark;
-    *out = NULL;
-    return rpx_cli_fail("report", 1, "%s: this rpxprof was built without the history store; give the output of "
-                                     "rpxprof history show --json instead", location);
-#endif
 }
 
 static int checks_of_json(const char *path, json_t **out)
@@ -131,7 +106,6 @@ static int checks_of_json(const char *path, json_t **out)
 /* Each series checked; a series the check refuses gets its message instead. */
 static json_t *check_all(const json_t *series, double threshold)
 {
-#if RPX_REPORT_HAVE_CHECK
     rpx_history_check_opts o;
     json_t *all = json_array();
     size_t i;
@@ -150,11 +124,6 @@ static json_t *check_all(const json_t *series, double threshold)
                                              "error", err.message[0] ? err.message : "the check failed"));
     }
     return all;
-#else
-    (void)series;
-    (void)threshold;
-    return NULL;
-#endif
 }
 
 int rpx__cli_report_history(const rpx_report_history_args *a)
@@ -180,12 +149,8 @@ int rpx__cli_report_history(const rpx_report_history_args *a)
     rc = is_json_file(a->history) ? series_of_json(a->history, a->benchmark, &series)
                                   : series_of_store(a->history, a->benchmark, &series);
     if (rc == 0 && a->checks) rc = checks_of_json(a->checks, &checks);
-    else if (rc == 0) {
-        checks = check_all(series, a->threshold);
-        if (!checks && !RPX_REPORT_HAVE_CHECK)
-            fprintf(stderr, "rpxprof report: note: this rpxprof was built without the history check: the page has no "
-                            "verdicts; give --checks FILE (rpxprof history check --json)\n");
-    }
+    else if (rc == 0 && !(checks = check_all(series, a->threshold)))
+        rc = rpx_cli_fail("report", 1, "out of memory");
     if (rc == 0 && a->benchmark && json_array_size(series) == 0)
         rc = rpx_cli_fail("report", 1, "%s: no series of benchmark '%s' (a benchmark's name or id)", a->history, a->benchmark);
     if (rc) {

@@ -635,8 +635,8 @@ static const char *bench_key(const json_t *series)
 }
 
 /* The check of a series: the one naming its benchmark (id or name, or an
- * object with its id) and its fingerprint's digest; else the one at the same
- * place when it names neither. */
+ * object with its id) and its fingerprint's digest; else the check at the
+ * same place when it names no digest (a series without a fingerprint). */
 static const json_t *check_of(const json_t *checks, const json_t *series, size_t idx)
 {
     const json_t *b = json_object_get(series, "benchmark");
@@ -651,7 +651,9 @@ static const json_t *check_of(const json_t *checks, const json_t *series, size_t
     }
     if (idx < json_array_size(checks)) {
         const json_t *c = json_array_get(checks, idx);
-        if (!json_object_get(c, "fingerprint_digest") && !json_object_get(c, "benchmark")) return c;
+        if (!jstr(c, "fingerprint_digest") &&
+            (json_object_get(c, "newest") || json_object_get(c, "changes") || jstr(c, "error")))
+            return c;
     }
     return NULL;
 }

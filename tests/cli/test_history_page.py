@@ -335,6 +335,9 @@ class HistoryPageTest(unittest.TestCase):
         self.assertEqual(len(re.findall(r'<g class="sess-mark"', page)), len(ss) + 1)
         self.assertEqual(len(re.findall(r'<g class="change"', page)), 1)      # only index 3 lies inside
         self.assertIsNone(re.search(r"(?<![A-Za-z0-9+/])-?(nan|inf)(?![A-Za-z0-9+/])", page))  # C's words for no number
+        page = self.page(checks=None)                          # the check itself on odd series
+        self.check_static(page)
+        self.assertEqual(len(re.findall(r'<p class="verdict', page)), 3)
         p = run("report", "--history", "series.json", "--checks", "checks.json", "-o", "-", cwd=self.tmp)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(p.stdout.startswith("<!DOCTYPE html>"))
@@ -376,6 +379,11 @@ class HistoryDatabaseTest(unittest.TestCase):
             self.assertIn(f'href="file://{real}/r1.json"', page)           # the report alone
             self.assertIn(">not found</span>", page)                      # r2.json is gone
             self.assertIn("History <code>h.db</code>", page)
+            # the verdict is the history check's own, as `history check --json` gives it
+            p = run("history", "check", "--json", "--history", "h.db", cwd=d)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            (check,) = json.loads(p.stdout)
+            self.assertIn(f'data-verdict="{check["newest"]["verdict"]}"', page)
             # the history is never the page, nor its write-ahead log
             p = run("report", "--history", "h.db", "-o", "h.db", "--force", cwd=d)
             self.assertEqual(p.returncode, 2, p.stderr)
