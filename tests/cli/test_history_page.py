@@ -212,18 +212,21 @@ class HistoryPageTest(unittest.TestCase):
         p = self.page("--threshold", "2%", code=2)          # given results were judged with their own
         self.assertIn("--threshold is the check's", p.stderr)
         page = self.page("--threshold", "2%", checks=None)
-        if "none was made" not in page:                     # a build with the history check
-            self.assertIn("threshold 2 %", page)
+        for sec in self.sections(page).values():
+            self.assertIn("threshold 2 %", sec)
+        self.assertNotIn("threshold 1 %", page)
 
     def test_without_checks(self):
-        """No --checks: the build's own check judges each series (or, in a build
-        without it, the page says none was made); every panel has its verdict line."""
+        """No --checks: the history check (rpx_history_check) judges each series here;
+        every panel has its verdict in words."""
         page = self.page(checks=None)
         self.check_static(page)
         secs = self.sections(page)
         self.assertEqual(len(secs), len(self.series))
         for sec in secs.values():
             self.assertEqual(len(re.findall(r'<p class="verdict', sec)), 1)
+            self.assertRegex(sec, r'data-verdict="(slower|faster|same|inconclusive)"')
+            self.assertIn("threshold 1 %", sec)
 
     def test_an_empty_history(self):
         self.series = []
