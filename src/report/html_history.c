@@ -443,12 +443,13 @@ static void changes_list(hout *o, const json_t *check)
         put(o, "<p>No change point in this series.</p>\n");
     }
     if (json_is_object(bs) && isfinite(jnum(bs, "sigma_between_log"))) {
-        put(o, "<p class=\"muted\">Between sessions the p50 moves by about %s %% (standard deviation of log p50; ",
-            rpx_format_3g(b, sizeof b, jnum(bs, "sigma_between_log") * 100));
-        rpx__h_esc(o, jstr(bs, "model") ? jstr(bs, "model") : "model not named");
-        put(o, "; ");
-        rpx__h_esc(o, jstr(bs, "estimator") ? jstr(bs, "estimator") : "estimator not named");
-        put(o, "; from %.0f sessions).</p>\n", jnum(bs, "sessions"));
+        put(o, "<p class=\"muted\">Between sessions the p50 moves by about %s %% (the check's sigma_between_log of "
+               "log p50. Its model: ", rpx_format_3g(b, sizeof b, jnum(bs, "sigma_between_log") * 100));
+        rpx__h_esc(o, jstr(bs, "model") ? jstr(bs, "model") : "not named");
+        put(o, ". Its estimator: ");
+        rpx__h_esc(o, jstr(bs, "estimator") ? jstr(bs, "estimator") : "not named");
+        if (isfinite(jnum(bs, "sessions"))) put(o, "; from %.0f sessions", jnum(bs, "sessions"));
+        put(o, ".)</p>\n");
     }
 }
 
