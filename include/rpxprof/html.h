@@ -51,6 +51,29 @@ RPX_API int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *er
  * number by the summary's rule. 0 and a malloc'ed fragment, or < 0 (err). */
 RPX_API int rpx_html_glance(const json_t *report, char **html, rpx_error *err);
 
+/* The history page (src/report/html_history.c, docs/report.md "The history
+ * page"): a panel per series (benchmark x fingerprint) of a history. Every
+ * pointer borrowed. */
+typedef struct rpx_html_history_input {
+    const char *title;                /* NULL: "rpxprof history" */
+    const char *source;               /* where the history was read, shown on the page (a
+                                         postgresql:// URL without its password and query); NULL */
+    const json_t *series;             /* the series list (rpx_history_series: an array of
+                                         {benchmark, fingerprint, sessions oldest first}) */
+    const json_t *checks;             /* rpx_history_check's results, one per series, matched by
+                                         benchmark id and fingerprint digest; NULL: none */
+    double threshold;                 /* the check's threshold (0.01), said with the verdicts; 0 */
+    int look_beside;                  /* 1: read the file system: link a kept report's HTML when
+                                         one lies beside it (same name, .html), say "not found"
+                                         for a report that is gone, links absolute (file://) */
+} rpx_html_history_input;
+
+/* The history page (malloc'ed, NUL-terminated) into *html: each series'
+ * sessions (p50 and interval against commit or time), change points with
+ * their ratio, the newest verdict in words, fingerprint changes, links to
+ * the kept reports. 0, or < 0 with err set (not a series list, out of memory). */
+RPX_API int rpx_html_history(const rpx_html_history_input *in, char **html, rpx_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,6 +62,18 @@ int rpx__cli_html_of_files(const char *cmd, rpx_output *out, char **inputs, size
  * files (drawn when they load; the page says so when they do not) */
 int rpx__cli_html_compare(const char *cmd, rpx_output *out, const json_t *res, const char *base,
                           const char *new_path);
+/* report --history (report_history.c): the history page of a history's
+ * series; every field borrowed, NULL/0 when not given. Returns 0 or the exit
+ * code after printing the error. */
+typedef struct rpx_report_history_args {
+    const char *history;          /* a SQLite file, a postgresql:// URL, or a JSON series list */
+    const char *benchmark;        /* --benchmark: one benchmark's series (name or id) */
+    const char *checks;           /* --checks: `history check --json` results instead of checking */
+    double threshold;             /* --threshold for the check (0: its default) */
+    const char *title, *output;
+    int force;
+} rpx_report_history_args;
+int rpx__cli_report_history(const rpx_report_history_args *a);
 int rpx_cli_trace(int argc, char **argv);
 int rpx_cli_history(int argc, char **argv);
 /* the trace file of `run --trace` and `trace` (trace.c): its guard opened

@@ -1,6 +1,7 @@
 /* report.c — `rpxprof report INPUT... -o REPORT.html`: the HTML report
  * (rpx_html_report, docs/report.md "The HTML report") of run reports, a
- * `compare --json` result, a batch folder or an aggregate folder; and
+ * `compare --json` result, a batch folder or an aggregate folder (with
+ * --history PATH: report_history.c draws the history page); and
  * rpx__cli_html, which `run`, `batch`, `compare` and `aggregate` call for
  * their --html FILE. */
 #include <dirent.h>
@@ -24,18 +25,29 @@
 
 static const char usage[] =
     "Usage: rpxprof report INPUT... -o REPORT.html [--title TEXT] [--force]\n"
+    "   or: rpxprof report --history PATH -o HISTORY.html [--benchmark B] [--checks FILE]\n"
+    "                      [--threshold T] [--title TEXT] [--force]\n"
     "Write one self-contained HTML page (no network, no external file; readable\n"
     "printed and in a dark colour scheme) of what rpxprof measured. INPUT is a run\n"
     "report (or several), a 'compare --json' result (its two reports are drawn when\n"
     "found at the paths it names), a batch folder (DIR/<task>/<model>.json, checked\n"
     "as aggregate checks it) or an aggregate folder (its validation.json, summary.csv\n"
     "and figure.svg; give the batch folder too for one section per report).\n"
+    "With --history (or, without INPUT, RPXPROF_HISTORY), the page of a history: a panel\n"
+    "per series (benchmark x fingerprint) with each session's p50 and interval, the change\n"
+    "points, the newest session's verdict and links to the kept reports.\n"
     "\n"
     "Options:\n"
     "  -o, --output REPORT.html  the page (written atomically; - for stdout); an existing\n"
     "                            file is replaced only when rpxprof wrote it\n"
     "  --title TEXT              the page's title (default: from what it shows)\n"
     "  --force                   replace any regular file at REPORT.html (never an INPUT)\n"
+    "  --history PATH            a history: a SQLite file, a postgresql:// URL, or the JSON\n"
+    "                            of 'rpxprof history show --json'\n"
+    "  --benchmark B             only benchmark B's series (its name or id)\n"
+    "  --checks FILE             the results of 'rpxprof history check --json' to draw,\n"
+    "                            instead of checking each series here\n"
+    "  --threshold T             the check's threshold: 1% (default), or a fraction (0.01)\n"
     "  -h, --help                show this help and exit\n";
 
 /* What the inputs were read into. */
@@ -363,8 +375,12 @@ int rpx_cli_report(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"title", required_argument, NULL, 't'},
-        {"force", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"force", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+        {"history", required_argument, NULL, 'H'}, {"benchmark", required_argument, NULL, 'b'},
+        {"checks", required_argument, NULL, 'c'}, {"threshold", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0}};
     const char *output = NULL, *title = NULL;
+    rpx_report_history_args ha = {0};
+    int history_only = 0;         /* an option only --history takes */
     int c, force = 0, rc, to_stdout;
     rpx_output *out = NULL;
     rpx_output_options oo = {RPX_OUTPUT_HTML, NULL, 0, NULL, 0, "--output", 0};
@@ -379,10 +395,35 @@ int rpx_cli_report(int argc, char **argv)
         case 't': title = optarg; break;
         case 'f': force = 1; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
+        case 'H': ha.history = optarg; break;
+        case 'b': ha.benchmark = optarg; history_only = 1; break;
+        case 'c': ha.checks = optarg; history_only = 1; break;
+        case 'T':
+            if (rpx_cli_parse_threshold(optarg, &ha.threshold))
+                return rpx_cli_fail("report", RPX_EXIT_USAGE,
+                                    "--threshold '%s': give a percentage above 0 and below 100 (1%%) or a fraction (0.01)", optarg);
+            history_only = 1;
+            break;
         default: return rpx_cli_bad_option("report", c, argv);
         }
     }
     if (!output) return rpx_cli_fail("report", RPX_EXIT_USAGE, "-o REPORT.html is required");
+    if (!ha.history && optind >= argc && getenv("RPXPROF_HISTORY") && *getenv("RPXPROF_HISTORY"))
+        ha.history = getenv("RPXPROF_HISTORY");
+    if (ha.history && optind < argc)
+        return rpx_cli_fail("report", RPX_EXIT_USAGE, "%s: give either INPUTs or --history PATH, not both", argv[optind]);
+    if (!ha.history && history_only)
+        return rpx_cli_fail("report", RPX_EXIT_USAGE, "--benchmark, --checks and --threshold go with --history PATH");
+    if (ha.checks && ha.threshold > 0)
+        return rpx_cli_fail("report", RPX_EXIT_USAGE, "--threshold is the check's: the results given with --checks were "
+                                                      "judged with theirs; give one of the two");
+    if (ha.history) {
+        ha.title = title;
+        ha.output = output;
+        ha.force = force;
+        fflush(stdout);
+        return rpx__cli_report_history(&ha);
+    }
     if (optind >= argc)
         return rpx_cli_fail("report", RPX_EXIT_USAGE, "give at least one INPUT: a run report, a compare --json result, a batch folder or an aggregate folder");
     oo.force = force;

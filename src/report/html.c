@@ -142,7 +142,9 @@ static void script_hash(char out[45])
     out[k] = '\0';
 }
 
-static void page_open(hout *o, const char *title)
+/* The page's head: the CSP (only the page's one script runs, nothing is
+ * fetched), the style and `extra_css` (a view's own; NULL none). */
+void rpx__h_page_open(hout *o, const char *title, const char *extra_css)
 {
     char hash[45];
     script_hash(hash);
@@ -152,11 +154,19 @@ static void page_open(hout *o, const char *title)
     put(o, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
            "<meta name=\"color-scheme\" content=\"light dark\">\n<meta name=\"generator\" content=\"rpxprof\">\n<title>");
     rpx__h_esc(o, title);
-    put(o, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", css);
+    put(o, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n", css, extra_css ? extra_css : "");
 }
 
-static void page_close(hout *o)
+/* The page's end: where it was made from (`made_from`, NULL: the report
+ * files) and the page's one script. */
+void rpx__h_page_close(hout *o, const char *made_from)
 {
+    if (made_from) {
+        put(o, "<p class=\"muted\">");
+        rpx__h_esc(o, made_from);
+        put(o, "</p>\n" SCRIPT_OPEN "%s</script>\n</body>\n</html>\n", js);
+        return;
+    }
     put(o, "<p class=\"muted\">Made by rpxprof report from the report files alone; every number is the report's "
            "(docs/report.md, \"The HTML report\").</p>\n" SCRIPT_OPEN "%s</script>\n</body>\n</html>\n", js);
 }
@@ -506,7 +516,7 @@ int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err)
         snprintf(title, sizeof title, "rpxprof run: %s", jstr(r, "model_name") ? jstr(r, "model_name") : jstr(r, "model_callable") ? jstr(r, "model_callable") : "report");
     }
     utf8_trim(title);
-    page_open(&o, title);
+    rpx__h_page_open(&o, title, NULL);
     put(&o, "<h1>");
     rpx__h_esc(&o, title);
     put(&o, "</h1>\n");
@@ -527,7 +537,7 @@ int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *err)
         snprintf(id, sizeof id, "run-%zu", i);
         rpx__h_run_view(&o, in->runs[i], in->run_names ? in->run_names[i] : NULL, id);
     }
-    page_close(&o);
+    rpx__h_page_close(&o, NULL);
     if (o.oom) {
         free(o.p);
         return rpx_error_set(err, RPX_ENOMEM, "out of memory writing the HTML report");

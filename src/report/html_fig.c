@@ -26,12 +26,7 @@
 #define FR 56.0    /* right margin */
 #define NPROC_COLOURS 8
 
-typedef struct axis {
-    double lo, hi;
-    int log;
-    int integer;                  /* ticks at whole numbers only (CPU numbers) */
-    double p0, p1;                /* pixel range */
-} axis;
+typedef rpx_h_axis axis;
 
 static double apos(const axis *a, double v)
 {
@@ -797,3 +792,24 @@ void rpx__h_fig_ratio(hout *o, const json_t *cmp, const char *id)
                  "band around 1 (shaded): slower or faster when the whole interval lies beyond the band, same when it lies "
                  "within it, inconclusive otherwise (docs/statistics.md).");
 }
+
+/* ---- the axes and frames for the other views' figures (html_int.h) ------- */
+
+void rpx__h_axis_make(rpx_h_axis *a, double mn, double mx, int allow_log, double p0, double p1)
+{
+    amake(a, mn, mx, allow_log, p0, p1);
+}
+
+double rpx__h_axis_pos(const rpx_h_axis *a, double v) { return apos(a, v); }
+
+void rpx__h_axis_ticks(hout *o, const rpx_h_axis *a, int vertical, double c0, double c1)
+{
+    aticks(o, a, vertical, c0, c1);
+}
+
+void rpx__h_fig_open(hout *o, const char *id, double h, const char *label, const char *cls)
+{
+    fig_open(o, id, h, label, cls);
+}
+
+void rpx__h_fig_close(hout *o, const char *caption) { fig_close(o, caption); }

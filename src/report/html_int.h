@@ -1,8 +1,8 @@
 /* html_int.h — what the rooms of the HTML report share (internal):
  * html.c (the page, its style and script, the views), html_fig.c (the SVG
- * figures), html_glance.c (a report at a glance, Jupyter's) and html_util.c
- * (escaping, numbers, a report's words, a run's samples). Text goes into an
- * rpx_strbuf; every figure is an inline <svg>
+ * figures), html_glance.c (a report at a glance, Jupyter's), html_history.c (the
+ * history page) and html_util.c (escaping, numbers, a report's words, a run's
+ * samples). Text goes into an rpx_strbuf; every figure is an inline <svg>
  * with class "fig" and a <title> on each mark that has a value. */
 #ifndef RPX_REPORT_HTML_INT_H
 #define RPX_REPORT_HTML_INT_H
@@ -50,6 +50,12 @@ void rpx__h_list_items(hout *o, const json_t *arr, const char *cls);
 /* The run view (html_run.c): one report as a <section id=ID>. */
 void rpx__h_run_view(hout *o, const json_t *report, const char *name, const char *id);
 
+/* The page around a view (html.c): head with the CSP, the style and a
+ * view's own `extra_css` (NULL none); the end with the page's one script and
+ * where the page was made from (`made_from` NULL: the report files). */
+void rpx__h_page_open(hout *o, const char *title, const char *extra_css);
+void rpx__h_page_close(hout *o, const char *made_from);
+
 /* One run's samples: timed calls (ms), their process, the warmup calls. */
 typedef struct rpx_h_run {
     const json_t *r;
@@ -69,6 +75,24 @@ void rpx__h_run_free(rpx_h_run *run);
 /* An SVG read from a file (an aggregate's figure.svg) with drawing elements
  * and presentation attributes only, every text escaped again (html_svg.c). */
 void rpx__h_svg_clean(hout *o, const char *svg);
+
+/* An axis of a figure (html_fig.c): a value range drawn over a pixel range,
+ * linear or (allow_log, a range over 5x) logarithmic; its ticks and grid
+ * lines along x at baseline c0 up to c1, or along y from c0 to c1. Figures
+ * are RPX_H_FIG_W wide, framed by rpx__h_fig_open/close (a <figure> with an
+ * inline <svg class="fig"> and its caption). */
+#define RPX_H_FIG_W 760.0
+typedef struct rpx_h_axis {
+    double lo, hi;
+    int log;
+    int integer;                  /* ticks at whole numbers only (CPU numbers) */
+    double p0, p1;                /* pixel range */
+} rpx_h_axis;
+void rpx__h_axis_make(rpx_h_axis *a, double mn, double mx, int allow_log, double p0, double p1);
+double rpx__h_axis_pos(const rpx_h_axis *a, double v);
+void rpx__h_axis_ticks(hout *o, const rpx_h_axis *a, int vertical, double c0, double c1);
+void rpx__h_fig_open(hout *o, const char *id, double h, const char *label, const char *cls);
+void rpx__h_fig_close(hout *o, const char *caption);
 
 /* The figures (html_fig.c); `id` makes their element ids unique on the page. */
 void rpx__h_fig_distribution(hout *o, const rpx_h_run *run, const char *id);

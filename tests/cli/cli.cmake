@@ -63,6 +63,8 @@ rpx_py_test(cli.output_checks cli/test_output_checks.py)
 rpx_py_test(cli.sections cli/test_sections.py)
 # The HTML report (rpxprof report, --html) in Debian's chromium, headless; screenshots in test-artifacts/html.
 rpx_py_test(cli.html cli/test_html.py SLOW)
+# The history page (rpxprof report --history) of tests/fixtures/history/ in chromium too (issue 36 §4).
+rpx_py_test(cli.history_page cli/test_history_page.py SLOW)
 # The run options' table read alike by the command line, manifests and Python (issue 35 §2):
 # every option accepted or refused by name, bad values and combination rules in the same
 # words but the spelling; nothing is measured (a few seconds).
