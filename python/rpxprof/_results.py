@@ -309,6 +309,24 @@ def _label(fn):
     return module, qualname, "%s:%s" % (module or "?", qualname)
 
 
+def _module_file(fn, which):
+    """fn given as "PATH/module.py:function" (a module's file and its function): the
+    text, checked here; None for a callable. The module is imported from that file in
+    each of the side's workers, never from this process (docs/ci.md)."""
+    if not isinstance(fn, str):
+        return None
+    from . import RpxprofError
+    path, colon, func = fn.rpartition(":")
+    if not colon or not path.endswith(".py") or not func.isidentifier():
+        raise RpxprofError("%s=%r: give a callable, or a module's file and its function as "
+                           "\"PATH/module.py:function\" (\"base/mypkg/model.py:predict\")"
+                           % (which, fn), 2)
+    if not _os.path.isfile(path):
+        raise RpxprofError("%s=%r: %s: no such file (relative to the current folder %s)"
+                           % (which, fn, path, _os.getcwd()), 2)
+    return fn
+
+
 def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=None,
                 processes=10, device="cpu", precision="unspecified", unit="request",
                 cpus=None, paired=True, timeout=None, call_timeout=None, names=None,
@@ -323,10 +341,16 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
     within max_time s (10), each process's calls until min_time s (1) over the processes and
     the p50 within +-target_precision (0.01), or its share of the time ends (each Report's
     .autorange says what was chosen). Returns a Comparison (fb/fa: fb is the new one) whose .base and .new are
-    the two Reports. RpxprofError when a run fails or is refused."""
+    the two Reports. RpxprofError when a run fails or is refused.
+    fa/fb may also be a module's file and its function, "PATH/module.py:function": two
+    checkouts of one module (compare_run("base/mypkg/model.py:predict",
+    "head/mypkg/model.py:predict", "inputs.npz")), each imported from its own file in its
+    own workers, never from this process (docs/ci.md)."""
     from . import Report, RpxprofError, RpxprofTypeError, _check_fn, _npz_of
-    _check_fn(fa)
-    _check_fn(fb)
+    files = (_module_file(fa, "fa"), _module_file(fb, "fb"))
+    for f, spec in ((fa, files[0]), (fb, files[1])):
+        if spec is None:
+            _check_fn(f)
     threshold = _threshold(threshold)
     auto = repeats is None
     if not auto and (min_time is not None or max_time is not None or
@@ -344,7 +368,8 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
         cpus = ",".join(str(int(x)) for x in ([cpus] if isinstance(cpus, int) else cpus))
     if cpus and not paired:
         raise RpxprofError("cpus picks the CPUs the pairs rotate over; drop it or paired=False", 2)
-    (ma, qa, na), (mb, qb, nb) = _label(fa), _label(fb)
+    (ma, qa, na), (mb, qb, nb) = [(None, f.rpartition(":")[2], f) if spec else _label(f)
+                                  for f, spec in ((fa, files[0]), (fb, files[1]))]
     if names:
         na, nb = names
     if na == nb:
@@ -365,7 +390,8 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
         else:
             # the caller's own objects, passed as they are (as profile() does): no inputs file
             from . import _torch
-            inputs, ca, cb = None, _inference(fa), _inference(fb)
+            inputs = None
+            ca, cb = [f if spec else _inference(f) for f, spec in ((fa, files[0]), (fb, files[1]))]
             label = _torch.describe(tuple(args), kwargs or {})
             native = {"args": tuple(args), "kwargs": dict(kwargs or {})}
         (ja, sa), (jb, sb), error = _core.profile_pair(
