@@ -38,6 +38,7 @@ LAYERS = [
     ("roofline",),                   # bounds from a cost and a GPU spec
     ("report",),                     # the profile report, figures
     ("compare",),                    # two reports compared in memory, the report validator
+    ("history",),                    # the history of sessions: SQLite / PostgreSQL store
     ("runner",),                     # a whole run as one call
     ("batch",),                      # manifests, batch jobs, aggregate, compare
     ("http", "python"),              # plugins and the Python extension, over the library

@@ -27,6 +27,8 @@ packages=(
   libhttp-parser-dev                        # the HTTP target's open-loop engine (responses parsed as wrk does)
   python3-h2 openssl                        # an HTTP/2 test server and its TLS certificate (tests/cli/test_http2.py)
   slurm-wlm munge                           # a single-node Slurm cluster in the tests (scripts/slurm-cluster.sh)
+  libsqlite3-dev libpq-dev                  # the history's stores (src/history/): SQLite, PostgreSQL by libpq
+  postgresql                                # a real PostgreSQL server for the history's tests (/usr/lib/postgresql/15/bin)
   locales tzdata                            # the hostile-environment stage of scripts/test.sh: LC_ALL=de_DE.UTF-8, TZ=Pacific/Kiritimati
 )
 for arg in "$@"; do

@@ -43,6 +43,10 @@ typedef struct rpx_batch_options {
     void (*on_failed)(void *user, const rpx_batch_job *job, const char *why,
                       const char *report_error);
     void *user;
+    /* --history PATH: every job's session recorded into this history after its
+     * report is written (a manifest's `history` wins for its jobs; NULL: that,
+     * else RPXPROF_HISTORY, else none) */
+    const char *history;
 } rpx_batch_options;
 
 typedef struct rpx_batch_result {
@@ -53,6 +57,8 @@ typedef struct rpx_batch_result {
     int interrupted;              /* a signal stopped the batch: rerun with resume */
     int started;                  /* the first job was reached (the checks passed) */
     int stop_signal;              /* the signal a stopped job's run named (SIGINT, SIGTERM), or 0 */
+    size_t history_failed;        /* jobs whose report was written but not recorded in the history */
+    char history_error[1024];     /* the last such job's reason, naming the history */
 } rpx_batch_result;
 
 /* Run the shard's jobs. 0 when they ran (whatever each job's outcome: see

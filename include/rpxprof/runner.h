@@ -179,6 +179,13 @@ typedef struct rpx_runner_config {
      * there), so that rpxprof never holds them as a tree (docs/report.md, the
      * bound); 0 (default): the result's report is the written one */
     int lean_report;
+    /* --history PATH (docs/history.md): the session recorded into this history
+     * (an SQLite file, or postgresql://...) once the report is built; NULL: the
+     * environment's RPXPROF_HISTORY when set, else none. A history that cannot
+     * be written leaves the report as it is: res->history_failed says so. */
+    const char *history;
+    int no_history;               /* 1: record nothing, whatever history and RPXPROF_HISTORY say
+                                     (an audit's arm; batch records each job itself) */
 } rpx_runner_config;
 
 /* The one status map: X(NAME, report word, exit code) for each way a run that
@@ -212,6 +219,8 @@ enum {
                                      same number as CRASHED, as it always was) */
     RPX_EXIT_EXTRA_OUTPUT = 8,    /* the reports written, but another output of the command
                                      (--html, --trace) could not be: the message names it */
+    RPX_EXIT_HISTORY = 9,         /* the report written, but the history (--history,
+                                     RPXPROF_HISTORY) could not be: the message names it */
     RPX_EXIT_TERMINATED = 143     /* SIGTERM: report written with status interrupted */
 };
 
@@ -232,6 +241,9 @@ typedef struct rpx_runner_result {
     int to_stdout;                /* ... and that is this process's stdout */
     json_t *warnings;             /* strings to show the user (owned) */
     char error[1024];             /* why the run did not complete ("" when it did) */
+    int history_recorded;         /* the session was recorded into the history */
+    int history_failed;           /* a history was asked for and could not be written: */
+    char history_error[1024];     /* why, naming the history (also one of `warnings`) */
 } rpx_runner_result;
 
 RPX_API void rpx_runner_config_init(rpx_runner_config *c);

@@ -16,6 +16,7 @@
 #include "common/output.h"
 #include "rpxprof/batch.h"
 #include "rpxprof/error.h"
+#include "rpxprof/history.h"
 #include "rpxprof/report.h"
 #include "rpxprof/runner.h"
 #include "rpxprof/target.h"
@@ -62,13 +63,27 @@ static int failed_report(const guard *g, const char *out, const rpx_batch_job *j
     return rc;
 }
 
+/* The written report's session into the history (0, or a message in why). */
+static int record_history(const char *loc, const json_t *report, const char *out, char *why,
+                          size_t n)
+{
+    rpx_error err = {0};
+    rpx_history *h = NULL;
+    char path[4096];
+    int rc = rpx_history_open(loc, RPX_HISTORY_CREATE, &h, &err);
+    if (!rc) rc = rpx_history_record(h, report, realpath(out, path) ? path : out, NULL, &err);
+    rpx_history_close(h);
+    if (rc) snprintf(why, n, "%.200s: the session was not recorded: %.700s", out, err.message);
+    return rc;
+}
+
 /* Run one job through the runner (the same call as `rpxprof run`). The report,
  * tagged with the task and the model's name, goes through the guard. Returns
  * 0 when the run completed and its report was written; else `last` says why,
  * *wrote says whether a report (with its status) was written, *stop whether a
  * signal asked the batch to stop (the signal, or -1 when the run did not say). */
 static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char *last,
-                   size_t lastsz, int *wrote, int *stop)
+                   size_t lastsz, int *wrote, int *stop, rpx_batch_result *br)
 {
     rpx_runner_config c;
     rpx_runner_result res;
@@ -78,6 +93,10 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     *wrote = *stop = 0;
     last[0] = '\0';
     rpx_batch_job_config(j, &c);
+    /* the session is recorded here, once its report (tagged below) is written */
+    const char *history = g->opt->history ? g->opt->history : c.history;
+    if (!history) history = getenv("RPXPROF_HISTORY");
+    c.no_history = 1;
     if (j->save_outputs) { /* DIR/TASK/MODEL: the runner makes the last level */
         char *d = strdup(j->save_outputs), *slash;
         if (d && (slash = strrchr(d, '/')) != NULL) {
@@ -106,6 +125,9 @@ static int run_job(const guard *g, const rpx_batch_job *j, const char *out, char
     if (!rc) rc = rpx_json_write_output(o, res.report, &err);
     if (rc) snprintf(last, lastsz, "%s", err.message);
     else *wrote = 1;
+    if (*wrote && history && *history &&
+        record_history(history, res.report, out, br->history_error, sizeof br->history_error))
+        br->history_failed++;
     if (!rc && res.status != RPX_RUNNER_COMPLETE) {
         snprintf(last, lastsz, "%.900s (status %.40s)", res.error,
                  json_string_value(json_object_get(res.report, "status")));
@@ -244,7 +266,7 @@ int rpx_batch_run(const rpx_manifest *m, const rpx_batch_options *opt, rpx_batch
             free(out);
             continue;
         }
-        if (run_job(&g, j, out, last, sizeof last, &wrote, &stop) == 0) {
+        if (run_job(&g, j, out, last, sizeof last, &wrote, &stop, res) == 0) {
             res->complete++;
         } else if (stop && wrote) {
             res->interrupted_jobs++; /* its report says interrupted; resume runs it again */

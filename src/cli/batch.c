@@ -49,9 +49,12 @@ static const char usage[] =
     "                     write (never the manifest or an inputs file)\n"
     "  --html FILE        also write the HTML report of DIR (as 'rpxprof report DIR'\n"
     "                     makes it: aggregate's checks, the table, each job's run)\n"
+    "  --history PATH     record each job's session into this history (an SQLite file\n"
+    "                     or postgresql://...; also RPXPROF_HISTORY; docs/history.md)\n"
     "  -q, --quiet        no progress line\n"
     "  -h, --help         show this help and exit\n"
     "Exit status: 0 all jobs complete or skipped, 1 a job failed, 2 bad command line,\n"
+    "9 the reports written but a session not recorded in the history,\n"
     "130/143 interrupted by SIGINT/SIGTERM (the job in progress keeps its interrupted report).\n";
 
 static int parse_shard(const char *s, long *i, long *n)
@@ -112,7 +115,7 @@ int rpx_cli_batch(int argc, char **argv)
         {"out-dir", required_argument, NULL, 'o'}, {"resume", no_argument, NULL, 'r'},
         {"shard", required_argument, NULL, 's'},   {"quiet", no_argument, NULL, 'q'},
         {"force", no_argument, NULL, 'f'},         {"help", no_argument, NULL, 'h'},
-        {"html", required_argument, NULL, 'H'},
+        {"html", required_argument, NULL, 'H'},     {"history", required_argument, NULL, 'Y'},
         {NULL, 0, NULL, 0}};
     const char *out_dir = NULL, *shard = NULL, *html = NULL;
     rpx_output *hout = NULL;
@@ -135,6 +138,7 @@ int rpx_cli_batch(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'f': force = 1; break;
         case 'H': html = optarg; break;
+        case 'Y': bo.history = optarg; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: return rpx_cli_bad_option("batch", c, argv);
         }
@@ -229,10 +233,14 @@ int rpx_cli_batch(int argc, char **argv)
         else if (!br.failed && !br.interrupted) { free(dir_owned); return RPX_EXIT_EXTRA_OUTPUT; }
     }
     free(dir_owned);
+    if (br.history_failed)
+        rpx_cli_term_printf(stderr, "rpxprof batch: error: %zu job%s not recorded in the history; "
+                            "the last: %s\n", br.history_failed,
+                            br.history_failed == 1 ? "" : "s", br.history_error);
     if (br.interrupted) {
         int sig = br.stop_signal ? br.stop_signal : (int)g_stop;
         fprintf(stderr, "rpxprof batch: interrupted; rerun with --resume to finish the remaining jobs\n");
         return sig == SIGTERM ? RPX_EXIT_TERMINATED : RPX_EXIT_INTERRUPTED;
     }
-    return br.failed ? RPX_EXIT_FAILURE : RPX_EXIT_OK;
+    return br.failed ? RPX_EXIT_FAILURE : br.history_failed ? RPX_EXIT_HISTORY : RPX_EXIT_OK;
 }

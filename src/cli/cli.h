@@ -63,6 +63,7 @@ int rpx__cli_html_of_files(const char *cmd, rpx_output *out, char **inputs, size
 int rpx__cli_html_compare(const char *cmd, rpx_output *out, const json_t *res, const char *base,
                           const char *new_path);
 int rpx_cli_trace(int argc, char **argv);
+int rpx_cli_history(int argc, char **argv);
 /* the trace file of `run --trace` and `trace` (trace.c): its guard opened
  * before any work (never one of protect), then the trace of `report`
  * written through it (or discarded). 0, or the exit code after a message */

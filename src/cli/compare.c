@@ -11,7 +11,14 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/history_cli.h"
 #include "rpxprof/compare.h"
+/* rpx_compare_opts.session_spread comes with the between-session rule's header */
+#if defined(__has_include)
+#if __has_include("rpxprof/history_check.h")
+#define RPX_CLI_HAVE_SESSION_SPREAD 1
+#endif
+#endif
 #include "rpxprof/error.h"
 #include "common/json.h"
 
@@ -31,6 +38,10 @@ static const char usage[] =
     "  --fail-on-regression    exit 3 when the verdict is slower (folders: any row)\n"
     "  --html FILE             also write the comparison's HTML report (as 'rpxprof\n"
     "                          report' makes it): both distributions, the ratios\n"
+    "  --history PATH          the history (an SQLite file or postgresql://...; default\n"
+    "                          RPXPROF_HISTORY) whose sessions of BASE's series, or of\n"
+    "                          its machine, give the between-session spread\n"
+    "                          (docs/history.md, docs/statistics.md)\n"
     "  --run                   measure two targets interleaved: see\n"
     "                          'rpxprof compare --run --help'\n"
     "  -h, --help              show this help and exit\n"
@@ -67,7 +78,7 @@ int rpx_cli_compare(int argc, char **argv)
     static const struct option opts[] = {
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"fail-on-regression", no_argument, NULL, 'F'}, {"run", no_argument, NULL, 'R'},
-        {"html", required_argument, NULL, 'H'},
+        {"html", required_argument, NULL, 'H'}, {"history", required_argument, NULL, 'Y'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     rpx_compare_opts o = {0.01, 0.95};
     rpx_error err = {0};
@@ -75,7 +86,8 @@ int rpx_cli_compare(int argc, char **argv)
     int c, json = 0, gate = 0, run = 0, dirs, rc = RPX_EXIT_OK;
     size_t i;
     char *text;
-    const char *html = NULL;
+    const char *html = NULL, *history = NULL;
+    json_t *spread = NULL;        /* the between-session spread from --history */
     rpx_output *hout = NULL;
     for (c = 1; c < argc; c++)
         if (strcmp(argv[c], "--run") == 0) return rpx__cli_compare_run(argc, argv);
@@ -92,6 +104,7 @@ int rpx_cli_compare(int argc, char **argv)
         case 'F': gate = 1; break;
         case 'R': run = 1; break;
         case 'H': html = optarg; break;
+        case 'Y': history = optarg; break;
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: return rpx_cli_bad_option("compare", c, argv);
         }
@@ -106,7 +119,16 @@ int rpx_cli_compare(int argc, char **argv)
     if (html && (rc = rpx__cli_html_open("compare", html, -1, (const char *const *)argv + optind, 2, &hout)) != 0)
         return rc;
     if (!dirs) {
-        if (rpx_compare_reports(argv[optind], argv[optind + 1], &o, &res, &err)) {
+        if ((rc = rpx__cli_compare_spread(history, argv[optind], &spread)) != 0) {
+            rpx_output_discard(hout);
+            return rc;
+        }
+#ifdef RPX_CLI_HAVE_SESSION_SPREAD
+        o.session_spread = spread;
+#endif
+        rc = rpx_compare_reports(argv[optind], argv[optind + 1], &o, &res, &err);
+        json_decref(spread);
+        if (rc) {
             rpx_output_discard(hout);
             return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s", err.message);
         }

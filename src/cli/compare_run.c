@@ -322,6 +322,12 @@ int rpx__cli_compare_run(int argc, char **argv)
     if (rc == RPX_EXIT_OK && a.gate &&
         strcmp(json_string_value(json_object_get(cmp, "verdict")), "slower") == 0)
         rc = RPX_EXIT_REGRESSION;
+    for (k = 0; k < 2; k++)   /* both reports are written: a history not written is exit 9 */
+        if (res[k].history_failed) {
+            rpx_cli_term_printf(stderr, "rpxprof compare: error: %s: %s\n", models[k],
+                                res[k].history_error);
+            if (rc == RPX_EXIT_OK) rc = RPX_EXIT_HISTORY;
+        }
     if (out_dir) fprintf(stderr, "rpxprof compare: reports kept: %s, %s\n", path[0], path[1]);
 out:
     rpx_output_discard(hout);

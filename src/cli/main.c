@@ -27,6 +27,7 @@ static const char usage[] =
     "  report    one self-contained HTML page of runs, a comparison or a batch\n"
     "  compare   compare two reports (or two batch folders): ratios, intervals, verdict\n"
     "  trace     a run report as a Chrome trace (Perfetto, chrome://tracing)\n"
+    "  history   every run kept: add, show, prune and check a history of sessions\n"
     "\n"
     "Options:\n"
     "  -h, --help     show this help and exit\n"
@@ -47,6 +48,8 @@ static const char usage[] =
     "       status outputs_differ)\n"
     "  8    run, batch, aggregate: the report written, but its --html or --trace could\n"
     "       not be (a full disk; the message names it)\n"
+    "  9    run, batch, compare --run: the report written, but the session could not\n"
+    "       be recorded in the history (--history, RPXPROF_HISTORY; the message says why)\n"
     "  130  interrupted by SIGINT (report written, status interrupted)\n"
     "  143  stopped by SIGTERM (report written, status interrupted)\n";
 
@@ -77,6 +80,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "report") == 0) return rpx_cli_report(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return rpx_cli_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "trace") == 0) return rpx_cli_trace(argc - 1, argv + 1);
+    if (strcmp(cmd, "history") == 0) return rpx_cli_history(argc - 1, argv + 1);
     return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
                         "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
 }

@@ -597,6 +597,7 @@ int rpx_cli_run(int argc, char **argv)
         b.timeline = 0; /* the trace is the paced run's */
         b.rate_hz = 0;
         b.output = NULL;
+        b.no_history = 1; /* only the paced run is a session of the history */
         b.progress = 0;
         rc = rpx_runner_run(&b, &bres, &err);
         if (rc == 0 && bres.status == RPX_RUNNER_COMPLETE)
@@ -634,7 +635,8 @@ int rpx_cli_run(int argc, char **argv)
     }
     if (!o.quiet) {
         json_array_foreach(res.warnings, wi, w)
-            rpx_cli_term_printf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
+            if (!res.history_failed || strcmp(json_string_value(w), res.history_error) != 0)
+                rpx_cli_term_printf(stderr, "rpxprof run: warning: %s\n", json_string_value(w));
         print_summary(&res, o.c.processes);
     }
     if (!res.to_stdout) rpx_cli_term_printf(stdout, "%s\n", c.output);
@@ -654,6 +656,10 @@ int rpx_cli_run(int argc, char **argv)
         fprintf(stderr, "rpxprof run: the report %s was written, but not every --html or "
                 "--trace file (above)\n", res.to_stdout ? "(standard output)" : c.output);
     if (exit_code == RPX_EXIT_OK && extra_failed) exit_code = RPX_EXIT_EXTRA_OUTPUT;
+    if (res.history_failed) { /* the report is written: the history's failure is exit 9 */
+        rpx_cli_term_printf(stderr, "rpxprof run: error: %s\n", res.history_error);
+        if (exit_code == RPX_EXIT_OK) exit_code = RPX_EXIT_HISTORY;
+    }
     if (res.status == RPX_RUNNER_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
                 res.abandoned ? " (the call in progress was abandoned)" : "", res.measured);

@@ -61,6 +61,7 @@ static void arm_config(const rpx_runner_config *c, int k, rpx_runner_config *a)
     *a = *c;
     a->audit = NULL;
     a->output = NULL;
+    a->no_history = 1; /* an arm is not a session of its own */
     a->progress = 0;
     a->notice = NULL;
     a->target_precision = 0;

@@ -311,6 +311,12 @@ static const rpx_run_option table[] = {
      0.05, "5%", "5% or 0.05 (above 0, at most 50%)", NULL,
      "--audit seed: a p50 that moves by more than T with another seed is suspect",
      F(audit_seed_threshold)},
+    {"history", "history", RPX_OPT_STRING, CLI | MAN | PY | CMP, 0, 0, 0, NULL, "PATH", 0, NULL,
+     "an SQLite file or postgresql://USER@HOST/DB", NULL,
+     "record the session into this history: an SQLite file, or postgresql://... (also "
+     "RPXPROF_HISTORY; docs/history.md); a history that cannot be written leaves the report "
+     "written and exits 9",
+     F(history)},
     {"timeline", "timeline", RPX_OPT_FLAG, RPX_OPT_INT_FIELD | CLI | PY, 0, 1, 0, NULL, NULL, 0, NULL,
      NULL,
      NULL,

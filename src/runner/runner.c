@@ -646,6 +646,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         goto oom;
     res->report = report;
     report = NULL;
+    rpx__runner_record_history(&x->c, res);
     res->measured = f.sh->measured;
     res->processes = wp->n;
     res->abandoned = f.sh->abandoned;

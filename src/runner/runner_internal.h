@@ -273,4 +273,9 @@ int rpx__autorange_run(rpx__autorange *ar, const run_plan *plan, workers *w, rpx
 json_t *rpx__autorange_json(const rpx__autorange *ar, const workers *w, json_t *notes);
 void rpx__autorange_free(rpx__autorange *ar);
 
+/* history.c: the session of res->report recorded into c->history (or
+ * RPXPROF_HISTORY); a failure sets res->history_failed and history_error and
+ * adds a warning, never touching the report */
+void rpx__runner_record_history(const rpx_runner_config *c, rpx_runner_result *res);
+
 #endif

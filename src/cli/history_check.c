@@ -1,0 +1,112 @@
+/* history_check.c — owns `rpxprof history check`: each series of the history
+ * through rpx_history_check (the "stats" module's change points and newest
+ * verdict, include/rpxprof/history_check.h), printed; exit 3 with
+ * --fail-on-regression only when a newest verdict is `slower`. Built against
+ * that header when the tree has it; without it the command says so. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/history_cli.h"
+#include "common/json.h"
+#include "rpxprof/history.h"
+
+#if defined(__has_include)
+#if __has_include("rpxprof/history_check.h")
+#define RPX_CLI_HAVE_HISTORY_CHECK 1
+#include "rpxprof/history_check.h"
+#endif
+#endif
+
+#ifdef RPX_CLI_HAVE_HISTORY_CHECK
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "n/a";
+}
+
+static void print_check(const json_t *r)
+{
+    size_t i;
+    const json_t *c, *nw = json_object_get(r, "newest");
+    rpx_cli_term_printf(stdout, "%s on fingerprint %s: %lld sessions\n",
+                        str(json_object_get(r, "benchmark"), "name"),
+                        str(r, "fingerprint_digest"),
+                        (long long)json_integer_value(json_object_get(r, "sessions")));
+    if (!json_array_size(json_object_get(r, "changes"))) puts("  changes: none");
+    json_array_foreach(json_object_get(r, "changes"), i, c) {
+        const json_t *ci = json_object_get(c, "ratio_ci");
+        rpx_cli_term_printf(stdout, "  change at session %lld: %s -> %s", 
+                            (long long)json_integer_value(json_object_get(c, "index")),
+                            str(c, "before_commit"), str(c, "after_commit"));
+        printf(" ratio %.4f", json_number_value(json_object_get(c, "ratio")));
+        if (json_array_size(ci) == 2)
+            printf(" [%.4f, %.4f]", json_number_value(json_array_get(ci, 0)),
+                   json_number_value(json_array_get(ci, 1)));
+        if (json_is_number(json_object_get(c, "p_value")))
+            printf(" p %.3g", json_number_value(json_object_get(c, "p_value")));
+        putchar('\n');
+    }
+    if (json_is_object(nw)) {
+        rpx_cli_term_printf(stdout, "  newest %s (commit %s): %s", str(nw, "session"),
+                            str(nw, "commit"), str(nw, "verdict"));
+        if (json_is_number(json_object_get(nw, "ratio")))
+            printf(" ratio %.4f", json_number_value(json_object_get(nw, "ratio")));
+        rpx_cli_term_printf(stdout, "%s%s\n", json_is_string(json_object_get(nw, "why")) ? ": " : "",
+                            json_is_string(json_object_get(nw, "why")) ? str(nw, "why") : "");
+    }
+}
+
+int rpx__cli_history_check(rpx__cli_history_args *a)
+{
+    rpx_history *h;
+    rpx_error err = {0};
+    json_t *list = NULL, *out = json_array(), *s;
+    size_t i;
+    int slower = 0;
+    if (a->n_rest)
+        return rpx_cli_fail("history check", RPX_EXIT_USAGE, "unexpected argument '%s'", a->rest[0]);
+    if (rpx_history_open(a->history, RPX_HISTORY_READONLY, &h, &err) < 0)
+        return rpx_cli_fail("history check", RPX_EXIT_FAILURE, "%s", err.message);
+    int rc = rpx_history_series(h, a->benchmark, &list, &err);
+    rpx_history_close(h);
+    rpx_history_check_opts o;
+    rpx_history_check_defaults(&o);
+    if (a->threshold_given) o.threshold = a->threshold;
+    o.confirm = a->confirm;
+    json_array_foreach(list, i, s) {
+        json_t *r = NULL;
+        if (rc < 0 || (rc = rpx_history_check(s, &o, &r, &err)) < 0) break;
+        const char *v = json_string_value(json_object_get(json_object_get(r, "newest"), "verdict"));
+        slower |= v && strcmp(v, "slower") == 0;
+        json_array_append_new(out, r);
+    }
+    json_decref(list);
+    if (rc < 0) {
+        json_decref(out);
+        return rpx_cli_fail("history check", RPX_EXIT_FAILURE, "%s", err.message);
+    }
+    if (a->json) {
+        char *text = rpx_json_dumps(out);
+        if (text) printf("%s\n", text);
+        free(text);
+    } else {
+        json_array_foreach(out, i, s) {
+            if (i) putchar('\n');
+            print_check(s);
+        }
+        if (!json_array_size(out)) puts("no sessions");
+    }
+    json_decref(out);
+    return slower && a->fail_on_regression ? RPX_EXIT_REGRESSION : RPX_EXIT_OK;
+}
+#else
+int rpx__cli_history_check(rpx__cli_history_args *a)
+{
+    (void)a;
+    return rpx_cli_fail("history check", RPX_EXIT_FAILURE,
+                        "not in this build: the change-point check "
+                        "(include/rpxprof/history_check.h) is not part of it yet");
+}
+#endif

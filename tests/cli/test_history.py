@@ -1,0 +1,356 @@
+"""`--history` and `rpxprof history` (docs/history.md, issue 36 §2): the same tests
+against an SQLite file and against a real PostgreSQL server (Debian's, started here
+by initdb + postgres on a Unix socket in a temporary folder, stopped by the PID in
+postmaster.pid). Recording by `run --history` and RPXPROF_HISTORY, `history add` of
+older reports and of a batch folder, `show --json` checked against the reports,
+`prune`, two writers at once, a writer killed by SIGKILL, an unwritable history
+(the report still written, exit 9) and a schema newer than the binary."""
+import copy
+import glob
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import time
+import unittest
+
+from common import BIN, TempDirTest, main, run
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+DEMO = "rpxprof-demo:demo_depth"
+
+
+def read(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def write(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
+def session_id(report):
+    """The report's session id as the history keeps it: the report's own session,
+    else (a report written before sessions existed) derived: its start and a digest."""
+    s = report.get("session")
+    return s["id"] if isinstance(s, dict) else None
+
+
+def variant(report, k):
+    """Report k of a family: another session of the same benchmark on the same machine."""
+    r = copy.deepcopy(report)
+    r["created_utc"] = "2026-01-%02dT%02d:%02d:%02dZ" % (1 + k // 3600 % 28, k // 60 % 24, k % 60, k % 60)
+    if isinstance(r.get("session"), dict):
+        r["session"]["id"] = "20260101T000000Z-%08x" % k
+        r["session"]["started"] = r["session"]["ended"] = r["created_utc"]
+    r["latency"]["p50_ms"] = 1.0 + k / 1000.0
+    return r
+
+
+class PostgresServer:
+    """A throwaway PostgreSQL cluster: initdb into a temporary folder, postgres on a Unix
+    socket there (no TCP), as the unprivileged `postgres` user when run as root."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="rpxpg-")
+        os.chmod(self.dir, 0o755)
+        self.data = os.path.join(self.dir, "data")
+        self.sock = os.path.join(self.dir, "sock")
+        os.mkdir(self.sock)
+        self.as_user = []
+        if os.geteuid() == 0:
+            pw = pwd.getpwnam("postgres")
+            for p in (self.dir, self.sock):
+                os.chown(p, pw.pw_uid, pw.pw_gid)
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        with socket.socket() as s:  # a port number for the socket's name only
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        subprocess.run(self.as_user + [f"{PG_BIN}/initdb", "-D", self.data, "-U", "postgres",
+                                       "--auth=trust", "-E", "UTF8", "--no-sync"],
+                       check=True, capture_output=True, timeout=120)
+        self.log = open(os.path.join(self.dir, "log.txt"), "w")
+        os.chmod(self.log.name, 0o666)
+        subprocess.Popen(self.as_user + [f"{PG_BIN}/postgres", "-D", self.data, "-k", self.sock,
+                                         "-p", str(self.port), "-c", "listen_addresses=",
+                                         "-c", "fsync=off"],
+                         stdout=self.log, stderr=self.log, start_new_session=True)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if subprocess.run([f"{PG_BIN}/pg_isready", "-h", self.sock, "-p", str(self.port)],
+                              capture_output=True).returncode == 0:
+                break
+            time.sleep(0.2)
+        else:
+            raise RuntimeError("postgres did not start: " + open(self.log.name).read())
+        self.n = 0
+
+    def psql(self, sql, db="postgres"):
+        p = subprocess.run([f"{PG_BIN}/psql", "-h", self.sock, "-p", str(self.port), "-U",
+                            "postgres", "-d", db, "-tA", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode:
+            raise RuntimeError(p.stderr)
+        return p.stdout.strip()
+
+    def new_database(self):
+        self.n += 1
+        name = f"h{self.n}"
+        self.psql(f"CREATE DATABASE {name}")
+        return f"postgresql:///{name}?host={self.sock}&port={self.port}&user=postgres", name
+
+    def stop(self):
+        pid_file = os.path.join(self.data, "postmaster.pid")
+        try:
+            with open(pid_file) as f:
+                pid = int(f.readline())
+            os.kill(pid, signal.SIGINT)  # fast shutdown
+            for _ in range(300):
+                os.kill(pid, 0)
+                time.sleep(0.1)
+        except (OSError, ValueError):
+            pass
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class HistoryCases(TempDirTest):
+    """The cases; run by each backend's class (this base class skips them)."""
+    backend = None
+    _report = None
+
+    def location(self):
+        raise unittest.SkipTest("the base of the backends' classes")
+
+    def setUp(self):
+        super().setUp()
+        self.loc = self.location()
+        self.npz = self.path("x.npz")
+        run("inputs", "make", self.npz, "rgb=24x32x3:uint8=1", check=0)
+
+    def run_report(self, name, *args, env=None, check=0):
+        out = self.path(name, "r.json")
+        p = run("run", "--model", DEMO, "--inputs", self.npz, "--repeats", "20", "--processes", "2",
+                "--warmup", "1", "--quiet", "--output", out, *args, env=env, check=check)
+        return p, out
+
+    def show(self, *args):
+        p = run("history", "show", "--json", "--history", self.loc, *args, check=0)
+        return json.loads(p.stdout)["series"]
+
+    def sessions(self):
+        return [s for series in self.show() for s in series["sessions"]]
+
+    def template(self):
+        if HistoryCases._report is None:
+            _, out = self.run_report("template")
+            HistoryCases._report = read(out)
+        return HistoryCases._report
+
+    def sql_count(self):
+        """Sessions in the database, counted by SQL beside the binary."""
+        if self.backend == "sqlite":
+            with sqlite3.connect(self.loc) as db:
+                return db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+        return int(self.server.psql("SELECT COUNT(*) FROM sessions", db=self.dbname))
+
+    # ---- recording by run --history, RPXPROF_HISTORY, show --json against the reports
+    def test_run_records_session(self):
+        _, a = self.run_report("a", "--history", self.loc)
+        _, b = self.run_report("b", env={"RPXPROF_HISTORY": self.loc})
+        series = self.show()
+        self.assertEqual(len(series), 1, series)
+        got = series[0]["sessions"]
+        self.assertEqual(len(got), 2)
+        by_path = {e["report_path"]: e for e in got}
+        for path in (a, b):
+            r = read(path)
+            entry = by_path[os.path.realpath(path)]
+            self.assertEqual(entry["p50_ms"], r["latency"]["p50_ms"])
+            self.assertEqual(entry["p50_ci_ms"], r["latency_ci"]["p50_ms"])
+            self.assertEqual(entry["process_p50_ms"], [p["p50_ms"] for p in r["latency_by_process"]])
+            self.assertEqual(entry["processes"], 2)
+            self.assertEqual(entry["calls"], r["measured_calls"])
+            self.assertEqual(entry["status"], "complete")
+            self.assertEqual(entry["report_path"], os.path.realpath(path))
+            if session_id(r):
+                self.assertEqual(entry["id"], session_id(r))
+                self.assertEqual(series[0]["fingerprint"]["digest"], r["session"]["fingerprint"]["digest"])
+        self.assertLessEqual(got[0]["started"], got[1]["started"])
+        text = run("history", "show", "--history", self.loc, check=0).stdout
+        self.assertIn(got[0]["id"], text)
+        self.assertIn("%.6g" % got[0]["p50_ms"], text)
+
+    # ---- history add: old reports, idempotent, a batch folder
+    def test_add_reports_and_batch_folder(self):
+        old = self.template()
+        old = copy.deepcopy(old)
+        old.pop("session", None)  # as written before sessions existed
+        f = self.path("old", "r.json")
+        write(f, old)
+        p = run("history", "add", "--history", self.loc, f, check=0)
+        self.assertIn("1 session added", p.stdout)
+        p = run("history", "add", "--history", self.loc, f, check=0)
+        self.assertIn("0 sessions added, 1 already there", p.stdout)
+        self.assertEqual(len(self.sessions()), 1)
+        manifest = self.path("m.json")
+        write(manifest, {"schema": "rpxprof.manifest/1",
+                         "defaults": {"warmup": 1, "repeats": 10, "processes": 2},
+                         "tasks": {"depth": {"inputs": self.npz, "unit": "frame"}},
+                         "models": [{"name": "d1", "model": DEMO, "tasks": ["depth"]},
+                                    {"name": "d2", "model": "rpxprof-demo:demo_depth", "tasks": ["depth"],
+                                     "precision": "fp16"}]})
+        out = self.path("batch")
+        run("batch", manifest, "--out-dir", out, "-q", check=0)
+        reports = sorted(glob.glob(os.path.join(out, "**", "*.json"), recursive=True))
+        reports = [r for r in reports if read(r).get("schema", "").startswith("rpxprof.profile/")]
+        self.assertEqual(len(reports), 2, reports)
+        p = run("history", "add", "--history", self.loc, out, check=0)
+        self.assertIn("2 sessions added", p.stdout)
+        got = self.sessions()
+        self.assertEqual(len(got), 3)
+        paths = {s["report_path"] for s in got}
+        for r in reports:
+            self.assertIn(os.path.realpath(r), paths)
+        # a batch recording itself
+        run("batch", manifest, "--out-dir", self.path("batch2"), "-q", "--history", self.loc, check=0)
+        self.assertEqual(len(self.sessions()), 5)
+        # a file that is no report: exit 1, named
+        bad = self.path("bad.json")
+        write(bad, {"schema": "rpxprof.manifest/1"})
+        p = run("history", "add", "--history", self.loc, bad, check=1)
+        self.assertIn("bad.json", p.stderr)
+
+    # ---- prune
+    def test_prune(self):
+        t = self.template()
+        for k in range(4):
+            write(self.path("fam", f"{k}.json"), variant(t, k))
+        run("history", "add", "--history", self.loc, self.path("fam"), check=0)
+        self.assertEqual(len(self.sessions()), 4)
+        p = run("history", "prune", "--history", self.loc, "--keep-last", "1", "--dry-run", check=0)
+        self.assertIn("3 sessions would be removed", p.stdout)
+        self.assertEqual(len(self.sessions()), 4)
+        p = run("history", "prune", "--history", self.loc, "--keep-last", "1", check=0)
+        self.assertIn("3 sessions removed", p.stdout)
+        left = self.sessions()
+        self.assertEqual(len(left), 1)
+        self.assertEqual(left[0]["p50_ms"], variant(t, 3)["latency"]["p50_ms"])  # the newest
+        p = run("history", "prune", "--history", self.loc, "--older-than", "1", check=0)
+        self.assertEqual(len(self.sessions()), 0)  # its session started in January 2026
+        run("history", "prune", "--history", self.loc, check=2)  # no rule
+
+    # ---- two writers at once lose nothing
+    def test_concurrent_writers(self):
+        t = self.template()
+        n = 40
+        for k in range(2 * n):
+            write(self.path("w%d" % (k % 2), f"{k}.json"), variant(t, k))
+        procs = [subprocess.Popen([BIN, "history", "add", "--history", self.loc, self.path(f"w{i}")],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for i in range(2)]
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            self.assertEqual(p.returncode, 0, err)
+            self.assertIn(f"{n} sessions added", out)
+        self.assertEqual(len(self.sessions()), 2 * n)
+        self.assertEqual(self.sql_count(), 2 * n)
+
+    # ---- a writer killed by SIGKILL mid-write
+    def test_sigkill_mid_write(self):
+        t = self.template()
+        n = 400
+        for k in range(n):
+            write(self.path("many", f"{k:04d}.json"), variant(t, k))
+        run("history", "add", "--history", self.loc, self.path("many", "0000.json"), check=0)
+        p = subprocess.Popen([BIN, "history", "add", "--history", self.loc, self.path("many")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while time.time() < deadline and self.sql_count() < 20:
+            time.sleep(0.02)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        if self.backend == "sqlite":
+            with sqlite3.connect(self.loc) as db:
+                self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+        got = self.sessions()  # readable by rpxprof, consistent with SQL
+        self.assertGreaterEqual(len(got), 20)
+        self.assertLess(len(got), n, "the writer finished before the kill: nothing was tested")
+        self.assertEqual(len(got), self.sql_count())
+        for s in got:
+            self.assertIsInstance(s["p50_ms"], float)
+        p = run("history", "add", "--history", self.loc, self.path("many"), check=0)
+        self.assertEqual(len(self.sessions()), n)
+
+    # ---- an unwritable history: the report written, exit 9, the history named
+    def test_unwritable_history(self):
+        bad = self.unwritable()
+        p, out = self.run_report("u", "--history", bad, check=9)
+        self.assertTrue(os.path.exists(out))
+        self.assertEqual(read(out)["status"], "complete")
+        self.assertIn("history", p.stderr)
+        self.assertIn(self.shown(bad), p.stderr)
+        self.assertIn("not recorded", p.stderr)
+
+    # ---- a schema newer than this rpxprof
+    def test_newer_schema(self):
+        self.run_report("a", "--history", self.loc)
+        if self.backend == "sqlite":
+            with sqlite3.connect(self.loc) as db:
+                db.execute("INSERT INTO schema_version VALUES (99, 'x')")
+        else:
+            self.server.psql("INSERT INTO schema_version VALUES (99, 'x')", db=self.dbname)
+        p = run("history", "show", "--history", self.loc, check=1)
+        self.assertIn("version 99, newer than this rpxprof knows", p.stderr)
+        p, out = self.run_report("b", "--history", self.loc, check=9)
+        self.assertIn("newer", p.stderr)
+
+
+class SqliteHistoryTest(HistoryCases):
+    backend = "sqlite"
+
+    def location(self):
+        return self.path("h", "history.db") if os.makedirs(self.path("h")) is None else None
+
+    def unwritable(self):
+        with open(self.path("plain"), "w") as f:
+            f.write("x")
+        return self.path("plain", "history.db")  # under a file: never a database
+
+    def shown(self, loc):
+        return loc
+
+
+class PostgresHistoryTest(HistoryCases):
+    backend = "postgresql"
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(f"{PG_BIN}/postgres"):
+            raise unittest.SkipTest(f"{PG_BIN}/postgres: not installed (scripts/setup.sh: postgresql)")
+        cls.server = PostgresServer()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def location(self):
+        loc, self.dbname = self.server.new_database()
+        return loc
+
+    def unwritable(self):  # a database that does not exist
+        return f"postgresql:///nosuchdb?host={self.server.sock}&port={self.server.port}&user=postgres"
+
+    def shown(self, loc):
+        return loc
+
+
+if __name__ == "__main__":
+    main()
