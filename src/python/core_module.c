@@ -11,6 +11,7 @@
 #include "python/py_call.h"
 #include "python/py_interrupt.h"
 #include "python/py_module_file.h"
+#include "python/core_history.h"
 
 #include <locale.h>
 #include <math.h>
@@ -1203,6 +1204,21 @@ RPX_C_LOCALE(core_plot_svg)
 RPX_C_LOCALE(core_compare)
 RPX_C_LOCALE(core_profile_pair)
 
+/* the history's calls (core_history.c), raising this module's RpxprofError */
+static PyObject *core_history_record(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    return rpx__core_history_record(raise_error, args, kw);
+}
+
+static PyObject *core_history_compare(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    return rpx__core_history_compare(raise_error, args, kw);
+}
+RPX_C_LOCALE(core_history_record)
+RPX_C_LOCALE(core_history_compare)
+
 static PyObject *core_gpus_c(PyObject *self, PyObject *noargs)
 {
     return in_c_locale(gpus_kw, self, noargs, NULL);
@@ -1262,6 +1278,11 @@ static PyMethodDef methods[] = {
      "Two reports compared (as rpxprof compare): (result JSON, text)."},
     {"profile_pair", (PyCFunction)(void (*)(void))core_profile_pair_c, METH_VARARGS | METH_KEYWORDS,
      "Two callables measured interleaved (as rpxprof compare --run)."},
+    {"history_record", (PyCFunction)(void (*)(void))core_history_record_c,
+     METH_VARARGS | METH_KEYWORDS, "Record a report's session in a history (JSON text)."},
+    {"history_compare", (PyCFunction)(void (*)(void))core_history_compare_c,
+     METH_VARARGS | METH_KEYWORDS,
+     "A report's session against its series in a history: the verdict (JSON text)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "rpxprof._core",

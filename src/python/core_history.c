@@ -1,0 +1,223 @@
+/* core_history.c — rpxprof._core's calls into the history (the pytest plugin's
+ * --rpxprof-save and --rpxprof-compare, docs/python.md "pytest"): record a
+ * report's session (rpx_history_record), and the verdict of a new report's session
+ * against its series (the same benchmark on the same fingerprint): the series'
+ * sessions with this one appended as the newest, checked by rpx_history_check,
+ * whose interval holds the between-session spread. A session with no series of its
+ * own but one of the same benchmark name elsewhere (another machine, other inputs)
+ * is `incomparable`, with what differs: never a regression. Built with the check
+ * when the tree has include/rpxprof/history_check.h; without it every verdict is
+ * `inconclusive` and says why. */
+#include "python/core_history.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "history/entry.h"
+#include "rpxprof/error.h"
+#include "rpxprof/history.h"
+#include "rpxprof/runner.h"
+
+#if defined(__has_include)
+#if __has_include("rpxprof/history_check.h")
+#define RPX_CORE_HAVE_HISTORY_CHECK 1
+#include "rpxprof/history_check.h"
+#endif
+#endif
+
+/* "WHAT LOCATION: WHY" raised as RpxprofError (code 1) */
+static PyObject *fail(PyObject *(*raise)(const char *, int), const char *what, const char *loc,
+                      const char *why)
+{
+    char msg[sizeof ((rpx_error *)0)->message + 600];
+    snprintf(msg, sizeof msg, "%s %s: %s", what, loc, why);
+    return raise(msg, RPX_EXIT_FAILURE);
+}
+
+static json_t *parse(const char *text)
+{
+    json_error_t je;
+    json_t *v = json_loads(text, 0, &je);
+    return json_is_object(v) ? v : (json_decref(v), NULL);
+}
+
+static PyObject *to_text(json_t *v)
+{
+    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    PyObject *out = s ? PyUnicode_FromString(s) : PyErr_NoMemory();
+    free(s);
+    return out;
+}
+
+PyObject *rpx__core_history_record(PyObject *(*raise)(const char *, int), PyObject *args,
+                                   PyObject *kw)
+{
+    static char *names[] = {"history", "report", "report_path", NULL};
+    const char *loc, *text, *path = NULL;
+    rpx_history *h = NULL;
+    rpx_error err = {0};
+    json_t *report, *recorded = NULL;
+    PyObject *out;
+    int rc;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|z", names, &loc, &text, &path)) return NULL;
+    if (!(report = parse(text))) return raise("history_record: the report is not JSON", 2);
+    rc = rpx_history_open(loc, RPX_HISTORY_CREATE, &h, &err);
+    if (rc == 0) rc = rpx_history_record(h, report, path, &recorded, &err);
+    rpx_history_close(h);
+    json_decref(report);
+    if (rc != 0) return fail(raise, "the session was not recorded in", loc, err.message);
+    out = to_text(recorded);
+    json_decref(recorded);
+    return out;
+}
+
+/* Where a and b differ, as {"field": "fingerprint.machine.cpu_model", "base", "new"}
+ * (objects walked key by key; at most 12). */
+static void differ(const char *prefix, const json_t *a, const json_t *b, json_t *out)
+{
+    const char *k;
+    json_t *v;
+    char field[256];
+    if (json_array_size(out) >= 12) return;
+    if (json_is_object(a) && json_is_object(b)) {
+        json_object_foreach((json_t *)a, k, v) {
+            if (strcmp(k, "digest") == 0 || strcmp(k, "id") == 0) continue;
+            snprintf(field, sizeof field, "%s.%s", prefix, k);
+            differ(field, v, json_object_get(b, k), out);
+        }
+        json_object_foreach((json_t *)b, k, v) {
+            if (json_object_get(a, k)) continue;
+            snprintf(field, sizeof field, "%s.%s", prefix, k);
+            differ(field, NULL, v, out);
+        }
+        return;
+    }
+    if (a && b && json_equal(a, b)) return;
+    json_array_append_new(out, json_pack("{s:s, s:O, s:O}", "field", prefix,
+                                         "base", a ? a : json_null(), "new", b ? b : json_null()));
+}
+
+/* No series of this session's own: one of its benchmark's name elsewhere makes it
+ * incomparable (what differs, from the newest such series); none: no history. */
+static json_t *no_series(rpx_history *h, const json_t *session, rpx_error *err)
+{
+    const json_t *bench = json_object_get(session, "benchmark"), *fp;
+    const char *name = json_string_value(json_object_get(bench, "name"));
+    json_t *list = NULL, *other = NULL, *diffs, *out, *s;
+    size_t i;
+    if (name && rpx_history_series(h, name, &list, err) == 0)
+        json_array_foreach(list, i, s) { /* the newest series that is not this session's own */
+            fp = json_object_get(s, "fingerprint");
+            if (!json_equal(json_object_get(json_object_get(s, "benchmark"), "id"),
+                            json_object_get(bench, "id")) ||
+                !json_equal(json_object_get(fp, "digest"),
+                            json_object_get(json_object_get(session, "fingerprint"), "digest")))
+                other = s;
+        }
+    if (!other) {
+        json_decref(list);
+        return json_pack("{s:s, s:s, s:i}", "verdict", "no_history", "why",
+                         "no earlier session of this benchmark in the history: record some "
+                         "with --rpxprof-save", "baseline_sessions", 0);
+    }
+    diffs = json_array();
+    differ("benchmark", json_object_get(other, "benchmark"), bench, diffs);
+    differ("fingerprint", json_object_get(other, "fingerprint"),
+           json_object_get(session, "fingerprint"), diffs);
+    out = json_pack("{s:s, s:s, s:i, s:o}", "verdict", "incomparable", "why",
+                    "the history holds this benchmark only on another machine fingerprint or "
+                    "with other inputs: a new series starts here, never a regression",
+                    "baseline_sessions", 0, "differs", diffs);
+    json_decref(list);
+    return out;
+}
+
+/* The series with this report's session appended as the newest, checked. */
+static json_t *check(const json_t *series, const json_t *report, const json_t *session,
+                     double threshold, unsigned confirm, rpx_error *err)
+{
+    size_t base = json_array_size(json_object_get(series, "sessions"));
+#ifdef RPX_CORE_HAVE_HISTORY_CHECK
+    rpx_history_check_opts o;
+    json_t *s = json_deep_copy(series), *result = NULL, *newest, *out;
+    json_t *entry = rpx__hist_entry(report, session, NULL);
+    if (!s || !entry || json_array_append_new(json_object_get(s, "sessions"), entry) != 0) {
+        json_decref(s);
+        rpx_error_set(err, RPX_ENOMEM, "out of memory");
+        return NULL;
+    }
+    rpx_history_check_defaults(&o);
+    o.threshold = threshold;
+    o.confirm = confirm;
+    if (rpx_history_check(s, &o, &result, err) != 0) {
+        json_decref(s);
+        return NULL;
+    }
+    json_decref(s);
+    newest = json_object_get(result, "newest");
+    out = json_pack("{s:O, s:O, s:i, s:o}", "verdict",
+                    json_object_get(newest, "verdict") ? json_object_get(newest, "verdict")
+                                                       : json_string("inconclusive"),
+                    "why", json_object_get(newest, "why") ? json_object_get(newest, "why")
+                                                          : json_string(""),
+                    "baseline_sessions", (int)base, "check", result);
+    return out;
+#else
+    (void)report;
+    (void)session;
+    (void)threshold;
+    (void)confirm;
+    (void)err;
+    return json_pack("{s:s, s:s, s:i}", "verdict", "inconclusive", "why",
+                     "this build has no between-session statistics yet "
+                     "(include/rpxprof/history_check.h)", "baseline_sessions", (int)base);
+#endif
+}
+
+PyObject *rpx__core_history_compare(PyObject *(*raise)(const char *, int), PyObject *args,
+                                    PyObject *kw)
+{
+    static char *names[] = {"history", "report", "threshold", "confirm", NULL};
+    const char *loc, *text;
+    double threshold = 0.01;
+    unsigned confirm = 0;
+    rpx_history *h = NULL;
+    rpx_error err = {0};
+    json_t *report, *session = NULL, *series = NULL, *out = NULL;
+    struct stat st;
+    PyObject *res;
+    int rc;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dI", names, &loc, &text, &threshold, &confirm))
+        return NULL;
+    if (!(threshold > 0 && threshold < 1))
+        return raise("threshold: a fraction above 0 and below 1 (0.01 for 1 %)", 2);
+    if (!(report = parse(text))) return raise("history_compare: the report is not JSON", 2);
+    if (!strstr(loc, "://") && stat(loc, &st) != 0) { /* an SQLite file not made yet */
+        json_decref(report);
+        out = json_pack("{s:s, s:s+, s:i}", "verdict", "no_history", "why", loc,
+                        " does not exist yet: record sessions with --rpxprof-save",
+                        "baseline_sessions", 0);
+        res = to_text(out);
+        json_decref(out);
+        return res;
+    }
+    session = rpx__hist_session_of(report);
+    rc = session ? rpx_history_open(loc, RPX_HISTORY_READONLY, &h, &err)
+                 : rpx_error_set(&err, RPX_ENOMEM, "out of memory");
+    if (rc == 0) rc = rpx_history_series_of(h, report, &series, &err);
+    if (rc == 0 && !(out = series ? check(series, report, session, threshold, confirm, &err)
+                                  : no_series(h, session, &err)))
+        rc = err.code ? err.code : RPX_ENOMEM;
+    rpx_history_close(h);
+    json_decref(series);
+    json_decref(session);
+    json_decref(report);
+    if (rc != 0) {
+        json_decref(out);
+        return fail(raise, "cannot compare with the history", loc, err.message);
+    }
+    res = to_text(out);
+    json_decref(out);
+    return res;
+}

@@ -1,0 +1,20 @@
+/* core_history.h — rpxprof._core's history calls (core_history.c), registered by
+ * core_module.c; `raise` is its RpxprofError (message, code). The GIL is held. */
+#ifndef RPX_CORE_HISTORY_H
+#define RPX_CORE_HISTORY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* history_record(history, report_json, report_path=None) -> the recorded JSON text
+ * ({"session", "series", "added"}); RpxprofError when the history cannot be written. */
+PyObject *rpx__core_history_record(PyObject *(*raise)(const char *, int), PyObject *args,
+                                   PyObject *kw);
+/* history_compare(history, report_json, threshold=0.01, confirm=0) -> JSON text:
+ * {"verdict": "slower"|"faster"|"same"|"inconclusive"|"incomparable"|"no_history",
+ *  "why", "baseline_sessions", "check": rpx_history_check's result (with a series),
+ *  "differs": [{"field", "base", "new"}] (incomparable)}. Reads the history only. */
+PyObject *rpx__core_history_compare(PyObject *(*raise)(const char *, int), PyObject *args,
+                                    PyObject *kw);
+
+#endif
