@@ -330,7 +330,7 @@ def _module_file(fn, which):
 def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=None,
                 processes=10, device="cpu", precision="unspecified", unit="request",
                 cpus=None, paired=True, timeout=None, call_timeout=None, names=None,
-                min_time=None, max_time=None, target_precision=None):
+                min_time=None, max_time=None, target_precision=None, history=None):
     """Measure fa and fb in one run as `rpxprof compare --run` does: `processes` worker
     processes of each (forked from this one), alternating A B, B A, ...; with paired=True
     (default) pair k runs both on CPU k mod n of `cpus` (else the allowed CPUs) and the
@@ -345,7 +345,9 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
     fa/fb may also be a module's file and its function, "PATH/module.py:function": two
     checkouts of one module (compare_run("base/mypkg/model.py:predict",
     "head/mypkg/model.py:predict", "inputs.npz")), each imported from its own file in its
-    own workers, never from this process (docs/ci.md)."""
+    own workers, never from this process (docs/ci.md).
+    history: an SQLite file or postgresql://... where both sessions are recorded, as
+    `compare --run --history` records them (also RPXPROF_HISTORY; docs/history.md)."""
     from . import Report, RpxprofError, RpxprofTypeError, _check_fn, _npz_of
     files = (_module_file(fa, "fa"), _module_file(fb, "fb"))
     for f, spec in ((fa, files[0]), (fb, files[1])):
@@ -400,6 +402,7 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
             unit=unit, cpus=cpus, spread=bool(paired),
             timeout=float(timeout) if timeout else None,
             call_timeout=float(call_timeout) if call_timeout else None, **native,
+            **({"history": _os.fspath(history)} if history is not None else {}),
             **_auto_keywords(auto, min_time, max_time, target_precision))
         reports = [Report(_json.loads(j)) if j else None for j in (ja, jb)]
         for r, s, n in ((reports[0], sa, na), (reports[1], sb, nb)):

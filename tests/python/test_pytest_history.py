@@ -150,3 +150,21 @@ def test_the_history_flags_need_a_history(suite):
         p = pytest_run(suite, flag)
         assert p.returncode == 4, p.stdout + p.stderr
         assert "without a folder uses the history: give --rpxprof-history PATH" in p.stderr
+
+
+# ---- history= in profile() and compare_run(): the options table's key ----
+def test_profile_and_compare_run_record_into_history(tmp_path):
+    import rpxprof
+
+    def f():
+        pass
+
+    def g():
+        pass
+
+    history = tmp_path / "h.db"
+    rpxprof.profile(f, repeats=60, processes=2, name="f-alone", history=str(history),
+                    quiet=True)
+    rpxprof.compare_run(f, g, repeats=60, processes=2, names=("f-base", "g-new"),
+                        history=history)
+    assert sessions(history) == {"f-alone": 1, "f-base": 1, "g-new": 1}
