@@ -54,6 +54,7 @@ int rpx__cli_compare_spread(const char *given, const char *base_path, json_t **s
     }
     if (!rc && !*spread && (rc = rpx_history_machine_sessions(h, base, &list, &err)) == 0) {
         *spread = spread_of(list, &err);
+        if (*spread) json_object_set_new(*spread, "source", json_string("machine"));
         json_decref(list);
     }
     rpx_history_close(h);

@@ -123,6 +123,9 @@ static const char usage[] =
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
     "\n"
+    "History (docs/history.md):\n"
+    "@history\n"
+    "\n"
     "Output checks (docs/output-checks.md):\n"
     "@check-outputs\n"
     "@check-fraction\n"
@@ -147,9 +150,10 @@ static const char usage[] =
     "Exit status: 0 success, 1 failure (nothing written), 2 bad command line,\n"
     "3 crashed, 4 timed out, 5 killed, 6 calls failed (HTTP: every call,\n"
     "--max-failures, or a warmup call), 7 outputs differed (--check-outputs),\n"
-    "8 the report was written but its --html or --trace could not be, 130\n"
-    "interrupted by SIGINT, 143 by SIGTERM (3-8, 130 and 143 write the report\n"
-    "with every sample measured before the event).\n";
+    "8 the report was written but its --html or --trace could not be, 9 the\n"
+    "report was written but the history could not be, 130 interrupted by\n"
+    "SIGINT, 143 by SIGTERM (3-9, 130 and 143 write the report with every\n"
+    "sample measured before the event).\n";
 
 /* One table option's lines: "      --NAME METAVAR" to column 25, then its help
  * and "(default: D)", words wrapped before column 80. */
@@ -523,6 +527,14 @@ static int open_trace(const run_opts *o, rpx_runner_config *c, rpx_output **trac
     return 0;
 }
 
+/* The report is written: a history that could not be is said, and exit 9. */
+static int history_outcome(const rpx_runner_result *res, int exit_code)
+{
+    if (!res->history_failed) return exit_code;
+    rpx_cli_term_printf(stderr, "rpxprof run: error: %s\n", res->history_error);
+    return exit_code == RPX_EXIT_OK ? RPX_EXIT_HISTORY : exit_code;
+}
+
 int rpx_cli_run(int argc, char **argv)
 {
     run_opts o;
@@ -656,10 +668,7 @@ int rpx_cli_run(int argc, char **argv)
         fprintf(stderr, "rpxprof run: the report %s was written, but not every --html or "
                 "--trace file (above)\n", res.to_stdout ? "(standard output)" : c.output);
     if (exit_code == RPX_EXIT_OK && extra_failed) exit_code = RPX_EXIT_EXTRA_OUTPUT;
-    if (res.history_failed) { /* the report is written: the history's failure is exit 9 */
-        rpx_cli_term_printf(stderr, "rpxprof run: error: %s\n", res.history_error);
-        if (exit_code == RPX_EXIT_OK) exit_code = RPX_EXIT_HISTORY;
-    }
+    exit_code = history_outcome(&res, exit_code);
     if (res.status == RPX_RUNNER_INTERRUPTED)
         fprintf(stderr, "rpxprof run: interrupted%s after %zu timed calls; report written\n",
                 res.abandoned ? " (the call in progress was abandoned)" : "", res.measured);

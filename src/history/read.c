@@ -10,14 +10,6 @@
 #include "history/entry.h"
 #include "history/store_internal.h"
 
-void rpx__hist_now(char *buf, size_t n)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 #define SERIES_SQL                                                                      \
     "SELECT s.id, s.benchmark, s.fingerprint, x.entry, x.id FROM series s JOIN sessions x " \
     "ON x.series_id = s.id "

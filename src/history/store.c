@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rpxprof/history.h"
 #include "history/backend.h"
@@ -61,6 +62,14 @@ int rpx__hist_end(rpx_history *h, int rc, rpx_error *err)
         return rc;
     }
     return h->be->exec(h->db, "COMMIT", 0, NULL, NULL, err);
+}
+
+void rpx__hist_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 static int read_version(rpx_history *h, int *version, rpx_error *err)

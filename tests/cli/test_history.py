@@ -19,7 +19,7 @@ import tempfile
 import time
 import unittest
 
-from common import BIN, TempDirTest, main, run
+from common import BIN, BUILD, TempDirTest, main, run
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 DEMO = "rpxprof-demo:demo_depth"
@@ -78,7 +78,7 @@ class PostgresServer:
                        check=True, capture_output=True, timeout=120)
         self.log = open(os.path.join(self.dir, "log.txt"), "w")
         os.chmod(self.log.name, 0o666)
-        subprocess.Popen(self.as_user + [f"{PG_BIN}/postgres", "-D", self.data, "-k", self.sock,
+        self.proc = subprocess.Popen(self.as_user + [f"{PG_BIN}/postgres", "-D", self.data, "-k", self.sock,
                                          "-p", str(self.port), "-c", "listen_addresses=",
                                          "-c", "fsync=off"],
                          stdout=self.log, stderr=self.log, start_new_session=True)
@@ -117,6 +117,7 @@ class PostgresServer:
                 time.sleep(0.1)
         except (OSError, ValueError):
             pass
+        self.proc.wait(timeout=60)  # reaped (runuser exits with it)
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -187,6 +188,24 @@ class HistoryCases(TempDirTest):
         text = run("history", "show", "--history", self.loc, check=0).stdout
         self.assertIn(got[0]["id"], text)
         self.assertIn("%.6g" % got[0]["p50_ms"], text)
+
+    def test_compare_run_and_python_record(self):
+        run("compare", "--run", "--model", DEMO, "--model", DEMO, "--inputs", self.npz,
+            "--repeats", "20", "--processes", "2", "--warmup", "1", "--history", self.loc, check=0)
+        self.assertEqual(len(self.sessions()), 2)
+        code = ("import numpy as np, rpxprof, warnings\n"
+                "warnings.simplefilter('error')\n"
+                "rpxprof.profile(lambda x: x.sum(), {'x': np.zeros(8)}, repeats=10, quiet=True,"
+                " history=%r)\n" % self.loc)
+        env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
+        p = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
+                           env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(self.sessions()), 3)
+        bad = self.unwritable()
+        p = subprocess.run(["/usr/bin/python3", "-c", code.replace(repr(self.loc), repr(bad))],
+                           capture_output=True, text=True, env=env, timeout=300)
+        self.assertIn("RuntimeWarning: the session was not recorded", p.stderr)
 
     # ---- history add: old reports, idempotent, a batch folder
     def test_add_reports_and_batch_folder(self):
@@ -298,6 +317,14 @@ class HistoryCases(TempDirTest):
         self.assertIn("history", p.stderr)
         self.assertIn(self.shown(bad), p.stderr)
         self.assertIn("not recorded", p.stderr)
+        manifest = self.path("m.json")
+        write(manifest, {"schema": "rpxprof.manifest/1",
+                         "defaults": {"warmup": 1, "repeats": 10, "processes": 2},
+                         "tasks": {"depth": {"inputs": self.npz, "unit": "frame"}},
+                         "models": [{"name": "d1", "model": DEMO, "tasks": ["depth"]}]})
+        p = run("batch", manifest, "--out-dir", self.path("b"), "-q", "--history", bad, check=9)
+        self.assertTrue(os.path.exists(self.path("b", "depth", "d1.json")))
+        self.assertIn(self.shown(bad), p.stderr)
 
     # ---- a schema newer than this rpxprof
     def test_newer_schema(self):
