@@ -978,6 +978,8 @@ static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     if (!(o.threshold > 0 && o.threshold < 1))
         return raise_error("threshold: a fraction above 0 and below 1 (0.01 for 1 %)", RPX_EXIT_USAGE);
+    /* a design is compare_run's: both measured interleaved in one session */
+    o.same_session = design != NULL;
     if (rpx_compare_reports(base, new_path, &o, &res, &err) != 0) return raise_error(err.message, RPX_EXIT_FAILURE);
     /* compare --run's words for its interleaved design (compare_run.c) */
     if (design) {
