@@ -45,6 +45,11 @@ def pytest_addoption(parser):
                      "test fails when the verdict is slower, never on inconclusive or "
                      "incomparable (pytest-benchmark: --benchmark-compare with "
                      "--benchmark-compare-fail)")
+    g.addoption("--rpxprof-confirm", metavar="N", type=int, default=3,
+                help="with --rpxprof-compare on the history: when a benchmark's session looks "
+                     "slower than its series but one bad session could be that slow, run up to "
+                     "N more sessions of it before the verdict (default 3; 0: never, one "
+                     "session is then never enough on a noisy machine)")
     g.addoption("--rpxprof-threshold", metavar="T", default="1%",
                 help="what counts as a change for --rpxprof-compare: 1%% (default) or 0.01")
     g.addoption("--rpxprof-processes", metavar="N", type=int, default=5,
@@ -81,6 +86,9 @@ def pytest_configure(config):
     setattr(config, _STASH, [])
     if config.getoption("rpxprof_skip") and config.getoption("rpxprof_only"):
         raise pytest.UsageError("--rpxprof-skip and --rpxprof-only exclude each other; give one")
+    c = config.getoption("rpxprof_confirm")
+    if c < 0 or c > 10:
+        raise pytest.UsageError("--rpxprof-confirm %d: give 0 (never) to 10 more sessions" % c)
     p = config.getoption("rpxprof_processes")
     if p is not None and p < 0:
         raise pytest.UsageError("--rpxprof-processes %d: give 0 (the pytest process) or more" % p)
@@ -170,11 +178,13 @@ class Benchmark:
         with_history = history and (to_history or base_dir == "")
         if with_history:  # the benchmark in the history is the test (and its call number)
             options.setdefault("name", nodeid + n)
-        with _no_history_from_environment(with_history and "history" not in options):
-            report = rpxprof.profile(fn, *args, meta=meta, **self._options(options))
+        def session():
+            with _no_history_from_environment(with_history and "history" not in options):
+                return rpxprof.profile(fn, *args, meta=meta, **self._options(dict(options)))
+        report = session()
         self.reports.append(report)
         entry = {"nodeid": nodeid, "key": key, "report": report, "verdict": None,
-                 "comparison": None, "note": None, "history": None}
+                 "comparison": None, "note": None, "history": None, "head": []}
         getattr(cfg, _STASH).append(entry)
         path = None
         if save:
@@ -183,45 +193,57 @@ class Benchmark:
             report.write(path)
         slower = None
         if base_dir == "":
-            slower = self._compare_history(rpxprof, entry, history)
+            slower = self._compare_history(rpxprof, entry, history, session)
         if to_history:  # recorded after the check, which reads only the earlier sessions
-            self._record(rpxprof, entry, to_history, path)
+            for r in [report] + entry["head"]:
+                self._record(rpxprof, entry, r, to_history, path if r is report else None)
         if slower:
             pytest.fail(slower, pytrace=False)
         if base_dir:
             self._compare(rpxprof, entry, os.path.join(base_dir, key + ".json"))
         return report
 
-    def _record(self, rpxprof, entry, history, path):
+    def _record(self, rpxprof, entry, report, history, path):
         from . import _core
         try:
-            _core.history_record(history, json.dumps(entry["report"], allow_nan=False),
+            _core.history_record(history, json.dumps(report, allow_nan=False),
                                  os.path.abspath(path) if path else None)
         except rpxprof.RpxprofError as e:
             entry["note"] = "not recorded: %s" % e
             pytest.fail("rpxprof: %s: the report is complete, but %s" % (entry["nodeid"], e),
                         pytrace=False)
 
-    def _compare_history(self, rpxprof, entry, history):
-        """The session against its series in the history: the message a slower one fails
-        with (the caller fails the test after recording it), else None."""
+    def _compare_history(self, rpxprof, entry, history, session):
+        """The session against its series in the history, with up to --rpxprof-confirm
+        more sessions of it (session() runs one) when it looks slower but one bad session
+        could be that slow: the message a slower one fails with (the caller fails the
+        test after recording the sessions), else None."""
         from . import _core, _results
         threshold = _results._threshold(self._config.getoption("rpxprof_threshold"))
-        try:
-            res = json.loads(_core.history_compare(
-                history, json.dumps(entry["report"], allow_nan=False), threshold=threshold))
-        except rpxprof.RpxprofError as e:
-            entry["note"] = "not compared: %s" % e
-            pytest.fail("rpxprof: %s cannot be compared with the history: %s"
-                        % (entry["nodeid"], e), pytrace=False)
+        confirm = self._config.getoption("rpxprof_confirm")
+        first = json.dumps(entry["report"], allow_nan=False)
+        while True:
+            try:
+                res = json.loads(_core.history_compare(
+                    history, first, threshold=threshold, confirm=confirm,
+                    head=[json.dumps(r, allow_nan=False) for r in entry["head"]]))
+            except rpxprof.RpxprofError as e:
+                entry["note"] = "not compared: %s" % e
+                pytest.fail("rpxprof: %s cannot be compared with the history: %s"
+                            % (entry["nodeid"], e), pytrace=False)
+            newest = (res.get("check") or {}).get("newest") or {}
+            more = min(newest.get("sessions_needed") or 0, confirm - len(entry["head"]))
+            if res["verdict"] != "inconclusive" or more <= 0:
+                break
+            entry["head"] += [session() for _ in range(more)]  # the head's confirming sessions
         entry["verdict"], entry["history"] = res["verdict"], res
-        newest = (res.get("check") or {}).get("newest") or {}
         spread = (res.get("check") or {}).get("between_session") or {}
         ci = newest.get("ratio_ci") or (None, None)
-        what = ("new session / its series' last sessions %s, 95%% CI [%s, %s] with the "
-                "between-session spread (sigma %s over %s sessions), threshold %s"
-                % (_r(newest.get("ratio")), _r(ci[0]), _r(ci[1]),
-                   _r(spread.get("sigma_between_log")), res.get("baseline_sessions"),
+        what = ("%d new session%s / its series' last %s sessions %s, 95%% CI [%s, %s] with the "
+                "between-session spread (sigma %s), threshold %s"
+                % (1 + len(entry["head"]), "s" if entry["head"] else "",
+                   newest.get("baseline_sessions"), _r(newest.get("ratio")), _r(ci[0]),
+                   _r(ci[1]), _r(spread.get("sigma_between_log")),
                    self._config.getoption("rpxprof_threshold")))
         if res["verdict"] == "slower":
             return ("rpxprof: %s is slower than its history %s (%s): %s. A test fails only on "
@@ -331,7 +353,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             newest = (e["history"].get("check") or {}).get("newest") or {}
             line += "; vs history %s" % e["verdict"]
             if newest.get("ratio") is not None:
-                line += " (new/series %s)" % _r(newest["ratio"])
+                line += " (new/series %s%s)" % (_r(newest["ratio"]), "" if not e["head"] else
+                                                ", %d sessions: %d to confirm"
+                                                % (1 + len(e["head"]), len(e["head"])))
         if e["note"]:
             line += "; " + e["note"]
         tr.write_line(line)

@@ -5,9 +5,7 @@
  * sessions with this one appended as the newest, checked by rpx_history_check,
  * whose interval holds the between-session spread. A session with no series of its
  * own but one of the same benchmark name elsewhere (another machine, other inputs)
- * is `incomparable`, with what differs: never a regression. Built with the check
- * when the tree has include/rpxprof/history_check.h; without it every verdict is
- * `inconclusive` and says why. */
+ * is `incomparable`, with what differs: never a regression. */
 #include "python/core_history.h"
 
 #include <stdio.h>
@@ -17,14 +15,8 @@
 #include "history/entry.h"
 #include "rpxprof/error.h"
 #include "rpxprof/history.h"
-#include "rpxprof/runner.h"
-
-#if defined(__has_include)
-#if __has_include("rpxprof/history_check.h")
-#define RPX_CORE_HAVE_HISTORY_CHECK 1
 #include "rpxprof/history_check.h"
-#endif
-#endif
+#include "rpxprof/runner.h"
 
 /* "WHAT LOCATION: WHY" raised as RpxprofError (code 1) */
 static PyObject *fail(PyObject *(*raise)(const char *, int), const char *what, const char *loc,
@@ -133,16 +125,38 @@ static json_t *no_series(rpx_history *h, const json_t *session, rpx_error *err)
     return out;
 }
 
-/* The series with this report's session appended as the newest, checked. */
-static json_t *check(const json_t *series, const json_t *report, const json_t *session,
+/* The session entry of a report of this run's head: its commit made the head's
+ * own ("COMMIT (this run)"), so that the check's head is this run's sessions and
+ * never earlier sessions of the same commit. NULL out of memory. */
+static json_t *head_entry(const json_t *report)
+{
+    json_t *session = rpx__hist_session_of(report), *e, *c;
+    const char *commit;
+    if (!session) return NULL;
+    e = rpx__hist_entry(report, session, NULL);
+    json_decref(session);
+    commit = json_string_value(json_object_get(e, "commit"));
+    c = commit ? json_sprintf("%s (this run)", commit) : json_string("this run");
+    if (!e || !c || json_object_set_new(e, "commit", c) != 0) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* The series with this run's sessions (the report, then the head's others)
+ * appended as the newest, checked. */
+static json_t *check(const json_t *series, const json_t *report, const json_t *head,
                      double threshold, unsigned confirm, rpx_error *err)
 {
-    size_t base = json_array_size(json_object_get(series, "sessions"));
-#ifdef RPX_CORE_HAVE_HISTORY_CHECK
+    size_t base = json_array_size(json_object_get(series, "sessions")), i;
     rpx_history_check_opts o;
-    json_t *s = json_deep_copy(series), *result = NULL, *newest, *out;
-    json_t *entry = rpx__hist_entry(report, session, NULL);
-    if (!s || !entry || json_array_append_new(json_object_get(s, "sessions"), entry) != 0) {
+    json_t *s = json_deep_copy(series), *result = NULL, *newest, *r;
+    const char *verdict, *why;
+    int bad = !s || json_array_append_new(json_object_get(s, "sessions"), head_entry(report));
+    json_array_foreach(head, i, r)
+        bad = bad || json_array_append_new(json_object_get(s, "sessions"), head_entry(r));
+    if (bad) {
         json_decref(s);
         rpx_error_set(err, RPX_ENOMEM, "out of memory");
         return NULL;
@@ -156,45 +170,51 @@ static json_t *check(const json_t *series, const json_t *report, const json_t *s
     }
     json_decref(s);
     newest = json_object_get(result, "newest");
-    out = json_pack("{s:O, s:O, s:i, s:o}", "verdict",
-                    json_object_get(newest, "verdict") ? json_object_get(newest, "verdict")
-                                                       : json_string("inconclusive"),
-                    "why", json_object_get(newest, "why") ? json_object_get(newest, "why")
-                                                          : json_string(""),
-                    "baseline_sessions", (int)base, "check", result);
-    return out;
-#else
-    (void)report;
-    (void)session;
-    (void)threshold;
-    (void)confirm;
-    (void)err;
-    return json_pack("{s:s, s:s, s:i}", "verdict", "inconclusive", "why",
-                     "this build has no between-session statistics yet "
-                     "(include/rpxprof/history_check.h)", "baseline_sessions", (int)base);
-#endif
+    verdict = json_string_value(json_object_get(newest, "verdict"));
+    why = json_string_value(json_object_get(newest, "why"));
+    return json_pack("{s:s, s:s, s:i, s:o}", "verdict", verdict ? verdict : "inconclusive",
+                     "why", why ? why : "", "baseline_sessions", (int)base, "check", result);
 }
 
 PyObject *rpx__core_history_compare(PyObject *(*raise)(const char *, int), PyObject *args,
                                     PyObject *kw)
 {
-    static char *names[] = {"history", "report", "threshold", "confirm", NULL};
+    static char *names[] = {"history", "report", "threshold", "confirm", "head", NULL};
     const char *loc, *text;
+    PyObject *head_texts = NULL;
     double threshold = 0.01;
     unsigned confirm = 0;
     rpx_history *h = NULL;
     rpx_error err = {0};
-    json_t *report, *session = NULL, *series = NULL, *out = NULL;
+    json_t *report, *session = NULL, *series = NULL, *out = NULL, *head;
+    Py_ssize_t k;
     struct stat st;
     PyObject *res;
     int rc;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dI", names, &loc, &text, &threshold, &confirm))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dIO!", names, &loc, &text, &threshold,
+                                     &confirm, &PyList_Type, &head_texts))
         return NULL;
     if (!(threshold > 0 && threshold < 1))
         return raise("threshold: a fraction above 0 and below 1 (0.01 for 1 %)", 2);
     if (!(report = parse(text))) return raise("history_compare: the report is not JSON", 2);
+    if (!(head = json_array())) {
+        json_decref(report);
+        return PyErr_NoMemory();
+    }
+    for (k = 0; head_texts && k < PyList_GET_SIZE(head_texts); k++) { /* the confirming sessions */
+        const char *t = PyUnicode_Check(PyList_GET_ITEM(head_texts, k))
+                            ? PyUnicode_AsUTF8(PyList_GET_ITEM(head_texts, k)) : NULL;
+        json_t *r = t ? parse(t) : NULL;
+        if (!r || json_array_append_new(head, r) != 0) {
+            json_decref(head);
+            json_decref(report);
+            PyErr_Clear();
+            return raise("history_compare: head: a list of reports as JSON text", 2);
+        }
+    }
     if (!strstr(loc, "://") && stat(loc, &st) != 0) { /* an SQLite file not made yet */
         json_decref(report);
+        json_decref(head);
         out = json_pack("{s:s, s:s+, s:i}", "verdict", "no_history", "why", loc,
                         " does not exist yet: record sessions with --rpxprof-save",
                         "baseline_sessions", 0);
@@ -206,13 +226,14 @@ PyObject *rpx__core_history_compare(PyObject *(*raise)(const char *, int), PyObj
     rc = session ? rpx_history_open(loc, RPX_HISTORY_READONLY, &h, &err)
                  : rpx_error_set(&err, RPX_ENOMEM, "out of memory");
     if (rc == 0) rc = rpx_history_series_of(h, report, &series, &err);
-    if (rc == 0 && !(out = series ? check(series, report, session, threshold, confirm, &err)
+    if (rc == 0 && !(out = series ? check(series, report, head, threshold, confirm, &err)
                                   : no_series(h, session, &err)))
         rc = err.code ? err.code : RPX_ENOMEM;
     rpx_history_close(h);
     json_decref(series);
     json_decref(session);
     json_decref(report);
+    json_decref(head);
     if (rc != 0) {
         json_decref(out);
         return fail(raise, "cannot compare with the history", loc, err.message);

@@ -10,7 +10,8 @@
  * ({"session", "series", "added"}); RpxprofError when the history cannot be written. */
 PyObject *rpx__core_history_record(PyObject *(*raise)(const char *, int), PyObject *args,
                                    PyObject *kw);
-/* history_compare(history, report_json, threshold=0.01, confirm=0) -> JSON text:
+/* history_compare(history, report_json, threshold=0.01, confirm=0, head=[report_json...])
+ * -> JSON text (head: this run's later sessions of the benchmark, the confirming ones):
  * {"verdict": "slower"|"faster"|"same"|"inconclusive"|"incomparable"|"no_history",
  *  "why", "baseline_sessions", "check": rpx_history_check's result (with a series),
  *  "differs": [{"field", "base", "new"}] (incomparable)}. Reads the history only. */
