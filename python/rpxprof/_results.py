@@ -247,21 +247,57 @@ def _threshold(t):
     return float(t)
 
 
-def _compare_files(base, new, threshold, design=None, paired=False, names=(None, None)):
+def _compare_files(base, new, threshold, design=None, paired=False, names=(None, None),
+                   spread=None):
     js, text = _core.compare(base, new, threshold=threshold, paired_by_cpu=bool(paired),
-                             design=design, base_name=names[0], new_name=names[1])
+                             design=design, base_name=names[0], new_name=names[1],
+                             **(spread or {}))
     c = Comparison(_json.loads(js))
     c._text = text
     return c
 
 
-def compare(a, b, *, threshold=0.01):
+def _session_spread(session_spread, history):
+    """compare()'s between-session spread keywords for _core.compare."""
+    from . import RpxprofTypeError
+    if session_spread is not None and history is not None:
+        raise RpxprofTypeError("session_spread and history both give the spread between "
+                               "sessions; give one")
+    if history is not None:
+        return {"history": _os.fsdecode(_os.fspath(history))}
+    if session_spread is None:
+        return {}
+    v = session_spread
+    try:
+        if isinstance(v, str) and v.strip().endswith("%"):
+            import math
+            v = math.log1p(float(v.strip()[:-1]) / 100)
+        elif isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise ValueError
+        v = float(v)
+    except ValueError:
+        raise RpxprofTypeError("session_spread: the standard deviation of log latency "
+                               "between sessions, 0 or more (0.02, or \"2%%\"), not %r"
+                               % (session_spread,)) from None
+    if not 0 <= v <= 1:
+        raise RpxprofTypeError("session_spread: 0 or more and at most 1 (0.02, or \"2%%\"), "
+                               "not %r" % (session_spread,))
+    return {"session_spread": v}
+
+
+def compare(a, b, *, threshold=0.01, session_spread=None, history=None):
     """Compare two reports (rpxprof.profile's results, dicts, or report files) as
     `rpxprof compare A B`: the ratio b/a of p50, p95 and the mean with intervals, a
     p-value and a verdict (docs/statistics.md). threshold: what counts as a change
     (0.01 or "1%"). Returns a Comparison; RpxprofError when the reports cannot be
-    compared (not complete, not the same work)."""
+    compared (not complete, not the same work).
+    Two reports of different sessions are compared with the between-session rule: its
+    spread from history=PATH (the base's series there, or its machine's, as `compare
+    --history`), or given as session_spread= (the standard deviation of log latency
+    between sessions: 0.02 or "2%", as `compare --session-spread`; 0: none), else the
+    default allowance (docs/statistics.md)."""
     threshold = _threshold(threshold)
+    spread = _session_spread(session_spread, history)
     tmp = None
     try:
         paths = []
@@ -277,7 +313,7 @@ def compare(a, b, *, threshold=0.01):
             paths.append(p)
         # a report given as a dict is called by its callable's name, not its temporary file
         names = tuple(x.get("model_callable") if isinstance(x, dict) else None for x in (a, b))
-        c = _compare_files(paths[0], paths[1], threshold, names=names)
+        c = _compare_files(paths[0], paths[1], threshold, names=names, spread=spread)
     finally:
         if tmp:
             _shutil.rmtree(tmp, ignore_errors=True)

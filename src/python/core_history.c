@@ -137,7 +137,8 @@ static json_t *head_entry(const json_t *report)
     json_decref(session);
     commit = json_string_value(json_object_get(e, "commit"));
     c = commit ? json_sprintf("%s (this run)", commit) : json_string("this run");
-    if (!e || !c || json_object_set_new(e, "commit", c) != 0) {
+    if (!e || !c || json_object_set_new(e, "commit", c) != 0) { /* set_new takes c */
+        if (!e) json_decref(c);
         json_decref(e);
         return NULL;
     }
@@ -241,4 +242,41 @@ PyObject *rpx__core_history_compare(PyObject *(*raise)(const char *, int), PyObj
     res = to_text(out);
     json_decref(out);
     return res;
+}
+
+/* a spread that states a sigma, from a list of series; NULL otherwise */
+static json_t *stated_spread(const json_t *list, rpx_error *err)
+{
+    json_t *spread = NULL;
+    if (!json_array_size(list) || rpx_between_session_spread(list, &spread, err) != 0) return NULL;
+    if (json_is_number(json_object_get(spread, "sigma_between_log"))) return spread;
+    json_decref(spread);
+    return NULL;
+}
+
+int rpx__core_history_spread(const char *loc, const char *base_path, json_t **spread,
+                             rpx_error *err)
+{
+    json_error_t je;
+    json_t *base = json_load_file(base_path, 0, &je), *series = NULL, *list = NULL;
+    rpx_history *h = NULL;
+    int rc;
+    *spread = NULL;
+    if (!base) return rpx_error_set(err, RPX_EFORMAT, "%s: %s", base_path, je.text);
+    rc = rpx_history_open(loc, RPX_HISTORY_READONLY, &h, err);
+    if (rc == 0) rc = rpx_history_series_of(h, base, &series, err);
+    if (rc == 0 && series && (list = json_pack("[O]", series)) != NULL) /* the base's series */
+        *spread = stated_spread(list, err);
+    json_decref(list);
+    list = NULL;
+    if (rc == 0 && !*spread && (rc = rpx_history_machine_sessions(h, base, &list, err)) == 0)
+        *spread = stated_spread(list, err);   /* else the machine's record of drift */
+    json_decref(list);
+    if (rc == 0 && !*spread && (list = json_array()) != NULL) /* none: the rule's own words */
+        rc = rpx_between_session_spread(list, spread, err);
+    json_decref(list);
+    rpx_history_close(h);
+    json_decref(series);
+    json_decref(base);
+    return rc;
 }

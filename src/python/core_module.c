@@ -965,22 +965,36 @@ static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
 static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"base", "new", "threshold", "paired_by_cpu", "design", "base_name",
-                            "new_name", NULL};
+                            "new_name", "session_spread", "history", NULL};
     const char *base, *new_path, *design = NULL, *base_name = NULL, *new_name = NULL;
+    const char *history = NULL;
+    double sigma = -1;
     rpx_compare_opts o = {0.01, 0.95, 0};
     rpx_error err = {0};
-    json_t *res = NULL;
+    json_t *res = NULL, *spread = NULL;
     char *text, *js;
     PyObject *out;
+    int rc;
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dpzzz", names, &base, &new_path, &o.threshold,
-                                     &o.paired_by_cpu, &design, &base_name, &new_name))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dpzzzdz", names, &base, &new_path,
+                                     &o.threshold, &o.paired_by_cpu, &design, &base_name,
+                                     &new_name, &sigma, &history))
         return NULL;
     if (!(o.threshold > 0 && o.threshold < 1))
         return raise_error("threshold: a fraction above 0 and below 1 (0.01 for 1 %)", RPX_EXIT_USAGE);
     /* a design is compare_run's: both measured interleaved in one session */
     o.same_session = design != NULL;
-    if (rpx_compare_reports(base, new_path, &o, &res, &err) != 0) return raise_error(err.message, RPX_EXIT_FAILURE);
+    /* two sessions: the spread between them given (session_spread=, as compare
+     * --session-spread), or from a history (history=, as compare --history) */
+    if (sigma >= 0)
+        spread = json_pack("{ss sf sn ss}", "source", "option", "sigma_between_log", sigma, "df",
+                           "how", "given with session_spread=");
+    else if (history && rpx__core_history_spread(history, base, &spread, &err) != 0)
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    o.session_spread = spread;
+    rc = rpx_compare_reports(base, new_path, &o, &res, &err);
+    json_decref(spread);
+    if (rc != 0) return raise_error(err.message, RPX_EXIT_FAILURE);
     /* compare --run's words for its interleaved design (compare_run.c) */
     if (design) {
         json_object_set_new(res, "interleaved", json_string("ABBA by process"));
