@@ -176,8 +176,9 @@ class Benchmark:
         history = getattr(cfg, _HISTORY)
         to_history = history if save is not None else None
         with_history = history and (to_history or base_dir == "")
-        if with_history:  # the benchmark in the history is the test (and its call number)
-            options.setdefault("name", nodeid + n)
+        # the benchmark is the test (and its call number): its identity in a history, and
+        # the same name in every run, whatever the function is called
+        options.setdefault("name", nodeid + n)
         def session():
             with _no_history_from_environment(with_history and "history" not in options):
                 return rpxprof.profile(fn, *args, meta=meta, **self._options(dict(options)))
@@ -282,8 +283,10 @@ class Benchmark:
                            "folder" if os.path.isdir(base_path) else "special file"),
                         pytrace=False)
         try:
+            # two sessions: the spread between them from the history, when there is one
             c = rpxprof.compare(base_path, entry["report"],
-                                threshold=self._config.getoption("rpxprof_threshold"))
+                                threshold=self._config.getoption("rpxprof_threshold"),
+                                history=_existing(getattr(self._config, _HISTORY)))
         except rpxprof.RpxprofError as e:
             entry["note"] = "not compared: %s" % e
             pytest.fail("rpxprof: %s cannot be compared with its baseline %s: %s"
@@ -297,9 +300,12 @@ class Benchmark:
                            _r((c.ci or (None, None))[1]), self._config.getoption(
                                "rpxprof_threshold"), c.summary()), pytrace=False)
         if c.verdict == "inconclusive":
+            ways = (c.get("between_session") or {}).get("to_decide_smaller") \
+                if c.get("same_session") is False else None
             entry["note"] = ("inconclusive against %s: not failed (rpxprof fails a test only "
-                             "on 'slower'); more --rpxprof-repeats or --rpxprof-processes "
-                             "narrow the interval" % base_path)
+                             "on 'slower'); %s" % (base_path, "; or ".join(ways) if ways else
+                                                   "more --rpxprof-repeats or "
+                                                   "--rpxprof-processes narrow the interval"))
 
 
 @contextlib.contextmanager
@@ -313,6 +319,11 @@ def _no_history_from_environment(on):
     finally:
         if saved is not None:
             os.environ["RPXPROF_HISTORY"] = saved
+
+
+def _existing(history):
+    """The history, when there is one to read (a database URL, or a file made already)."""
+    return history if history and ("://" in history or os.path.exists(history)) else None
 
 
 def _r(x):
