@@ -43,14 +43,22 @@ def session_id(report):
     return s["id"] if isinstance(s, dict) else None
 
 
-def variant(report, k):
-    """Report k of a family: another session of the same benchmark on the same machine."""
+def variant(report, k, scale=None):
+    """Report k of a family: another session of the same benchmark on the same machine;
+    with scale, its p50s (pooled and per process) are scale x 1 ms, each process a little
+    apart (a fixed pattern)."""
     r = copy.deepcopy(report)
     r["created_utc"] = "2026-01-%02dT%02d:%02d:%02dZ" % (1 + k // 3600 % 28, k // 60 % 24, k % 60, k % 60)
     if isinstance(r.get("session"), dict):
         r["session"]["id"] = "20260101T000000Z-%08x" % k
         r["session"]["started"] = r["session"]["ended"] = r["created_utc"]
     r["latency"]["p50_ms"] = 1.0 + k / 1000.0
+    if scale is not None:
+        jitter = [1.0, 1.002, 0.998, 1.001, 0.999]
+        for i, p in enumerate(r["latency_by_process"]):
+            p["p50_ms"] = scale * jitter[(i + k) % 5] * (1 + 0.001 * ((k * 7) % 3 - 1))
+        r["latency"]["p50_ms"] = sorted(p["p50_ms"] for p in r["latency_by_process"])[
+            len(r["latency_by_process"]) // 2]
     return r
 
 
@@ -155,6 +163,13 @@ class HistoryCases(TempDirTest):
             HistoryCases._report = read(out)
         return HistoryCases._report
 
+    def sql(self, query):
+        if self.backend == "sqlite":
+            with sqlite3.connect(self.loc) as db:
+                return [r[0] for r in db.execute(query).fetchall()]
+        out = self.server.psql(query, db=self.dbname)
+        return out.splitlines() if out else []
+
     def sql_count(self):
         """Sessions in the database, counted by SQL beside the binary."""
         if self.backend == "sqlite":
@@ -214,8 +229,12 @@ class HistoryCases(TempDirTest):
         old.pop("session", None)  # as written before sessions existed
         f = self.path("old", "r.json")
         write(f, old)
-        p = run("history", "add", "--history", self.loc, f, check=0)
+        p = run("history", "add", "--history", self.loc, "--samples", "5", f, check=0)
         self.assertIn("1 session added", p.stdout)
+        (kept,) = self.sql("SELECT samples FROM sessions")  # bounded: 5 of the 20
+        kept = json.loads(kept)
+        self.assertEqual((kept["of"], kept["kept"], len(kept["samples_ms"])), (20, 5, 5))
+        self.assertEqual(kept["samples_ms"][0], old["latency_samples_ms"][0])
         p = run("history", "add", "--history", self.loc, f, check=0)
         self.assertIn("0 sessions added, 1 already there", p.stdout)
         self.assertEqual(len(self.sessions()), 1)
@@ -326,6 +345,30 @@ class HistoryCases(TempDirTest):
         self.assertTrue(os.path.exists(self.path("b", "depth", "d1.json")))
         self.assertIn(self.shown(bad), p.stderr)
 
+    # ---- history check: the newest session's verdict and --fail-on-regression
+    def test_check(self):
+        t = self.template()
+        for k in range(12):  # ten sessions at 1 ms, then two 10 % slower
+            write(self.path("slow", f"{k:02d}.json"), variant(t, k, 1.0 if k < 10 else 1.10))
+        for k in range(12):
+            write(self.path("same", f"{k:02d}.json"), variant(t, 100 + k, 1.0))
+        run("history", "add", "--history", self.loc, self.path("slow"), check=0)
+        p = run("history", "check", "--json", "--history", self.loc)
+        if "not in this build" in p.stderr:
+            self.skipTest("history check is not in this build (include/rpxprof/history_check.h)")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        (res,) = json.loads(p.stdout)
+        self.assertEqual(res["sessions"], 12)
+        self.assertEqual(res["newest"]["verdict"], "slower", res)
+        run("history", "check", "--history", self.loc, "--fail-on-regression", check=3)
+        text = run("history", "check", "--history", self.loc, check=0).stdout
+        self.assertIn("slower", text)
+        # an A/A series (another history): never exit 3
+        other = self.location()
+        run("history", "add", "--history", other, self.path("same"), check=0)
+        p = run("history", "check", "--json", "--history", other, "--fail-on-regression", check=0)
+        self.assertNotEqual(json.loads(p.stdout)[0]["newest"]["verdict"], "slower")
+
     # ---- a schema newer than this rpxprof
     def test_newer_schema(self):
         self.run_report("a", "--history", self.loc)
@@ -344,7 +387,9 @@ class SqliteHistoryTest(HistoryCases):
     backend = "sqlite"
 
     def location(self):
-        return self.path("h", "history.db") if os.makedirs(self.path("h")) is None else None
+        self.n_loc = getattr(self, "n_loc", 0) + 1
+        os.makedirs(self.path("h"), exist_ok=True)
+        return self.path("h", "history%d.db" % self.n_loc)
 
     def unwritable(self):
         with open(self.path("plain"), "w") as f:
