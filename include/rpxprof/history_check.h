@@ -32,8 +32,9 @@ RPX_API void rpx_history_check_defaults(rpx_history_check_opts *o);
 
 /* The check of one series {"benchmark", "fingerprint", "sessions": [...]} (the
  * store's shape: each session with "id", "commit", "p50_ms" and, when measured,
- * "process_p50_ms"). opts NULL: the defaults. *out:
- *   {"benchmark": .., "fingerprint_digest": ..|null, "sessions": m,
+ * "process_p50_ms"; a session whose "status" is not "complete" is left out, and
+ * "index" still counts it). opts NULL: the defaults. *out:
+ *   {"benchmark": .., "fingerprint_digest": ..|null, "sessions": m, "sessions_used": n,
  *    "between_session": {"model", "estimator", "sigma_between_log": x|null,
  *                        "sigma_within_log": x|null, "sessions": m, "noise_source": "series"|"default",
  *                        "noise_sessions": n},

@@ -47,7 +47,7 @@ int rpx__cmp_between_sessions(json_t *o, const rpx_compare_opts *opts, json_t *w
         df = RPX__DEFAULT_SIGMA_DF;
         source = "default";
         snprintf(how, sizeof how, "the default allowance: 32 sessions of the packaged demo on a 2-vCPU AMD EPYC KVM "
-                 "guest (tests/fixtures/demo-sessions.json), the same code 0.6-11 %% apart between sessions; the "
+                 "guest (tests/fixtures/demo-sessions.json), the same code up to 11 %% apart between sessions; the "
                  "95th percentile of |level_j - level_l| over pairs of sessions / (1.96 sqrt 2)");
     }
     if (!(df >= 1)) df = 1;

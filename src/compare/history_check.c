@@ -121,7 +121,7 @@ static json_t *changes_json(const rpx__sessions *S, const size_t *cps, const dou
         const json_t *b = S->s[cps[k] - 1], *f = S->s[cps[k]];
         size_t from = k ? cps[k - 1] : 0, to = k + 1 < ncp ? cps[k + 1] : S->n;
         json_array_append_new(a, json_pack("{sI so so so so so s[ff] sf sI sI}",
-            "index", (json_int_t)cps[k], "before_commit", field_or_null(b, "commit"),
+            "index", (json_int_t)S->idx[cps[k]], "before_commit", field_or_null(b, "commit"),
             "after_commit", field_or_null(f, "commit"), "before_session", field_or_null(b, "id"),
             "after_session", field_or_null(f, "id"), "ratio", num_or_null(exp(r[k].d)),
             "ratio_ci", exp(r[k].lo), exp(r[k].hi), "p_value", pv[k],
@@ -329,8 +329,9 @@ int rpx_history_check(const json_t *series, const rpx_history_check_opts *opts, 
         free(cps), free(pv), free(rr), free(pool);
         return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     }
-    res = json_pack("{so so sI so so so}", "benchmark", field_or_null(series, "benchmark"),
-                    "fingerprint_digest", field_or_null(fp, "digest"), "sessions", (json_int_t)S.n,
+    res = json_pack("{so so sI sI so so so}", "benchmark", field_or_null(series, "benchmark"),
+                    "fingerprint_digest", field_or_null(fp, "digest"), "sessions", (json_int_t)S.total,
+                    "sessions_used", (json_int_t)S.n,
                     "between_session", between_json(&S, cps, ncp, src, np),
                     "changes", changes_json(&S, cps, pv, ncp, rr), "newest", newest);
     rpx__sessions_free(&S);

@@ -154,17 +154,18 @@ void rpx__sessions_free(rpx__sessions *S)
     free(S->off);
     free(S->cnt);
     free(S->s);
+    free(S->idx);
     memset(S, 0, sizeof *S);
 }
 
 /* session j's log process p50s appended to S->proc (one, log p50_ms, when it
  * has none); 0, 1 (a value that is not a positive number: err says which) or
  * RPX_ENOMEM */
-static int read_session(rpx__sessions *S, size_t j, size_t *at, size_t *cap, rpx_error *err)
+static int read_session(rpx__sessions *S, size_t slot, size_t j, size_t *at, size_t *cap, rpx_error *err)
 {
-    const json_t *s = S->s[j], *pp = json_object_get(s, "process_p50_ms"), *v;
+    const json_t *s = S->s[slot], *pp = json_object_get(s, "process_p50_ms"), *v;
     size_t i, k = json_array_size(pp);
-    S->off[j] = *at;
+    S->off[slot] = *at;
     if (k == 0) {
         double p = json_number_value(json_object_get(s, "p50_ms"));
         if (!json_is_number(json_object_get(s, "p50_ms")) || !(p > 0) || !isfinite(p))
@@ -187,8 +188,8 @@ static int read_session(rpx__sessions *S, size_t j, size_t *at, size_t *cap, rpx
                                  "a session's processes' p50s are in ms", j, i);
         S->proc[(*at)++] = log(p);
     }
-    S->cnt[j] = k;
-    S->level[j] = rpx__median(S->proc + S->off[j], k);
+    S->cnt[slot] = k;
+    S->level[slot] = rpx__median(S->proc + S->off[slot], k);
     return 0;
 }
 
@@ -202,18 +203,23 @@ int rpx__sessions_read(const json_t *series, rpx__sessions *S, rpx_error *err)
         return rpx_error_set(err, RPX_EINVAL, "series: an object with \"sessions\" (an array, oldest first) is needed; "
                              "give the history store's series");
     n = json_array_size(ss);
-    S->n = n;
+    S->total = n;
     S->level = malloc((n ? n : 1) * sizeof *S->level);
+    S->idx = malloc((n ? n : 1) * sizeof *S->idx);
     S->off = malloc((n ? n : 1) * sizeof *S->off);
     S->cnt = malloc((n ? n : 1) * sizeof *S->cnt);
     S->s = malloc((n ? n : 1) * sizeof *S->s);
-    if (!S->level || !S->off || !S->cnt || !S->s) rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if (!S->level || !S->off || !S->cnt || !S->s || !S->idx) rc = rpx_error_set(err, RPX_ENOMEM, "out of memory");
     for (j = 0; !rc && j < n; j++) {
-        S->s[j] = json_array_get(ss, j);
-        if (!json_is_object(S->s[j]))
+        const json_t *o = json_array_get(ss, j), *st = json_object_get(o, "status");
+        if (!json_is_object(o)) {
             rc = rpx_error_set(err, RPX_EINVAL, "series: sessions[%zu] is not an object", j);
-        else
-            rc = read_session(S, j, &at, &cap, err);
+            break;
+        }
+        if (json_is_string(st) && strcmp(json_string_value(st), "complete") != 0) continue; /* not measured whole */
+        S->s[S->n] = o;
+        S->idx[S->n] = j;
+        if (!(rc = read_session(S, S->n, j, &at, &cap, err))) S->n++;
     }
     if (rc) rpx__sessions_free(S);
     return rc;

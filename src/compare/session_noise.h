@@ -13,11 +13,13 @@
 
 #include "rpxprof/error.h"
 
-/* A series' sessions read for the statistics: per session its processes' log
- * p50s (proc + off[j], cnt[j] values; one value, log p50_ms, when the session
+/* A series' sessions read for the statistics (a session whose status is not
+ * "complete" is left out): per session its processes' log p50s (proc + off[j], cnt[j] values; one value, log p50_ms, when the session
  * has no process_p50_ms) and its level (their median). */
 typedef struct rpx__sessions {
-    size_t n;                     /* sessions */
+    size_t n;                     /* sessions used: those with status "complete" (or none) */
+    size_t total;                 /* sessions in the series */
+    size_t *idx;                  /* n: each one's index in the series */
     double *level;                /* n: median of the session's log process p50s */
     double *proc;                 /* all log process p50s */
     size_t *off, *cnt;            /* n each */

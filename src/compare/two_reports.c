@@ -75,15 +75,6 @@ int rpx__cmp_side_load(const json_t *report, const char *name, rpx__cmp_side *s,
     return rc;
 }
 
-const char *rpx_compare_verdict(double lo, double hi, double t)
-{
-    if (!isfinite(lo) || !isfinite(hi)) return "inconclusive"; /* a null interval (docs/statistics.md) */
-    if (hi < 1 - t) return "faster";
-    if (lo > 1 + t) return "slower";
-    if (lo >= 1 - t && hi <= 1 + t) return "same";
-    return "inconclusive";
-}
-
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static json_t *pair_or_null(double lo, double hi)

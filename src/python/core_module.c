@@ -960,8 +960,10 @@ static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
-/* compare(base_path, new_path, threshold=0.01, paired_by_cpu=False) -> (result_json, text):
- * rpx_compare_reports and rpx_compare_text, as `rpxprof compare BASE NEW`. */
+/* compare(base_path, new_path, threshold=0.01, paired_by_cpu=False, design=None, base_name=None,
+ * new_name=None, session_spread=-1) -> (result_json, text): rpx_compare_reports and
+ * rpx_compare_text, as `rpxprof compare BASE NEW [--session-spread SIGMA]`; a design
+ * (compare_run's) means both were measured in one session. */
 static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"base", "new", "threshold", "paired_by_cpu", "design", "base_name",
@@ -986,9 +988,9 @@ static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
     o.same_session = design != NULL;
     /* two sessions: the spread between them given (session_spread=, as compare
      * --session-spread), or from a history (history=, as compare --history) */
-    if (sigma >= 0)
+    if (sigma >= 0 && isfinite(sigma))
         spread = json_pack("{ss sf sn ss}", "source", "option", "sigma_between_log", sigma, "df",
-                           "how", "given with session_spread=");
+                           "how", "given as session_spread");
     else if (history && rpx__core_history_spread(history, base, &spread, &err) != 0)
         return raise_error(err.message, RPX_EXIT_FAILURE);
     o.session_spread = spread;

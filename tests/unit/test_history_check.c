@@ -245,8 +245,10 @@ static char gate(size_t baseline, double factor, unsigned confirm, unsigned long
 #define TRIALS 400
 
 /* A/A heads (the newest session of the same code as the baseline): not
- * slower or faster in >= 95 % of trials, with 3, 5 and 20 baseline sessions
- * and --confirm 3 */
+ * slower or faster in >= 95 % of trials (the target), with 3, 5 and 20
+ * baseline sessions and --confirm 3. Asserted at <= 2.5 %: the confirm rule's
+ * null counts only the sessions after the one that asked (without that
+ * correction 2.0-3.5 % here, with upper bounds near 6 %). */
 static void test_newest_on_aa_heads_is_rarely_a_verdict(void **st)
 {
     static const size_t base[] = {3, 5, 20};
@@ -264,7 +266,7 @@ static void test_newest_on_aa_heads_is_rarely_a_verdict(void **st)
         print_message("A/A heads, %zu baseline sessions, --confirm 3: %zu/%d slower or faster (%.1f %%; 95 %% CI "
                       "%.1f-%.1f %%), %.2f sessions a check\n", base[b], wrong, TRIALS, 100.0 * wrong / TRIALS,
                       100 * lo, 100 * hi, (double)ran / TRIALS);
-        assert_true(wrong <= TRIALS / 20);
+        assert_true(wrong <= TRIALS / 40);
     }
 }
 
@@ -321,7 +323,8 @@ static void test_spread_of_the_measured_sessions(void **st)
 }
 
 /* Edge cases: no session (newest null), one session (nothing to compare
- * with: inconclusive), a session with a p50 that is not a number (refused,
+ * with: inconclusive), a crashed session (left out, counted), a session with
+ * a p50 that is not a number (refused,
  * naming the field), a 20 % slower head of one session without --confirm
  * decided by its interval (beyond the largest bad session measured) */
 static void test_edges(void **st)
@@ -349,6 +352,14 @@ static void test_edges(void **st)
     out = check(ser, 2, 1);  /* with --confirm, one session asks for another first */
     assert_string_equal(verdict_of(out), "inconclusive");
     assert_true(json_integer_value(json_object_get(json_object_get(out, "newest"), "sessions_needed")) >= 1);
+    json_decref(out);
+    /* a crashed session (no numbers) is left out, and counted */
+    json_array_insert_new(json_object_get(ser, "sessions"), 5,
+                          json_pack("{ss ss ss sn}", "id", "crashed", "commit", "a", "status", "crashed", "p50_ms"));
+    out = check(ser, 0, 1);
+    assert_int_equal(json_integer_value(json_object_get(out, "sessions")), 12);
+    assert_int_equal(json_integer_value(json_object_get(out, "sessions_used")), 11);
+    assert_string_equal(verdict_of(out), "slower");
     json_decref(out);
     json_object_set_new(json_array_get(json_object_get(ser, "sessions"), 3), "process_p50_ms", json_pack("[fs]", 0.07, "x"));
     rpx_history_check_defaults(&o);
