@@ -299,6 +299,12 @@ class Benchmark:
                         % (entry["nodeid"], base_path, _r(c.ratio), _r((c.ci or (None,))[0]),
                            _r((c.ci or (None, None))[1]), self._config.getoption(
                                "rpxprof_threshold"), c.summary()), pytrace=False)
+        if c.verdict == "incomparable":  # another machine or other work: never a regression
+            differs = ", ".join("%s %s -> %s" % (d.get("field"), d.get("base"), d.get("new"))
+                                for d in c.get("differences") or ()
+                                if d.get("effect") == "incomparable")
+            entry["note"] = ("incomparable with %s (%s): not failed"
+                             % (base_path, differs or "not the same machine or work"))
         if c.verdict == "inconclusive":
             ways = (c.get("between_session") or {}).get("to_decide_smaller") \
                 if c.get("same_session") is False else None
