@@ -175,12 +175,13 @@ class Benchmark:
         save, base_dir = cfg.getoption("rpxprof_save"), cfg.getoption("rpxprof_compare")
         history = getattr(cfg, _HISTORY)
         to_history = history if save is not None else None
-        with_history = history and (to_history or base_dir == "")
         # the benchmark is the test (and its call number): its identity in a history, and
         # the same name in every run, whatever the function is called
         options.setdefault("name", nodeid + n)
+
         def session():
-            with _no_history_from_environment(with_history and "history" not in options):
+            # the plugin decides what goes into the history: --rpxprof-save
+            with _no_history_from_environment(bool(history) and "history" not in options):
                 return rpxprof.profile(fn, *args, meta=meta, **self._options(dict(options)))
         report = session()
         self.reports.append(report)
