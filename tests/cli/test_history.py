@@ -205,9 +205,10 @@ class HistoryCases(TempDirTest):
         self.assertIn("%.6g" % got[0]["p50_ms"], text)
 
     def test_compare_run_and_python_record(self):
-        run("compare", "--run", "--model", DEMO, "--model", DEMO, "--inputs", self.npz,
+        run("compare", "--run", "--model", DEMO, "--model", "rpxprof-demo:demo_noop", "--inputs", self.npz,
             "--repeats", "20", "--processes", "2", "--warmup", "1", "--history", self.loc, check=0)
-        self.assertEqual(len(self.sessions()), 2)
+        self.assertEqual(len(self.sessions()), 2)  # one session, two benchmarks: two series
+        self.assertEqual(len(self.show()), 2)
         code = ("import numpy as np, rpxprof, warnings\n"
                 "warnings.simplefilter('error')\n"
                 "rpxprof.profile(lambda x: x.sum(), {'x': np.zeros(8)}, repeats=10, quiet=True,"
