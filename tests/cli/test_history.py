@@ -179,7 +179,7 @@ class HistoryCases(TempDirTest):
 
     # ---- recording by run --history, RPXPROF_HISTORY, show --json against the reports
     def test_run_records_session(self):
-        _, a = self.run_report("a", "--history", self.loc)
+        _, a = self.run_report("a", "--history", self.loc, "--commit", "c0ffee")
         _, b = self.run_report("b", env={"RPXPROF_HISTORY": self.loc})
         series = self.show()
         self.assertEqual(len(series), 1, series)
@@ -196,9 +196,11 @@ class HistoryCases(TempDirTest):
             self.assertEqual(entry["calls"], r["measured_calls"])
             self.assertEqual(entry["status"], "complete")
             self.assertEqual(entry["report_path"], os.path.realpath(path))
+            self.assertEqual(entry["commit"], r["session"]["version"]["commit"])
             if session_id(r):
                 self.assertEqual(entry["id"], session_id(r))
                 self.assertEqual(series[0]["fingerprint"]["digest"], r["session"]["fingerprint"]["digest"])
+        self.assertEqual(by_path[os.path.realpath(a)]["commit"], "c0ffee")
         self.assertLessEqual(got[0]["started"], got[1]["started"])
         text = run("history", "show", "--history", self.loc, check=0).stdout
         self.assertIn(got[0]["id"], text)
