@@ -37,6 +37,7 @@ LAYERS = [
     ("cost",),                       # the model-cost layer
     ("roofline",),                   # bounds from a cost and a GPU spec
     ("report",),                     # the profile report, figures
+    ("session",),                    # the session block: fingerprint, version, comparability
     ("compare",),                    # two reports compared in memory, the report validator
     ("history",),                    # the history of sessions: SQLite / PostgreSQL store
     ("runner",),                     # a whole run as one call

@@ -179,6 +179,13 @@ typedef struct rpx_runner_config {
      * there), so that rpxprof never holds them as a tree (docs/report.md, the
      * bound); 0 (default): the result's report is the written one */
     int lean_report;
+    /* --commit TEXT (commit=): the commit of the version under test, recorded in the
+     * report's session.version (commit_source "option"); NULL: `git rev-parse HEAD` of the
+     * model's folder when it is a git checkout (docs/report.md#session) */
+    const char *commit;
+    /* the session the run belongs to (its report's session.id; src/session/); NULL: a new
+     * one. The two sides of rpx_runner_run_pair and the audits' arms share their run's. */
+    const char *session_id;
     /* --history PATH (docs/history.md): the session recorded into this history
      * (an SQLite file, or postgresql://...) once the report is built; NULL: the
      * environment's RPXPROF_HISTORY when set, else none. A history that cannot

@@ -200,6 +200,13 @@ class Comparison(dict):
         return self.get("threshold")
 
     @property
+    def differences(self):
+        """What the two reports' sessions differ in (docs/statistics.md#comparability): each
+        {"field", "base", "new", "effect"}; effect "incomparable" (the verdict is then
+        "incomparable": no ratio) or "note"."""
+        return tuple(self.get("differences") or ())
+
+    @property
     def warnings(self):
         """What the verdict must be read with: the comparison's own warnings and the two
         reports' (each once, naming its side: "base: ...", "new: ...", "base and new: ...")."""

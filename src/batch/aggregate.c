@@ -20,6 +20,7 @@
 #include "common/json.h"
 #include "rpxprof/manifest.h"
 #include "rpxprof/aggregate.h"
+#include "rpxprof/session.h"
 #include "rpxprof/plot.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
@@ -41,6 +42,7 @@ typedef struct rep {
     char *mode;                   /* the run's schedule (open-loop load or pacing), NULL: neither */
     char *placement;              /* the placement policy and its CPUs (placement_of) */
     char *audit;                  /* the audits' verdicts ("cache suspect, seed pass"), NULL: none */
+    char *session;                /* its session's id (rpx_session_of_report), NULL: not read */
     long warmup, measured;
     double xnum[7];               /* streamed, load and paced runs (x_cols), NaN when n/a */
     double num[16];               /* the CSV's numbers, NaN when unknown */
@@ -280,6 +282,12 @@ static void read_report(agg *a, rep *p, int allow_incomplete, int allow_audit)
     p->precision = canon(json_object_get(r, "precision"));
     p->unit = canon(json_object_get(r, "unit"));
     p->created = canon(json_object_get(r, "created_utc"));
+    {   /* the session it was measured in (one derived for a report older than sessions) */
+        json_t *ses = NULL;
+        if (rpx_session_of_report(r, &ses, NULL) == 0 && json_is_string(json_object_get(ses, "id")))
+            p->session = strdup(json_string_value(json_object_get(ses, "id")));
+        json_decref(ses);
+    }
     p->placement = placement_of(r, p->kind == RPX_REPORT_RPXPROF);
     {
         rpx__report_checked c;
@@ -673,6 +681,35 @@ static void md_rel(sbuf *b, double v, double lo, double hi)
 enum { OUT_CSV, OUT_MD, OUT_SVG, OUT_VAL, OUT_COUNT };
 
 /* The Markdown's caption: the confidence and what the intervals cover, said once. */
+/* How many different sessions the complete rows were measured in. */
+static size_t n_sessions(const agg *a)
+{
+    size_t i, j, n = 0;
+    for (i = 0; i < a->nreps; i++) {
+        if (!a->reps[i].complete || !a->reps[i].session) continue;
+        for (j = 0; j < i; j++)
+            if (a->reps[j].complete && a->reps[j].session && !strcmp(a->reps[j].session, a->reps[i].session))
+                break;
+        if (j == i) n++;
+    }
+    return n;
+}
+
+/* Rows of different sessions: their intervals do not cover the difference between rows. */
+static void md_sessions(sbuf *m, const agg *a)
+{
+    char buf[64];
+    size_t n = n_sessions(a);
+    if (n < 2) return;
+    snprintf(buf, sizeof buf, "%zu", n);
+    sb_str(m, "The rows were measured in **");
+    sb_str(m, buf);
+    sb_str(m, " different sessions** (the session column): each row's interval covers the processes of its "
+              "own session, not the drift of the machine between sessions, so the intervals do not say "
+              "whether the difference between two rows is real; compare two rows with rpxprof compare, "
+              "or measure them together with rpxprof compare --run (docs/statistics.md#what-an-interval-covers).\n");
+}
+
 static void md_caption(sbuf *m, const agg *a)
 {
     size_t i, nb = 0, nw = 0, nn = 0;
@@ -705,7 +742,8 @@ static void md_caption(sbuf *m, const agg *a)
         snprintf(buf, sizeof buf, kmin == kmax ? "%ld" : "%ld to %ld", kmin, kmax);
         sb_str(m, "The intervals are **between-process**: each report's calls ran in ");
         sb_str(m, buf);
-        sb_str(m, " worker processes, and the interval covers the variation from one process (and run) to the next.\n");
+        sb_str(m, " worker processes, and the interval covers the variation from one process to the next within "
+                  "the report's session, not session-to-session drift.\n");
     } else if (nw && !nb && !nn) {
         sb_str(m, "The intervals are **within-process**: each report ran in one process, so they cover only the "
                   "noise of the calls inside it, not the variation from one run to the next (rerun with --processes K, "
@@ -718,6 +756,7 @@ static void md_caption(sbuf *m, const agg *a)
     } else if (nn) {
         sb_str(m, "The reports carry no intervals (an older rpxprof, or the reference: one process, no latency_ci).\n");
     }
+    md_sessions(m, a);
     sb_str(m, "\n");
 }
 
@@ -765,12 +804,12 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
                "ci_confidence,p50_ci_lo_ms,p50_ci_hi_ms,p95_ci_lo_ms,p95_ci_hi_ms,p99_ci_lo_ms,p99_ci_hi_ms,"
                "mean_ci_lo_ms,mean_ci_hi_ms");
     for (k = 0; k < X_COUNT; k++) { sb_str(&c, ","); sb_str(&c, x_cols[k]); }
-    sb_str(&c, ",audit\n");
+    sb_str(&c, ",audit,session\n");
     md_caption(&m, a);
     sb_str(&m, "| task | model | params | FLOPs | processes | p50 | p95 | p99 | mean | per-frame p50 | "
                "throughput /s | CPU peak MiB | CUDA peak MiB | device | precision | GPU | CPU | "
-               "TTFT p50 | ITL p50 | load achieved /s | load p99 from intended | paced Hz | audit |\n"
-               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|--:|--:|--:|--:|--:|---|\n");
+               "TTFT p50 | ITL p50 | load achieved /s | load p99 from intended | paced Hz | audit | session |\n"
+               "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|---|--:|--:|--:|--:|--:|---|---|\n");
     for (i = 0; i < a->nreps; i++) {
         rep *p = &a->reps[i];
         int dec[N_COUNT], j;
@@ -818,6 +857,7 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         }
         for (k = 0; k < X_COUNT; k++) { sb_str(&c, ","); csv_num(&c, p->xnum[k]); }
         sb_str(&c, ","); csv_cell(&c, p->audit);
+        sb_str(&c, ","); csv_cell(&c, p->session);
         sb_str(&c, "\n");
         sb_str(&m, "| "); md_cell(&m, p->task); sb_str(&m, " | "); md_cell(&m, p->model);
         fmt_num(num, sizeof num, p->num[N_PARAMS]); sb_str(&m, " | "); md_cell(&m, num);
@@ -854,6 +894,7 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         if (isfinite(p->xnum[X_PACE_ACHIEVED])) fmt_fixed(num, sizeof num, p->xnum[X_PACE_ACHIEVED], 3);
         sb_str(&m, " | "); md_cell(&m, num);
         sb_str(&m, " | "); md_cell(&m, p->audit);
+        sb_str(&m, " | "); md_cell(&m, p->session);
         sb_str(&m, " |\n");
     }
     md_reasons(&m, a);
@@ -1033,6 +1074,7 @@ done:
         free(p->meta); free(p->device); free(p->precision); free(p->cvd); free(p->gpu); free(p->cpu);
         free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->audit); free(p->samples); free(p->mode);
         free(p->placement);
+        free(p->session);
         free(p->covers);
         for (k = 0; k < 4; k++) free(p->ci_reason[k]);
     }

@@ -13,6 +13,7 @@
 
 #include "common/strbuf.h"
 #include "common/user_file.h"
+#include "compare/comparable.h"
 #include "compare/report_check.h"
 #include "compare/two_reports.h"
 #include "loader/kinds.h"
@@ -91,13 +92,30 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
                         rpx_error *err)
 {
     rpx__cmp_side b, n;
-    json_t *errors, *warnings;
+    json_t *errors, *warnings, *notes, *diffs = NULL, *incomparable = NULL;
     size_t i;
     int rc;
     *out = NULL;
     warnings = json_array();
     if ((rc = load_report(base_path, &b, warnings, err))) { json_decref(warnings); return rc; }
     if ((rc = load_report(new_path, &n, warnings, err))) { rpx__cmp_side_free(&b); json_decref(warnings); return rc; }
+    /* comparable at all (the sessions' fingerprints), before any statistics */
+    notes = json_array();
+    if ((rc = rpx__cmp_comparable(base_path, b.r, new_path, n.r, opts, notes, &diffs, &incomparable, err)) != 0 ||
+        incomparable) {
+        if (incomparable) {
+            rpx__report_own_warnings(warnings, "base", b.r, n.r, "base and new");
+            rpx__report_own_warnings(warnings, "new", n.r, b.r, "base and new");
+            json_object_set_new(incomparable, "warnings", warnings);
+            warnings = NULL;
+        }
+        *out = incomparable;
+        json_decref(notes);
+        json_decref(warnings);
+        rpx__cmp_side_free(&b);
+        rpx__cmp_side_free(&n);
+        return rc;
+    }
     errors = json_array();
     rpx_aggregate_same_work(base_path, b.r, new_path, n.r, errors, warnings);
     if (json_array_size(errors)) {
@@ -115,8 +133,18 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
         /* the verdict carries the warnings of the reports it was made from */
         rpx__report_own_warnings(warnings, "base", b.r, n.r, "base and new");
         rpx__report_own_warnings(warnings, "new", n.r, b.r, "base and new");
-        rc = rpx__cmp_sides(&b, &n, opts, side_notes(base_path, &b, new_path, &n), warnings, out, err);
+        json_t *more = side_notes(base_path, &b, new_path, &n);
+        json_array_extend(notes, more);
+        json_decref(more);
+        rc = rpx__cmp_sides(&b, &n, opts, notes, warnings, out, err);
+        notes = NULL;
+        if (rc == 0) { /* what the sessions' fingerprints differ in, each a note */
+            json_object_set_new(*out, "differences", diffs ? diffs : json_array());
+            diffs = NULL;
+        }
     }
+    json_decref(notes);
+    json_decref(diffs);
     json_decref(errors);
     rpx__cmp_side_free(&b);
     rpx__cmp_side_free(&n);
@@ -370,12 +398,32 @@ static void fmt_p(rpx_strbuf *s, double p)
     else rpx__sb_printf(s, "%.2g", p);
 }
 
+/* An incomparable result: what differs, in words, and the verdict; no table. */
+static char *incomparable_text(const json_t *res)
+{
+    rpx_strbuf s = {0};
+    const json_t *v;
+    size_t j;
+    rpx__sb_printf(&s, "base: %s (session %s)\nnew:  %s (session %s)\n\n",
+                   json_string_value(json_object_get(res, "base")),
+                   json_is_string(json_object_get(res, "base_session")) ? json_string_value(json_object_get(res, "base_session")) : "n/a",
+                   json_string_value(json_object_get(res, "new")),
+                   json_is_string(json_object_get(res, "new_session")) ? json_string_value(json_object_get(res, "new_session")) : "n/a");
+    json_array_foreach(json_object_get(res, "notes"), j, v) rpx__sb_printf(&s, "- %s\n", json_string_value(v));
+    rpx__sb_printf(&s, "\nverdict: incomparable (%s)\n", json_string_value(json_object_get(res, "why")));
+    if (s.oom) { free(s.p); return NULL; }
+    return s.p;
+}
+
 char *rpx_compare_text(const json_t *res)
 {
     rpx_strbuf s = {0};
     const json_t *bs = json_object_get(res, "base_stats"), *ns = json_object_get(res, "new_stats"),
                  *reasons = json_object_get(res, "null_reasons");
     size_t i;
+    if (json_is_string(json_object_get(res, "verdict")) &&
+        !strcmp(json_string_value(json_object_get(res, "verdict")), "incomparable"))
+        return incomparable_text(res);
     rpx__sb_printf(&s, "base: %s (%lld calls, %lld process%s)\nnew:  %s (%lld calls, %lld process%s)\n",
                    json_string_value(json_object_get(res, "base")), (long long)json_integer_value(json_object_get(bs, "calls")),
                    (long long)json_integer_value(json_object_get(bs, "processes")),
@@ -464,6 +512,18 @@ char *rpx_compare_markdown(const json_t *res)
             rpx__sb_str(&s, " | n/a | n/a | not comparable: ");
             md_text(&s, json_string_value(json_object_get(v, "reason")));
             rpx__sb_str(&s, " | n/a | refused |\n");
+            continue;
+        }
+        if (!strcmp(json_string_value(json_object_get(v, "verdict")), "incomparable")) {
+            size_t j;
+            const json_t *d;
+            rpx__sb_str(&s, " | n/a | n/a | incomparable sessions, differ in:");
+            json_array_foreach(json_object_get(v, "differences"), j, d)
+                if (!strcmp(json_string_value(json_object_get(d, "effect")), "incomparable")) {
+                    rpx__sb_str(&s, " ");
+                    md_text(&s, json_string_value(json_object_get(d, "field")));
+                }
+            rpx__sb_str(&s, " | n/a | incomparable |\n");
             continue;
         }
         rpx__sb_str(&s, " | ");

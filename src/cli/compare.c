@@ -53,8 +53,12 @@ static const char usage[] =
     "  --run                   measure two targets interleaved: see\n"
     "                          'rpxprof compare --run --help'\n"
     "  -h, --help              show this help and exit\n"
-    "Exit status: 0 compared, 1 a report unreadable or not comparable (not complete,\n"
-    "or not the same work: inputs, unit, device, precision, CPU or GPU model),\n"
+    "Two reports of different sessions whose fingerprints differ in CPU model, core\n"
+    "count, GPU model, device, precision or inputs get the verdict incomparable,\n"
+    "with what differs (exit 0, never 3); a different kernel or rpxprof version is\n"
+    "a note (docs/statistics.md#comparability).\n"
+    "Exit status: 0 compared (or incomparable), 1 a report unreadable or not the\n"
+    "same work (not complete; input shapes, unit, device, schedule),\n"
     "2 bad command line, 3 slower with --fail-on-regression.\n";
 
 static int is_dir(const char *p)
@@ -161,6 +165,12 @@ static int compare_cli(int argc, char **argv, json_t **spread)
         if (json) rc = print_json(res);
         else if ((text = rpx_compare_text(res))) { fputs(text, stdout); free(text); }
         else rc = rpx_cli_fail("compare", RPX_EXIT_FAILURE, "out of memory");
+        if (!rc && hout && !strcmp(json_string_value(json_object_get(res, "verdict")), "incomparable")) {
+            fprintf(stderr, "rpxprof compare: warning: --html %s: not written; the reports are "
+                    "incomparable, so there is no ratio to draw\n", html);
+            rpx_output_discard(hout);
+            hout = NULL;
+        }
         if (!rc && hout) {   /* the page, with both reports' distributions */
             if (rpx__cli_html_compare("compare", hout, res, argv[optind], argv[optind + 1]))
                 rc = RPX_EXIT_FAILURE;

@@ -53,6 +53,7 @@ static const char usage[] =
     "      --compare-back-to-back  with --rate: first the same calls back to back;\n"
     "                         both latencies in the report's pacing\n"
     "      --meta KEY=VALUE   record what the shapes do not say (repeatable)\n"
+    "@commit\n"
     "@gpu-time\n"
     "\n"
     "Model cost and bounds (the report's efficiency, roofline, realtime_budget):\n"

@@ -15,6 +15,7 @@
 #include "common/strbuf.h"
 #include "compare/between_sessions.h"
 #include "compare/report_check.h"
+#include "compare/comparable.h"
 #include "compare/two_reports.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
@@ -371,7 +372,12 @@ int rpx_compare_json(const json_t *base, const char *base_name, const json_t *ne
         json_decref(warnings);
         return rc;
     }
-    rc = rpx__cmp_sides(&b, &n, opts, NULL, warnings, out, err);
+    /* comparable at all (src/compare/comparable.c), before any statistics */
+    if ((rc = rpx__cmp_comparable(base_name, base, new_name, new_report, opts, NULL, NULL, out, err)) == 0 &&
+        !*out)
+        rc = rpx__cmp_sides(&b, &n, opts, NULL, warnings, out, err);
+    else
+        json_decref(warnings);
     rpx__cmp_side_free(&b);
     rpx__cmp_side_free(&n);
     return rc;

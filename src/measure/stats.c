@@ -407,6 +407,12 @@ json_t *rpx_stats_latency_ci(const double *samples_ms, const size_t *offsets, co
         bad |= json_object_set_new(o, "confidence", json_real(confidence));
         bad |= json_object_set_new(o, "method", json_string(between ? RPX_STATS_METHOD_BETWEEN : RPX_STATS_METHOD_WITHIN));
         bad |= json_object_set_new(o, "covers", json_string(between ? "between-process" : "within-process"));
+        /* the words beside the machine's value: what no interval of one session covers */
+        bad |= json_object_set_new(o, "covers_text", json_string(
+            between ? "the variation between the processes of this session; not session-to-session "
+                      "drift (a change of the machine between runs)"
+                    : "the calls of one process of this session; neither the variation between "
+                      "processes nor session-to-session drift"));
     }
     for (s = 0; !bad && s < 4; s++) {
         double lo, hi;

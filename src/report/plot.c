@@ -222,6 +222,7 @@ static void ci_title(out *o, const rpx_plot_row *r)
     esc(o, r->ci_covers);
     if (r->processes > 0) put(o, " (%ld process%s)", r->processes, r->processes == 1 ? "" : "es");
     if (!strcmp(r->ci_covers, "within-process")) put(o, "; does not cover run-to-run variation");
+    else put(o, "; this session's processes only, not session-to-session drift");
 }
 
 static int same_str(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
@@ -298,8 +299,11 @@ static void legend(out *o, double y)
     put(o, "<g id=\"legend\" font-size=\"11\"><text x=\"20\" y=\"%.2f\">box: p25–p75 · whiskers: p5–p95 · "
            "red bar: p50 · orange ▼ p95 · purple ▼ p99</text>"
            "<text x=\"20\" y=\"%.2f\">black ├┤ under the p50: its 95 %% interval where the report has one · "
-           "dots: every sample (thinned evenly above %d in the figure)</text></g>\n",
-        y - 14, y, MAX_POINTS);
+           "dots: every sample (thinned evenly above %d in the figure)</text>"
+           "<text id=\"legend-session\" x=\"20\" y=\"%.2f\">an interval covers the processes of its "
+           "row's own session, not the drift between sessions: it does not say whether two rows "
+           "differ</text></g>\n",
+        y - 28, y - 14, MAX_POINTS, y);
 }
 
 static int boxes(const rpx_plot_row *rows, size_t n, out *o)
@@ -319,7 +323,7 @@ static int boxes(const rpx_plot_row *rows, size_t n, out *o)
     }
     left = fmin(left, W / 2);
     stride = total > MAX_POINTS ? (total + MAX_POINTS - 1) / MAX_POINTS : 1;
-    h = 30 + (double)npanel * 90 + (double)n * ROW_H + 40;
+    h = 30 + (double)npanel * 90 + (double)n * ROW_H + 54;
     header(o, h, "rpxprof latency per model");
     y = 30;
     if (n == 0)

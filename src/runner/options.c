@@ -373,6 +373,12 @@ static const rpx_run_option table[] = {
      "--check-outputs against the outputs another run saved with --save-outputs (another build,"
      " precision or machine) instead of this run's own reference pass",
      F(reference_outputs)},
+    {"commit", "commit", RPX_OPT_STRING, CLI | MAN | PY | RPX_OPT_MANIFEST_MODEL, 0, 0, 0, NULL,
+     "TEXT", 0, NULL, "a commit or version name",
+     NULL,
+     "the version under test's commit, recorded in the report's session.version (default: "
+     "git rev-parse HEAD of the model's folder when it is a git checkout)",
+     F(commit)},
 };
 
 #define N_TABLE (sizeof table / sizeof table[0])

@@ -26,6 +26,7 @@
 #include "report/run_report.h"
 #include "runner/runner_internal.h"
 #include "runner/section.h"
+#include "session/session_internal.h"
 
 void rpx_runner_config_init(rpx_runner_config *c)
 {
@@ -165,6 +166,7 @@ typedef struct run_ctx {
     json_t *audit;                /* --audit: the report's audit (audit.c), or NULL */
     rpx__autorange ar;            /* --auto (autorange.c); ar.on 0: a fixed --repeats */
     json_t *server_metrics;       /* --server-metrics: the report's (server_metrics.c), or NULL */
+    char session_id[32], session_started[32]; /* the report's session (src/session/) */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -633,6 +635,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
         f.rd.desc.error = f.check.message;
     }
     if (!(report = rpx__run_report(&f.rd))) goto oom;
+    if (rpx__run_session(&x->c, report, x->session_id, x->session_started) != 0) goto oom;
     if (res->status == RPX_RUNNER_OUTPUTS_DIFFER) {
         json_array_append_new(res->warnings, json_string(f.check.message));
         snprintf(res->error, sizeof res->error, "%s", f.check.message);
@@ -675,6 +678,20 @@ static void cpu_probe(run_ctx *x)
     if (!x->cpu_probe) snprintf(x->cpu_probe_why, sizeof x->cpu_probe_why, "%s", e.message);
 }
 
+/* The session of n contexts run together: the first's config's session_id, or a
+ * new one, and the time it began. */
+static void session_begin(run_ctx *x, int n)
+{
+    int i;
+    rpx__session_new(x[0].session_id, x[0].session_started);
+    if (x[0].c.session_id && *x[0].c.session_id)
+        snprintf(x[0].session_id, sizeof x[0].session_id, "%s", x[0].c.session_id);
+    for (i = 1; i < n; i++) {
+        memcpy(x[i].session_id, x[0].session_id, sizeof x[i].session_id);
+        memcpy(x[i].session_started, x[0].session_started, sizeof x[i].session_started);
+    }
+}
+
 static int result_init(rpx_runner_result *res, rpx_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -705,6 +722,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     int rc, sig;
     if ((rc = result_init(res, err)) != 0) return rc;
     if ((rc = ctx_prepare(cfg, &x, err)) != 0) goto out;
+    session_begin(&x, 1);
     cpu_probe(&x);
     x.procs_start = rpx_system_procs_take(x.procs_why, sizeof x.procs_why);
     x.cond_start = rpx_system_conditions(x.nvml);
@@ -725,6 +743,7 @@ int rpx_runner_run(const rpx_runner_config *cfg, rpx_runner_result *res, rpx_err
     if (rc == 0 && x.plan.audits && sig == 0 && x.w.n > 0 && x.w.outcome == OUTCOME_COMPLETE) {
         rpx_runner_config ac = x.c;
         ac.sample_shift += (long)x.w.measured + (long)x.w.n * x.c.warmup;
+        ac.session_id = x.session_id; /* the audits' arms are measured in this session */
         if (x.ar.on) autorange_off(&ac); /* the audits repeat the calls auto-ranging chose */
         rc = rpx__audit_run(&ac, x.plan.audits, x.plan.processes, rpx_runner_run_pair,
                             rpx__stage_stop_signal, &x.audit, res->warnings, err);
@@ -762,6 +781,7 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
     if ((rc = ctx_prepare(a, &x[0], err)) != 0) goto out;
     if ((rc = ctx_prepare(b, &x[1], err)) != 0) goto out;
     n = x[0].plan.processes > x[1].plan.processes ? x[0].plan.processes : x[1].plan.processes;
+    session_begin(x, 2); /* both sides are measured interleaved in one session */
     rpx__autorange_share_end(&x[1].ar, &x[0].ar); /* one budget for both */
     x[0].ar.processes = x[0].plan.processes;
     x[1].ar.processes = x[1].plan.processes;

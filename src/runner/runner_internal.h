@@ -273,6 +273,10 @@ int rpx__autorange_run(rpx__autorange *ar, const run_plan *plan, workers *w, rpx
 json_t *rpx__autorange_json(const rpx__autorange *ar, const workers *w, json_t *notes);
 void rpx__autorange_free(rpx__autorange *ar);
 
+/* session_run.c: the report's "session" block (src/session/), set in report; id and
+ * started are the session's. 0, or -1 out of memory. */
+int rpx__run_session(const rpx_runner_config *c, json_t *report, const char *id,
+                     const char *started);
 /* history.c: the session of res->report recorded into c->history (or
  * RPXPROF_HISTORY); a failure sets res->history_failed and history_error and
  * adds a warning, never touching the report */

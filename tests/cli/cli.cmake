@@ -18,6 +18,8 @@ rpx_py_test(cli.safety cli/test_safety.py SLOW SafetyTest.11_leaks_in_short_runs
 rpx_py_test(cli.processes cli/test_processes.py)
 # Placement: --cpus, --spread, the report's placement (issue 27 §3).
 rpx_py_test(cli.placement cli/test_placement.py)
+# The session as a unit (issue 36 §1): the session block, comparability (incomparable), aggregate.
+rpx_py_test(cli.sessions cli/test_sessions.py)
 # compare --run's pairs by CPU against a model 1.5x slower on one CPU and its 5 % slower twin
 # (issue 27 acceptance): 20 comparisons of busy-waits, so alone; normal build only.
 rpx_py_test(cli.compare_paired cli/test_compare_paired.py SERIAL)

@@ -15,3 +15,5 @@ target_compile_definitions(test_options PRIVATE RPX_SOURCE_DIR="${CMAKE_SOURCE_D
 rpx_unit_test(test_library_api ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_library_api.c)
 # The run summary's number rule and its cost, bound and budget lines (src/report/summary.c).
 rpx_unit_test(test_summary ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_summary.c)
+# The session API (src/session/, rpxprof/session.h): derived blocks, comparability.
+rpx_unit_test(test_session ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_session.c)
