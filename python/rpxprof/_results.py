@@ -255,31 +255,56 @@ def _threshold(t):
 
 
 def _compare_files(base, new, threshold, design=None, paired=False, names=(None, None),
-                   session_spread=None):
-    extra = {} if session_spread is None else {"session_spread": float(session_spread)}
+                   spread=None):
     js, text = _core.compare(base, new, threshold=threshold, paired_by_cpu=bool(paired),
-                             design=design, base_name=names[0], new_name=names[1], **extra)
+                             design=design, base_name=names[0], new_name=names[1],
+                             **(spread or {}))
     c = Comparison(_json.loads(js))
     c._text = text
     return c
 
 
-def compare(a, b, *, threshold=0.01, session_spread=None):
+def _session_spread(session_spread, history):
+    """compare()'s between-session spread keywords for _core.compare."""
+    from . import RpxprofTypeError
+    if session_spread is not None and history is not None:
+        raise RpxprofTypeError("session_spread and history both give the spread between "
+                               "sessions; give one")
+    if history is not None:
+        return {"history": _os.fsdecode(_os.fspath(history))}
+    if session_spread is None:
+        return {}
+    v = session_spread
+    try:
+        if isinstance(v, str) and v.strip().endswith("%"):
+            import math
+            v = math.log1p(float(v.strip()[:-1]) / 100)
+        elif isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise ValueError
+        v = float(v)
+    except ValueError:
+        raise RpxprofTypeError("session_spread: the standard deviation of log latency "
+                               "between sessions, 0 or more (0.02, or \"2%%\"), not %r"
+                               % (session_spread,)) from None
+    if not 0 <= v <= 1:
+        raise RpxprofTypeError("session_spread: 0 or more and at most 1 (0.02, or \"2%%\"), "
+                               "not %r" % (session_spread,))
+    return {"session_spread": v}
+
+
+def compare(a, b, *, threshold=0.01, session_spread=None, history=None):
     """Compare two reports (rpxprof.profile's results, dicts, or report files) as
     `rpxprof compare A B`: the ratio b/a of p50, p95 and the mean with intervals, a
     p-value and a verdict (docs/statistics.md). threshold: what counts as a change
-    (0.01 or "1%"). Two reports of separate runs differ by the machine's drift between
-    sessions too: the interval holds it, the default allowance unless session_spread
-    (the standard deviation of log latency between sessions, e.g. a history's
-    between_session.sigma_between_log) is given; compare_run measures both in one session.
-    Returns a Comparison; RpxprofError when the reports cannot be compared (not complete,
-    not the same work)."""
-    from . import RpxprofTypeError
+    (0.01 or "1%"). Returns a Comparison; RpxprofError when the reports cannot be
+    compared (not complete, not the same work).
+    Two reports of different sessions are compared with the between-session rule: its
+    spread from history=PATH (the base's series there, or its machine's, as `compare
+    --history`), or given as session_spread= (the standard deviation of log latency
+    between sessions: 0.02 or "2%", as `compare --session-spread`; 0: none), else the
+    default allowance (docs/statistics.md)."""
     threshold = _threshold(threshold)
-    if session_spread is not None and not (isinstance(session_spread, (int, float))
-                                           and 0 <= session_spread <= 1):
-        raise RpxprofTypeError("session_spread: the standard deviation of log latency between "
-                               "sessions, a number from 0 to 1 (0.02), not %r" % (session_spread,))
+    spread = _session_spread(session_spread, history)
     tmp = None
     try:
         paths = []
@@ -295,7 +320,7 @@ def compare(a, b, *, threshold=0.01, session_spread=None):
             paths.append(p)
         # a report given as a dict is called by its callable's name, not its temporary file
         names = tuple(x.get("model_callable") if isinstance(x, dict) else None for x in (a, b))
-        c = _compare_files(paths[0], paths[1], threshold, names=names, session_spread=session_spread)
+        c = _compare_files(paths[0], paths[1], threshold, names=names, spread=spread)
     finally:
         if tmp:
             _shutil.rmtree(tmp, ignore_errors=True)
@@ -327,10 +352,28 @@ def _label(fn):
     return module, qualname, "%s:%s" % (module or "?", qualname)
 
 
+def _module_file(fn, which):
+    """fn given as "PATH/module.py:function" (a module's file and its function): the
+    text, checked here; None for a callable. The module is imported from that file in
+    each of the side's workers, never from this process (docs/ci.md)."""
+    if not isinstance(fn, str):
+        return None
+    from . import RpxprofError
+    path, colon, func = fn.rpartition(":")
+    if not colon or not path.endswith(".py") or not func.isidentifier():
+        raise RpxprofError("%s=%r: give a callable, or a module's file and its function as "
+                           "\"PATH/module.py:function\" (\"base/mypkg/model.py:predict\")"
+                           % (which, fn), 2)
+    if not _os.path.isfile(path):
+        raise RpxprofError("%s=%r: %s: no such file (relative to the current folder %s)"
+                           % (which, fn, path, _os.getcwd()), 2)
+    return fn
+
+
 def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=None,
                 processes=10, device="cpu", precision="unspecified", unit="request",
                 cpus=None, paired=True, timeout=None, call_timeout=None, names=None,
-                min_time=None, max_time=None, target_precision=None):
+                min_time=None, max_time=None, target_precision=None, history=None):
     """Measure fa and fb in one run as `rpxprof compare --run` does: `processes` worker
     processes of each (forked from this one), alternating A B, B A, ...; with paired=True
     (default) pair k runs both on CPU k mod n of `cpus` (else the allowed CPUs) and the
@@ -341,10 +384,18 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
     within max_time s (10), each process's calls until min_time s (1) over the processes and
     the p50 within +-target_precision (0.01), or its share of the time ends (each Report's
     .autorange says what was chosen). Returns a Comparison (fb/fa: fb is the new one) whose .base and .new are
-    the two Reports. RpxprofError when a run fails or is refused."""
+    the two Reports. RpxprofError when a run fails or is refused.
+    fa/fb may also be a module's file and its function, "PATH/module.py:function": two
+    checkouts of one module (compare_run("base/mypkg/model.py:predict",
+    "head/mypkg/model.py:predict", "inputs.npz")), each imported from its own file in its
+    own workers, never from this process (docs/ci.md).
+    history: an SQLite file or postgresql://... where both sessions are recorded, as
+    `compare --run --history` records them (also RPXPROF_HISTORY; docs/history.md)."""
     from . import Report, RpxprofError, RpxprofTypeError, _check_fn, _npz_of
-    _check_fn(fa)
-    _check_fn(fb)
+    files = (_module_file(fa, "fa"), _module_file(fb, "fb"))
+    for f, spec in ((fa, files[0]), (fb, files[1])):
+        if spec is None:
+            _check_fn(f)
     threshold = _threshold(threshold)
     auto = repeats is None
     if not auto and (min_time is not None or max_time is not None or
@@ -362,7 +413,8 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
         cpus = ",".join(str(int(x)) for x in ([cpus] if isinstance(cpus, int) else cpus))
     if cpus and not paired:
         raise RpxprofError("cpus picks the CPUs the pairs rotate over; drop it or paired=False", 2)
-    (ma, qa, na), (mb, qb, nb) = _label(fa), _label(fb)
+    (ma, qa, na), (mb, qb, nb) = [(None, f.rpartition(":")[2], f) if spec else _label(f)
+                                  for f, spec in ((fa, files[0]), (fb, files[1]))]
     if names:
         na, nb = names
     if na == nb:
@@ -383,7 +435,8 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
         else:
             # the caller's own objects, passed as they are (as profile() does): no inputs file
             from . import _torch
-            inputs, ca, cb = None, _inference(fa), _inference(fb)
+            inputs = None
+            ca, cb = [f if spec else _inference(f) for f, spec in ((fa, files[0]), (fb, files[1]))]
             label = _torch.describe(tuple(args), kwargs or {})
             native = {"args": tuple(args), "kwargs": dict(kwargs or {})}
         (ja, sa), (jb, sb), error = _core.profile_pair(
@@ -392,6 +445,7 @@ def compare_run(fa, fb, *args, kwargs=None, threshold=0.01, warmup=10, repeats=N
             unit=unit, cpus=cpus, spread=bool(paired),
             timeout=float(timeout) if timeout else None,
             call_timeout=float(call_timeout) if call_timeout else None, **native,
+            **({"history": _os.fspath(history)} if history is not None else {}),
             **_auto_keywords(auto, min_time, max_time, target_precision))
         reports = [Report(_json.loads(j)) if j else None for j in (ja, jb)]
         for r, s, n in ((reports[0], sa, na), (reports[1], sb, nb)):

@@ -13,14 +13,8 @@
 #include "cli/history_cli.h"
 #include "rpxprof/history.h"
 
-#if defined(__has_include)
-#if __has_include("rpxprof/history_check.h")
-#define RPX_CLI_HAVE_HISTORY_CHECK 1
 #include "rpxprof/history_check.h"
-#endif
-#endif
 
-#ifdef RPX_CLI_HAVE_HISTORY_CHECK
 /* the spread of a list of series; NULL when it states no sigma */
 static json_t *spread_of(json_t *list, rpx_error *err)
 {
@@ -32,14 +26,12 @@ static json_t *spread_of(json_t *list, rpx_error *err)
     }
     return spread;
 }
-#endif
 
 int rpx__cli_compare_spread(const char *given, const char *base_path, json_t **spread)
 {
     *spread = NULL;
     const char *loc = rpx__cli_history_location(given);
     if (!loc) return 0;
-#ifdef RPX_CLI_HAVE_HISTORY_CHECK
     rpx_error err = {0};
     rpx_history *h = NULL;
     json_error_t je;
@@ -68,10 +60,4 @@ int rpx__cli_compare_spread(const char *given, const char *base_path, json_t **s
         json_decref(empty);
     }
     return 0;
-#else
-    (void)base_path;
-    rpx_cli_term_printf(stderr, "rpxprof compare: warning: --history %s: not used: this build "
-                        "has no between-session rule yet (include/rpxprof/history_check.h)\n", loc);
-    return 0;
-#endif
 }

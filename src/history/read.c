@@ -13,7 +13,8 @@
 #define SERIES_SQL                                                                      \
     "SELECT s.id, s.benchmark, s.fingerprint, x.entry, x.id FROM series s JOIN sessions x " \
     "ON x.series_id = s.id "
-#define SERIES_ORDER " ORDER BY s.benchmark_name, s.benchmark_id, s.id, x.started, x.id"
+#define SERIES_ORDER                                                                     \
+    " ORDER BY s.benchmark_name, s.benchmark_id, s.id, COALESCE(x.started, ''), x.id"
 
 static json_t *parse(const char *text)
 {
@@ -144,8 +145,8 @@ int rpx_history_prune(rpx_history *h, unsigned keep_last, double older_than_days
     if (rc < 0) return rc;
     rpx__hist_rows r = {0};
     rc = rpx__hist_exec(h, "SELECT x.id, s.benchmark_id, s.fingerprint_digest, x.started, "
-                           "s.benchmark_name, s.id FROM sessions x JOIN series s ON "
-                           "x.series_id = s.id ORDER BY s.id, x.started DESC, x.id DESC",
+                           "s.benchmark_name, s.id FROM sessions x JOIN series s ON x.series_id = s.id "
+                           "ORDER BY s.id, COALESCE(x.started, '') DESC, x.id DESC",
                         0, NULL, &r, err);
     json_t *out = json_array();
     unsigned rank = 0;
@@ -167,8 +168,10 @@ int rpx_history_prune(rpx_history *h, unsigned keep_last, double older_than_days
                                              rpx__hist_cell(&r, i, 2), "benchmark_name",
                                              rpx__hist_cell(&r, i, 4), "started", started,
                                              "why", why));
-        const char *p[] = {rpx__hist_cell(&r, i, 0)};
-        if (!dry_run) rc = rpx__hist_exec(h, "DELETE FROM sessions WHERE id = $1", 1, p, NULL, err);
+        const char *p[] = {rpx__hist_cell(&r, i, 0), rpx__hist_cell(&r, i, 5)};
+        if (!dry_run)
+            rc = rpx__hist_exec(h, "DELETE FROM sessions WHERE id = $1 AND series_id = $2", 2, p,
+                                NULL, err);
     }
     if (!rc && !dry_run)
         rc = rpx__hist_exec(h, "DELETE FROM series WHERE id NOT IN (SELECT series_id FROM "

@@ -23,9 +23,9 @@ static const char *const migration_1[] = {
     " fingerprint_digest TEXT NOT NULL,"
     " benchmark TEXT NOT NULL,"                /* session.benchmark as JSON */
     " fingerprint TEXT NOT NULL)",             /* session.fingerprint as JSON */
-    "CREATE TABLE sessions ("
-    " id TEXT PRIMARY KEY,"                    /* session.id */
-    " series_id TEXT NOT NULL REFERENCES series(id),"
+    "CREATE TABLE sessions ("                  /* one row per session and series: the */
+    " id TEXT NOT NULL,"                       /* session.id (both sides of compare --run */
+    " series_id TEXT NOT NULL REFERENCES series(id)," /* share one session) */
     " started TEXT,"
     " ended TEXT,"
     " commit_id TEXT,"
@@ -36,7 +36,8 @@ static const char *const migration_1[] = {
                                                   conditions as JSON */
     " samples TEXT,"                           /* a bounded share of the samples, or NULL */
     " report_path TEXT,"
-    " recorded TEXT NOT NULL)",
+    " recorded TEXT NOT NULL,"
+    " PRIMARY KEY (series_id, id))",
     "CREATE INDEX sessions_by_series ON sessions (series_id, started, id)",
     NULL};
 static const char *const *const migrations[] = {NULL, migration_1};
@@ -233,8 +234,10 @@ int rpx_history_record(rpx_history *h, const json_t *report, const char *report_
                                "($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
                             6, sp, NULL, err);
         rpx__hist_rows r = {0};
-        const char *idp[] = {sid};
-        if (!rc) rc = rpx__hist_exec(h, "SELECT id FROM sessions WHERE id = $1", 1, idp, &r, err);
+        const char *idp[] = {sid, series_id};
+        if (!rc)
+            rc = rpx__hist_exec(h, "SELECT id FROM sessions WHERE id = $1 AND series_id = $2", 2,
+                                idp, &r, err);
         added = !rc && r.n == 0;
         rpx__hist_rows_free(&r);
         const char *ep[] = {sid, series_id,
@@ -247,7 +250,7 @@ int rpx_history_record(rpx_history *h, const json_t *report, const char *report_
             rc = rpx__hist_exec(h, "INSERT INTO sessions (id, series_id, started, ended, commit_id,"
                                    " status, p50_ms, entry, detail, samples, report_path, recorded)"
                                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
-                                   " ON CONFLICT (id) DO NOTHING",
+                                   " ON CONFLICT (series_id, id) DO NOTHING",
                                 12, ep, NULL, err);
         rc = rpx__hist_end(h, rc, err);
     }

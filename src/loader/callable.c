@@ -19,6 +19,11 @@ int rpx__kind_identifier(const char *s, size_t n, int dots)
     return 1;
 }
 
+int rpx__kind_python_file(const char *s, size_t n)
+{
+    return n > 3 && memcmp(s + n - 3, ".py", 3) == 0;
+}
+
 int rpx__kind_check_callable(const char *spec, rpx_error *err)
 {
     const char *colon = strrchr(spec, ':');

@@ -1,5 +1,7 @@
 /* kind_python.c — the Python kind: MODULE:FUNCTION where MODULE is a Python
- * module name (the row the grammar falls back to); run by the plugin
+ * module name (the row the grammar falls back to), or a module's file
+ * (PATH/module.py:FUNCTION: that file imported in each worker, so that two
+ * checkouts of one module compare, python/py_module_file.h); run by the plugin
  * librpxprof-python.so (embedded CPython). The files a run reads (the
  * plugin, each package's __init__.py, the module's file) are asked of the
  * plugin in a child process, so that this one stays without an interpreter. */
@@ -148,11 +150,21 @@ static int files(const char *spec, char ***list, size_t *n)
     return rc;
 }
 
+/* PATH of PATH.py:FUNCTION (a module's file; relative to a manifest's folder
+ * there), never a module name */
+static long local_path(const char *spec)
+{
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || !rpx__kind_python_file(spec, (size_t)(colon - spec))) return -1;
+    return (long)(colon - spec);
+}
+
 const rpx_kind rpx__kind_python = {
     .name = "python",
     .check = rpx__kind_check_callable,
     .open = open_python,
     .files = files,
+    .local_path = local_path,
     .plugin = &plugin,
     .caps = RPX_KIND_INTERPRETER,
     .words = "a Python callable",

@@ -106,13 +106,17 @@ int rpx__kind_match(const char *spec, const char *shown, const rpx_kind **kind, 
 
 /* What the grammar accepts, in the messages that refuse a --model. */
 #define RPX_KIND_EXPECTED \
-    "PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, module:function or an http(s):// URL"
+    "PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, module:function, PATH/module.py:function " \
+    "or an http(s):// URL"
 
 /* Helpers the kind files share (callable.c). `spec` is MODULE:FUNCTION or PATH:SYMBOL. */
 /* The callable grammar: a ':SYMBOL' that is a valid function name. */
 int rpx__kind_check_callable(const char *spec, rpx_error *err);
 /* letters, digits and '_' not starting with a digit; with `dots`, dotted */
 int rpx__kind_identifier(const char *s, size_t n, int dots);
+/* 1 when the n bytes at s (the MODULE of MODULE:FUNCTION) name a Python module's
+ * file: a path ending in ".py" (base/mypkg/model.py), run by the Python kind. */
+int rpx__kind_python_file(const char *s, size_t n);
 /* Load the kind's plugin and let it fill t from the kind's options `opts`
  * (name = value pairs, loader/kv.h; NULL: none). RPX_EUNSUPPORTED, no
  * message, when its file is not found: the kind says what to do. */

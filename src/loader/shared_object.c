@@ -3,7 +3,8 @@
  * demo library; loaded with dlopen, the model ABI's NAME, NAME_setup,
  * NAME_teardown and NAME_outputs looked up. Its row also claims a text
  * without ':' (a missing ':SYMBOL' is its grammar's error) and a PATH that
- * is no Python module name (the "neither" error when opened). */
+ * is no Python module name (the "neither" error when opened); never a PATH
+ * ending in ".py" (a Python module's file: kind_python.c). */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -82,10 +83,12 @@ static int names_shared_object(const char *spec, size_t plen)
            memmem(spec, plen, ".so.", 4) != NULL;
 }
 
-/* Everything but MODULE:FUNCTION with a valid module name (Python's). */
+/* Everything but MODULE:FUNCTION with a valid module name or a module's file
+ * (PATH.py:FUNCTION), both Python's. */
 static int claims(const char *spec)
 {
     long plen = path_len(spec);
+    if (plen > 0 && rpx__kind_python_file(spec, (size_t)plen)) return 0;
     return plen < 0 || is_demo(spec, (size_t)plen) || names_shared_object(spec, (size_t)plen) ||
            !rpx__kind_identifier(spec, (size_t)plen, 1);
 }

@@ -10,6 +10,8 @@
  * Python calls, and no other Python thread runs meanwhile. */
 #include "python/py_call.h"
 #include "python/py_interrupt.h"
+#include "python/py_module_file.h"
+#include "python/core_history.h"
 
 #include <locale.h>
 #include <math.h>
@@ -118,7 +120,34 @@ typedef struct core_state {
     const char *module, *qualname;
     PyObject *args, *kwargs;      /* profile(fn, *args, kwargs=): the caller's objects, or
                                      NULL (the arrays of the inputs, by name) */
+    char *file;                   /* compare_run("base/m.py:fn", ...): the module's file,
+                                     imported in the worker's setup (owned), or NULL */
+    char dotted[256];             /* that file's module name, once imported */
 } core_state;
+
+/* A module given by its file: imported here, in the worker, outside timing; the
+ * function to time is its `qualname` (py_module_file.h: this file, no other copy). */
+static int import_file(core_state *s, rpx_error *err)
+{
+    PyObject *m = rpx__py_import_file(s->file, s->dotted, sizeof s->dotted, err), *f;
+    if (!m) return err && err->code ? err->code : RPX_ENOTFOUND;
+    s->module = s->dotted;
+    f = PyObject_GetAttrString(m, s->qualname);
+    Py_DECREF(m);
+    if (!f) {
+        PyErr_Clear();
+        return rpx__pycall_fail(err, RPX_ENOTFOUND, "%s: the module %s has no function '%s'",
+                                s->file, s->dotted, s->qualname);
+    }
+    if (!PyCallable_Check(f)) {
+        rpx__pycall_fail(err, RPX_EINVAL, "%s: '%s.%s' is not callable (an object of type %s); "
+                         "name a function", s->file, s->dotted, s->qualname, Py_TYPE(f)->tp_name);
+        Py_DECREF(f);
+        return RPX_EINVAL;
+    }
+    Py_XSETREF(s->call.func, f);
+    return 0;
+}
 
 static int core_setup(void **state, const rpx_inputs *in, const rpx_run_info *info,
                       rpx_error *err)
@@ -126,6 +155,7 @@ static int core_setup(void **state, const rpx_inputs *in, const rpx_run_info *in
     core_state *s = *state;
     int rc;
     s->call.cuda = info && info->device && strcmp(info->device, "cuda") == 0;
+    if (s->file && (rc = import_file(s, err)) != 0) return rc;
     rc = s->args ? rpx__pycall_bind_native(&s->call, s->args, s->kwargs, err)
                  : rpx__pycall_bind(&s->call, in, err);
     if (rc != 0) return rc;
@@ -937,28 +967,33 @@ static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
 static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"base", "new", "threshold", "paired_by_cpu", "design", "base_name",
-                            "new_name", "session_spread", NULL};
+                            "new_name", "session_spread", "history", NULL};
     const char *base, *new_path, *design = NULL, *base_name = NULL, *new_name = NULL;
-    double sigma = -1;            /* session_spread: sigma_between_log; < 0: none (the default allowance) */
+    const char *history = NULL;
+    double sigma = -1;
     rpx_compare_opts o = {0.01, 0.95, 0};
     rpx_error err = {0};
     json_t *res = NULL, *spread = NULL;
-    int rc;
     char *text, *js;
     PyObject *out;
+    int rc;
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dpzzzd", names, &base, &new_path, &o.threshold,
-                                     &o.paired_by_cpu, &design, &base_name, &new_name, &sigma))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dpzzzdz", names, &base, &new_path,
+                                     &o.threshold, &o.paired_by_cpu, &design, &base_name,
+                                     &new_name, &sigma, &history))
         return NULL;
     if (!(o.threshold > 0 && o.threshold < 1))
         return raise_error("threshold: a fraction above 0 and below 1 (0.01 for 1 %)", RPX_EXIT_USAGE);
     /* a design is compare_run's: both measured interleaved in one session */
     o.same_session = design != NULL;
-    if (sigma >= 0 && isfinite(sigma)) {
-        spread = json_pack("{ss sf sn ss}", "source", "option", "sigma_between_log", sigma, "df", "how",
-                           "given as session_spread");
-        o.session_spread = spread;
-    }
+    /* two sessions: the spread between them given (session_spread=, as compare
+     * --session-spread), or from a history (history=, as compare --history) */
+    if (sigma >= 0 && isfinite(sigma))
+        spread = json_pack("{ss sf sn ss}", "source", "option", "sigma_between_log", sigma, "df",
+                           "how", "given as session_spread");
+    else if (history && rpx__core_history_spread(history, base, &spread, &err) != 0)
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    o.session_spread = spread;
     rc = rpx_compare_reports(base, new_path, &o, &res, &err);
     json_decref(spread);
     if (rc != 0) return raise_error(err.message, RPX_EXIT_FAILURE);
@@ -980,12 +1015,26 @@ static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
+/* PATH of "PATH:function" into buf (empty when it does not fit): buf */
+static const char *file_part(const char *spec, const char *colon, char *buf, size_t size)
+{
+    size_t n = (size_t)(colon - spec);
+    buf[0] = '\0';
+    if (n < size) {
+        memcpy(buf, spec, n);
+        buf[n] = '\0';
+    }
+    return buf;
+}
+
 /* profile_pair(fn_a, fn_b, name_a, name_b, module_a, qualname_a, module_b, qualname_b,
  *              inputs, label=, spread=, args=, kwargs=, and the run options that
  *              `compare --run` takes, by their keys: warmup, repeats, processes (10),
  *              device, precision, unit, cpus, timeout, call_timeout, writable_inputs)
  * inputs None with args (a tuple) / kwargs (a dict or None): each called as
  * fn(*args, **kwargs) with the caller's own objects, as profile() calls one.
+ * fn_a/fn_b may be "PATH/module.py:function" (a str): the module imported from that
+ * file in each of its workers (py_module_file.h), as `compare --run` takes it.
  * -> ((report_a_json, status_a), (report_b_json, status_b), error): two callables
  * measured as `rpxprof compare --run` measures two targets (rpx_runner_run_pair: their
  * worker processes alternate A B, B A, ...; with spread, pair k on CPU k mod n). */
@@ -1001,8 +1050,11 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
     rpx_runner_result res[2];
     rpx_target_hooks custom[2];
     core_state st[2];
+    char file[2][4096] = {"", ""};
     rpx_error err = {0};
     (void)self;
+    memset(st, 0, sizeof st);
+    memset(res, 0, sizeof res);
     rpx_runner_config_init(&c[0]);
     c[0].processes = 10;
     if (!PyArg_ParseTuple(args, "OOsszzzzz", &fn[0], &fn[1], &name[0], &name[1], &module[0],
@@ -1038,9 +1090,24 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_TypeError, "give inputs (an NPZ path) or args/kwargs");
         return NULL;
     }
-    if (!PyCallable_Check(fn[0]) || !PyCallable_Check(fn[1])) {
-        PyErr_SetString(PyExc_TypeError, "fn_a and fn_b must be callable");
-        return NULL;
+    for (k = 0; k < 2; k++) { /* a callable, or "PATH/module.py:function" */
+        const char *spec = PyUnicode_Check(fn[k]) ? PyUnicode_AsUTF8(fn[k]) : NULL;
+        const char *colon = spec ? strrchr(spec, ':') : NULL;
+        if (PyUnicode_Check(fn[k]) && !spec) return NULL;
+        if (spec && (!colon || !rpx__py_is_module_file(file_part(spec, colon, file[k], sizeof file[k])) ||
+                     !colon[1])) {
+            PyErr_Format(PyExc_TypeError, "%s: a module's file and its function, "
+                         "PATH/module.py:function (\"base/mypkg/model.py:predict\")", spec);
+            return NULL;
+        }
+        if (spec) {
+            module[k] = NULL;
+            qualname[k] = colon + 1;
+        } else if (!PyCallable_Check(fn[k])) {
+            PyErr_SetString(PyExc_TypeError, "fn_a and fn_b must be callable, or a module's "
+                                             "file and its function: \"base/mypkg/model.py:predict\"");
+            return NULL;
+        }
     }
     c[0].inputs = inputs;
     c[0].inputs_label = label;
@@ -1053,9 +1120,13 @@ static PyObject *core_profile_pair(PyObject *self, PyObject *args, PyObject *kw)
         return raise_error(err.message, RPX_EXIT_USAGE);
     c[0].model = NULL;
     c[1] = c[0];
-    memset(res, 0, sizeof res);
     for (k = 0; k < 2; k++) {
         custom_target(&custom[k], &st[k], fn[k], module[k], qualname[k]);
+        /* a module's file: its function is looked up in each worker (import_file) */
+        if (file[k][0] && !(st[k].file = strdup(file[k]))) {
+            PyErr_NoMemory();
+            goto done;
+        }
         /* the caller's own objects (as core_profile): no inputs file */
         st[k].args = call_args != Py_None ? call_args
                      : call_kwargs != Py_None ? PyTuple_New(0) : NULL;
@@ -1092,6 +1163,7 @@ done:
         rpx_runner_result_free(&res[k]);
         rpx__pycall_clear(&st[k].call);
         Py_XDECREF(st[k].args);
+        free(st[k].file);
     }
     return out;
 }
@@ -1149,6 +1221,21 @@ RPX_C_LOCALE(core_html_glance)
 RPX_C_LOCALE(core_plot_svg)
 RPX_C_LOCALE(core_compare)
 RPX_C_LOCALE(core_profile_pair)
+
+/* the history's calls (core_history.c), raising this module's RpxprofError */
+static PyObject *core_history_record(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    return rpx__core_history_record(raise_error, args, kw);
+}
+
+static PyObject *core_history_compare(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    return rpx__core_history_compare(raise_error, args, kw);
+}
+RPX_C_LOCALE(core_history_record)
+RPX_C_LOCALE(core_history_compare)
 
 static PyObject *core_gpus_c(PyObject *self, PyObject *noargs)
 {
@@ -1209,6 +1296,11 @@ static PyMethodDef methods[] = {
      "Two reports compared (as rpxprof compare): (result JSON, text)."},
     {"profile_pair", (PyCFunction)(void (*)(void))core_profile_pair_c, METH_VARARGS | METH_KEYWORDS,
      "Two callables measured interleaved (as rpxprof compare --run)."},
+    {"history_record", (PyCFunction)(void (*)(void))core_history_record_c,
+     METH_VARARGS | METH_KEYWORDS, "Record a report's session in a history (JSON text)."},
+    {"history_compare", (PyCFunction)(void (*)(void))core_history_compare_c,
+     METH_VARARGS | METH_KEYWORDS,
+     "A report's session against its series in a history: the verdict (JSON text)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "rpxprof._core",

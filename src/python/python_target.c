@@ -5,6 +5,7 @@
  * arguments, the result released after the timed span, torch's peaks) is
  * py_call.c's, shared with the extension module rpxprof._core. */
 #include "python/py_call.h"
+#include "python/py_module_file.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ typedef struct py_state {
     PyObject *module;
     char venv_note[512];
     int venv_used;
+    char dotted[256];             /* MODULE given as a file (PATH.py): its module name */
 } py_state;
 
 #define fail rpx__pycall_fail
@@ -122,8 +124,10 @@ static int py_setup(void **state, const rpx_inputs *in, const rpx_run_info *info
     s->call.cuda = info && info->device && strcmp(info->device, "cuda") == 0;
     s->call.function_name = s->function_name;
     if ((rc = rpx__pycall_bind(&s->call, in, err)) != 0) return rc;
-    s->module = PyImport_ImportModule(s->module_name);
-    if (!s->module) {
+    if (rpx__py_is_module_file(s->module_name)) { /* its own copy, never another's */
+        if (!(s->module = rpx__py_import_file(s->module_name, s->dotted, sizeof s->dotted, err)))
+            return err ? err->code : RPX_ENOTFOUND;
+    } else if (!(s->module = PyImport_ImportModule(s->module_name))) {
         snprintf(what, sizeof what,
                  "cannot import the module '%s' (looked in the current folder, PYTHONPATH and "
                  "the virtualenv, if any)",
@@ -160,7 +164,7 @@ static json_t *py_section(void *state)
     PyErr_Clear();
     rpx__pycall_version(o);
     json_object_set_new(o, "executable", json_string(RPX_PYTHON_EXECUTABLE));
-    json_object_set_new(o, "module", json_string(s->module_name));
+    json_object_set_new(o, "module", json_string(s->dotted[0] ? s->dotted : s->module_name));
     json_object_set_new(o, "module_file", rpx__pycall_json_utf8(file));
     json_object_set_new(o, "function", json_string(s->function_name));
     rpx__pycall_section(&s->call, o);
@@ -228,6 +232,7 @@ int rpx_python_plugin_files(const char *module, char *out, size_t size, rpx_erro
     if (size < 2) return fail(err, RPX_EINVAL, "no room for the module's files");
     out[0] = out[1] = '\0';
     if ((rc = start_interpreter(err)) != 0 || (rc = extend_path(&s, err)) != 0) return rc;
+    if (rpx__py_is_module_file(module)) return rpx__py_module_file_files(module, out, size, err);
     main = PyImport_AddModule("__main__");
     if (!main) return py_fail(err, RPX_EUNAVAILABLE, "cannot look for the module");
     g = PyModule_GetDict(main);

@@ -79,3 +79,6 @@ rpx_py_test(cli.report_bound cli/test_report_bound.py SERIAL SLOW TIMEOUT 1500)
 # The history (issue 36 §2): run --history, history add/show/prune, two writers, SIGKILL,
 # exit 9; the same cases on SQLite and on a PostgreSQL server the test starts and stops.
 rpx_py_test(cli.history cli/test_history.py)
+# compare --run of two checkouts of one Python module (issue 36 §5): each side imports its own
+# file in its own workers; busy-waits of different lengths, so alone.
+rpx_py_test(cli.compare_checkouts cli/test_compare_checkouts.py SERIAL)

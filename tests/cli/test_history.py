@@ -179,7 +179,7 @@ class HistoryCases(TempDirTest):
 
     # ---- recording by run --history, RPXPROF_HISTORY, show --json against the reports
     def test_run_records_session(self):
-        _, a = self.run_report("a", "--history", self.loc)
+        _, a = self.run_report("a", "--history", self.loc, "--commit", "c0ffee")
         _, b = self.run_report("b", env={"RPXPROF_HISTORY": self.loc})
         series = self.show()
         self.assertEqual(len(series), 1, series)
@@ -196,18 +196,21 @@ class HistoryCases(TempDirTest):
             self.assertEqual(entry["calls"], r["measured_calls"])
             self.assertEqual(entry["status"], "complete")
             self.assertEqual(entry["report_path"], os.path.realpath(path))
+            self.assertEqual(entry["commit"], r["session"]["version"]["commit"])
             if session_id(r):
                 self.assertEqual(entry["id"], session_id(r))
                 self.assertEqual(series[0]["fingerprint"]["digest"], r["session"]["fingerprint"]["digest"])
+        self.assertEqual(by_path[os.path.realpath(a)]["commit"], "c0ffee")
         self.assertLessEqual(got[0]["started"], got[1]["started"])
         text = run("history", "show", "--history", self.loc, check=0).stdout
         self.assertIn(got[0]["id"], text)
         self.assertIn("%.6g" % got[0]["p50_ms"], text)
 
     def test_compare_run_and_python_record(self):
-        run("compare", "--run", "--model", DEMO, "--model", DEMO, "--inputs", self.npz,
+        run("compare", "--run", "--model", DEMO, "--model", "rpxprof-demo:demo_noop", "--inputs", self.npz,
             "--repeats", "20", "--processes", "2", "--warmup", "1", "--history", self.loc, check=0)
-        self.assertEqual(len(self.sessions()), 2)
+        self.assertEqual(len(self.sessions()), 2)  # one session, two benchmarks: two series
+        self.assertEqual(len(self.show()), 2)
         code = ("import numpy as np, rpxprof, warnings\n"
                 "warnings.simplefilter('error')\n"
                 "rpxprof.profile(lambda x: x.sum(), {'x': np.zeros(8)}, repeats=10, quiet=True,"

@@ -161,7 +161,7 @@ def test_compare_reports_and_paths(tmp_path):
     a.write(tmp_path / "a.json")
     b.write(tmp_path / "b.json")
     d = rpxprof.compare(tmp_path / "a.json", str(tmp_path / "b.json"), threshold="10%",
-                        session_spread=0)
+                        session_spread="0%")
     assert d.verdict == "same" and d.threshold == 0.1
     # the same as the CLI's compare of the same files
     if BIN:
@@ -169,8 +169,28 @@ def test_compare_reports_and_paths(tmp_path):
                             "--threshold", "10%", "--session-spread", "0"], capture_output=True,
                            text=True, check=True)
         assert p.stdout == d.summary()
+    with pytest.raises(rpxprof.RpxprofTypeError, match="give one"):
+        rpxprof.compare(a, b, session_spread=0, history="x.db")
+    with pytest.raises(rpxprof.RpxprofTypeError, match="0 or more"):
+        rpxprof.compare(a, b, session_spread=-0.1)
     with pytest.raises(rpxprof.RpxprofTypeError, match="a report .* not int"):
         rpxprof.compare(a, 3)
+
+
+def test_compare_with_the_spread_of_a_history(tmp_path):
+    """compare(a, b, history=H): the between-session spread of the base's series in H (as
+    `compare --history`), so that a 5 % slower busy-wait measured in another session is
+    decided where the default allowance left it inconclusive."""
+    history = tmp_path / "runs.db"
+    for _ in range(3):
+        rpxprof.profile(spin, INPUTS, warmup=2, repeats=240, processes=4, name="spin",
+                        history=history)
+    a = rpxprof.profile(spin, INPUTS, warmup=2, repeats=240, processes=4, name="spin")
+    b = rpxprof.profile(spin_slower, INPUTS, warmup=2, repeats=240, processes=4, name="spin")
+    c = rpxprof.compare(a, b, history=history)
+    assert c["between_session"]["source"] == "series", c["between_session"]
+    assert c.verdict == "slower", str(c)
+    assert rpxprof.compare(a, b)["between_session"]["source"] != "series"
 
 
 def test_compare_run_interleaved():

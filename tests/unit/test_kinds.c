@@ -43,7 +43,10 @@ static void test_grammar_through_the_table(void **st)
         {"https://h/p", &rpx__kind_http}, {"HtTp://h/p", &rpx__kind_http},
         {"./libm.so:f", &rpx__kind_shared_object}, {"rpxprof-demo:demo_depth", &rpx__kind_shared_object},
         {"nocolon", &rpx__kind_shared_object}, {"my-model:f", &rpx__kind_shared_object},
-        {"pkg.mod:f", &rpx__kind_python}, {"ftp://h/x", &rpx__kind_python}};
+        {"pkg.mod:f", &rpx__kind_python}, {"ftp://h/x", &rpx__kind_python},
+        /* a module's file: two checkouts of one module (issue 36 §5) */
+        {"base/mypkg/model.py:predict", &rpx__kind_python}, {"model.py:f", &rpx__kind_python},
+        {"./a-b/my-model.py:f", &rpx__kind_python}, {"x/m.pyc:f", &rpx__kind_shared_object}};
     size_t i;
     rpx_target_options opt;
     rpx_target_hooks custom;
