@@ -26,7 +26,16 @@ extern "C" {
  * "p_value_method", "p95_...", "mean_...", "base_stats", "new_stats",
  * "null_reasons", "warnings", "design" ("paired_by_cpu" or "independent"),
  * "by_cpu" ([{cpu, base_processes, new_processes, base_p50_ms, new_p50_ms,
- * p50_ratio}] over the CPUs both reports pinned processes to, or null)}. Returns RPX_EFORMAT for an unreadable report
+ * p50_ratio}] over the CPUs both reports pinned processes to, or null),
+ * "same_session" (opts->same_session), and when that is false (two separate
+ * runs): "covers" "between-session", every "<stat>_ratio_ci" and verdict
+ * widened by the between-session spread, "between_session" {"source":
+ * "series"|"machine"|"default", "sigma_between_log", "df", "how",
+ * "decidable_change" (the smallest slowdown, relative, that these two
+ * reports would call slower), "to_decide_smaller" [two ways]} and
+ * "within_session" {"covers": the processes of one session each,
+ * "<stat>_ratio_ci", "<stat>_verdict" as the two sessions alone give them}
+ * (docs/statistics.md, "Two reports of different sessions")}. Returns RPX_EFORMAT for an unreadable report
  * and RPX_EINVAL for reports that cannot be compared (not complete, not the
  * same work): err names the file and the difference. */
 RPX_API int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_compare_opts *opts,

@@ -25,6 +25,15 @@ typedef struct rpx_compare_opts {
                                      comes from the within-pair ratios (docs/statistics.md);
                                      when the reports do not pair, the independent design and
                                      a warning saying why. 0: independent */
+    const json_t *session_spread; /* the between-session spread (rpx_between_session_spread,
+                                     rpxprof/history_check.h) that a history gives for two
+                                     reports of different sessions; NULL: none, and the
+                                     default allowance measured on this machine kind */
+    int same_session;             /* 1: the caller measured both sides interleaved in one
+                                     session (compare --run, the audits): the within-session
+                                     intervals decide. 0: separate runs, even back to back:
+                                     the between-session rule (docs/statistics.md, "Two
+                                     reports of different sessions") */
 } rpx_compare_opts;
 
 /* Verdict of an interval [lo, hi] of a ratio: "faster" when hi < 1 - t,
@@ -51,7 +60,9 @@ RPX_API int rpx_report_check(const char *file, const json_t *report, json_t *err
  * "<stat>_verdict" for p50, p95 and mean ("<stat>_ratio_pooled" in the
  * paired design), "verdict", "p_value", "p_value_method", "p95_p_value",
  * "mean_p_value", "by_cpu", "null_reasons", "notes" ([]), "base_stats",
- * "new_stats", "warnings"} as rpx_compare_reports documents them. */
+ * "new_stats", "warnings", "same_session", and, for two reports of different
+ * sessions (same_session 0), "between_session" and "within_session"} as
+ * rpx_compare_reports documents them. */
 RPX_API int rpx_compare_json(const json_t *base, const char *base_name, const json_t *new_report,
                              const char *new_name, const rpx_compare_opts *opts, json_t **out,
                              rpx_error *err);

@@ -254,21 +254,32 @@ def _threshold(t):
     return float(t)
 
 
-def _compare_files(base, new, threshold, design=None, paired=False, names=(None, None)):
+def _compare_files(base, new, threshold, design=None, paired=False, names=(None, None),
+                   session_spread=None):
+    extra = {} if session_spread is None else {"session_spread": float(session_spread)}
     js, text = _core.compare(base, new, threshold=threshold, paired_by_cpu=bool(paired),
-                             design=design, base_name=names[0], new_name=names[1])
+                             design=design, base_name=names[0], new_name=names[1], **extra)
     c = Comparison(_json.loads(js))
     c._text = text
     return c
 
 
-def compare(a, b, *, threshold=0.01):
+def compare(a, b, *, threshold=0.01, session_spread=None):
     """Compare two reports (rpxprof.profile's results, dicts, or report files) as
     `rpxprof compare A B`: the ratio b/a of p50, p95 and the mean with intervals, a
     p-value and a verdict (docs/statistics.md). threshold: what counts as a change
-    (0.01 or "1%"). Returns a Comparison; RpxprofError when the reports cannot be
-    compared (not complete, not the same work)."""
+    (0.01 or "1%"). Two reports of separate runs differ by the machine's drift between
+    sessions too: the interval holds it, the default allowance unless session_spread
+    (the standard deviation of log latency between sessions, e.g. a history's
+    between_session.sigma_between_log) is given; compare_run measures both in one session.
+    Returns a Comparison; RpxprofError when the reports cannot be compared (not complete,
+    not the same work)."""
+    from . import RpxprofTypeError
     threshold = _threshold(threshold)
+    if session_spread is not None and not (isinstance(session_spread, (int, float))
+                                           and 0 <= session_spread <= 1):
+        raise RpxprofTypeError("session_spread: the standard deviation of log latency between "
+                               "sessions, a number from 0 to 1 (0.02), not %r" % (session_spread,))
     tmp = None
     try:
         paths = []
@@ -284,7 +295,7 @@ def compare(a, b, *, threshold=0.01):
             paths.append(p)
         # a report given as a dict is called by its callable's name, not its temporary file
         names = tuple(x.get("model_callable") if isinstance(x, dict) else None for x in (a, b))
-        c = _compare_files(paths[0], paths[1], threshold, names=names)
+        c = _compare_files(paths[0], paths[1], threshold, names=names, session_spread=session_spread)
     finally:
         if tmp:
             _shutil.rmtree(tmp, ignore_errors=True)

@@ -431,13 +431,22 @@ char *rpx_compare_text(const json_t *res)
                    json_string_value(json_object_get(res, "new")), (long long)json_integer_value(json_object_get(ns, "calls")),
                    (long long)json_integer_value(json_object_get(ns, "processes")),
                    json_integer_value(json_object_get(ns, "processes")) == 1 ? "" : "es");
-    rpx__sb_printf(&s, "%.0f %% intervals, %s%s; threshold ±%g %%\n\n",
+    rpx__sb_printf(&s, "%.0f %% intervals, %s%s; threshold ±%g %%\n",
                    100 * num(res, "confidence"), json_string_value(json_object_get(res, "covers")),
                    json_is_string(json_object_get(res, "design")) &&
                            strcmp(json_string_value(json_object_get(res, "design")), "paired_by_cpu") == 0
                        ? ", from the ratios of pairs run on the same CPU"
                        : "",
                    100 * num(res, "threshold"));
+    {   /* two reports of different sessions: with what the drift was allowed for */
+        const json_t *btw = json_object_get(res, "between_session"), *ws = json_object_get(res, "within_session");
+        if (json_is_object(btw))
+            rpx__sb_printf(&s, "the drift between the two sessions included (%s: sigma %.2g %% between sessions; "
+                           "each report's own intervals: %s, one session each)\n",
+                           json_string_value(json_object_get(btw, "source")),
+                           100 * num(btw, "sigma_between_log"), json_string_value(json_object_get(ws, "covers")));
+    }
+    rpx__sb_str(&s, "\n");
     rpx__sb_printf(&s, "%-6s %-12s %-12s %-28s %-8s %s\n", "", "base ms", "new ms", "new/base [interval]", "p", "verdict");
     for (i = 0; i < 3; i++) {
         char k[48];

@@ -1,4 +1,4 @@
-/* compare.c — `rpxprof compare BASE NEW [--threshold T] [--json]
+/* compare.c — `rpxprof compare BASE NEW [--threshold T] [--json] [--session-spread SIGMA]
  * [--fail-on-regression]`: two reports or two folders of reports, compared
  * with intervals of the ratios NEW/BASE (docs/statistics.md). Parses, calls
  * src/batch/compare.c, prints. */
@@ -13,29 +13,32 @@
 #include "cli/cli.h"
 #include "cli/history_cli.h"
 #include "rpxprof/compare.h"
-/* rpx_compare_opts.session_spread comes with the between-session rule's header */
-#if defined(__has_include)
-#if __has_include("rpxprof/history_check.h")
-#define RPX_CLI_HAVE_SESSION_SPREAD 1
-#endif
-#endif
+
 #include "rpxprof/error.h"
 #include "common/json.h"
 
 static const char usage[] =
     "Usage: rpxprof compare BASE.json NEW.json [--threshold T] [--json] [--fail-on-regression]\n"
+    "                       [--session-spread SIGMA]\n"
     "   or: rpxprof compare BASE_DIR NEW_DIR [--threshold T] [--json] [--fail-on-regression]\n"
     "Compare the latency of two reports of rpxprof run (or two folders of rpxprof\n"
     "batch, row by row over task and model): the ratio NEW/BASE of p50, p95 and the\n"
     "mean with its 95 % interval, a p-value and a verdict: faster or slower when the\n"
     "interval lies entirely beyond the threshold, same when it lies entirely within\n"
-    "it, inconclusive otherwise (docs/statistics.md).\n"
+    "it, inconclusive otherwise (docs/statistics.md). Two reports of separate runs\n"
+    "differ by the machine's drift between sessions too: the interval holds it (the\n"
+    "default allowance, measured on a 2-vCPU KVM guest, decides changes from about\n"
+    "12 %; record sessions in a history, or use --run, to decide smaller ones).\n"
     "\n"
     "Options:\n"
     "  -t, --threshold T       what counts as a change: 1% (default), or a fraction (0.01)\n"
     "  -j, --json              print JSON instead of a table (folders: the rows; the\n"
     "                          table is Markdown ready for a pull request)\n"
     "  --fail-on-regression    exit 3 when the verdict is slower (folders: any row)\n"
+    "  --session-spread SIGMA  the machine's between-session spread, the standard\n"
+    "                          deviation of log latency between sessions (0.02, or 2%),\n"
+    "                          instead of the default allowance (e.g. rpxprof history\n"
+    "                          check --json's between_session.sigma_between_log)\n"
     "  --html FILE             also write the comparison's HTML report (as 'rpxprof\n"
     "                          report' makes it): both distributions, the ratios\n"
     "  --history PATH          the history (an SQLite file or postgresql://...; default\n"
@@ -77,12 +80,14 @@ static void print_warnings(const json_t *r)
         fprintf(stderr, "rpxprof compare: warning: %s\n", json_string_value(w));
 }
 
-int rpx_cli_compare(int argc, char **argv)
+/* the command; *spread (--session-spread's) is the caller's to free */
+static int compare_cli(int argc, char **argv, json_t **spread)
 {
     static const struct option opts[] = {
         {"threshold", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"fail-on-regression", no_argument, NULL, 'F'}, {"run", no_argument, NULL, 'R'},
         {"html", required_argument, NULL, 'H'}, {"history", required_argument, NULL, 'Y'},
+        {"session-spread", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     rpx_compare_opts o = {0.01, 0.95};
     rpx_error err = {0};
@@ -91,7 +96,7 @@ int rpx_cli_compare(int argc, char **argv)
     size_t i;
     char *text;
     const char *html = NULL, *history = NULL;
-    json_t *spread = NULL;        /* the between-session spread from --history */
+    json_t *hist_spread = NULL;   /* the between-session spread from --history */
     rpx_output *hout = NULL;
     for (c = 1; c < argc; c++)
         if (strcmp(argv[c], "--run") == 0) return rpx__cli_compare_run(argc, argv);
@@ -109,6 +114,20 @@ int rpx_cli_compare(int argc, char **argv)
         case 'R': run = 1; break;
         case 'H': html = optarg; break;
         case 'Y': history = optarg; break;
+        case 'S': {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (end != optarg && *end == '%' && end[1] == '\0') v = log1p(v / 100), end++;
+            if (end == optarg || *end || !(v >= 0) || !isfinite(v) || v > 1)
+                return rpx_cli_fail("compare", RPX_EXIT_USAGE,
+                                    "--session-spread '%s': give the standard deviation of log latency between "
+                                    "sessions, 0 or more (0.02, or 2%%)", optarg);
+            json_decref(*spread);
+            *spread = json_pack("{ss sf sn ss}", "source", "option", "sigma_between_log", v, "df",
+                               "how", "given with --session-spread");
+            o.session_spread = *spread;
+            break;
+        }
         case 'h': fputs(usage, stdout); return RPX_EXIT_OK;
         default: return rpx_cli_bad_option("compare", c, argv);
         }
@@ -123,15 +142,15 @@ int rpx_cli_compare(int argc, char **argv)
     if (html && (rc = rpx__cli_html_open("compare", html, -1, (const char *const *)argv + optind, 2, &hout)) != 0)
         return rc;
     if (!dirs) {
-        if ((rc = rpx__cli_compare_spread(history, argv[optind], &spread)) != 0) {
+        /* --session-spread wins; else the history's (--history, RPXPROF_HISTORY) */
+        if (!o.session_spread &&
+            (rc = rpx__cli_compare_spread(history, argv[optind], &hist_spread)) != 0) {
             rpx_output_discard(hout);
             return rc;
         }
-#ifdef RPX_CLI_HAVE_SESSION_SPREAD
-        o.session_spread = spread;
-#endif
+        if (hist_spread) o.session_spread = hist_spread;
         rc = rpx_compare_reports(argv[optind], argv[optind + 1], &o, &res, &err);
-        json_decref(spread);
+        json_decref(hist_spread);
         if (rc) {
             rpx_output_discard(hout);
             return rpx_cli_fail("compare", RPX_EXIT_FAILURE, "%s", err.message);
@@ -189,5 +208,13 @@ int rpx_cli_compare(int argc, char **argv)
                 rc = RPX_EXIT_REGRESSION;
     }
     json_decref(res);
+    return rc;
+}
+
+int rpx_cli_compare(int argc, char **argv)
+{
+    json_t *spread = NULL;
+    int rc = compare_cli(argc, argv, &spread);
+    json_decref(spread);
     return rc;
 }

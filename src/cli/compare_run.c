@@ -219,6 +219,7 @@ int rpx__cli_compare_run(int argc, char **argv)
 
     memset(&a, 0, sizeof a);
     a.co.threshold = 0.01, a.co.confidence = 0.95, a.co.paired_by_cpu = 1;
+    a.co.same_session = 1; /* both sides interleaved in this one session: no between-session rule */
     rpx_runner_config_init(&a.cfg);
     a.cfg.processes = 10;
     /* the runner's messages about the reports' place name compare's option, never a --force */

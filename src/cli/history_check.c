@@ -1,8 +1,7 @@
 /* history_check.c — owns `rpxprof history check`: each series of the history
  * through rpx_history_check (the "stats" module's change points and newest
  * verdict, include/rpxprof/history_check.h), printed; exit 3 with
- * --fail-on-regression only when a newest verdict is `slower`. Built against
- * that header when the tree has it; without it the command says so. */
+ * --fail-on-regression only when a newest verdict is `slower`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +11,8 @@
 #include "common/json.h"
 #include "rpxprof/history.h"
 
-#if defined(__has_include)
-#if __has_include("rpxprof/history_check.h")
-#define RPX_CLI_HAVE_HISTORY_CHECK 1
 #include "rpxprof/history_check.h"
-#endif
-#endif
 
-#ifdef RPX_CLI_HAVE_HISTORY_CHECK
 static const char *str(const json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
@@ -101,12 +94,3 @@ int rpx__cli_history_check(rpx__cli_history_args *a)
     json_decref(out);
     return slower && a->fail_on_regression ? RPX_EXIT_REGRESSION : RPX_EXIT_OK;
 }
-#else
-int rpx__cli_history_check(rpx__cli_history_args *a)
-{
-    (void)a;
-    return rpx_cli_fail("history check", RPX_EXIT_FAILURE,
-                        "not in this build: the change-point check "
-                        "(include/rpxprof/history_check.h) is not part of it yet");
-}
-#endif

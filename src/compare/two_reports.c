@@ -3,7 +3,8 @@
  * (report_check.c), the ratio NEW/BASE of p50, p95 and mean with its interval,
  * p-value and verdict, in the independent design (rpx_stats_ratio_ci) or in
  * compare --run's paired design (process k of each ran on the same CPU), the
- * per-CPU ratios, and each side's own statistics. Audits, `rpxprof compare`
+ * per-CPU ratios, and each side's own statistics; for two reports of different
+ * sessions the between-session rule (between_sessions.c). Audits, `rpxprof compare`
  * and the Python package compare through it; reading files and folders is
  * theirs (src/batch/compare.c). */
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "compare/between_sessions.h"
 #include "compare/report_check.h"
 #include "compare/comparable.h"
 #include "compare/two_reports.h"
@@ -72,15 +74,6 @@ int rpx__cmp_side_load(const json_t *report, const char *name, rpx__cmp_side *s,
     if (rc) rpx__cmp_side_free(s);
     s->name = name;
     return rc;
-}
-
-const char *rpx_compare_verdict(double lo, double hi, double t)
-{
-    if (!isfinite(lo) || !isfinite(hi)) return "inconclusive"; /* a null interval (docs/statistics.md) */
-    if (hi < 1 - t) return "faster";
-    if (lo > 1 + t) return "slower";
-    if (lo >= 1 - t && hi <= 1 + t) return "same";
-    return "inconclusive";
 }
 
 static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
@@ -345,6 +338,14 @@ int rpx__cmp_sides(const rpx__cmp_side *b, const rpx__cmp_side *n, const rpx_com
                  "(often a few %%); measure both with rpxprof run --processes K (K >= 2), or use rpxprof compare --run",
                  b->k == 1 && n->k == 1 ? "each report" : (b->k == 1 ? b->name : n->name));
         json_array_append_new(warnings, json_string(w));
+    }
+    json_object_set_new(o, "same_session", json_boolean(opts->same_session));
+    if (!opts->same_session && rpx__cmp_between_sessions(o, opts, warnings)) {
+        json_decref(o);
+        json_decref(reasons);
+        json_decref(notes);
+        json_decref(warnings);
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     }
     json_object_set_new(o, "by_cpu", by_cpu_json(b, n));
     json_object_set_new(o, "null_reasons", reasons);

@@ -930,25 +930,38 @@ static PyObject *core_plot_svg(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
-/* compare(base_path, new_path, threshold=0.01, paired_by_cpu=False) -> (result_json, text):
- * rpx_compare_reports and rpx_compare_text, as `rpxprof compare BASE NEW`. */
+/* compare(base_path, new_path, threshold=0.01, paired_by_cpu=False, design=None, base_name=None,
+ * new_name=None, session_spread=-1) -> (result_json, text): rpx_compare_reports and
+ * rpx_compare_text, as `rpxprof compare BASE NEW [--session-spread SIGMA]`; a design
+ * (compare_run's) means both were measured in one session. */
 static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"base", "new", "threshold", "paired_by_cpu", "design", "base_name",
-                            "new_name", NULL};
+                            "new_name", "session_spread", NULL};
     const char *base, *new_path, *design = NULL, *base_name = NULL, *new_name = NULL;
+    double sigma = -1;            /* session_spread: sigma_between_log; < 0: none (the default allowance) */
     rpx_compare_opts o = {0.01, 0.95, 0};
     rpx_error err = {0};
-    json_t *res = NULL;
+    json_t *res = NULL, *spread = NULL;
+    int rc;
     char *text, *js;
     PyObject *out;
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dpzzz", names, &base, &new_path, &o.threshold,
-                                     &o.paired_by_cpu, &design, &base_name, &new_name))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|dpzzzd", names, &base, &new_path, &o.threshold,
+                                     &o.paired_by_cpu, &design, &base_name, &new_name, &sigma))
         return NULL;
     if (!(o.threshold > 0 && o.threshold < 1))
         return raise_error("threshold: a fraction above 0 and below 1 (0.01 for 1 %)", RPX_EXIT_USAGE);
-    if (rpx_compare_reports(base, new_path, &o, &res, &err) != 0) return raise_error(err.message, RPX_EXIT_FAILURE);
+    /* a design is compare_run's: both measured interleaved in one session */
+    o.same_session = design != NULL;
+    if (sigma >= 0 && isfinite(sigma)) {
+        spread = json_pack("{ss sf sn ss}", "source", "option", "sigma_between_log", sigma, "df", "how",
+                           "given as session_spread");
+        o.session_spread = spread;
+    }
+    rc = rpx_compare_reports(base, new_path, &o, &res, &err);
+    json_decref(spread);
+    if (rc != 0) return raise_error(err.message, RPX_EXIT_FAILURE);
     /* compare --run's words for its interleaved design (compare_run.c) */
     if (design) {
         json_object_set_new(res, "interleaved", json_string("ABBA by process"));

@@ -82,7 +82,7 @@ static json_t *measure_pair(rpx__run_pair_fn run_pair, rpx__stop_signal_fn stopp
 {
     rpx_runner_result ra, rb;
     rpx_error err = {0};
-    rpx_compare_opts co = {t, 0.95, 0};
+    rpx_compare_opts co = {t, 0.95, 0, NULL, 1}; /* the two arms ran interleaved in one session */
     json_t *cmp = NULL;
     int rc = run_pair(a, b, &ra, &rb, &err);
     /* an arm whose process failed stops the pair before the other arm starts:

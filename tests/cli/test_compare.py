@@ -134,7 +134,9 @@ def within_ratio(base, new, name):
     return pn / pb, math.exp(lo), math.exp(hi), st.mannwhitneyu(xb, xn, method="asymptotic").pvalue
 
 
-class CompareTest(TempDirTest):
+class CompareFiles(TempDirTest):
+    """Reports written here and compared by `rpxprof compare` (no tests of its own)."""
+
     def write(self, name, rep):
         p = self.path(name)
         os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -142,20 +144,28 @@ class CompareTest(TempDirTest):
             json.dump(rep, f)
         return p
 
-    def compare(self, base, new, *args, check=0):
+    def compare(self, base, new, *args, check=0, spread="0"):
+        """compare BASE NEW; the reports made here share no machine drift, so the tests of
+        the arithmetic give a between-session spread of 0 (--session-spread 0: the intervals
+        are the within-session ones); SeparateSessionsTest checks the rule without it."""
         a = self.write("base.json", base) if isinstance(base, dict) else base
         b = self.write("new.json", new) if isinstance(new, dict) else new
-        return run("compare", a, b, *args, check=check)
+        extra = ("--session-spread", spread) if spread is not None else ()
+        return run("compare", a, b, *extra, *args, check=check)
 
-    def compare_json(self, base, new, *args, check=0):
-        return json.loads(self.compare(base, new, "--json", *args, check=check).stdout)
+    def compare_json(self, base, new, *args, check=0, spread="0"):
+        return json.loads(self.compare(base, new, "--json", *args, check=check, spread=spread).stdout)
+
+
+class CompareTest(CompareFiles):
 
     def test_between_process_arithmetic_against_scipy(self):
         rng = np.random.default_rng(1)
         base = groups_of(rng, 5, 200, 1.0, between_sd=0.02)
         new = groups_of(rng, 6, 150, 1.03, between_sd=0.02)
         out = self.compare_json(report(base), report(new))
-        self.assertEqual(out["covers"], "between-process")
+        self.assertEqual(out["covers"], "between-session")
+        self.assertEqual(out["within_session"]["covers"], "between-process")
         for name in ("p50", "p95", "mean"):
             ratio, lo, hi, p = between_ratio(base, new, name)
             self.assertAlmostEqual(out[f"{name}_ratio"], ratio, delta=1e-12 * ratio)
@@ -171,7 +181,7 @@ class CompareTest(TempDirTest):
         new = [1.02 * np.exp(rng.normal(0, 0.01, 350))]
         p = self.compare(report(base), report(new), "--json")
         out = json.loads(p.stdout)
-        self.assertEqual(out["covers"], "within-process")
+        self.assertEqual(out["within_session"]["covers"], "within-process")
         self.assertIn("do not cover the variation from one run to the next", p.stderr)
         self.assertTrue(out["warnings"])
         for name in ("p50", "p95", "mean"):
@@ -393,7 +403,7 @@ class CompareTest(TempDirTest):
         # an older report (no processes, no latency_by_process) is one process
         old = report([rng.uniform(1, 1.1, 100)])
         del old["processes"], old["latency_by_process"]
-        self.assertEqual(self.compare_json(base, old)["covers"], "within-process")
+        self.assertEqual(self.compare_json(base, old)["within_session"]["covers"], "within-process")
 
     def test_one_validator_with_aggregate(self):
         # compare refuses what aggregate refuses, with the same message (src/compare/report_check.c),
@@ -457,7 +467,7 @@ class CompareTest(TempDirTest):
         self.assertIn("python", self.compare_json(local, python)["notes"][0])
         # the same file twice: compared with itself
         a = self.write("same.json", local)
-        out = json.loads(run("compare", a, a, "--json", check=0).stdout)
+        out = json.loads(run("compare", a, a, "--json", "--session-spread", "0", check=0).stdout)
         self.assertEqual(out["verdict"], "same")
         self.assertTrue(any("compared with itself" in n for n in out["notes"]), out["notes"])
         self.assertIn("compared with itself", run("compare", a, a, check=0).stdout)
@@ -507,12 +517,89 @@ class CompareTest(TempDirTest):
         self.assertIn("| flow | c |", md)
         self.assertIn("Geometric mean of the p50 ratios", md)
         self.assertIn("Only in base: depth/only_base", md)
-        run("compare", self.path("base"), self.path("new"), "--fail-on-regression", check=3)
+        run("compare", self.path("base"), self.path("new"), "--fail-on-regression", "--session-spread", "0", check=3)
+        # without a spread the rows are of separate sessions: the default allowance decides none
+        run("compare", self.path("base"), self.path("new"), "--fail-on-regression", check=0)
         # a row that is not comparable: listed, and exit 1
         self.write("new/flow/d.json", report(rows[("flow", "d")][1], unit="frame"))
         p = run("compare", self.path("base"), self.path("new"), check=1)
         self.assertIn("| flow | d | n/a | n/a | not comparable:", p.stdout)
         self.assertIn("unit differs", p.stderr)
+
+
+class SeparateSessionsTest(CompareFiles):
+    """Two reports of separate runs (issue 36, docs/statistics.md "Two reports of different
+    sessions"): the ratio's interval holds the between-session spread, the default allowance
+    (sigma 0.0393 on log scale, 29 df, from tests/fixtures/demo-sessions.json) when no spread
+    is given; the within-session numbers are kept, labelled; a change the drift could explain
+    is inconclusive, with the change that would be decided and the two ways to decide less."""
+
+    DEFAULT_SIGMA, DEFAULT_DF = 0.0393, 29
+
+    def widened(self, ratio, lo, hi, sigma, df):
+        hb = (st.t.ppf(0.5 + CONF / 2, df) if df else st.norm.ppf(0.5 + CONF / 2)) * math.sqrt(2) * sigma
+        d = math.log(ratio)
+        dl, du = d - math.log(lo), math.log(hi) - d
+        return math.exp(d - math.hypot(dl, hb)), math.exp(d + math.hypot(du, hb)), math.exp(math.log(1.01) + math.hypot(dl, hb)) - 1
+
+    def test_default_allowance_makes_5_percent_inconclusive(self):
+        rng = np.random.default_rng(21)
+        base = groups_of(rng, 5, 200, 1.0, between_sd=0.002)
+        new = groups_of(rng, 5, 200, 1.05, between_sd=0.002)
+        p = self.compare(report(base), report(new), "--json", spread=None)
+        out = json.loads(p.stdout)
+        self.assertFalse(out["same_session"])
+        self.assertEqual(out["covers"], "between-session")
+        self.assertEqual(out["verdict"], "inconclusive")
+        within = out["within_session"]
+        self.assertEqual(within["p50_verdict"], "slower")      # what one session each would say
+        self.assertEqual(within["covers"], "between-process")
+        self.assertIn("one session each", within["sessions"])
+        bs = out["between_session"]
+        self.assertEqual(bs["source"], "default")
+        self.assertAlmostEqual(bs["sigma_between_log"], self.DEFAULT_SIGMA, delta=1e-12)
+        self.assertEqual(bs["df"], self.DEFAULT_DF)
+        self.assertEqual(len(bs["to_decide_smaller"]), 2)
+        self.assertIn("--history", bs["to_decide_smaller"][0])
+        self.assertIn("compare --run", bs["to_decide_smaller"][1])
+        for name in ("p50", "p95", "mean"):
+            ratio, lo, hi, _ = between_ratio(base, new, name)
+            self.assertAlmostEqual(within[f"{name}_ratio_ci"][0], lo, delta=1e-9 * lo, msg=name)
+            self.assertAlmostEqual(within[f"{name}_ratio_ci"][1], hi, delta=1e-9 * hi, msg=name)
+            wlo, whi, dec = self.widened(ratio, lo, hi, self.DEFAULT_SIGMA, self.DEFAULT_DF)
+            self.assertAlmostEqual(out[f"{name}_ratio_ci"][0], wlo, delta=1e-9, msg=name)
+            self.assertAlmostEqual(out[f"{name}_ratio_ci"][1], whi, delta=1e-9, msg=name)
+            if name == "p50":
+                self.assertAlmostEqual(bs["decidable_change"], dec, delta=1e-9)
+        self.assertGreater(bs["decidable_change"], 0.10)
+        self.assertLess(bs["decidable_change"], 0.16)
+        self.assertIn("different sessions", p.stderr)
+        self.assertIn("compare --run", p.stderr)
+        self.compare(report(base), report(new), "--fail-on-regression", check=0, spread=None)
+        # 30 % slower is beyond what the drift explains: decided without a history
+        big = groups_of(rng, 5, 200, 1.3, between_sd=0.002)
+        self.assertEqual(self.compare_json(report(base), report(big), spread=None)["verdict"], "slower")
+        self.compare(report(base), report(big), "--fail-on-regression", check=3, spread=None)
+        # the same report against itself is not "same" either: the drift is +-11 %
+        self.assertEqual(self.compare_json(report(base), report(base), spread=None)["verdict"], "inconclusive")
+
+    def test_a_spread_from_history_widens_by_its_own_sigma(self):
+        rng = np.random.default_rng(22)
+        base = groups_of(rng, 5, 200, 1.0, between_sd=0.002)
+        new = groups_of(rng, 5, 200, 1.05, between_sd=0.002)
+        out = self.compare_json(report(base), report(new), spread="0.5%")
+        sigma = math.log1p(0.005)
+        self.assertEqual(out["between_session"]["source"], "option")
+        self.assertAlmostEqual(out["between_session"]["sigma_between_log"], sigma, delta=1e-12)
+        ratio, lo, hi, _ = between_ratio(base, new, "p50")
+        wlo, whi, _ = self.widened(ratio, lo, hi, sigma, None)
+        # no df: the normal quantile (rpxprof takes t on 1e6 df: 1e-6 relative)
+        self.assertAlmostEqual(out["p50_ratio_ci"][0], wlo, delta=1e-6)
+        self.assertAlmostEqual(out["p50_ratio_ci"][1], whi, delta=1e-6)
+        self.assertEqual(out["verdict"], "slower")     # a quiet machine's record decides 5 %
+        for bad in ("-1", "x", "2%%", "200%"):
+            p = self.compare(report(base), report(new), check=2, spread=bad)
+            self.assertIn("--session-spread", p.stderr)
 
 
 class CompareRunMessagesTest(TempDirTest):

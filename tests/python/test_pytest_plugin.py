@@ -1,8 +1,10 @@
 """rpxprof's pytest plugin (issue 29 §5): a suite of two benchmarks run three times, as a
 user runs it in CI. The baseline run keeps the reports; an A/A rerun against it fails no
-test; a rerun with one function made 5 % slower (a busy-wait, whose p50 is its wall time
+test; a rerun with one function made 30 % slower (a busy-wait, whose p50 is its wall time
 on a busy machine too) fails exactly that test, saying why; an inconclusive verdict fails
-nothing and says so. Normal build only (the sanitized extension is slow to fork)."""
+nothing and says so. (A baseline saved in another session is compared under the
+between-session rule, docs/statistics.md: without a history's spread the default allowance
+decides changes from about 12 % on, so 5 % is inconclusive there.) Normal build only (the sanitized extension is slow to fork)."""
 import json
 import os
 import subprocess
@@ -97,8 +99,9 @@ def test_slower_fails_exactly_that_test_and_a_rerun_fails_none(suite):
                    str(suite / "aa"), *common)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "3 passed" in p.stdout, p.stdout
-    # A/B: slow() 5 % slower fails test_slow, and only it
-    p = pytest_run(suite, "--rpxprof-compare", str(base), *common, slower="1.05")
+    # A/B: slow() 30 % slower fails test_slow, and only it (5 % is within the drift
+    # between sessions that the default allowance holds: inconclusive, failing nothing)
+    p = pytest_run(suite, "--rpxprof-compare", str(base), *common, slower="1.3")
     assert p.returncode == 1, p.stdout + p.stderr
     failed = [line for line in p.stdout.splitlines() if line.startswith("FAILED")]
     assert len(failed) == 1 and "test_suite.py::test_slow" in failed[0], p.stdout
