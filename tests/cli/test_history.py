@@ -380,6 +380,29 @@ class HistoryCases(TempDirTest):
                 "--fail-on-regression", check=0)
         self.assertNotEqual(json.loads(p.stdout)[0]["newest"]["verdict"], "slower")
 
+    # ---- compare --history: the between-session spread of the base's series, else its machine's
+    def test_compare_history(self):
+        t = self.template()
+        p50 = t["latency"]["p50_ms"]
+        for k in range(8):  # earlier sessions of this benchmark, up to 2 % apart
+            write(self.path("s", f"{k:02d}.json"), variant(t, k, p50 * (1.0 + 0.01 * (k % 3))))
+        _, base = self.run_report("base")
+        _, new = self.run_report("new")
+        p = run("compare", base, new, "--json", check=0)
+        self.assertEqual(json.loads(p.stdout)["between_session"]["source"], "default")
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        p = run("compare", base, new, "--json", "--history", self.loc, check=0)
+        got = json.loads(p.stdout)["between_session"]
+        self.assertEqual(got["source"], "series", got)
+        p = run("compare", base, new, "--json", env={"RPXPROF_HISTORY": self.loc}, check=0)
+        self.assertEqual(json.loads(p.stdout)["between_session"]["source"], "series")
+        # another benchmark on the same machine: the machine's record
+        other = read(base)
+        other["session"]["benchmark"]["id"] = "0123456789abcdef"
+        write(self.path("other.json"), other)
+        p = run("compare", self.path("other.json"), new, "--json", "--history", self.loc, check=0)
+        self.assertEqual(json.loads(p.stdout)["between_session"]["source"], "machine")
+
     # ---- a schema newer than this rpxprof
     def test_newer_schema(self):
         self.run_report("a", "--history", self.loc)
