@@ -682,13 +682,12 @@ static void cpu_probe(run_ctx *x)
  * new one, and the time it began. */
 static void session_begin(run_ctx *x, int n)
 {
-    int i;
     rpx__session_new(x[0].session_id, x[0].session_started);
     if (x[0].c.session_id && *x[0].c.session_id)
         snprintf(x[0].session_id, sizeof x[0].session_id, "%s", x[0].c.session_id);
-    for (i = 1; i < n; i++) {
-        memcpy(x[i].session_id, x[0].session_id, sizeof x[i].session_id);
-        memcpy(x[i].session_started, x[0].session_started, sizeof x[i].session_started);
+    if (n > 1) { /* a pair: its second side (constant indices: no overlap to fear) */
+        memcpy(x[1].session_id, x[0].session_id, sizeof x[1].session_id);
+        memcpy(x[1].session_started, x[0].session_started, sizeof x[1].session_started);
     }
 }
 
