@@ -242,21 +242,14 @@ static json_t *between_json(const rpx__sessions *S, const size_t *cps, size_t nc
 {
     size_t *seg = malloc((S->n ? S->n : 1) * sizeof *seg), j, k = 0, pairs, kmed;
     double sw = rpx__within_sigma(S), sb;
-    size_t *cnt = malloc((S->n ? S->n : 1) * sizeof *cnt);
-    if (!seg || !cnt) {
-        free(seg);
-        free(cnt);
-        return NULL;
-    }
+    if (!seg) return NULL;
     for (j = 0; j < S->n; j++) {
         while (k < ncp && cps[k] <= j) k++;
         seg[j] = k;
-        cnt[j] = S->cnt[j];
     }
     kmed = S->n ? S->cnt[S->n / 2] : 1;
     sb = rpx__pairwise_sigma(S->level, seg, S->n, isfinite(sw) ? 1.5707963 * sw * sw / (double)kmed : 0, &pairs);
     free(seg);
-    free(cnt);
     return json_pack("{ss ss so so sI ss sI}",
         "model", "log p50 of process i in session j = mu(segment) + s_j + w_ij: processes nested in sessions; "
                  "s_j the session's effect (heavy-tailed, slow-sided on this machine kind), w_ij the process's",
