@@ -1,8 +1,7 @@
 /* history_check.c — owns `rpxprof history check`: each series of the history
  * through rpx_history_check (the "stats" module's change points and newest
  * verdict, include/rpxprof/history_check.h), printed; exit 3 with
- * --fail-on-regression only when a newest verdict is `slower`. Built against
- * that header when the tree has it; without it the command says so. */
+ * --fail-on-regression only when a newest verdict is `slower`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -43,7 +43,7 @@ def session_id(report):
     return s["id"] if isinstance(s, dict) else None
 
 
-def variant(report, k, scale=None):
+def variant(report, k, scale=None, commit=None):
     """Report k of a family: another session of the same benchmark on the same machine;
     with scale, its p50s (pooled and per process) are scale x 1 ms, each process a little
     apart (a fixed pattern)."""
@@ -52,6 +52,8 @@ def variant(report, k, scale=None):
     if isinstance(r.get("session"), dict):
         r["session"]["id"] = "20260101T000000Z-%08x" % k
         r["session"]["started"] = r["session"]["ended"] = r["created_utc"]
+        if commit:
+            r["session"]["version"]["commit"] = commit
     r["latency"]["p50_ms"] = 1.0 + k / 1000.0
     if scale is not None:
         jitter = [1.0, 1.002, 0.998, 1.001, 0.999]
@@ -351,26 +353,55 @@ class HistoryCases(TempDirTest):
     # ---- history check: the newest session's verdict and --fail-on-regression
     def test_check(self):
         t = self.template()
-        for k in range(12):  # ten sessions at 1 ms, then two 10 % slower
-            write(self.path("slow", f"{k:02d}.json"), variant(t, k, 1.0 if k < 10 else 1.10))
+        for k in range(12):  # ten sessions of commit "base" at 1 ms, then two of "head" 10 % slower
+            write(self.path("slow", f"{k:02d}.json"),
+                  variant(t, k, 1.0 if k < 10 else 1.10, "base" if k < 10 else "head"))
         for k in range(12):
             write(self.path("same", f"{k:02d}.json"), variant(t, 100 + k, 1.0))
         run("history", "add", "--history", self.loc, self.path("slow"), check=0)
-        p = run("history", "check", "--json", "--history", self.loc)
-        if "not in this build" in p.stderr:
-            self.skipTest("history check is not in this build (include/rpxprof/history_check.h)")
-        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("history", "check", "--json", "--history", self.loc, check=0)
         (res,) = json.loads(p.stdout)
         self.assertEqual(res["sessions"], 12)
+        # one slower head session may be a bad session: not `slower` before --confirm
+        self.assertNotEqual(res["newest"]["verdict"], "slower", res)
+        run("history", "check", "--history", self.loc, "--fail-on-regression", check=0)
+        p = run("history", "check", "--json", "--history", self.loc, "--confirm", "3", check=0)
+        (res,) = json.loads(p.stdout)
         self.assertEqual(res["newest"]["verdict"], "slower", res)
-        run("history", "check", "--history", self.loc, "--fail-on-regression", check=3)
-        text = run("history", "check", "--history", self.loc, check=0).stdout
-        self.assertIn("slower", text)
+        self.assertEqual(res["newest"]["commit"], "head")
+        run("history", "check", "--history", self.loc, "--confirm", "3", "--fail-on-regression",
+            check=3)
+        text = run("history", "check", "--history", self.loc, "--confirm", "3", check=0).stdout
+        self.assertIn("(commit head): slower", text)
         # an A/A series (another history): never exit 3
         other = self.location()
         run("history", "add", "--history", other, self.path("same"), check=0)
-        p = run("history", "check", "--json", "--history", other, "--fail-on-regression", check=0)
+        p = run("history", "check", "--json", "--history", other, "--confirm", "3",
+                "--fail-on-regression", check=0)
         self.assertNotEqual(json.loads(p.stdout)[0]["newest"]["verdict"], "slower")
+
+    # ---- compare --history: the between-session spread of the base's series, else its machine's
+    def test_compare_history(self):
+        t = self.template()
+        p50 = t["latency"]["p50_ms"]
+        for k in range(8):  # earlier sessions of this benchmark, up to 2 % apart
+            write(self.path("s", f"{k:02d}.json"), variant(t, k, p50 * (1.0 + 0.01 * (k % 3))))
+        _, base = self.run_report("base")
+        _, new = self.run_report("new")
+        p = run("compare", base, new, "--json", check=0)
+        self.assertEqual(json.loads(p.stdout)["between_session"]["source"], "default")
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        p = run("compare", base, new, "--json", "--history", self.loc, check=0)
+        got = json.loads(p.stdout)["between_session"]
+        self.assertEqual(got["source"], "series", got)
+        p = run("compare", base, new, "--json", env={"RPXPROF_HISTORY": self.loc}, check=0)
+        self.assertEqual(json.loads(p.stdout)["between_session"]["source"], "series")
+        # another benchmark on the same machine: the machine's record
+        other = read(base)
+        other["session"]["benchmark"]["id"] = "0123456789abcdef"
+        write(self.path("other.json"), other)
+        p = run("compare", self.path("other.json"), new, "--json", "--history", self.loc, check=0)
+        self.assertEqual(json.loads(p.stdout)["between_session"]["source"], "machine")
 
     # ---- a schema newer than this rpxprof
     def test_newer_schema(self):
