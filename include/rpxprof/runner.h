@@ -193,6 +193,8 @@ typedef struct rpx_runner_config {
     const char *history;
     int no_history;               /* 1: record nothing, whatever history and RPXPROF_HISTORY say
                                      (an audit's arm; batch records each job itself) */
+    int output_temporary;         /* 1: `output` is removed after the command (compare --run
+                                     without --out-dir): the history records no report path */
 } rpx_runner_config;
 
 /* The one status map: X(NAME, report word, exit code) for each way a run that

@@ -257,6 +257,7 @@ int rpx__cli_compare_run(int argc, char **argv)
         snprintf(path[k], sizeof path[k], "%s/%s.json", dir, k ? "new" : "base");
         cfg[k].model = models[k];
         cfg[k].output = path[k];
+        cfg[k].output_temporary = made_temp; /* removed at the end: no path in the history */
     }
     if (html) {   /* the page's file, before anything is measured: never the inputs or the reports */
         const char *protect[3] = {cfg[0].inputs, path[0], path[1]};

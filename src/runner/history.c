@@ -20,7 +20,7 @@ void rpx__runner_record_history(const rpx_runner_config *c, rpx_runner_result *r
     rpx_history *h = NULL;
     char path[PATH_MAX];
     const char *report_path = NULL;
-    if (res->written && !res->to_stdout && c->output)
+    if (res->written && !res->to_stdout && c->output && !c->output_temporary)
         report_path = realpath(c->output, path) ? path : c->output;
     int rc = rpx_history_open(loc, RPX_HISTORY_CREATE, &h, &err);
     if (rc == 0) rc = rpx_history_record(h, res->report, report_path, NULL, &err);

@@ -213,6 +213,8 @@ class HistoryCases(TempDirTest):
             "--repeats", "20", "--processes", "2", "--warmup", "1", "--history", self.loc, check=0)
         self.assertEqual(len(self.sessions()), 2)  # one session, two benchmarks: two series
         self.assertEqual(len(self.show()), 2)
+        # without --out-dir its reports are removed at the end: no path to a file that is gone
+        self.assertEqual([s["report_path"] for s in self.sessions()], [None, None])
         code = ("import numpy as np, rpxprof, warnings\n"
                 "warnings.simplefilter('error')\n"
                 "rpxprof.profile(lambda x: x.sum(), {'x': np.zeros(8)}, repeats=10, quiet=True,"
