@@ -36,6 +36,7 @@ contrast OUTDIR --rpxprof PATH/TO/rpxprof
 import argparse
 import datetime
 import glob
+import hashlib
 import itertools
 import json
 import math
@@ -193,17 +194,18 @@ def bench_args(L, bench, repeats):
 
 
 def put_in_place(L, bench, variant):
-    """Copy the variant's build of the model to the one path every run uses."""
+    """Copy the variant's build of the model to the one path every run uses; its SHA-256."""
     src = os.path.join(L.models, variant)
     if bench == "pyloop":
         shutil.rmtree(os.path.join(L.py, "__pycache__"), ignore_errors=True)
-        tmp = os.path.join(L.py, PY_MODULE + ".py.tmp")
-        shutil.copyfile(os.path.join(src, PY_MODULE + ".py"), tmp)
-        os.replace(tmp, os.path.join(L.py, PY_MODULE + ".py"))
+        dst = os.path.join(L.py, PY_MODULE + ".py")
+        src = os.path.join(src, PY_MODULE + ".py")
     else:
-        tmp = L.so() + ".tmp"
-        shutil.copyfile(os.path.join(src, "session_models.so"), tmp)
-        os.replace(tmp, L.so())
+        dst, src = L.so(), os.path.join(src, "session_models.so")
+    shutil.copyfile(src, dst + ".tmp")
+    os.replace(dst + ".tmp", dst)
+    with open(dst, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()   # the version in place: for the log
 
 
 def done_slots(L):
@@ -254,21 +256,26 @@ def record(a):
             for variant in VARIANTS:
                 if variant == "slow" and slot < SLOW_FROM_SLOT:
                     continue
-                put_in_place(L, bench, variant)
+                in_place = put_in_place(L, bench, variant)
                 for index in range(1, RUNS_PER_VARIANT + 1):
                     out = L.report(slot, bench, variant, index)
                     os.makedirs(os.path.dirname(out), exist_ok=True)
                     rec = {"kind": "run", "slot": slot, "bench": bench, "variant": variant,
                            "index": index, "report": os.path.relpath(out, L.out),
-                           "start": utc_now(), "load1_before": load1(), "beside": beside()}
+                           "version_sha256": in_place, "start": utc_now(),
+                           "load1_before": load1(), "beside": beside()}
                     t0 = time.monotonic()
-                    p = subprocess.run([tool, "run", *bench_args(L, bench, repeats[bench]),
-                                        "--output", out, "--quiet"], cwd=L.py, env=env,
-                                       capture_output=True, text=True, timeout=600)
+                    try:
+                        p = subprocess.run([tool, "run", *bench_args(L, bench, repeats[bench]),
+                                            "--output", out, "--quiet"], cwd=L.py, env=env,
+                                           capture_output=True, text=True, timeout=600)
+                        rc, err = p.returncode, p.stderr
+                    except (OSError, subprocess.SubprocessError) as e:   # log it, go on
+                        rc, err = -1, str(e)
                     rec.update({"end": utc_now(), "wall_s": round(time.monotonic() - t0, 3),
-                                "rc": p.returncode, "load1_after": load1()})
-                    if p.returncode != 0:
-                        rec["stderr"] = p.stderr[-2000:]
+                                "rc": rc, "load1_after": load1()})
+                    if rc != 0:
+                        rec["stderr"] = err[-2000:]
                     try:
                         with open(out) as f:
                             r = json.load(f)
@@ -287,6 +294,32 @@ def record(a):
 VERDICTS = ("slower", "faster", "same", "inconclusive", "incomparable")
 
 
+BESIDE_GROUPS = {"build": {"cc1", "cc1plus", "ld", "collect2", "clang", "ninja", "make"},
+                 "tests": {"ctest", "pytest", "chromium", "postgres"}}
+
+
+def machine_words():
+    """The CPU (model name, family/model/stepping, microcode), the CPU count, hypervisor, memory
+    and kernel, from /proc (the machine kind the numbers hold for)."""
+    info, mem = {}, None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                info.setdefault(k.strip(), v.strip())
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = int(line.split()[1]) / 1024 / 1024
+    except OSError:
+        pass
+    hv = "KVM guest" if "hypervisor" in info.get("flags", "").split() else "bare metal"
+    return (f"{info.get('model name', '?')} (family {info.get('cpu family', '?')}, model "
+            f"{info.get('model', '?')}, stepping {info.get('stepping', '?')}, microcode "
+            f"{info.get('microcode', '?')}), {os.cpu_count()} CPUs, {hv}"
+            + (f", {mem:.0f} GiB" if mem else "") + f"; {machine_line().split(', ')[-1]}")
+
+
 class Runs:
     """The recorded runs of OUTDIR: runs[bench][slot][variant] = [(index, path, log record)]."""
 
@@ -294,7 +327,7 @@ class Runs:
         self.L = Layout(outdir)
         if not os.path.exists(self.L.log):
             die(f"{self.L.log}: no log; record first (bench_sessions.py record {outdir})")
-        self.runs, self.loads, self.beside = {}, [], {}
+        self.runs, self.loads, self.beside, self.nruns = {}, [], {}, 0
         keep = None
         if slots:
             lo, _, hi = slots.partition("-")
@@ -313,14 +346,18 @@ class Runs:
                 if not os.path.exists(path):
                     continue
                 self.loads += [r["load1_before"], r["load1_after"]]
-                for name in r.get("beside") or {}:
-                    self.beside[name] = self.beside.get(name, 0) + 1
+                names = set(r.get("beside") or {})
+                self.nruns += 1
+                for what, group in BESIDE_GROUPS.items():
+                    if names & group or (what == "build" and any(n.startswith("cc1") for n in names)):
+                        self.beside[what] = self.beside.get(what, 0) + 1
+                # a slot redone after a resume: its later runs replace the earlier ones
                 (self.runs.setdefault(r["bench"], {}).setdefault(r["slot"], {})
-                 .setdefault(r["variant"], []).append((r["index"], path, r)))
+                 .setdefault(r["variant"], {}))[r["index"]] = (r["index"], path, r)
         for b in self.runs.values():
             for v in b.values():
-                for runs in v.values():
-                    runs.sort()
+                for name in list(v):
+                    v[name] = sorted(v[name].values(), key=lambda x: x[0])
         self.first = self.last = None
         times = [r[2]["start"] for b in self.runs.values() for v in b.values()
                  for runs in v.values() for r in runs]
@@ -408,8 +445,9 @@ def history_add(rpxprof, history, *reports):
 
 def decide(rpxprof, history, head_runs, confirm, threshold, tmpdir):
     """The gate on one head session: a copy of the history plus the head; while the newest
-    verdict asks for sessions (sessions_needed) and --confirm allows, add the slot's next
-    back-to-back run of the same build. Returns the final verdict, the sessions and the wall
+    verdict asks for sessions (sessions_needed > 0, verdict not `same`) and --confirm allows,
+    add the slot's next back-to-back run of the same build (the copy is dropped after: the
+    confirming runs never enter the history the later slots are judged against). Returns the final verdict, the sessions and the wall
     seconds used (the runs' own wall time), and the first verdict."""
     h = os.path.join(tmpdir, "decide.sqlite")
     for ext in ("", "-wal", "-shm"):
@@ -427,7 +465,9 @@ def decide(rpxprof, history, head_runs, confirm, threshold, tmpdir):
         v = newest["verdict"]
         first = first or v
         need = newest.get("sessions_needed")
-        if (v in ("slower", "faster", "same") or not need or used > confirm
+        # more sessions while the gate asks for them (a slower/faster that wants confirming,
+        # or an inconclusive that names how many) and --confirm and the slot's runs allow
+        if (v in ("same", "incomparable") or not need or used > confirm
                 or used >= len(head_runs)):
             return v, used, wall, first, newest
 
@@ -495,11 +535,12 @@ def header(R):
     if os.path.exists(R.L.config):
         with open(R.L.config) as f:
             cfg = json.load(f)
-    lines = [f"Machine: {machine_line()} ({os.cpu_count()} CPUs shared with the other work on it).",
-             f"Recorded {R.first} to {R.last} (UTC) with rpxprof {cfg.get('build_type', '?')} "
-             f"build of {cfg.get('commit', '?')[:12]}; 1-minute load {lo}-{hi}"
-             + (f"; beside the runs: {', '.join(f'{k} ({v} runs)' for k, v in sorted(R.beside.items()))}"
-                if R.beside else "") + "."]
+    slots = sorted({s for b in R.runs.values() for s in b})
+    lines = [f"Machine: {machine_words()}, shared with the other work on it.",
+             f"{len(slots)} slots recorded {R.first} to {R.last} (UTC) with rpxprof's "
+             f"{cfg.get('build_type', '?')} build of {cfg.get('commit', '?')[:12]}; 1-minute load "
+             f"{lo}-{hi}; a build (cc1/ld) ran beside {R.beside.get('build', 0)} of {R.nruns} runs, "
+             f"tests (ctest/pytest/chromium/postgres) beside {R.beside.get('tests', 0)}."]
     return "\n".join(lines)
 
 
