@@ -443,22 +443,62 @@ def history_add(rpxprof, history, *reports):
     tool(rpxprof, "history", "add", "--history", history, *reports)
 
 
-def decide(rpxprof, history, head_runs, confirm, threshold, tmpdir):
+def labelled(path, commit, tmpdir):
+    """A copy of the report that names its version's commit. The reports were recorded by
+    main's rpxprof, before the session block: the history derives their sessions, and takes the
+    commit from the report's top-level `code_sha` (as for batch reports). `history check` groups
+    the newest session with the sessions just before it of the same commit (the head and its
+    confirming sessions), so each slot's baseline is its own commit (base-sNN), an A/A head a
+    new commit of unchanged code (aa-sNN), a slow head slow-sNN."""
+    out = os.path.join(tmpdir, "labelled", commit, os.path.relpath(path, "/").replace("/", "_"))
+    if not os.path.exists(out):
+        with open(path) as f:
+            r = json.load(f)
+        r["code_sha"] = commit
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "w") as f:
+            json.dump(r, f)
+    return out
+
+
+def has_commit(obj, commit):
+    if isinstance(obj, dict):
+        return obj.get("commit") == commit or any(has_commit(v, commit) for v in obj.values())
+    if isinstance(obj, list):
+        return any(has_commit(v, commit) for v in obj)
+    return False
+
+
+def commits_seen(rpxprof, history, commit):
+    """Whether `history show --json` holds a session of that commit (see labelled())."""
+    p = tool(rpxprof, "history", "show", "--json", "--history", history)
+    try:
+        return has_commit(json.loads(p.stdout), commit)
+    except ValueError:
+        die(f"`rpxprof history show --json --history {history}` printed no JSON: "
+            f"{p.stdout[:200]!r}")
+
+
+def copy_history(src, dst):
+    for ext in ("", "-wal", "-shm"):
+        if os.path.exists(dst + ext):
+            os.remove(dst + ext)
+        if os.path.exists(src + ext):
+            shutil.copyfile(src + ext, dst + ext)
+
+
+def decide(rpxprof, history, head_runs, commit, confirm, threshold, tmpdir):
     """The gate on one head session: a copy of the history plus the head; while the newest
     verdict asks for sessions (sessions_needed > 0, verdict not `same`) and --confirm allows,
     add the slot's next back-to-back run of the same build (the copy is dropped after: the
     confirming runs never enter the history the later slots are judged against). Returns the final verdict, the sessions and the wall
     seconds used (the runs' own wall time), and the first verdict."""
     h = os.path.join(tmpdir, "decide.sqlite")
-    for ext in ("", "-wal", "-shm"):
-        if os.path.exists(h + ext):
-            os.remove(h + ext)
-    if os.path.exists(history):
-        shutil.copyfile(history, h)
+    copy_history(history, h)
     used, wall, first = 0, 0.0, None
     while True:
         index, path, rec = head_runs[used]
-        history_add(rpxprof, h, path)
+        history_add(rpxprof, h, labelled(path, commit, tmpdir))
         used += 1
         wall += rec["wall_s"]
         newest, _ = check_newest(rpxprof, h, confirm, threshold)
@@ -477,8 +517,8 @@ def analyse_bench(rpxprof, R, bench, a, tmpdir, rows):
     baseline run); before it is added, slot s's baseline head and (from slot 4) its slow head
     are each decided against the history of slots < s."""
     hist = os.path.join(tmpdir, f"{bench}.sqlite")
-    in_hist, last_base = 0, None
-    out = {"aa": [], "ab": [], "aa_cmp": [], "ab_cmp": []}
+    in_hist, last_base, confirm = 0, None, a.confirm
+    out = {"aa": [], "ab": [], "aa_cmp": [], "ab_cmp": [], "notes": []}
     for slot in R.slots(bench):
         base, slow = R.get(bench, slot, "base"), R.get(bench, slot, "slow")
         if not base:
@@ -487,15 +527,27 @@ def analyse_bench(rpxprof, R, bench, a, tmpdir, rows):
             for kind, runs in (("aa", base), ("ab", slow)):
                 if not runs:
                     continue
-                v, used, wall, first, newest = decide(rpxprof, hist, runs, a.confirm,
+                commit = f"{kind if kind == 'aa' else 'slow'}-s{slot:02d}"
+                v, used, wall, first, newest = decide(rpxprof, hist, runs, commit, confirm,
                                                       a.threshold, tmpdir)
+                if confirm and not out["aa"] and not commits_seen(
+                        rpxprof, os.path.join(tmpdir, "decide.sqlite"), commit):
+                    note = (f"{bench}: the history did not take the commit from the reports' "
+                            f"code_sha, so `history check` cannot group a head with its "
+                            f"confirming sessions: analysed with --confirm 0 instead of "
+                            f"{a.confirm}")
+                    print("warning: " + note, file=sys.stderr)
+                    out["notes"].append(note)
+                    confirm = 0
+                    v, used, wall, first, newest = decide(rpxprof, hist, runs, commit, confirm,
+                                                          a.threshold, tmpdir)
                 out[kind].append({"slot": slot, "verdict": v, "first": first, "sessions": used,
                                   "wall_s": wall, "history": in_hist,
                                   "ratio": newest.get("ratio")})
                 cv, res = compare_json(rpxprof, last_base, runs[0][1], hist, a.threshold)
                 out[kind + "_cmp"].append({"slot": slot, "verdict": cv,
                                            "ratio": res.get("p50_ratio")})
-        history_add(rpxprof, hist, base[0][1])
+        history_add(rpxprof, hist, labelled(base[0][1], f"base-s{slot:02d}", tmpdir))
         in_hist += 1
         last_base = base[0][1]
     rows[bench] = out
@@ -604,6 +656,14 @@ def analyse(a):
               f"{mean([x['sessions'] for x in aa])}; {mean([x['sessions'] for x in ab])} | "
               f"{mean([x['wall_s'] for x in aa])}; {mean([x['wall_s'] for x in ab])} | "
               f"{pct(cw, len(o['aa_cmp']))}; {pct(cs, len(o['ab_cmp']))} |")
+    aa = [x for o in rows.values() for x in o["aa"]]
+    ab = [x for o in rows.values() for x in o["ab"]]
+    if len(rows) > 1:
+        print(f"| all three | {pct(sum(x['verdict'] in ('slower', 'faster') for x in aa), len(aa))}"
+              f" | {pct(sum(x['verdict'] == 'slower' for x in ab), len(ab))} | | | |")
+    for o in rows.values():
+        for note in o["notes"]:
+            print(f"\nNote: {note}")
     print("\nOther verdicts (A/A | 5 %): " + "; ".join(
         f"{b}: " + ", ".join(f"{v} {sum(x['verdict'] == v for x in o['aa'])}|"
                              f"{sum(x['verdict'] == v for x in o['ab'])}" for v in VERDICTS)
