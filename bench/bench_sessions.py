@@ -600,6 +600,19 @@ NAMES = {"demo": "demo_depth 480x640x3 (C)", "stream": "8 MiB stream (C)",
          "pyloop": "pure-Python loop ~0.4 ms"}
 
 
+def within_slot_ratio(R, bench):
+    """The median over slots of slow/base p50 (each slot's first runs, seconds apart): a check
+    that the slow build is the 5 % it is built to be."""
+    rs = []
+    for s in R.slots(bench):
+        b, w = R.get(bench, s, "base"), R.get(bench, s, "slow")
+        if b and w and b[0][2].get("p50_ms") and w[0][2].get("p50_ms"):
+            rs.append(w[0][2]["p50_ms"] / b[0][2]["p50_ms"])
+    rs.sort()
+    return (f"{rs[len(rs) // 2]:.4f} (range {rs[0]:.4f}-{rs[-1]:.4f}, {len(rs)} slots)"
+            if rs else "n/a")
+
+
 def contrast_table(R, rpxprof, threshold):
     lines = ["| benchmark | A/A pairs of separate sessions said slower/faster (95 % Wilson) "
              "| 5 % slowdown vs previous session called slower |", "|---|---|---|"]
@@ -612,7 +625,27 @@ def contrast_table(R, rpxprof, threshold):
         wrong = sum(v in ("slower", "faster") for v in aa)
         lines.append(f"| {NAMES[bench]} | {pct(wrong, len(aa))} | "
                      f"{pct(sum(v == 'slower' for v in ab), len(ab))} |")
+    lines.append("\nThe slow build's p50 over the baseline's in the same slot (the runs seconds "
+                 "apart), median: " + "; ".join(f"{b} {within_slot_ratio(R, b)}" for b in BENCHES))
     return "\n".join(lines), res
+
+
+def selftest():
+    """The parts that need no rpxprof: the Wilson interval against published values, the
+    clear failure on a missing key."""
+    lo, hi = wilson(2, 40)
+    assert abs(lo - 0.01382) < 5e-5 and abs(hi - 0.16504) < 5e-5, (lo, hi)
+    lo, hi = wilson(0, 40)
+    assert lo == 0.0 and abs(hi - 3.8415 / 43.8415) < 1e-4, hi
+    assert wilson(0, 0) is None
+    try:
+        key({"verdict": "same"}, "sessions_needed", "history check --json newest")
+    except SystemExit as e:
+        assert "no key 'sessions_needed'" in str(e) and "verdict" in str(e), e
+    else:
+        raise AssertionError("key() did not fail")
+    assert has_commit({"series": [{"sessions": [{"commit": "aa-s04"}]}]}, "aa-s04")
+    print("selftest: ok")
 
 
 def contrast_only(a):
@@ -691,6 +724,7 @@ def main(argv=None):
     r.add_argument("--repeats-demo", type=int, default=5000)
     r.add_argument("--repeats-stream", type=int, default=800)
     r.add_argument("--repeats-pyloop", type=int, default=300)
+    sub.add_parser("selftest")
     for name in ("analyse", "contrast"):
         x = sub.add_parser(name)
         x.add_argument("outdir")
@@ -703,6 +737,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.cmd == "record":
         record(a)
+    elif a.cmd == "selftest":
+        selftest()
     elif a.cmd == "analyse":
         analyse(a)
     else:
