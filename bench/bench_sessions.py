@@ -16,7 +16,9 @@ record OUTDIR [--sessions 44] [--every 90] [--rpxprof BUILD/rpxprof] [--repeats-
     test runners seen running beside it). The rpxprof build used is copied to OUTDIR/tool first,
     so later builds of the worktree do not change it mid-recording. Rerunning `record` on the
     same OUTDIR resumes after the last complete slot (--sessions is the total, so a larger
-    number extends it). Run it under nohup; its PID is in OUTDIR/recorder.pid.
+    number extends it). Run it under nohup; its PID is in OUTDIR/recorder.pid:
+        setsid nohup /usr/bin/python3 bench/bench_sessions.py record /work/bench-sessions \
+            --sessions 44 --every 90 >> /work/bench-sessions/recorder.out 2>&1 < /dev/null &
 
 analyse OUTDIR --rpxprof PATH/TO/rpxprof [--confirm 2] [--threshold 1%]
     For each benchmark, imports the sessions into fresh SQLite histories with
@@ -30,8 +32,17 @@ analyse OUTDIR --rpxprof PATH/TO/rpxprof [--confirm 2] [--threshold 1%]
     Prints a Markdown table for BENCHMARKS.md (the machine from /proc/cpuinfo, the load range
     from the log).
 
+    Each head is judged against the history of the earlier slots only; the slot's confirming
+    runs go into a copy that is dropped after the decision. The reports predate the session
+    block: the history derives their sessions, and each slot's baseline, A/A head and slow head
+    get their own commit through a copy of the report with `code_sha` set (see labelled()).
+    --slots A-B limits the analysis to those slots; --json FILE keeps every verdict.
+
 contrast OUTDIR --rpxprof PATH/TO/rpxprof
     Only the no-history contrast (works with main's rpxprof, before `history` exists).
+
+selftest
+    The parts that need no rpxprof (the Wilson interval, the missing-key failure).
 """
 import argparse
 import datetime
