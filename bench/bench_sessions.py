@@ -169,7 +169,8 @@ def prepare(L, rpxprof, build_type):
     for variant, permille in (("base", 0), ("slow", SLOW_PERMILLE)):
         d = os.path.join(L.models, variant)
         os.makedirs(d, exist_ok=True)
-        subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
+        subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-O2",
+                        "-fPIC", "-shared", "-fvisibility=hidden",
                         f"-DRPX_BENCH_SLOW_PERMILLE={permille}", "-I", include, src,
                         "-o", os.path.join(d, "session_models.so")], check=True)
         loops = PY_LOOPS if permille == 0 else round(PY_LOOPS * (1000 + permille) / 1000)
@@ -360,7 +361,8 @@ class Runs:
                 names = set(r.get("beside") or {})
                 self.nruns += 1
                 for what, group in BESIDE_GROUPS.items():
-                    if names & group or (what == "build" and any(n.startswith("cc1") for n in names)):
+                    if names & group or (what == "build"
+                                         and any(n.startswith("cc1") for n in names)):
                         self.beside[what] = self.beside.get(what, 0) + 1
                 # a slot redone after a resume: its later runs replace the earlier ones
                 (self.runs.setdefault(r["bench"], {}).setdefault(r["slot"], {})
@@ -502,8 +504,9 @@ def decide(rpxprof, history, head_runs, commit, confirm, threshold, tmpdir):
     """The gate on one head session: a copy of the history plus the head; while the newest
     verdict asks for sessions (sessions_needed > 0, verdict not `same`) and --confirm allows,
     add the slot's next back-to-back run of the same build (the copy is dropped after: the
-    confirming runs never enter the history the later slots are judged against). Returns the final verdict, the sessions and the wall
-    seconds used (the runs' own wall time), and the first verdict."""
+    confirming runs never enter the history the later slots are judged against). Returns the
+    final verdict, the sessions and the wall seconds used (the runs' own wall time), the first
+    verdict and the last newest block."""
     h = os.path.join(tmpdir, "decide.sqlite")
     copy_history(history, h)
     used, wall, first = 0, 0.0, None
@@ -568,7 +571,8 @@ def analyse_bench(rpxprof, R, bench, a, tmpdir, rows):
 def contrast_bench(rpxprof, R, bench, threshold, max_pairs=300, seed=36):
     """No history: plain `compare` of two separate baseline sessions (A/A, pairs of slots) and
     of the previous slot's baseline against a slow session (A/B)."""
-    sessions = [(s, R.get(bench, s, "base")[0][1]) for s in R.slots(bench) if R.get(bench, s, "base")]
+    sessions = [(s, R.get(bench, s, "base")[0][1]) for s in R.slots(bench)
+                if R.get(bench, s, "base")]
     pairs = list(itertools.combinations(sessions, 2))
     if len(pairs) > max_pairs:
         pairs = random.Random(seed).sample(pairs, max_pairs)
@@ -602,7 +606,8 @@ def header(R):
     lines = [f"Machine: {machine_words()}, shared with the other work on it.",
              f"{len(slots)} slots recorded {R.first} to {R.last} (UTC) with rpxprof's "
              f"{cfg.get('build_type', '?')} build of {cfg.get('commit', '?')[:12]}; 1-minute load "
-             f"{lo}-{hi}; a build (cc1/ld) ran beside {R.beside.get('build', 0)} of {R.nruns} runs, "
+             f"{lo}-{hi}; a build (cc1/ld) ran beside {R.beside.get('build', 0)} of {R.nruns} "
+             f"runs, "
              f"tests (ctest/pytest/chromium/postgres) beside {R.beside.get('tests', 0)}."]
     return "\n".join(lines)
 
@@ -712,7 +717,8 @@ def analyse(a):
         f"{b}: " + ", ".join(f"{v} {sum(x['verdict'] == v for x in o['aa'])}|"
                              f"{sum(x['verdict'] == v for x in o['ab'])}" for v in VERDICTS)
         for b, o in rows.items()))
-    print("\nThe old behaviour for contrast (no history: `rpxprof compare` of two separate runs):\n")
+    print("\nThe old behaviour for contrast (no history: `rpxprof compare` of two separate "
+          "runs):\n")
     print(ctext)
     if a.json:
         with open(a.json, "w") as f:
