@@ -260,7 +260,12 @@ json_t *rpx__session_block(const json_t *report, const char *id, const char *sta
         bad |= set_digest(fp, "digest", fp);
         json_object_set(s, "benchmark", bench);
         json_object_set(s, "fingerprint", fp);
-        if (!version) version = rpx__session_version(NULL, NULL, NULL);
+        if (!version) {   /* derived: a batch report's code_sha ($RPX_GIT_SHA) names its commit */
+            const char *sha = json_string_value(json_object_get(report, "code_sha"));
+            version = rpx__session_version(NULL, NULL, sha && *sha ? sha : NULL);
+            if (version && sha && *sha)
+                json_object_set_new(version, "commit_source", json_string("code_sha"));
+        }
         json_object_set_new(s, "version", version ? version : json_null());
         version = NULL;
         if (derived) json_object_set_new(s, "derived", json_true());

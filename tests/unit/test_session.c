@@ -67,6 +67,15 @@ static void test_derived_block(void **st)
     json_decref(s1);
     json_decref(r);
     assert_int_equal(rpx_session_of_report(NULL, &s1, &err), RPX_EINVAL);
+    /* a batch report's code_sha ($RPX_GIT_SHA) is the derived block's commit */
+    r = old_report("CPU A", 4, "6.1", "fp32");
+    json_object_set_new(r, "code_sha", json_string("0123abcd"));
+    assert_int_equal(rpx_session_of_report(r, &s1, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(s1, "version"), "commit")), "0123abcd");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(s1, "version"), "commit_source")),
+                        "code_sha");
+    json_decref(s1);
+    json_decref(r);
 }
 
 static int compared(json_t *a, json_t *b, json_t **diffs)
