@@ -132,6 +132,31 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="--rpxprof-only: not a benchmark"))
 
 
+def benchmark_name(item):
+    """A test's name as a benchmark, the same whatever pytest's rootdir and wherever the
+    checkout is: the test module's import name by Python's package rules (the folders
+    with an __init__.py above the file, as the Python target names a module file:
+    src/python/py_module_file.c), "::", then the test's name within the module with its
+    class and parameters ("tests/perf/test_x.py::TestA::test_b[2]", with
+    tests/perf/__init__.py only, -> "perf.test_x::TestA::test_b[2]"). An item that is not
+    in a Python module file (a doctest of a text file, another plugin's item) keeps its
+    node id."""
+    module = item.getparent(pytest.Module)
+    path = getattr(module, "path", None) or getattr(module, "fspath", None)
+    if module is None or path is None or not item.nodeid.startswith(module.nodeid + "::"):
+        return item.nodeid
+    folder, file = os.path.split(os.path.abspath(str(path)))
+    if not file.endswith(".py"):
+        return item.nodeid
+    parts = [file[:-3]]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, pkg = os.path.split(folder)
+        if not pkg:
+            break
+        parts.insert(0, pkg)
+    return ".".join(parts) + item.nodeid[len(module.nodeid):]
+
+
 def report_key(nodeid):
     """The file name (without .json) a test's report has: its id with every character
     other than letters, digits, '.', '_' and '-' made '_' ("tests/test_x.py::test_a[2]"
@@ -176,8 +201,9 @@ class Benchmark:
         history = getattr(cfg, _HISTORY)
         to_history = history if save is not None else None
         # the benchmark is the test (and its call number): its identity in a history, and
-        # the same name in every run, whatever the function is called
-        options.setdefault("name", nodeid + n)
+        # the same name in every run, whatever the function is called, pytest's rootdir
+        # or the checkout's folder
+        options.setdefault("name", benchmark_name(self._request.node) + n)
 
         def session():
             # the plugin decides what goes into the history: --rpxprof-save
