@@ -24,6 +24,7 @@ import pytest
 
 _STASH = "_rpxprof_results"
 _HISTORY = "_rpxprof_history"
+_NAMES = "_rpxprof_names"
 
 
 def pytest_addoption(parser):
@@ -84,6 +85,7 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "rpxprof: a test that uses the rpxprof_benchmark fixture")
     setattr(config, _STASH, [])
+    setattr(config, _NAMES, {})  # benchmark name -> the test id that has it
     if config.getoption("rpxprof_skip") and config.getoption("rpxprof_only"):
         raise pytest.UsageError("--rpxprof-skip and --rpxprof-only exclude each other; give one")
     c = config.getoption("rpxprof_confirm")
@@ -203,7 +205,8 @@ class Benchmark:
         # the benchmark is the test (and its call number): its identity in a history, and
         # the same name in every run, whatever the function is called, pytest's rootdir
         # or the checkout's folder
-        options.setdefault("name", benchmark_name(self._request.node) + n)
+        if "name" not in options:
+            options["name"] = self._unique(benchmark_name(self._request.node) + n, nodeid)
 
         def session():
             # the plugin decides what goes into the history: --rpxprof-save
@@ -230,6 +233,19 @@ class Benchmark:
         if base_dir:
             self._compare(rpxprof, entry, os.path.join(base_dir, key + ".json"))
         return report
+
+    def _unique(self, name, nodeid):
+        """name, after checking that no other test of the run has it: two test files of
+        the same module name outside packages (pytest's --import-mode=importlib allows
+        them) would otherwise share one series."""
+        other = getattr(self._config, _NAMES).setdefault(name, nodeid)
+        if other != nodeid:
+            pytest.fail("rpxprof: %s and %s are both the benchmark %s (a benchmark is named by "
+                        "its test module's import name, which does not hold the folders "
+                        "without an __init__.py): add an __init__.py to their folders, or give "
+                        "the test's rpxprof_benchmark a name=" % (other, nodeid, name),
+                        pytrace=False)
+        return name
 
     def _record(self, rpxprof, entry, report, history, path):
         from . import _core

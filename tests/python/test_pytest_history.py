@@ -248,3 +248,22 @@ def test_names_do_not_depend_on_rootdir_or_the_checkouts_folder(tmp_path):
     assert p.stdout.count("vs history ") == 4, p.stdout
     assert "incomparable" not in p.stdout and "no earlier session" not in p.stdout, p.stdout
     assert sessions(history) == {n: 3 for n in NAMES}
+
+
+def test_two_tests_with_one_name_are_refused_not_pooled(tmp_path):
+    # two test_x.py outside packages (pytest's importlib mode imports both): one name
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "test_x.py").write_text(
+            "def test_x(rpxprof_benchmark):\n    rpxprof_benchmark(lambda: None)\n")
+    e = dict(os.environ)
+    for k in ("PYTEST_ADDOPTS", "RPXPROF_HISTORY", "RPX_SYSROOT"):
+        e.pop(k, None)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs",
+                        "-p", "rpxprof.pytest_plugin", "--import-mode=importlib", "a", "b",
+                        *FEW, "--rpxprof-history", str(tmp_path / "h.db"), "--rpxprof-save"],
+                       cwd=tmp_path, env=e, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 1 and "1 failed, 1 passed" in p.stdout, p.stdout + p.stderr
+    assert "are both the benchmark test_x::test_x" in p.stdout, p.stdout
+    assert "add an __init__.py" in p.stdout, p.stdout
+    assert sessions(tmp_path / "h.db") == {"test_x::test_x": 1}
