@@ -24,6 +24,7 @@ import pytest
 
 _STASH = "_rpxprof_results"
 _HISTORY = "_rpxprof_history"
+_NAMES = "_rpxprof_names"
 
 
 def pytest_addoption(parser):
@@ -84,6 +85,7 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "rpxprof: a test that uses the rpxprof_benchmark fixture")
     setattr(config, _STASH, [])
+    setattr(config, _NAMES, {})  # benchmark name -> the test id that has it
     if config.getoption("rpxprof_skip") and config.getoption("rpxprof_only"):
         raise pytest.UsageError("--rpxprof-skip and --rpxprof-only exclude each other; give one")
     c = config.getoption("rpxprof_confirm")
@@ -132,6 +134,31 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="--rpxprof-only: not a benchmark"))
 
 
+def benchmark_name(item):
+    """A test's name as a benchmark, the same whatever pytest's rootdir and wherever the
+    checkout is: the test module's import name by Python's package rules (the folders
+    with an __init__.py above the file, as the Python target names a module file:
+    src/python/py_module_file.c), "::", then the test's name within the module with its
+    class and parameters ("tests/perf/test_x.py::TestA::test_b[2]", with
+    tests/perf/__init__.py only, -> "perf.test_x::TestA::test_b[2]"). An item that is not
+    in a Python module file (a doctest of a text file, another plugin's item) keeps its
+    node id."""
+    module = item.getparent(pytest.Module)
+    path = getattr(module, "path", None) or getattr(module, "fspath", None)
+    if module is None or path is None or not item.nodeid.startswith(module.nodeid + "::"):
+        return item.nodeid
+    folder, file = os.path.split(os.path.abspath(str(path)))
+    if not file.endswith(".py"):
+        return item.nodeid
+    parts = [file[:-3]]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, pkg = os.path.split(folder)
+        if not pkg:
+            break
+        parts.insert(0, pkg)
+    return ".".join(parts) + item.nodeid[len(module.nodeid):]
+
+
 def report_key(nodeid):
     """The file name (without .json) a test's report has: its id with every character
     other than letters, digits, '.', '_' and '-' made '_' ("tests/test_x.py::test_a[2]"
@@ -176,8 +203,10 @@ class Benchmark:
         history = getattr(cfg, _HISTORY)
         to_history = history if save is not None else None
         # the benchmark is the test (and its call number): its identity in a history, and
-        # the same name in every run, whatever the function is called
-        options.setdefault("name", nodeid + n)
+        # the same name in every run, whatever the function is called, pytest's rootdir
+        # or the checkout's folder
+        if "name" not in options:
+            options["name"] = self._unique(benchmark_name(self._request.node) + n, nodeid)
 
         def session():
             # the plugin decides what goes into the history: --rpxprof-save
@@ -204,6 +233,19 @@ class Benchmark:
         if base_dir:
             self._compare(rpxprof, entry, os.path.join(base_dir, key + ".json"))
         return report
+
+    def _unique(self, name, nodeid):
+        """name, after checking that no other test of the run has it: two test files of
+        the same module name outside packages (pytest's --import-mode=importlib allows
+        them) would otherwise share one series."""
+        other = getattr(self._config, _NAMES).setdefault(name, nodeid)
+        if other != nodeid:
+            pytest.fail("rpxprof: %s and %s are both the benchmark %s (a benchmark is named by "
+                        "its test module's import name, which does not hold the folders "
+                        "without an __init__.py): add an __init__.py to their folders, or give "
+                        "the test's rpxprof_benchmark a name=" % (other, nodeid, name),
+                        pytrace=False)
+        return name
 
     def _record(self, rpxprof, entry, report, history, path):
         from . import _core

@@ -106,7 +106,7 @@ def save_baseline(suite, history, n=3, calls=CALLS):
 def test_aa_fails_nothing_and_a_5_percent_slower_function_fails_exactly_its_test(suite):
     history = suite / "runs.db"
     save_baseline(suite, history)
-    names = {"suite/test_suite.py::test_fast": 3, "suite/test_suite.py::test_slow": 3}
+    names = {"test_suite::test_fast": 3, "test_suite::test_slow": 3}
     assert sessions(history) == names
     # A/A: the same functions, compared with their series, fail nothing
     for _ in range(2):
@@ -134,8 +134,8 @@ def test_aa_fails_nothing_and_a_5_percent_slower_function_fails_exactly_its_test
                    "--rpxprof-save", slower="1.05")
     assert p.returncode == 1 and len(failed(p)) == 1, p.stdout + p.stderr
     seen = sessions(history)
-    assert seen["suite/test_suite.py::test_fast"] == 4, seen
-    assert 5 <= seen["suite/test_suite.py::test_slow"] <= 7, seen
+    assert seen["test_suite::test_fast"] == 4, seen
+    assert 5 <= seen["test_suite::test_slow"] <= 7, seen
 
 
 # ---- incomparable: another machine never fails ----
@@ -176,3 +176,94 @@ def test_profile_and_compare_run_record_into_history(tmp_path):
     rpxprof.compare_run(f, g, repeats=60, processes=2, names=("f-base", "g-new"),
                         history=history)
     assert sessions(history) == {"f-alone": 1, "f-base": 1, "g-new": 1}
+
+
+# ---- names: a benchmark's name does not depend on pytest's rootdir or the checkout's folder ----
+NAMED_SUITE = {
+    "test_speed.py": textwrap.dedent('''
+        import time
+
+        import pytest
+
+
+        def work():  # a busy-wait: its p50 is its wall time, whatever the load
+            end = time.perf_counter() + 0.0003
+            while time.perf_counter() < end:
+                pass
+
+
+        def test_work(rpxprof_benchmark):
+            rpxprof_benchmark(work)
+
+
+        class TestKinds:
+            @pytest.mark.parametrize("n", [1, 2])
+            def test_sized(self, rpxprof_benchmark, n):
+                rpxprof_benchmark(work)
+    '''),
+    "pkg/__init__.py": "",
+    "pkg/test_inner.py": textwrap.dedent('''
+        from test_speed import work
+
+
+        def test_inner(rpxprof_benchmark):
+            rpxprof_benchmark(work)
+    '''),
+}
+NAMES = {"test_speed::test_work", "test_speed::TestKinds::test_sized[1]",
+         "test_speed::TestKinds::test_sized[2]", "pkg.test_inner::test_inner"}
+FEW = ["--rpxprof-processes", "3", "--rpxprof-repeats", "90", "--rpxprof-warmup", "5",
+       "--rpxprof-confirm", "0", "--rpxprof-threshold", "50%"]  # names, not verdicts
+
+
+def run_in(folder, *args):
+    """pytest from inside the suite's folder, its files given relative to it (the
+    reviewer's `cd suite && pytest test_speed.py ...`)."""
+    e = dict(os.environ)
+    for k in ("PYTEST_ADDOPTS", "RPXPROF_HISTORY", "RPX_SYSROOT"):
+        e.pop(k, None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs",
+           "-p", "rpxprof.pytest_plugin", "test_speed.py", "pkg/test_inner.py", *FEW, *args]
+    p = subprocess.run(cmd, cwd=folder, env=e, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "4 passed" in p.stdout, p.stdout
+    return p
+
+
+def test_names_do_not_depend_on_rootdir_or_the_checkouts_folder(tmp_path):
+    first = tmp_path / "review" / "suite"
+    for rel, text in NAMED_SUITE.items():
+        (first / rel).parent.mkdir(parents=True, exist_ok=True)
+        (first / rel).write_text(text)
+    history = tmp_path / "review" / "py.db"  # outside the suite; not there in the 1st run
+    for _ in range(3):
+        run_in(first, "--rpxprof-history", str(history), "--rpxprof-save")
+    assert sessions(history) == {n: 3 for n in NAMES}
+    # the same suite checked out elsewhere finds its series
+    other = tmp_path / "ci" / "checkout" / "tests"
+    for rel, text in NAMED_SUITE.items():
+        (other / rel).parent.mkdir(parents=True, exist_ok=True)
+        (other / rel).write_text(text)
+    p = run_in(other, "--rpxprof-history", str(history), "--rpxprof-compare")
+    assert p.stdout.count("vs history ") == 4, p.stdout
+    assert "incomparable" not in p.stdout and "no earlier session" not in p.stdout, p.stdout
+    assert sessions(history) == {n: 3 for n in NAMES}
+
+
+def test_two_tests_with_one_name_are_refused_not_pooled(tmp_path):
+    # two test_x.py outside packages (pytest's importlib mode imports both): one name
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "test_x.py").write_text(
+            "def test_x(rpxprof_benchmark):\n    rpxprof_benchmark(lambda: None)\n")
+    e = dict(os.environ)
+    for k in ("PYTEST_ADDOPTS", "RPXPROF_HISTORY", "RPX_SYSROOT"):
+        e.pop(k, None)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs",
+                        "-p", "rpxprof.pytest_plugin", "--import-mode=importlib", "a", "b",
+                        *FEW, "--rpxprof-history", str(tmp_path / "h.db"), "--rpxprof-save"],
+                       cwd=tmp_path, env=e, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 1 and "1 failed, 1 passed" in p.stdout, p.stdout + p.stderr
+    assert "are both the benchmark test_x::test_x" in p.stdout, p.stdout
+    assert "add an __init__.py" in p.stdout, p.stdout
+    assert sessions(tmp_path / "h.db") == {"test_x::test_x": 1}
