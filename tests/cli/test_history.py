@@ -405,6 +405,32 @@ class HistoryCases(TempDirTest):
         p = run("compare", self.path("other.json"), new, "--json", "--history", self.loc, check=0)
         self.assertEqual(json.loads(p.stdout)["between_session"]["source"], "machine")
 
+    def test_compare_history_leaves_out_new_commit(self):
+        """NEW's session and every session of NEW's commit (it differs from BASE's) are not
+        drift: a history holding them gives BASE's series the same spread as one without."""
+        t = self.template()
+        p50 = t["latency"]["p50_ms"]
+        _, base = self.run_report("base")
+        _, new = self.run_report("new")
+        r = read(new)
+        r["session"]["version"]["commit"] = "head"
+        write(new, r)
+        commit = read(base)["session"]["version"].get("commit") or "base"
+        for k in range(10):  # eight sessions of BASE's commit up to 2 % apart, two of "head" 50 % slower
+            rep = variant(t, k, p50 * (1.0 + 0.01 * (k % 3)) if k < 8 else p50 * 1.5,
+                          commit if k < 8 else "head")
+            write(self.path("all", f"{k:02d}.json"), rep)
+            if k < 8:
+                write(self.path("old", f"{k:02d}.json"), rep)
+        write(self.path("all", "new.json"), r)
+        other = self.location()
+        run("history", "add", "--history", self.loc, self.path("all"), check=0)
+        run("history", "add", "--history", other, self.path("old"), check=0)
+        got = [json.loads(run("compare", base, new, "--json", "--history", h, check=0).stdout)
+               ["between_session"] for h in (self.loc, other)]
+        self.assertEqual(got[0]["source"], "series", got)
+        self.assertAlmostEqual(got[0]["sigma_between_log"], got[1]["sigma_between_log"], 12, got)
+
     # ---- a schema newer than this rpxprof
     def test_newer_schema(self):
         self.run_report("a", "--history", self.loc)
