@@ -114,11 +114,13 @@ static int read_report(const char *path, json_t **report, int quiet_other, int *
     *report = json_load_file(path, 0, &je);
     const char *schema = json_string_value(json_object_get(*report, "schema"));
     if (*report && schema && strncmp(schema, "rpxprof.profile/", 16) == 0) return 1;
+    const char *why = !*report ? je.text : "not an rpxprof run report (its schema is not "
+                                           "rpxprof.profile/1)";
     if (!quiet_other) {
-        rpx_cli_fail("history add", 0, "%s: %s", path,
-                     !*report ? je.text : "not an rpxprof run report (its schema is not "
-                                          "rpxprof.profile/1)");
+        rpx_cli_fail("history add", 0, "%s: %s", path, why);
         (*bad)++;
+    } else {
+        rpx_cli_term_printf(stderr, "rpxprof history add: note: %s: skipped: %s\n", path, why);
     }
     json_decref(*report);
     *report = NULL;
@@ -187,6 +189,9 @@ static int add_folder(rpx_history *h, const char *dir, add_counts *n, int depth)
             add_folder(h, names[i], n, depth + 1);
         else if (len > 5 && strcmp(names[i] + len - 5, ".json") == 0 && S_ISREG(st.st_mode))
             add_file(h, names[i], 1, n);
+        else
+            rpx_cli_term_printf(stderr, "rpxprof history add: note: %s: skipped: %s\n", names[i],
+                                depth >= 8 ? "a folder deeper than 8 levels" : "not a .json file");
         free(names[i]);
     }
     free(names);
@@ -213,6 +218,33 @@ static int cmd_add(rpx__cli_history_args *a)
     printf("history %s: %zu session%s added, %zu already there%s\n", a->history, n.added,
            n.added == 1 ? "" : "s", n.present, n.bad ? " (some files not added: above)" : "");
     return n.bad ? RPX_EXIT_FAILURE : RPX_EXIT_OK;
+}
+
+/* --benchmark B matched nothing: exit 1 naming the benchmarks the history holds
+ * (a mistyped name must not pass a CI gate); 0 when B matched or none given */
+int rpx__cli_history_no_benchmark(const char *cmd, const char *loc, rpx_history *h, const char *benchmark,
+                                  const json_t *list)
+{
+    if (!benchmark || json_array_size(list)) return 0;
+    json_t *all = NULL, *s;
+    rpx_error err = {0};
+    char names[1024] = "";
+    size_t i, used = 0;
+    if (rpx_history_series(h, NULL, &all, &err) < 0)
+        return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
+    json_array_foreach(all, i, s) {
+        const json_t *b = json_object_get(s, "benchmark");
+        const char *n = json_string_value(json_object_get(b, "name"));
+        if (!n) n = json_string_value(json_object_get(b, "id"));
+        if (!n || (used && strstr(names, n))) continue;
+        int w = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", n);
+        if (w < 0 || (size_t)w >= sizeof names - used) break;
+        used += (size_t)w;
+    }
+    json_decref(all);
+    return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "--benchmark %s: no such benchmark in history %s; "
+                        "it holds: %s", benchmark, loc,
+                        used ? names : "no sessions at all");
 }
 
 static void show_text(const json_t *list)
@@ -266,8 +298,16 @@ static int cmd_show(rpx__cli_history_args *a)
     if (rpx_history_open(a->history, RPX_HISTORY_READONLY, &h, &err) < 0)
         return rpx_cli_fail("history show", RPX_EXIT_FAILURE, "%s", err.message);
     int rc = rpx_history_series(h, a->benchmark, &list, &err);
+    if (rc < 0) {
+        rpx_history_close(h);
+        return rpx_cli_fail("history show", RPX_EXIT_FAILURE, "%s", err.message);
+    }
+    if ((rc = rpx__cli_history_no_benchmark("history show", a->history, h, a->benchmark, list)) != 0) {
+        rpx_history_close(h);
+        json_decref(list);
+        return rc;
+    }
     rpx_history_close(h);
-    if (rc < 0) return rpx_cli_fail("history show", RPX_EXIT_FAILURE, "%s", err.message);
     if (a->json) {
         json_t *out = json_pack("{s:s, s:i, s:O}", "schema", "rpxprof.history/1",
                                 "schema_version", RPX_HISTORY_SCHEMA_VERSION, "series", list);

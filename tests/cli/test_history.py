@@ -431,6 +431,45 @@ class HistoryCases(TempDirTest):
         self.assertEqual(got[0]["source"], "series", got)
         self.assertAlmostEqual(got[0]["sigma_between_log"], got[1]["sigma_between_log"], 12, got)
 
+    def test_benchmark_typo_fails(self):
+        """A --benchmark the history does not hold: exit 1 naming those it holds (a CI gate
+        must not pass on a typo)."""
+        t = self.template()
+        write(self.path("s", "00.json"), variant(t, 0, 1.0))
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        name = t["session"]["benchmark"].get("name") or t["session"]["benchmark"]["id"]
+        for cmd in ("check", "show"):
+            p = run("history", cmd, "--history", self.loc, "--benchmark", "no-such-bench", check=1)
+            self.assertIn("no-such-bench", p.stderr)
+            self.assertIn(name, p.stderr)
+            run("history", cmd, "--history", self.loc, "--benchmark", name, check=0)
+
+    def test_check_says_newest_incomplete(self):
+        t = self.template()
+        for k in range(6):
+            r = variant(t, k, 1.0)
+            if k == 5:
+                r["status"] = "timed_out"
+            write(self.path("s", f"{k:02d}.json"), r)
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        text = run("history", "check", "--history", self.loc, check=0).stdout
+        self.assertIn("not complete (status timed_out)", text)
+        p = run("history", "check", "--json", "--history", self.loc, check=0)
+        self.assertEqual(json.loads(p.stdout)[0]["newest_skipped"]["status"], "timed_out")
+
+    def test_add_folder_names_skipped_files(self):
+        t = self.template()
+        write(self.path("s", "00.json"), variant(t, 0, 1.0))
+        write(self.path("s", "other.json"), {"schema": "something/1"})
+        with open(self.path("s", "notes.txt"), "w") as f:
+            f.write("x")
+        p = run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        lines = [l for l in p.stderr.splitlines() if "skipped" in l]
+        self.assertEqual(len(lines), 2, p.stderr)
+        self.assertTrue(any("other.json" in l and "not an rpxprof run report" in l for l in lines))
+        self.assertTrue(any("notes.txt" in l for l in lines))
+        self.assertIn("1 session added", p.stdout)
+
     # ---- a schema newer than this rpxprof
     def test_newer_schema(self):
         self.run_report("a", "--history", self.loc)
