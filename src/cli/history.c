@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include "cli/history_cli.h"
 #include "common/json.h"
 #include "rpxprof/history.h"
+#include "rpxprof/summary.h"
 
 static const char usage[] =
     "Usage: rpxprof history COMMAND [OPTION]...\n"
@@ -247,6 +249,29 @@ int rpx__cli_history_no_benchmark(const char *cmd, const char *loc, rpx_history 
                         used ? names : "no sessions at all");
 }
 
+/* the decimals that show v to the second significant digit of its interval's
+ * half width, within 1 to 6 significant digits: the rule of the summary and of
+ * the history page (src/report/html_history.c, docs/statistics.md); -1 when it
+ * does not apply (then three significant digits, rpx_format_3g) */
+static int interval_decimals(double v, double lo, double hi)
+{
+    double hw = (hi - lo) / 2;
+    if (!isfinite(v) || !isfinite(lo) || !isfinite(hi) || !(fabs(v) >= 1e-9 && fabs(v) < 1e15))
+        return -1;
+    int e = (int)floor(log10(fabs(v)));
+    int sig = hw > 1e-9 * fabs(v) ? e - (int)floor(log10(hw)) + 2 : 4;
+    sig = sig < 1 ? 1 : sig > 6 ? 6 : sig;
+    int d = sig - 1 - e;
+    return d < 0 ? 0 : d > 15 ? 15 : d;
+}
+
+static const char *fixed(char *b, size_t n, double v, int dec)
+{
+    if (dec < 0) return rpx_format_3g(b, n, v);
+    snprintf(b, n, "%.*f", dec, v);
+    return b;
+}
+
 static void show_text(const json_t *list)
 {
     size_t i, k;
@@ -268,19 +293,24 @@ static void show_text(const json_t *list)
         json_array_foreach(json_object_get(s, "sessions"), k, e) {
             const char *commit = json_string_value(json_object_get(e, "commit"));
             const json_t *ci = json_object_get(e, "p50_ci_ms");
-            char ci_text[64] = "n/a";
-            if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0)))
-                snprintf(ci_text, sizeof ci_text, "[%.6g, %.6g]",
-                         json_number_value(json_array_get(ci, 0)),
-                         json_number_value(json_array_get(ci, 1)));
+            char ci_text[72] = "n/a", p50[40] = "n/a";
+            const json_t *pv = json_object_get(e, "p50_ms");
+            double v = json_is_number(pv) ? json_number_value(pv) : NAN;
+            int dec = -1;
+            if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
+                double lo = json_number_value(json_array_get(ci, 0));
+                double hi = json_number_value(json_array_get(ci, 1));
+                dec = interval_decimals(isfinite(v) ? v : (lo + hi) / 2, lo, hi);
+                char lo_t[28], hi_t[28];
+                snprintf(ci_text, sizeof ci_text, "[%s, %s]", fixed(lo_t, sizeof lo_t, lo, dec),
+                         fixed(hi_t, sizeof hi_t, hi, dec));
+            }
+            if (isfinite(v)) fixed(p50, sizeof p50, v, dec);
             rpx_cli_term_printf(stdout, "  %-24s %-28s %-14.12s ",
                                 json_string_value(json_object_get(e, "started")) ?
                                 json_string_value(json_object_get(e, "started")) : "n/a",
                                 json_string_value(json_object_get(e, "id")),
                                 commit ? commit : "n/a");
-            char p50[40] = "n/a";
-            const json_t *pv = json_object_get(e, "p50_ms");
-            if (json_is_number(pv)) snprintf(p50, sizeof p50, "%.6g", json_number_value(pv));
             printf("%12s", p50);
             printf("  %-26s %s\n", ci_text, json_string_value(json_object_get(e, "status")) ?
                    json_string_value(json_object_get(e, "status")) : "n/a");

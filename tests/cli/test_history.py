@@ -43,6 +43,17 @@ def session_id(report):
     return s["id"] if isinstance(s, dict) else None
 
 
+def interval_text(v, lo, hi):
+    """p50 and interval as `history show` prints them: to the second significant digit of
+    the interval's half width (1 to 6 significant digits), as the summary and the page."""
+    import math
+    hw = (hi - lo) / 2
+    e = math.floor(math.log10(abs(v)))
+    sig = e - math.floor(math.log10(hw)) + 2 if hw > 1e-9 * abs(v) else 4
+    d = min(max(min(max(sig, 1), 6) - 1 - e, 0), 15)
+    return "%.*f  [%.*f, %.*f]" % (d, v, d, lo, d, hi)
+
+
 def variant(report, k, scale=None, commit=None):
     """Report k of a family: another session of the same benchmark on the same machine;
     with scale, its p50s (pooled and per process) are scale x 1 ms, each process a little
@@ -206,7 +217,7 @@ class HistoryCases(TempDirTest):
         self.assertLessEqual(got[0]["started"], got[1]["started"])
         text = run("history", "show", "--history", self.loc, check=0).stdout
         self.assertIn(got[0]["id"], text)
-        self.assertIn("%.6g" % got[0]["p50_ms"], text)
+        self.assertIn(interval_text(got[0]["p50_ms"], *got[0]["p50_ci_ms"]), text)
 
     def test_compare_run_and_python_record(self):
         run("compare", "--run", "--model", DEMO, "--model", "rpxprof-demo:demo_noop", "--inputs", self.npz,
@@ -469,6 +480,67 @@ class HistoryCases(TempDirTest):
         self.assertTrue(any("other.json" in l and "not an rpxprof run report" in l for l in lines))
         self.assertTrue(any("notes.txt" in l for l in lines))
         self.assertIn("1 session added", p.stdout)
+
+    def test_sessions_ordered_by_time(self):
+        """An imported old report's derived session ("...:10Z", no milliseconds) is older than
+        a session started at "...:10.900Z": ordered by time, not as text."""
+        t = self.template()
+        real = variant(t, 1, 1.0)
+        real["session"]["started"] = real["session"]["ended"] = "2026-12-06T11:00:10.900Z"
+        old = variant(t, 2, 1.1)
+        del old["session"]
+        old["created_utc"] = "2026-12-06T11:00:10Z"
+        write(self.path("a", "real.json"), real)
+        write(self.path("b", "old.json"), old)
+        run("history", "add", "--history", self.loc, self.path("a"), self.path("b"), check=0)
+        (series,) = self.show()
+        self.assertEqual([s["started"] for s in series["sessions"]],
+                         ["2026-12-06T11:00:10Z", "2026-12-06T11:00:10.900Z"], series)
+
+    def test_derived_duplicate_of_a_session(self):
+        """The same run imported with and without its session block is one session."""
+        t = self.template()
+        write(self.path("a", "r.json"), t)
+        bare = copy.deepcopy(t)
+        del bare["session"]
+        write(self.path("b", "r.json"), bare)
+        run("history", "add", "--history", self.loc, self.path("a"), check=0)
+        p = run("history", "add", "--history", self.loc, self.path("b"), check=0)
+        self.assertIn("0 sessions added, 1 already there", p.stdout)
+        self.assertEqual(len(self.sessions()), 1)
+
+    def test_show_digits_the_interval_supports(self):
+        t = self.template()
+        r = variant(t, 0, 1.0)
+        r["latency"]["p50_ms"] = 0.160459
+        r["latency_ci"]["p50_ms"] = [0.156052, 0.163831]
+        write(self.path("s", "r.json"), r)
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        text = run("history", "show", "--history", self.loc, check=0).stdout
+        self.assertIn("0.1605  [0.1561, 0.1638]", text)
+        (e,) = self.sessions()
+        self.assertEqual(e["p50_ms"], 0.160459)
+        self.assertEqual(e["p50_ci_ms"], [0.156052, 0.163831])
+
+    def test_minor_words(self):
+        """"1 session"; a derived session says "derived": true in show --json; a file that is
+        not SQLite is named as not an rpxprof history."""
+        t = self.template()
+        old = variant(t, 0, 1.0)
+        del old["session"]
+        write(self.path("s", "old.json"), old)
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        (e,) = self.sessions()
+        self.assertIs(e.get("derived"), True, e)
+        text = run("history", "check", "--history", self.loc, check=0).stdout
+        self.assertIn(": 1 session\n", text)
+        if self.backend == "sqlite":
+            bad = self.path("bad.db")
+            with open(bad, "w") as f:
+                f.write("this is not a database, not at all" * 100)
+            p = run("history", "show", "--history", bad, check=1)
+            self.assertIn(bad + ": not an rpxprof history (not an SQLite database, or damaged): ",
+                          p.stderr)
 
     # ---- a schema newer than this rpxprof
     def test_newer_schema(self):
