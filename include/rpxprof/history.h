@@ -42,7 +42,7 @@ extern "C" {
 #define RPX_HISTORY_READONLY 2    /* never write (SQLite: opened read-only) */
 
 /* The schema version this build writes and reads (schema_version.version). */
-#define RPX_HISTORY_SCHEMA_VERSION 1
+#define RPX_HISTORY_SCHEMA_VERSION 2
 
 typedef struct rpx_history rpx_history;
 

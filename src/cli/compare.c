@@ -142,7 +142,7 @@ static int compare_cli(int argc, char **argv, json_t **spread)
         return rc;
     if (!dirs) {
         /* --session-spread, given, wins over the history's */
-        if (!*spread && (rc = rpx__cli_compare_spread(history, argv[optind], &hspread)) != 0) {
+        if (!*spread && (rc = rpx__cli_compare_spread(history, argv[optind], argv[optind + 1], &hspread)) != 0) {
             rpx_output_discard(hout);
             return rc;
         }

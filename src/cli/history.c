@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include "cli/history_cli.h"
 #include "common/json.h"
 #include "rpxprof/history.h"
+#include "rpxprof/summary.h"
 
 static const char usage[] =
     "Usage: rpxprof history COMMAND [OPTION]...\n"
@@ -114,11 +116,13 @@ static int read_report(const char *path, json_t **report, int quiet_other, int *
     *report = json_load_file(path, 0, &je);
     const char *schema = json_string_value(json_object_get(*report, "schema"));
     if (*report && schema && strncmp(schema, "rpxprof.profile/", 16) == 0) return 1;
+    const char *why = !*report ? je.text : "not an rpxprof run report (its schema is not "
+                                           "rpxprof.profile/1)";
     if (!quiet_other) {
-        rpx_cli_fail("history add", 0, "%s: %s", path,
-                     !*report ? je.text : "not an rpxprof run report (its schema is not "
-                                          "rpxprof.profile/1)");
+        rpx_cli_fail("history add", 0, "%s: %s", path, why);
         (*bad)++;
+    } else {
+        rpx_cli_term_printf(stderr, "rpxprof history add: note: %s: skipped: %s\n", path, why);
     }
     json_decref(*report);
     *report = NULL;
@@ -187,6 +191,9 @@ static int add_folder(rpx_history *h, const char *dir, add_counts *n, int depth)
             add_folder(h, names[i], n, depth + 1);
         else if (len > 5 && strcmp(names[i] + len - 5, ".json") == 0 && S_ISREG(st.st_mode))
             add_file(h, names[i], 1, n);
+        else
+            rpx_cli_term_printf(stderr, "rpxprof history add: note: %s: skipped: %s\n", names[i],
+                                depth >= 8 ? "a folder deeper than 8 levels" : "not a .json file");
         free(names[i]);
     }
     free(names);
@@ -215,6 +222,56 @@ static int cmd_add(rpx__cli_history_args *a)
     return n.bad ? RPX_EXIT_FAILURE : RPX_EXIT_OK;
 }
 
+/* --benchmark B matched nothing: exit 1 naming the benchmarks the history holds
+ * (a mistyped name must not pass a CI gate); 0 when B matched or none given */
+int rpx__cli_history_no_benchmark(const char *cmd, const char *loc, rpx_history *h, const char *benchmark,
+                                  const json_t *list)
+{
+    if (!benchmark || json_array_size(list)) return 0;
+    json_t *all = NULL, *s;
+    rpx_error err = {0};
+    char names[1024] = "";
+    size_t i, used = 0;
+    if (rpx_history_series(h, NULL, &all, &err) < 0)
+        return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
+    json_array_foreach(all, i, s) {
+        const json_t *b = json_object_get(s, "benchmark");
+        const char *n = json_string_value(json_object_get(b, "name"));
+        if (!n) n = json_string_value(json_object_get(b, "id"));
+        if (!n || (used && strstr(names, n))) continue;
+        int w = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", n);
+        if (w < 0 || (size_t)w >= sizeof names - used) break;
+        used += (size_t)w;
+    }
+    json_decref(all);
+    return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "--benchmark %s: no such benchmark in history %s; "
+                        "it holds: %s", benchmark, loc,
+                        used ? names : "no sessions at all");
+}
+
+/* the decimals that show v to the second significant digit of its interval's
+ * half width, within 1 to 6 significant digits: the rule of the summary and of
+ * the history page (src/report/html_history.c, docs/statistics.md); -1 when it
+ * does not apply (then three significant digits, rpx_format_3g) */
+static int interval_decimals(double v, double lo, double hi)
+{
+    double hw = (hi - lo) / 2;
+    if (!isfinite(v) || !isfinite(lo) || !isfinite(hi) || !(fabs(v) >= 1e-9 && fabs(v) < 1e15))
+        return -1;
+    int e = (int)floor(log10(fabs(v)));
+    int sig = hw > 1e-9 * fabs(v) ? e - (int)floor(log10(hw)) + 2 : 4;
+    sig = sig < 1 ? 1 : sig > 6 ? 6 : sig;
+    int d = sig - 1 - e;
+    return d < 0 ? 0 : d > 15 ? 15 : d;
+}
+
+static const char *fixed(char *b, size_t n, double v, int dec)
+{
+    if (dec < 0) return rpx_format_3g(b, n, v);
+    snprintf(b, n, "%.*f", dec, v);
+    return b;
+}
+
 static void show_text(const json_t *list)
 {
     size_t i, k;
@@ -236,19 +293,24 @@ static void show_text(const json_t *list)
         json_array_foreach(json_object_get(s, "sessions"), k, e) {
             const char *commit = json_string_value(json_object_get(e, "commit"));
             const json_t *ci = json_object_get(e, "p50_ci_ms");
-            char ci_text[64] = "n/a";
-            if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0)))
-                snprintf(ci_text, sizeof ci_text, "[%.6g, %.6g]",
-                         json_number_value(json_array_get(ci, 0)),
-                         json_number_value(json_array_get(ci, 1)));
+            char ci_text[72] = "n/a", p50[40] = "n/a";
+            const json_t *pv = json_object_get(e, "p50_ms");
+            double v = json_is_number(pv) ? json_number_value(pv) : NAN;
+            int dec = -1;
+            if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
+                double lo = json_number_value(json_array_get(ci, 0));
+                double hi = json_number_value(json_array_get(ci, 1));
+                dec = interval_decimals(isfinite(v) ? v : (lo + hi) / 2, lo, hi);
+                char lo_t[28], hi_t[28];
+                snprintf(ci_text, sizeof ci_text, "[%s, %s]", fixed(lo_t, sizeof lo_t, lo, dec),
+                         fixed(hi_t, sizeof hi_t, hi, dec));
+            }
+            if (isfinite(v)) fixed(p50, sizeof p50, v, dec);
             rpx_cli_term_printf(stdout, "  %-24s %-28s %-14.12s ",
                                 json_string_value(json_object_get(e, "started")) ?
                                 json_string_value(json_object_get(e, "started")) : "n/a",
                                 json_string_value(json_object_get(e, "id")),
                                 commit ? commit : "n/a");
-            char p50[40] = "n/a";
-            const json_t *pv = json_object_get(e, "p50_ms");
-            if (json_is_number(pv)) snprintf(p50, sizeof p50, "%.6g", json_number_value(pv));
             printf("%12s", p50);
             printf("  %-26s %s\n", ci_text, json_string_value(json_object_get(e, "status")) ?
                    json_string_value(json_object_get(e, "status")) : "n/a");
@@ -266,8 +328,16 @@ static int cmd_show(rpx__cli_history_args *a)
     if (rpx_history_open(a->history, RPX_HISTORY_READONLY, &h, &err) < 0)
         return rpx_cli_fail("history show", RPX_EXIT_FAILURE, "%s", err.message);
     int rc = rpx_history_series(h, a->benchmark, &list, &err);
+    if (rc < 0) {
+        rpx_history_close(h);
+        return rpx_cli_fail("history show", RPX_EXIT_FAILURE, "%s", err.message);
+    }
+    if ((rc = rpx__cli_history_no_benchmark("history show", a->history, h, a->benchmark, list)) != 0) {
+        rpx_history_close(h);
+        json_decref(list);
+        return rc;
+    }
     rpx_history_close(h);
-    if (rc < 0) return rpx_cli_fail("history show", RPX_EXIT_FAILURE, "%s", err.message);
     if (a->json) {
         json_t *out = json_pack("{s:s, s:i, s:O}", "schema", "rpxprof.history/1",
                                 "schema_version", RPX_HISTORY_SCHEMA_VERSION, "series", list);

@@ -23,10 +23,11 @@ static void print_check(const json_t *r)
 {
     size_t i;
     const json_t *c, *nw = json_object_get(r, "newest");
-    rpx_cli_term_printf(stdout, "%s on fingerprint %s: %lld sessions\n",
+    rpx_cli_term_printf(stdout, "%s on fingerprint %s: %lld session%s\n",
                         str(json_object_get(r, "benchmark"), "name"),
                         str(r, "fingerprint_digest"),
-                        (long long)json_integer_value(json_object_get(r, "sessions")));
+                        (long long)json_integer_value(json_object_get(r, "sessions")),
+                        json_integer_value(json_object_get(r, "sessions")) == 1 ? "" : "s");
     if (!json_array_size(json_object_get(r, "changes"))) puts("  changes: none");
     json_array_foreach(json_object_get(r, "changes"), i, c) {
         const json_t *ci = json_object_get(c, "ratio_ci");
@@ -41,6 +42,10 @@ static void print_check(const json_t *r)
             printf(" p %.3g", json_number_value(json_object_get(c, "p_value")));
         putchar('\n');
     }
+    const json_t *sk = json_object_get(r, "newest_skipped");
+    if (json_is_object(sk))
+        rpx_cli_term_printf(stdout, "  newest session %s is not complete (status %s): left out "
+                            "of the check\n", str(sk, "session"), str(sk, "status"));
     if (json_is_object(nw)) {
         rpx_cli_term_printf(stdout, "  newest %s (commit %s): %s", str(nw, "session"),
                             str(nw, "commit"), str(nw, "verdict"));
@@ -49,6 +54,18 @@ static void print_check(const json_t *r)
         rpx_cli_term_printf(stdout, "%s%s\n", json_is_string(json_object_get(nw, "why")) ? ": " : "",
                             json_is_string(json_object_get(nw, "why")) ? str(nw, "why") : "");
     }
+}
+
+/* the series' newest session, when not complete (timed_out, crashed...), is left out
+ * of the check: r gets "newest_skipped": {"session", "status"} and the text says so */
+static void mark_skipped(const json_t *series, json_t *r)
+{
+    const json_t *ss = json_object_get(series, "sessions");
+    const json_t *last = json_array_get(ss, json_array_size(ss) ? json_array_size(ss) - 1 : 0);
+    const char *st = json_string_value(json_object_get(last, "status"));
+    if (!last || !st || !strcmp(st, "complete")) return;
+    json_object_set_new(r, "newest_skipped", json_pack("{s:O?, s:s}", "session",
+                        json_object_get(last, "id"), "status", st));
 }
 
 int rpx__cli_history_check(rpx__cli_history_args *a)
@@ -63,7 +80,13 @@ int rpx__cli_history_check(rpx__cli_history_args *a)
     if (rpx_history_open(a->history, RPX_HISTORY_READONLY, &h, &err) < 0)
         return rpx_cli_fail("history check", RPX_EXIT_FAILURE, "%s", err.message);
     int rc = rpx_history_series(h, a->benchmark, &list, &err);
+    int nb = rc < 0 ? 0 : rpx__cli_history_no_benchmark("history check", a->history, h, a->benchmark, list);
     rpx_history_close(h);
+    if (nb) {
+        json_decref(list);
+        json_decref(out);
+        return nb;
+    }
     rpx_history_check_opts o;
     rpx_history_check_defaults(&o);
     if (a->threshold_given) o.threshold = a->threshold;
@@ -71,6 +94,7 @@ int rpx__cli_history_check(rpx__cli_history_args *a)
     json_array_foreach(list, i, s) {
         json_t *r = NULL;
         if (rc < 0 || (rc = rpx_history_check(s, &o, &r, &err)) < 0) break;
+        mark_skipped(s, r);
         const char *v = json_string_value(json_object_get(json_object_get(r, "newest"), "verdict"));
         slower |= v && strcmp(v, "slower") == 0;
         json_array_append_new(out, r);

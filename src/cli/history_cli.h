@@ -23,7 +23,14 @@ int rpx__cli_history_parse(const char *cmd, int argc, char **argv, rpx__cli_hist
 /* compare --history (compare_history.c): *spread for rpx_compare_opts.session_spread
  * (NULL without a history); 0, or the exit code after a message */
 struct json_t;
-int rpx__cli_compare_spread(const char *given, const char *base_path, struct json_t **spread);
+int rpx__cli_compare_spread(const char *given, const char *base_path, const char *new_path,
+                            struct json_t **spread);
+/* --benchmark matched nothing in h: exit 1 after naming the benchmarks it holds;
+ * 0 when it matched (list not empty) or none was given (history.c) */
+struct rpx_history;
+int rpx__cli_history_no_benchmark(const char *cmd, const char *loc, struct rpx_history *h,
+                                  const char *benchmark,
+                                  const struct json_t *list);
 /* history check (history_check.c) */
 int rpx__cli_history_check(rpx__cli_history_args *a);
 

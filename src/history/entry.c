@@ -58,6 +58,8 @@ json_t *rpx__hist_entry(const json_t *report, const json_t *session, const char 
     json_object_set_new(e, "processes", json_integer(processes));
     json_object_set_new(e, "process_p50_ms", p50s);
     copy_key(e, "calls", report, "measured_calls");
+    if (json_is_true(json_object_get(session, "derived"))) /* an old report's, derived */
+        json_object_set_new(e, "derived", json_true());
     json_object_set_new(e, "warnings", json_is_array(warnings) ? json_deep_copy(warnings)
                                                                : json_array());
     json_object_set_new(e, "report_path", report_path ? json_string(report_path) : json_null());

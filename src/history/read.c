@@ -13,8 +13,17 @@
 #define SERIES_SQL                                                                      \
     "SELECT s.id, s.benchmark, s.fingerprint, x.entry, x.id FROM series s JOIN sessions x " \
     "ON x.series_id = s.id "
-#define SERIES_ORDER                                                                     \
-    " ORDER BY s.benchmark_name, s.benchmark_id, s.id, COALESCE(x.started, ''), x.id"
+#define SERIES_ORDER " ORDER BY s.benchmark_name, s.benchmark_id, s.id, "
+
+/* SERIES_SQL, where (may be ""), SERIES_ORDER and the sessions by start */
+static int series_query(rpx_history *h, const char *where, int n, const char *const *p,
+                        rpx__hist_rows *r, rpx_error *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "%s%s%s%s", SERIES_SQL, where, SERIES_ORDER,
+             rpx__hist_by_start(h, 0));
+    return rpx__hist_exec(h, sql, n, p, r, err);
+}
 
 static json_t *parse(const char *text)
 {
@@ -62,9 +71,9 @@ int rpx_history_series(rpx_history *h, const char *benchmark, json_t **series_li
     *series_list = NULL;
     rpx__hist_rows r = {0};
     const char *p[] = {benchmark};
-    int rc = benchmark ? rpx__hist_exec(h, SERIES_SQL "WHERE s.benchmark_name = $1 OR "
-                                           "s.benchmark_id = $1" SERIES_ORDER, 1, p, &r, err)
-                       : rpx__hist_exec(h, SERIES_SQL SERIES_ORDER, 0, NULL, &r, err);
+    int rc = benchmark ? series_query(h, "WHERE s.benchmark_name = $1 OR s.benchmark_id = $1",
+                                      1, p, &r, err)
+                       : series_query(h, "", 0, NULL, &r, err);
     if (!rc) rc = rows_to_series(h, &r, NULL, series_list, err);
     rpx__hist_rows_free(&r);
     return rc;
@@ -87,7 +96,7 @@ int rpx_history_series_of(rpx_history *h, const json_t *report, json_t **series,
     rpx__hist_rows r = {0};
     const char *p[] = {id};
     json_t *list = NULL;
-    int rc = rpx__hist_exec(h, SERIES_SQL "WHERE s.id = $1" SERIES_ORDER, 1, p, &r, err);
+    int rc = series_query(h, "WHERE s.id = $1", 1, p, &r, err);
     if (!rc)
         rc = rows_to_series(h, &r, json_string_value(json_object_get(s, "id")), &list, err);
     if (!rc && json_array_size(list)) *series = json_incref(json_array_get(list, 0));
@@ -107,7 +116,7 @@ int rpx_history_machine_sessions(rpx_history *h, const json_t *report, json_t **
     const json_t *machine = json_object_get(json_object_get(s, "fingerprint"), "machine");
     rpx__hist_rows r = {0};
     json_t *all = NULL;
-    int rc = rpx__hist_exec(h, SERIES_SQL SERIES_ORDER, 0, NULL, &r, err);
+    int rc = series_query(h, "", 0, NULL, &r, err);
     if (!rc) rc = rows_to_series(h, &r, json_string_value(json_object_get(s, "id")), &all, err);
     if (!rc) {
         json_t *out = json_array(), *one;
@@ -125,15 +134,6 @@ int rpx_history_machine_sessions(rpx_history *h, const json_t *report, json_t **
     return rc;
 }
 
-/* seconds since the epoch of 2026-12-06T09:47:00[.123]Z; -1 when unreadable */
-static double epoch_of(const char *iso)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm)) return -1;
-    return (double)timegm(&tm);
-}
-
 int rpx_history_prune(rpx_history *h, unsigned keep_last, double older_than_days, double now_s,
                       int dry_run, json_t **removed, rpx_error *err)
 {
@@ -144,17 +144,18 @@ int rpx_history_prune(rpx_history *h, unsigned keep_last, double older_than_days
     int rc = dry_run ? 0 : rpx__hist_begin(h, err);
     if (rc < 0) return rc;
     rpx__hist_rows r = {0};
-    rc = rpx__hist_exec(h, "SELECT x.id, s.benchmark_id, s.fingerprint_digest, x.started, "
-                           "s.benchmark_name, s.id FROM sessions x JOIN series s ON x.series_id = s.id "
-                           "ORDER BY s.id, COALESCE(x.started, '') DESC, x.id DESC",
-                        0, NULL, &r, err);
+    char sql[384];
+    snprintf(sql, sizeof sql, "SELECT x.id, s.benchmark_id, s.fingerprint_digest, x.started, "
+             "s.benchmark_name, s.id FROM sessions x JOIN series s ON x.series_id = s.id "
+             "ORDER BY s.id, %s", rpx__hist_by_start(h, 1));
+    rc = rpx__hist_exec(h, sql, 0, NULL, &r, err);
     json_t *out = json_array();
     unsigned rank = 0;
     for (size_t i = 0; !rc && i < r.n; i++) {
         if (i == 0 || strcmp(rpx__hist_cell(&r, i, 5), rpx__hist_cell(&r, i - 1, 5)) != 0) rank = 0;
         rank++;
         const char *started = rpx__hist_cell(&r, i, 3);
-        double t = epoch_of(started);
+        double t = rpx__hist_epoch(started);
         char why[160] = "";
         if (keep_last && rank > keep_last)
             snprintf(why, sizeof why, "beyond the newest %u of its series", keep_last);

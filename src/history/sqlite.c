@@ -60,6 +60,9 @@ static char *dialect(const char *sql)
 static int fail(lite *l, rpx_error *err, const char *what)
 {
     int rc = sqlite3_errcode(l->db);
+    if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+        return rpx_error_set(err, RPX_EFORMAT, "%s: not an rpxprof history (not an SQLite "
+                             "database, or damaged): %s", l->location, sqlite3_errmsg(l->db));
     return rpx_error_set(err, rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? RPX_EIO
                                : rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT ? RPX_EFORMAT
                                                                               : RPX_EIO,

@@ -3,6 +3,7 @@
  * the schema and its migrations, recording a report's session in one
  * transaction, and reading series back. The SQL is written once for both
  * backends (standard SQL, ON CONFLICT DO NOTHING, $N parameters as text). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,13 @@ static const char *const migration_1[] = {
     " PRIMARY KEY (series_id, id))",
     "CREATE INDEX sessions_by_series ON sessions (series_id, started, id)",
     NULL};
-static const char *const *const migrations[] = {NULL, migration_1};
+/* 2: sessions ordered by a numeric start (started_s, filled for the rows
+ * already there by fill_started_s) */
+static const char *const migration_2[] = {
+    "ALTER TABLE sessions ADD COLUMN started_s DOUBLE PRECISION",
+    "CREATE INDEX sessions_by_start ON sessions (series_id, started_s, id)",
+    NULL};
+static const char *const *const migrations[] = {NULL, migration_1, migration_2};
 _Static_assert(sizeof migrations / sizeof migrations[0] == RPX_HISTORY_SCHEMA_VERSION + 1,
                "one migration per schema version");
 
@@ -63,6 +70,47 @@ int rpx__hist_end(rpx_history *h, int rc, rpx_error *err)
         return rc;
     }
     return h->be->exec(h->db, "COMMIT", 0, NULL, NULL, err);
+}
+
+double rpx__hist_epoch(const char *iso)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    const char *rest = iso ? strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    if (!rest) return -1;
+    double t = (double)timegm(&tm);
+    if (*rest == '.') t += strtod(rest, NULL);
+    return t;
+}
+
+const char *rpx__hist_by_start(const rpx_history *h, int newest_first)
+{
+    if (h->version < 2)
+        return newest_first ? "COALESCE(x.started, '') DESC, x.id DESC" : "COALESCE(x.started, ''), x.id";
+    return newest_first ? "COALESCE(x.started_s, -1) DESC, x.id DESC" : "COALESCE(x.started_s, -1), x.id";
+}
+
+static void epoch_text(const char *iso, char *buf, size_t n)
+{
+    double t = rpx__hist_epoch(iso);
+    if (t >= 0) snprintf(buf, n, "%.17g", t);
+    else buf[0] = 0;
+}
+
+/* migration 2's data: started_s of every session already recorded */
+static int fill_started_s(rpx_history *h, rpx_error *err)
+{
+    rpx__hist_rows r = {0};
+    int rc = rpx__hist_exec(h, "SELECT id, series_id, started FROM sessions", 0, NULL, &r, err);
+    for (size_t i = 0; !rc && i < r.n; i++) {
+        char t[40];
+        epoch_text(rpx__hist_cell(&r, i, 2), t, sizeof t);
+        const char *p[] = {t[0] ? t : NULL, rpx__hist_cell(&r, i, 0), rpx__hist_cell(&r, i, 1)};
+        rc = rpx__hist_exec(h, "UPDATE sessions SET started_s = $1 WHERE id = $2 AND series_id = $3",
+                            3, p, NULL, err);
+    }
+    rpx__hist_rows_free(&r);
+    return rc;
 }
 
 void rpx__hist_now(char *buf, size_t n)
@@ -106,6 +154,7 @@ static int migrate(rpx_history *h, rpx_error *err)
     for (int v = version + 1; !rc && v <= RPX_HISTORY_SCHEMA_VERSION; v++) {
         for (const char *const *s = migrations[v]; !rc && *s; s++)
             rc = rpx__hist_exec(h, *s, 0, NULL, NULL, err);
+        if (!rc && v == 2) rc = fill_started_s(h, err);
         char text[16], now[32];
         snprintf(text, sizeof text, "%d", v);
         rpx__hist_now(now, sizeof now);
@@ -191,6 +240,34 @@ static char *dump(const json_t *v)
     return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
 }
 
+/* a derived session (an old report's, or a report imported without its session
+ * block) is already there when the series holds a session with the same
+ * per-process p50s whose time holds the derived start (created_utc, whole
+ * seconds: the same second as its start, or between its start and its end,
+ * when the report was written): *added 0 */
+static int derived_present(rpx_history *h, const char *series_id, const json_t *entry, int *added,
+                           rpx_error *err)
+{
+    double t = rpx__hist_epoch(json_string_value(json_object_get(entry, "started")));
+    const json_t *p50s = json_object_get(entry, "process_p50_ms");
+    rpx__hist_rows r = {0};
+    const char *p[] = {series_id};
+    if (t < 0 || !json_array_size(p50s)) return 0;
+    int rc = rpx__hist_exec(h, "SELECT started, ended, entry FROM sessions WHERE series_id = $1", 1, p,
+                            &r, err);
+    for (size_t i = 0; !rc && *added && i < r.n; i++) {
+        double u = rpx__hist_epoch(rpx__hist_cell(&r, i, 0));
+        double v = rpx__hist_epoch(rpx__hist_cell(&r, i, 1));
+        if (u < 0 || (floor(u) != floor(t) && !(v >= u && t >= floor(u) && t <= ceil(v) + 1)))
+            continue;
+        json_t *e = rpx__hist_cell(&r, i, 2) ? json_loads(rpx__hist_cell(&r, i, 2), 0, NULL) : NULL;
+        if (e && json_equal(json_object_get(e, "process_p50_ms"), p50s)) *added = 0;
+        json_decref(e);
+    }
+    rpx__hist_rows_free(&r);
+    return rc;
+}
+
 int rpx_history_record(rpx_history *h, const json_t *report, const char *report_path,
                        json_t **recorded, rpx_error *err)
 {
@@ -219,6 +296,8 @@ int rpx_history_record(rpx_history *h, const json_t *report, const char *report_
     const json_t *pv = json_object_get(entry, "p50_ms");
     if (json_is_number(pv)) snprintf(p50, sizeof p50, "%.17g", json_number_value(pv));
     rpx__hist_now(now, sizeof now);
+    char started_s[40];
+    epoch_text(json_string_value(json_object_get(entry, "started")), started_s, sizeof started_s);
     char *btext = dump(bench), *ftext = dump(fp), *etext = dump(entry), *dtext = dump(detail);
     char *stext = samples ? dump(samples) : NULL;
     int rc = !btext || !ftext || !etext || !dtext || (samples && !stext)
@@ -240,18 +319,21 @@ int rpx_history_record(rpx_history *h, const json_t *report, const char *report_
                                 idp, &r, err);
         added = !rc && r.n == 0;
         rpx__hist_rows_free(&r);
+        if (added && json_is_true(json_object_get(s, "derived")))
+            rc = derived_present(h, series_id, entry, &added, err);
         const char *ep[] = {sid, series_id,
                             json_string_value(json_object_get(entry, "started")),
                             json_string_value(json_object_get(entry, "ended")),
                             json_string_value(json_object_get(entry, "commit")),
                             json_string_value(json_object_get(entry, "status")),
-                            p50[0] ? p50 : NULL, etext, dtext, stext, report_path, now};
+                            p50[0] ? p50 : NULL, etext, dtext, stext, report_path, now,
+                            started_s[0] ? started_s : NULL};
         if (added)
             rc = rpx__hist_exec(h, "INSERT INTO sessions (id, series_id, started, ended, commit_id,"
-                                   " status, p50_ms, entry, detail, samples, report_path, recorded)"
-                                   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
-                                   " ON CONFLICT (series_id, id) DO NOTHING",
-                                12, ep, NULL, err);
+                                   " status, p50_ms, entry, detail, samples, report_path, recorded,"
+                                   " started_s) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+                                   " $11, $12, $13) ON CONFLICT (series_id, id) DO NOTHING",
+                                13, ep, NULL, err);
         rc = rpx__hist_end(h, rc, err);
     }
     if (!rc && recorded)

@@ -43,6 +43,17 @@ def session_id(report):
     return s["id"] if isinstance(s, dict) else None
 
 
+def interval_text(v, lo, hi):
+    """p50 and interval as `history show` prints them: to the second significant digit of
+    the interval's half width (1 to 6 significant digits), as the summary and the page."""
+    import math
+    hw = (hi - lo) / 2
+    e = math.floor(math.log10(abs(v)))
+    sig = e - math.floor(math.log10(hw)) + 2 if hw > 1e-9 * abs(v) else 4
+    d = min(max(min(max(sig, 1), 6) - 1 - e, 0), 15)
+    return "%.*f  [%.*f, %.*f]" % (d, v, d, lo, d, hi)
+
+
 def variant(report, k, scale=None, commit=None):
     """Report k of a family: another session of the same benchmark on the same machine;
     with scale, its p50s (pooled and per process) are scale x 1 ms, each process a little
@@ -206,7 +217,7 @@ class HistoryCases(TempDirTest):
         self.assertLessEqual(got[0]["started"], got[1]["started"])
         text = run("history", "show", "--history", self.loc, check=0).stdout
         self.assertIn(got[0]["id"], text)
-        self.assertIn("%.6g" % got[0]["p50_ms"], text)
+        self.assertIn(interval_text(got[0]["p50_ms"], *got[0]["p50_ci_ms"]), text)
 
     def test_compare_run_and_python_record(self):
         run("compare", "--run", "--model", DEMO, "--model", "rpxprof-demo:demo_noop", "--inputs", self.npz,
@@ -404,6 +415,132 @@ class HistoryCases(TempDirTest):
         write(self.path("other.json"), other)
         p = run("compare", self.path("other.json"), new, "--json", "--history", self.loc, check=0)
         self.assertEqual(json.loads(p.stdout)["between_session"]["source"], "machine")
+
+    def test_compare_history_leaves_out_new_commit(self):
+        """NEW's session and every session of NEW's commit (it differs from BASE's) are not
+        drift: a history holding them gives BASE's series the same spread as one without."""
+        t = self.template()
+        p50 = t["latency"]["p50_ms"]
+        _, base = self.run_report("base")
+        _, new = self.run_report("new")
+        r = read(new)
+        r["session"]["version"]["commit"] = "head"
+        write(new, r)
+        commit = read(base)["session"]["version"].get("commit") or "base"
+        for k in range(10):  # eight sessions of BASE's commit up to 2 % apart, two of "head" 50 % slower
+            rep = variant(t, k, p50 * (1.0 + 0.01 * (k % 3)) if k < 8 else p50 * 1.5,
+                          commit if k < 8 else "head")
+            write(self.path("all", f"{k:02d}.json"), rep)
+            if k < 8:
+                write(self.path("old", f"{k:02d}.json"), rep)
+        write(self.path("all", "new.json"), r)
+        other = self.location()
+        run("history", "add", "--history", self.loc, self.path("all"), check=0)
+        run("history", "add", "--history", other, self.path("old"), check=0)
+        got = [json.loads(run("compare", base, new, "--json", "--history", h, check=0).stdout)
+               ["between_session"] for h in (self.loc, other)]
+        self.assertEqual(got[0]["source"], "series", got)
+        self.assertAlmostEqual(got[0]["sigma_between_log"], got[1]["sigma_between_log"], 12, got)
+
+    def test_benchmark_typo_fails(self):
+        """A --benchmark the history does not hold: exit 1 naming those it holds (a CI gate
+        must not pass on a typo)."""
+        t = self.template()
+        write(self.path("s", "00.json"), variant(t, 0, 1.0))
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        name = t["session"]["benchmark"].get("name") or t["session"]["benchmark"]["id"]
+        for cmd in ("check", "show"):
+            p = run("history", cmd, "--history", self.loc, "--benchmark", "no-such-bench", check=1)
+            self.assertIn("no-such-bench", p.stderr)
+            self.assertIn(name, p.stderr)
+            run("history", cmd, "--history", self.loc, "--benchmark", name, check=0)
+
+    def test_check_says_newest_incomplete(self):
+        t = self.template()
+        for k in range(6):
+            r = variant(t, k, 1.0)
+            if k == 5:
+                r["status"] = "timed_out"
+            write(self.path("s", f"{k:02d}.json"), r)
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        text = run("history", "check", "--history", self.loc, check=0).stdout
+        self.assertIn("not complete (status timed_out)", text)
+        p = run("history", "check", "--json", "--history", self.loc, check=0)
+        self.assertEqual(json.loads(p.stdout)[0]["newest_skipped"]["status"], "timed_out")
+
+    def test_add_folder_names_skipped_files(self):
+        t = self.template()
+        write(self.path("s", "00.json"), variant(t, 0, 1.0))
+        write(self.path("s", "other.json"), {"schema": "something/1"})
+        with open(self.path("s", "notes.txt"), "w") as f:
+            f.write("x")
+        p = run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        lines = [l for l in p.stderr.splitlines() if "skipped" in l]
+        self.assertEqual(len(lines), 2, p.stderr)
+        self.assertTrue(any("other.json" in l and "not an rpxprof run report" in l for l in lines))
+        self.assertTrue(any("notes.txt" in l for l in lines))
+        self.assertIn("1 session added", p.stdout)
+
+    def test_sessions_ordered_by_time(self):
+        """An imported old report's derived session ("...:10Z", no milliseconds) is older than
+        a session started at "...:10.900Z": ordered by time, not as text."""
+        t = self.template()
+        real = variant(t, 1, 1.0)
+        real["session"]["started"] = real["session"]["ended"] = "2026-12-06T11:00:10.900Z"
+        old = variant(t, 2, 1.1)
+        del old["session"]
+        old["created_utc"] = "2026-12-06T11:00:10Z"
+        write(self.path("a", "real.json"), real)
+        write(self.path("b", "old.json"), old)
+        run("history", "add", "--history", self.loc, self.path("a"), self.path("b"), check=0)
+        (series,) = self.show()
+        self.assertEqual([s["started"] for s in series["sessions"]],
+                         ["2026-12-06T11:00:10Z", "2026-12-06T11:00:10.900Z"], series)
+
+    def test_derived_duplicate_of_a_session(self):
+        """The same run imported with and without its session block is one session."""
+        t = self.template()
+        write(self.path("a", "r.json"), t)
+        bare = copy.deepcopy(t)
+        del bare["session"]
+        write(self.path("b", "r.json"), bare)
+        run("history", "add", "--history", self.loc, self.path("a"), check=0)
+        p = run("history", "add", "--history", self.loc, self.path("b"), check=0)
+        self.assertIn("0 sessions added, 1 already there", p.stdout)
+        self.assertEqual(len(self.sessions()), 1)
+
+    def test_show_digits_the_interval_supports(self):
+        t = self.template()
+        r = variant(t, 0, 1.0)
+        r["latency"]["p50_ms"] = 0.160459
+        r["latency_ci"]["p50_ms"] = [0.156052, 0.163831]
+        write(self.path("s", "r.json"), r)
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        text = run("history", "show", "--history", self.loc, check=0).stdout
+        self.assertIn("0.1605  [0.1561, 0.1638]", text)
+        (e,) = self.sessions()
+        self.assertEqual(e["p50_ms"], 0.160459)
+        self.assertEqual(e["p50_ci_ms"], [0.156052, 0.163831])
+
+    def test_minor_words(self):
+        """"1 session"; a derived session says "derived": true in show --json; a file that is
+        not SQLite is named as not an rpxprof history."""
+        t = self.template()
+        old = variant(t, 0, 1.0)
+        del old["session"]
+        write(self.path("s", "old.json"), old)
+        run("history", "add", "--history", self.loc, self.path("s"), check=0)
+        (e,) = self.sessions()
+        self.assertIs(e.get("derived"), True, e)
+        text = run("history", "check", "--history", self.loc, check=0).stdout
+        self.assertIn(": 1 session\n", text)
+        if self.backend == "sqlite":
+            bad = self.path("bad.db")
+            with open(bad, "w") as f:
+                f.write("this is not a database, not at all" * 100)
+            p = run("history", "show", "--history", bad, check=1)
+            self.assertIn(bad + ": not an rpxprof history (not an SQLite database, or damaged): ",
+                          p.stderr)
 
     # ---- a schema newer than this rpxprof
     def test_newer_schema(self):

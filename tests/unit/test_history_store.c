@@ -165,11 +165,49 @@ static void test_refusals(void **st)
     assert_int_equal(rpx_history_open(db, RPX_HISTORY_READONLY, &h, &err), RPX_EUNSUPPORTED);
 }
 
+/* a schema-1 database (its text-ordered start) is migrated to 2: its sessions get
+ * started_s, and "...:10Z" (an imported old report's) orders before "...:10.582Z" */
+static void test_migration_orders_by_time(void **st)
+{
+    rpx_error err = {0};
+    rpx_history *h;
+    json_t *list;
+    char v1[600];
+    sqlite3 *s;
+    (void)st;
+    snprintf(v1, sizeof v1, "%s/v1.db", dir);
+    assert_int_equal(sqlite3_open(v1, &s), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(s,
+        "CREATE TABLE schema_version (version INTEGER NOT NULL, applied TEXT NOT NULL);"
+        "INSERT INTO schema_version VALUES (1, 'x');"
+        "CREATE TABLE series (id TEXT PRIMARY KEY, benchmark_id TEXT NOT NULL, benchmark_name TEXT,"
+        " fingerprint_digest TEXT NOT NULL, benchmark TEXT NOT NULL, fingerprint TEXT NOT NULL);"
+        "CREATE TABLE sessions (id TEXT NOT NULL, series_id TEXT NOT NULL REFERENCES series(id),"
+        " started TEXT, ended TEXT, commit_id TEXT, status TEXT, p50_ms DOUBLE PRECISION,"
+        " entry TEXT NOT NULL, detail TEXT NOT NULL, samples TEXT, report_path TEXT,"
+        " recorded TEXT NOT NULL, PRIMARY KEY (series_id, id));"
+        "INSERT INTO series VALUES ('b/f', 'b', 'b', 'f', '{\"id\":\"b\"}', '{\"digest\":\"f\"}');"
+        "INSERT INTO sessions VALUES ('real', 'b/f', '2026-12-06T11:00:10.582Z', NULL, NULL,"
+        " 'complete', 1, '{\"id\":\"real\"}', '{}', NULL, NULL, 'x');"
+        "INSERT INTO sessions VALUES ('old', 'b/f', '2026-12-06T11:00:10Z', NULL, NULL,"
+        " 'complete', 1, '{\"id\":\"old\"}', '{}', NULL, NULL, 'x');",
+        NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+    assert_int_equal(rpx_history_open(v1, 0, &h, &err), 0);
+    assert_int_equal(rpx_history_schema_version(h), 2);
+    assert_int_equal(rpx_history_series(h, NULL, &list, &err), 0);
+    assert_string_equal(sid(json_array_get(list, 0), 0), "old");
+    assert_string_equal(sid(json_array_get(list, 0), 1), "real");
+    json_decref(list);
+    rpx_history_close(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_and_lookups),
         cmocka_unit_test(test_derived_session),
+        cmocka_unit_test(test_migration_orders_by_time),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
