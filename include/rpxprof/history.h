@@ -70,6 +70,15 @@ RPX_API int rpx_history_series_of(rpx_history *h, const json_t *report, json_t *
  * the report's own session: the machine's record of session drift. */
 RPX_API int rpx_history_machine_sessions(rpx_history *h, const json_t *report,
                                          json_t **series_list, rpx_error *err);
+/* What a comparison of BASE and NEW, reports of different sessions, takes
+ * from the history (src/history/spread.c): the between-session spread
+ * (rpx_between_session_spread, rpxprof/history_check.h) of BASE's series,
+ * else of every series on its machine ("source": "machine"), leaving out
+ * BASE's and NEW's sessions and, when NEW's commit differs from BASE's, every
+ * session of NEW's commit. *spread NULL when neither holds one (too few
+ * sessions): compare's default allowance holds. new_report may be NULL. */
+RPX_API int rpx_history_compare_spread(rpx_history *h, const json_t *base, const json_t *new_report,
+                                       json_t **spread, rpx_error *err);
 /* Remove sessions by a retention rule: per series keep the newest keep_last
  * (0: no such rule) and/or remove those started more than older_than_days
  * days before now_epoch_s (<= 0: no such rule); a session goes when any rule

@@ -244,39 +244,27 @@ PyObject *rpx__core_history_compare(PyObject *(*raise)(const char *, int), PyObj
     return res;
 }
 
-/* a spread that states a sigma, from a list of series; NULL otherwise */
-static json_t *stated_spread(const json_t *list, rpx_error *err)
-{
-    json_t *spread = NULL;
-    if (!json_array_size(list) || rpx_between_session_spread(list, &spread, err) != 0) return NULL;
-    if (json_is_number(json_object_get(spread, "sigma_between_log"))) return spread;
-    json_decref(spread);
-    return NULL;
-}
-
-int rpx__core_history_spread(const char *loc, const char *base_path, json_t **spread,
-                             rpx_error *err)
+int rpx__core_history_spread(const char *loc, const char *base_path, const char *new_path,
+                             json_t **spread, rpx_error *err)
 {
     json_error_t je;
-    json_t *base = json_load_file(base_path, 0, &je), *series = NULL, *list = NULL;
+    json_t *base = json_load_file(base_path, 0, &je), *nw = NULL, *none;
     rpx_history *h = NULL;
     int rc;
     *spread = NULL;
     if (!base) return rpx_error_set(err, RPX_EFORMAT, "%s: %s", base_path, je.text);
+    if (new_path && !(nw = json_load_file(new_path, 0, &je))) {
+        json_decref(base);
+        return rpx_error_set(err, RPX_EFORMAT, "%s: %s", new_path, je.text);
+    }
     rc = rpx_history_open(loc, RPX_HISTORY_READONLY, &h, err);
-    if (rc == 0) rc = rpx_history_series_of(h, base, &series, err);
-    if (rc == 0 && series && (list = json_pack("[O]", series)) != NULL) /* the base's series */
-        *spread = stated_spread(list, err);
-    json_decref(list);
-    list = NULL;
-    if (rc == 0 && !*spread && (rc = rpx_history_machine_sessions(h, base, &list, err)) == 0)
-        *spread = stated_spread(list, err);   /* else the machine's record of drift */
-    json_decref(list);
-    if (rc == 0 && !*spread && (list = json_array()) != NULL) /* none: the rule's own words */
-        rc = rpx_between_session_spread(list, spread, err);
-    json_decref(list);
+    if (rc == 0) rc = rpx_history_compare_spread(h, base, nw, spread, err);
+    if (rc == 0 && !*spread && (none = json_array()) != NULL) { /* none: the rule's own words */
+        rc = rpx_between_session_spread(none, spread, err);
+        json_decref(none);
+    }
     rpx_history_close(h);
-    json_decref(series);
+    json_decref(nw);
     json_decref(base);
     return rc;
 }

@@ -19,13 +19,13 @@ PyObject *rpx__core_history_compare(PyObject *(*raise)(const char *, int), PyObj
                                     PyObject *kw);
 
 /* rpxprof.compare(a, b, history=PATH): the between-session spread for comparing the
- * report base_path with another session's (rpx_compare_opts.session_spread): of the
- * base's series in the history, else of every series on its machine, else the "none"
- * spread (the rule's own words). 0 and *spread (the caller's), or the error. */
+ * report base_path with new_path, another session's (rpx_compare_opts.session_spread):
+ * rpx_history_compare_spread's (the base's series, else its machine, without the two
+ * reports' sessions and the new one's commit), else the "none" spread (the rule's own words). 0 and *spread (the caller's), or the error. */
 #include <jansson.h>
 
 #include "rpxprof/error.h"
-int rpx__core_history_spread(const char *loc, const char *base_path, json_t **spread,
-                             rpx_error *err);
+int rpx__core_history_spread(const char *loc, const char *base_path, const char *new_path,
+                             json_t **spread, rpx_error *err);
 
 #endif

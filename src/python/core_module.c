@@ -991,7 +991,7 @@ static PyObject *core_compare(PyObject *self, PyObject *args, PyObject *kw)
     if (sigma >= 0 && isfinite(sigma))
         spread = json_pack("{ss sf sn ss}", "source", "option", "sigma_between_log", sigma, "df",
                            "how", "given as session_spread");
-    else if (history && rpx__core_history_spread(history, base, &spread, &err) != 0)
+    else if (history && rpx__core_history_spread(history, base, new_path, &spread, &err) != 0)
         return raise_error(err.message, RPX_EXIT_FAILURE);
     o.session_spread = spread;
     rc = rpx_compare_reports(base, new_path, &o, &res, &err);
