@@ -222,33 +222,6 @@ static int cmd_add(rpx__cli_history_args *a)
     return n.bad ? RPX_EXIT_FAILURE : RPX_EXIT_OK;
 }
 
-/* --benchmark B matched nothing: exit 1 naming the benchmarks the history holds
- * (a mistyped name must not pass a CI gate); 0 when B matched or none given */
-int rpx__cli_history_no_benchmark(const char *cmd, const char *loc, rpx_history *h, const char *benchmark,
-                                  const json_t *list)
-{
-    if (!benchmark || json_array_size(list)) return 0;
-    json_t *all = NULL, *s;
-    rpx_error err = {0};
-    char names[1024] = "";
-    size_t i, used = 0;
-    if (rpx_history_series(h, NULL, &all, &err) < 0)
-        return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
-    json_array_foreach(all, i, s) {
-        const json_t *b = json_object_get(s, "benchmark");
-        const char *n = json_string_value(json_object_get(b, "name"));
-        if (!n) n = json_string_value(json_object_get(b, "id"));
-        if (!n || (used && strstr(names, n))) continue;
-        int w = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", n);
-        if (w < 0 || (size_t)w >= sizeof names - used) break;
-        used += (size_t)w;
-    }
-    json_decref(all);
-    return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "--benchmark %s: no such benchmark in history %s; "
-                        "it holds: %s", benchmark, loc,
-                        used ? names : "no sessions at all");
-}
-
 /* the decimals that show v to the second significant digit of its interval's
  * half width, within 1 to 6 significant digits: the rule of the summary and of
  * the history page (src/report/html_history.c, docs/statistics.md); -1 when it
