@@ -1,7 +1,9 @@
 /* history_check.c — owns `rpxprof history check`: each series of the history
  * through rpx_history_check (the "stats" module's change points and newest
  * verdict, include/rpxprof/history_check.h), printed; exit 3 with
- * --fail-on-regression only when a newest verdict is `slower`. */
+ * --fail-on-regression only when a newest verdict is `slower`; and the word
+ * of a --benchmark that matched nothing (rpx__cli_history_no_benchmark, which
+ * `history show` uses too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
