@@ -22,12 +22,14 @@ typedef struct rpx_history_check_opts {
     double threshold;      /* relative, 0.01: what counts as a change */
     double confidence;     /* 0.95: of every interval; a change point needs p < 1 - confidence */
     unsigned min_segment;  /* sessions; a change needs this many on each side (default 5) */
-    unsigned confirm;      /* --confirm N: sessions of the head the newest verdict may ask
-                              for and use (0: none; it still says how many would decide) */
+    unsigned confirm;      /* --confirm N: > 0, a head of one session is never "slower" (it
+                              says how many more sessions of its commit to record); 0: its
+                              interval decides. The head is every trailing session of the
+                              newest commit, whatever N is */
     unsigned long long seed; /* of the permutations and resamples */
 } rpx_history_check_opts;
 
-/* threshold 0.01, confidence 0.95, min_segment 5, confirm 0, seed 1 */
+/* threshold 0.01, confidence 0.95, min_segment 5, confirm 3, seed 1 */
 RPX_API void rpx_history_check_defaults(rpx_history_check_opts *o);
 
 /* The check of one series {"benchmark", "fingerprint", "sessions": [...]} (the
@@ -35,10 +37,12 @@ RPX_API void rpx_history_check_defaults(rpx_history_check_opts *o);
  * "process_p50_ms"; a session whose "status" is not "complete" is left out, and
  * "index" still counts it). opts NULL: the defaults. *out:
  *   {"benchmark": .., "fingerprint_digest": ..|null, "sessions": m, "sessions_used": n,
- *    "between_session": {"model", "estimator", "sigma_between_log": x|null,
+ *    "between_session": {"model", "estimator", "sigma_between_log": x|null, "df": n|null, "how",
+ *                        (the three rpx_between_session_spread's of this series)
  *                        "sigma_within_log": x|null, "sessions": m, "noise_source": "series"|"default",
  *                        "noise_sessions": n},
- *    "changes": [{"index": i (first session after), "before_commit", "after_commit",
+ *    "changes": [{"index": i (0-based: the first session after), "text" (sessions
+ *                 counted from 1: "between session i and i+1 ..."), "before_commit", "after_commit",
  *                 "before_session", "after_session", "ratio", "ratio_ci": [lo, hi],
  *                 "p_value", "sessions_before", "sessions_after"}],
  *    "newest": {"session": id, "commit", "head_sessions": r, "baseline_sessions": n,

@@ -136,7 +136,9 @@ int rpx_compare_reports(const char *base_path, const char *new_path, const rpx_c
         json_t *more = side_notes(base_path, &b, new_path, &n);
         json_array_extend(notes, more);
         json_decref(more);
-        rc = rpx__cmp_sides(&b, &n, opts, notes, warnings, out, err);
+        rpx_compare_opts o1 = *opts;  /* one session.id: one session, one drift */
+        if (rpx__cmp_one_session(b.r, n.r)) o1.same_session = 1;
+        rc = rpx__cmp_sides(&b, &n, &o1, notes, warnings, out, err);
         notes = NULL;
         if (rc == 0) { /* what the sessions' fingerprints differ in, each a note */
             json_object_set_new(*out, "differences", diffs ? diffs : json_array());

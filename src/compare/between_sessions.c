@@ -80,8 +80,10 @@ int rpx__cmp_between_sessions(json_t *o, const rpx_compare_opts *opts, json_t *w
     between = json_pack("{ss sf sf ss so s[ss]}", "source", source, "sigma_between_log", sigma, "df", df, "how", how,
                         "decidable_change", isfinite(decidable) ? json_real(decidable) : json_null(),
                         "to_decide_smaller",
-                        "record at least 3 sessions of each side in a history (rpxprof run --history PATH) and "
-                        "compare with --history PATH: its own between-session spread replaces the default",
+                        "record sessions in a history (rpxprof run --history PATH) and compare with --history PATH: "
+                        "the history's own between-session spread replaces the default allowance as it grows (pooled "
+                        "with it until about 30 sessions), and history check --confirm decides a head of a few "
+                        "sessions against it",
                         "rpxprof compare --run BASE NEW: both measured interleaved in one session, where the "
                         "drift between sessions falls on both sides alike");
     if (!between) {
@@ -95,8 +97,8 @@ int rpx__cmp_between_sessions(json_t *o, const rpx_compare_opts *opts, json_t *w
                  "the two reports were measured in different sessions: their own intervals cover the processes of one "
                  "session each, not the machine's drift between sessions; with the default allowance for that drift "
                  "(up to 11 %% between sessions of the same code on a 2-vCPU KVM guest) a change is decided from "
-                 "%.1f %% on; for smaller ones record >= 3 sessions in a history (--history PATH) or use "
-                 "rpxprof compare --run",
+                 "%.1f %% on; for smaller ones record sessions in a history (--history PATH: its own spread replaces "
+                 "the allowance as it grows, about 30 sessions) or use rpxprof compare --run",
                  isfinite(decidable) ? 100 * decidable : NAN);
         json_array_append_new(warnings, json_string(w));
     }

@@ -13,6 +13,7 @@
 #include "compare/session_noise.h"
 #include "rpxprof/comparison.h"
 #include "rpxprof/history_check.h"
+#include "rpxprof/stats.h"
 
 #define PERMUTATIONS 499      /* of the change-point test: p resolves to 0.002 */
 #define RESAMPLES 1000        /* of each null distribution of a difference of levels */
@@ -24,7 +25,7 @@ void rpx_history_check_defaults(rpx_history_check_opts *o)
     o->threshold = 0.01;
     o->confidence = 0.95;
     o->min_segment = 5;
-    o->confirm = 0;
+    o->confirm = 3; /* docs/statistics.md's calibration; a single slower head asks for more */
     o->seed = 1;
 }
 
@@ -76,9 +77,23 @@ static int diff_of_levels(const double *base, size_t nb, const double *nw, size_
     return 0;
 }
 
+/* "ratio [lo, hi]" to the digits the interval supports (the rule of
+ * docs/batch.md: the last digit shown is the one of the half-width's second
+ * significant digit), between 2 and 6 decimals */
+static void fmt_ratio(char *buf, size_t cap, double v, double lo, double hi)
+{
+    double h = (hi - lo) / 2;
+    int d = isfinite(h) && h > 0 ? 1 - (int)floor(log10(h)) : 4;
+    if (d < 2) d = 2;
+    if (d > 6) d = 6;
+    snprintf(buf, cap, "%.*f [%.*f, %.*f]", d, v, d, lo, d, hi);
+}
+
 /* ---- change points kept ---- */
 
-/* The ratio after/before of change k (segments by cps) into r */
+/* The ratio after/before of change k (segments by cps) into r; under the
+ * residuals of its two segments, pooled below MIN_OWN_NOISE with the default
+ * allowance's as the newest verdict's are (pool holds S->n + the default's) */
 static int change_ratio(const rpx__sessions *S, const size_t *cps, size_t ncp, size_t k, double confidence,
                         rpx__rng *rng, double *pool, lvl_diff *r)
 {
@@ -86,6 +101,10 @@ static int change_ratio(const rpx__sessions *S, const size_t *cps, size_t ncp, s
     double mb = rpx__low_level(S->level + a, t - a), ma = rpx__low_level(S->level + t, b - t);
     for (j = a; j < t; j++) pool[np++] = S->level[j] - mb;
     for (j = t; j < b; j++) pool[np++] = S->level[j] - ma;
+    if (np < MIN_OWN_NOISE) { /* as the newest verdict's: too few to place a tail alone */
+        memcpy(pool + np, rpx__default_noise, rpx__default_noise_n * sizeof *pool);
+        np += rpx__default_noise_n;
+    }
     return diff_of_levels(S->level + a, t - a, S->level + t, b - t, b - t, pool, np, confidence, rng, r);
 }
 
@@ -120,8 +139,15 @@ static json_t *changes_json(const rpx__sessions *S, const size_t *cps, const dou
     for (k = 0; a && k < ncp; k++) {
         const json_t *b = S->s[cps[k] - 1], *f = S->s[cps[k]];
         size_t from = k ? cps[k - 1] : 0, to = k + 1 < ncp ? cps[k + 1] : S->n;
-        json_array_append_new(a, json_pack("{sI so so so so so s[ff] sf sI sI}",
-            "index", (json_int_t)S->idx[cps[k]], "before_commit", field_or_null(b, "commit"),
+        const char *cb = json_string_value(json_object_get(b, "commit")), *cf = json_string_value(json_object_get(f, "commit"));
+        char rt[96], text[320];
+        /* index: 0-based, the series' first session after the change; the
+         * text counts sessions from 1, as the history page does */
+        fmt_ratio(rt, sizeof rt, exp(r[k].d), exp(r[k].lo), exp(r[k].hi));
+        snprintf(text, sizeof text, "between session %lld and %lld (%s -> %s): ratio %s",
+                 (long long)S->idx[cps[k] - 1] + 1, (long long)S->idx[cps[k]] + 1, cb ? cb : "n/a", cf ? cf : "n/a", rt);
+        json_array_append_new(a, json_pack("{sI ss so so so so so s[ff] sf sI sI}",
+            "index", (json_int_t)S->idx[cps[k]], "text", text, "before_commit", field_or_null(b, "commit"),
             "after_commit", field_or_null(f, "commit"), "before_session", field_or_null(b, "id"),
             "after_session", field_or_null(f, "id"), "ratio", num_or_null(exp(r[k].d)),
             "ratio_ci", exp(r[k].lo), exp(r[k].hi), "p_value", pv[k],
@@ -132,14 +158,15 @@ static json_t *changes_json(const rpx__sessions *S, const size_t *cps, const dou
 
 /* ---- the newest session ---- */
 
-/* The head: the newest session and those just before it of the same (non-null)
- * commit, at most 1 + confirm */
-static size_t head_size(const rpx__sessions *S, unsigned confirm)
+/* The head: the newest session and every session just before it of the same
+ * (non-null) commit (whatever confirm is: a second session of the new commit
+ * is never baseline) */
+static size_t head_size(const rpx__sessions *S)
 {
     const json_t *c = json_object_get(S->s[S->n - 1], "commit");
     size_t r = 1;
     if (!json_is_string(c)) return 1;
-    while (r < S->n && r < 1 + (size_t)confirm &&
+    while (r < S->n &&
            json_equal(json_object_get(S->s[S->n - 1 - r], "commit"), (json_t *)c))
         r++;
     return r;
@@ -157,6 +184,7 @@ typedef struct newest_in {
     size_t r, base_from, base_to;
     const double *pool;
     size_t np;
+    double sigma, df;  /* the between-session spread compare uses (rpx_between_session_spread) */
 } newest_in;
 
 static int newest_json(const newest_in *in, const rpx_history_check_opts *o, rpx__rng *rng, json_t **out)
@@ -165,7 +193,7 @@ static int newest_json(const newest_in *in, const rpx_history_check_opts *o, rpx
     const json_t *last = S->s[S->n - 1];
     size_t nb = in->base_to - in->base_from, extra;
     lvl_diff r;
-    char why[768];
+    char why[768], more[160], rt[96];
     const char *verdict;
     json_t *needed = json_null(), *decidable;
     double t = o->threshold;
@@ -177,7 +205,9 @@ static int newest_json(const newest_in *in, const rpx_history_check_opts *o, rpx
         json_object_set_new(*out, "verdict", json_string("inconclusive"));
         json_object_set_new(*out, "decidable_change", json_null());
         json_object_set_new(*out, "sessions_needed", json_null());
-        json_object_set_new(*out, "why", json_string("no earlier session of this benchmark on this fingerprint to compare with"));
+        json_object_set_new(*out, "why", json_string(in->r > 1 ? "every session of this series is of the newest commit: no earlier commit's "
+                                                       "session to compare with (the head is every trailing session of one commit)"
+                                                     : "no earlier session of this benchmark on this fingerprint to compare with"));
         json_decref(needed);
         return 0;
     }
@@ -185,11 +215,18 @@ static int newest_json(const newest_in *in, const rpx_history_check_opts *o, rpx
                        in->np, o->confidence, rng, &r))
         return RPX_ENOMEM;
     verdict = rpx_compare_verdict(exp(r.lo), exp(r.hi), t);
+    fmt_ratio(rt, sizeof rt, exp(r.d), exp(r.lo), exp(r.hi));
     /* the confirm rule: with --confirm N, one session is never called slower
      * (a bad session on this machine kind can be 11 % slow, and a series
      * holds too few sessions to place its tail); it asks for more */
     if (o->confirm > 0 && in->r == 1 && strcmp(verdict, "slower") == 0) verdict = "inconclusive";
-    decidable = json_real(exp(r.q_hi) * (1 + t) - 1);
+    /* the change this head decides: compare's rule (between_sessions.c) with
+     * the series' spread, for a head of r against nb sessions */
+    {
+        double hb = rpx_stats_t_quantile(1 - (1 - o->confidence) / 2, in->df >= 1 ? in->df : 1) * in->sigma *
+                    sqrt(1.0 / (double)confirming(in->r) + 1.0 / (double)nb);
+        decidable = isfinite(hb) ? json_real(exp(log1p(t) + hb) - 1) : json_null();
+    }
     if (strcmp(verdict, "slower") != 0 && exp(r.d) > 1 + t) {
         /* it looks slower: how many more sessions of the head, landing where
          * these did, would decide it */
@@ -211,19 +248,20 @@ static int newest_json(const newest_in *in, const rpx_history_check_opts *o, rpx
             json_decref(needed);
             needed = json_integer((json_int_t)extra);
         }
+        if (extra <= MAX_EXTRA)
+            snprintf(more, sizeof more, "record %zu more session%s of this commit and check again (the pytest "
+                     "plugin runs them itself)", extra, extra == 1 ? "" : "s");
+        else
+            snprintf(more, sizeof more, "more than %d more sessions of this commit would be needed", MAX_EXTRA);
         snprintf(why, sizeof why,
                  "the head (%zu session%s) is %.1f %% slower than the last segment (%zu sessions), but one bad session "
-                 "on this machine can be that slow: the interval [%.4f, %.4f] holds the between-session spread; "
-                 "%s%s",
-                 in->r, in->r == 1 ? "" : "s", 100 * (exp(r.d) - 1), nb, exp(r.lo), exp(r.hi),
-                 extra <= MAX_EXTRA ? "more sessions of the head decide it (sessions_needed; --confirm N runs them)"
-                                    : "more sessions than 10 of the head would be needed",
-                 extra <= MAX_EXTRA && (size_t)o->confirm + 1 < in->r + extra ? "; --confirm allows fewer" : "");
+                 "on this machine can be that slow: the ratio %s holds the between-session spread; %s",
+                 in->r, in->r == 1 ? "" : "s", 100 * (exp(r.d) - 1), nb, rt, more);
     } else {
         snprintf(why, sizeof why,
-                 "the head (%zu session%s) against the last segment (%zu sessions): ratio %.4f [%.4f, %.4f], "
+                 "the head (%zu session%s) against the last segment (%zu sessions): ratio %s, "
                  "the interval holding the between-session spread; threshold %.3g %%",
-                 in->r, in->r == 1 ? "" : "s", nb, exp(r.d), exp(r.lo), exp(r.hi), 100 * t);
+                 in->r, in->r == 1 ? "" : "s", nb, rt, 100 * t);
     }
     json_object_set_new(*out, "ratio", num_or_null(exp(r.d)));
     json_object_set_new(*out, "ratio_ci", json_pack("[ff]", exp(r.lo), exp(r.hi)));
@@ -237,28 +275,23 @@ static int newest_json(const newest_in *in, const rpx_history_check_opts *o, rpx
 
 /* ---- the between-session block ---- */
 
-static json_t *between_json(const rpx__sessions *S, const size_t *cps, size_t ncp, const char *noise_source,
-                            size_t noise_n)
+/* The between-session block: its sigma_between_log and df are compare's
+ * (rpx_between_session_spread of this series, pooled with the default
+ * allowance below its 29 df), so check and compare --history agree. */
+static json_t *between_json(const rpx__sessions *S, const json_t *spread, const char *noise_source, size_t noise_n)
 {
-    size_t *seg = malloc((S->n ? S->n : 1) * sizeof *seg), j, k = 0, pairs, kmed;
-    double sw = rpx__within_sigma(S), sb;
-    if (!seg) return NULL;
-    for (j = 0; j < S->n; j++) {
-        while (k < ncp && cps[k] <= j) k++;
-        seg[j] = k;
-    }
-    kmed = S->n ? S->cnt[S->n / 2] : 1;
-    sb = rpx__pairwise_sigma(S->level, seg, S->n, isfinite(sw) ? 1.5707963 * sw * sw / (double)kmed : 0, &pairs);
-    free(seg);
-    return json_pack("{ss ss so so sI ss sI}",
+    double sw = rpx__within_sigma(S);
+    return json_pack("{ss ss sO sO sO so sI ss sI}",
         "model", "log p50 of process i in session j = mu(segment) + s_j + w_ij: processes nested in sessions; "
                  "s_j the session's effect (heavy-tailed, slow-sided on this machine kind), w_ij the process's",
         "estimator", "session level: median of its processes' log p50s; a set of sessions: their lower quartile "
                      "(the lowest for <= 4); intervals: the resampled differences of such levels under the sessions' "
-                     "own residuals; sigma_between_log: 95th percentile of |level_j - level_l| over pairs in one "
-                     "segment / (1.96 sqrt 2), less the within-session part; sigma_within_log: median 1.4826 MAD of "
+                     "own residuals; sigma_between_log: compare's spread of this series (95th percentile of "
+                     "|level_j - level_l| over pairs in one segment / (1.96 sqrt 2), less the within-session part, "
+                     "pooled with the default allowance below its 29 df); sigma_within_log: median 1.4826 MAD of "
                      "a session's processes",
-        "sigma_between_log", num_or_null(sb), "sigma_within_log", num_or_null(sw), "sessions", (json_int_t)S->n,
+        "sigma_between_log", json_object_get(spread, "sigma_between_log"), "df", json_object_get(spread, "df"),
+        "how", json_object_get(spread, "how"), "sigma_within_log", num_or_null(sw), "sessions", (json_int_t)S->n,
         "noise_source", noise_source, "noise_sessions", (json_int_t)noise_n);
 }
 
@@ -270,7 +303,7 @@ int rpx_history_check(const json_t *series, const rpx_history_check_opts *opts, 
     size_t *cps = NULL, ncp = 0, r = 0, pre, np = 0, k, cut;
     double *pv = NULL, *pool = NULL;
     lvl_diff *rr = NULL;
-    json_t *res, *newest = json_null(), *fp = json_object_get(series, "fingerprint");
+    json_t *res, *newest = json_null(), *fp = json_object_get(series, "fingerprint"), *spread = NULL;
     const char *src = "series";
     int rc;
     *out = NULL;
@@ -280,6 +313,10 @@ int rpx_history_check(const json_t *series, const rpx_history_check_opts *opts, 
         return rpx_error_set(err, RPX_EINVAL, "history check: threshold (%g) and confidence (%g) must lie in (0, 1); "
                              "give e.g. 0.01 and 0.95", o.threshold, o.confidence);
     if ((rc = rpx__sessions_read(series, &S, err))) return rc;
+    if ((rc = rpx_between_session_spread(series, &spread, err))) {
+        rpx__sessions_free(&S);
+        return rc;
+    }
     rng.s = o.seed;
     cps = malloc((S.n + 1) * sizeof *cps);
     pv = malloc((S.n + 1) * sizeof *pv);
@@ -297,7 +334,7 @@ int rpx_history_check(const json_t *series, const rpx_history_check_opts *opts, 
         size_t *pc = malloc((S.n + 1) * sizeof *pc), npc = 0;
         double *ppv = malloc((S.n + 1) * sizeof *ppv);
         lvl_diff *prr = malloc((S.n + 1) * sizeof *prr);
-        r = head_size(&S, o.confirm);
+        r = head_size(&S);
         pre = S.n - r;
         P.n = pre;
         rc = !pc || !ppv || !prr ? RPX_ENOMEM : rpx__changepoints(&P, o.min_segment, 1 - o.confidence, PERMUTATIONS, &rng, pc, ppv, &npc);
@@ -310,7 +347,11 @@ int rpx_history_check(const json_t *series, const rpx_history_check_opts *opts, 
             np += rpx__default_noise_n;
             src = np == rpx__default_noise_n ? "default" : "series and default";
         }
-        in = (newest_in){&S, r, cut, pre, pool, np};
+        in = (newest_in){&S, r, cut, pre, pool, np,
+                         json_is_number(json_object_get(spread, "sigma_between_log"))
+                             ? json_number_value(json_object_get(spread, "sigma_between_log")) : NAN,
+                         json_is_integer(json_object_get(spread, "df"))
+                             ? (double)json_integer_value(json_object_get(spread, "df")) : 1e6};
         if (!rc) {
             json_decref(newest);
             rc = newest_json(&in, &o, &rng, &newest);
@@ -318,6 +359,7 @@ int rpx_history_check(const json_t *series, const rpx_history_check_opts *opts, 
     }
     if (rc) {
         json_decref(newest);
+        json_decref(spread);
         rpx__sessions_free(&S);
         free(cps), free(pv), free(rr), free(pool);
         return rpx_error_set(err, RPX_ENOMEM, "out of memory");
@@ -325,8 +367,9 @@ int rpx_history_check(const json_t *series, const rpx_history_check_opts *opts, 
     res = json_pack("{so so sI sI so so so}", "benchmark", field_or_null(series, "benchmark"),
                     "fingerprint_digest", field_or_null(fp, "digest"), "sessions", (json_int_t)S.total,
                     "sessions_used", (json_int_t)S.n,
-                    "between_session", between_json(&S, cps, ncp, src, np),
+                    "between_session", between_json(&S, spread, src, np),
                     "changes", changes_json(&S, cps, pv, ncp, rr), "newest", newest);
+    json_decref(spread);
     rpx__sessions_free(&S);
     free(cps), free(pv), free(rr), free(pool);
     if (!res) return rpx_error_set(err, RPX_ENOMEM, "out of memory");

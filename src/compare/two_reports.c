@@ -389,6 +389,13 @@ int rpx__cmp_sides(const rpx__cmp_side *b, const rpx__cmp_side *n, const rpx_com
     return 0;
 }
 
+int rpx__cmp_one_session(const json_t *base, const json_t *new_report)
+{
+    const json_t *a = json_object_get(json_object_get(base, "session"), "id"),
+                 *b = json_object_get(json_object_get(new_report, "session"), "id");
+    return json_is_string(a) && json_is_string(b) && strcmp(json_string_value(a), json_string_value(b)) == 0;
+}
+
 int rpx_compare_json(const json_t *base, const char *base_name, const json_t *new_report,
                      const char *new_name, const rpx_compare_opts *opts, json_t **out,
                      rpx_error *err)
@@ -404,10 +411,14 @@ int rpx_compare_json(const json_t *base, const char *base_name, const json_t *ne
         json_decref(warnings);
         return rc;
     }
+    /* two reports of one session (the same session.id: a report against
+     * itself, say) share its drift: no between-session rule */
+    rpx_compare_opts o = *opts;
+    if (rpx__cmp_one_session(base, new_report)) o.same_session = 1;
     /* comparable at all (src/compare/comparable.c), before any statistics */
-    if ((rc = rpx__cmp_comparable(base_name, base, new_name, new_report, opts, NULL, NULL, out, err)) == 0 &&
+    if ((rc = rpx__cmp_comparable(base_name, base, new_name, new_report, &o, NULL, NULL, out, err)) == 0 &&
         !*out)
-        rc = rpx__cmp_sides(&b, &n, opts, NULL, warnings, out, err);
+        rc = rpx__cmp_sides(&b, &n, &o, NULL, warnings, out, err);
     else
         json_decref(warnings);
     rpx__cmp_side_free(&b);

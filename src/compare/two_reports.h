@@ -33,6 +33,8 @@ void rpx__cmp_side_free(rpx__cmp_side *s);
 /* The ratio NEW/BASE of two loaded sides: *out as rpx_compare_json's, its
  * "notes" the array `notes` (taken; NULL: []), its "warnings" `warnings`
  * (a reference taken) with the comparison's own appended. 0 or RPX_ENOMEM. */
+/* 1 when the two reports carry the same session.id (one session: no drift between them) */
+int rpx__cmp_one_session(const json_t *base, const json_t *new_report);
 int rpx__cmp_sides(const rpx__cmp_side *b, const rpx__cmp_side *n, const rpx_compare_opts *opts,
                    json_t *notes, json_t *warnings, json_t **out, rpx_error *err);
 

@@ -24,6 +24,7 @@ from common import BIN, MODELS, SANITIZED, SOURCE, TempDirTest, main, run
 
 CONF = 0.95
 TEMPLATE = None
+SESSIONS_MADE = 0
 
 
 def template():
@@ -62,6 +63,12 @@ def report(groups, **changes):
                     "min_ms": float(samples.min()), "max_ms": float(samples.max()),
                     "std_ms": float(np.std(samples, ddof=1))}
     r.pop("latency_ci", None)
+    # each report made here is its own session (two reports of one session.id
+    # are one session: no drift between them, SameSessionIdTest)
+    global SESSIONS_MADE
+    SESSIONS_MADE += 1
+    if isinstance(r.get("session"), dict):
+        r["session"]["id"] = f"{r['session'].get('id', 'session')}-{SESSIONS_MADE}"
     for k, v in changes.items():
         r[k] = v
     return r
@@ -600,6 +607,34 @@ class SeparateSessionsTest(CompareFiles):
         for bad in ("-1", "x", "2%%", "200%"):
             p = self.compare(report(base), report(new), check=2, spread=bad)
             self.assertIn("--session-spread", p.stderr)
+
+
+class SameSessionIdTest(CompareFiles):
+    """Two reports with the same session.id are one session (issue 36 review): a report
+    against itself is compared without the between-session rule, with no warning that
+    they were measured in different sessions."""
+
+    def test_a_report_against_itself_is_one_session(self):
+        rng = np.random.default_rng(23)
+        rep = report(groups_of(rng, 5, 200, 1.0, between_sd=0.002))
+        self.assertIsInstance(rep.get("session"), dict)
+        path = self.write("x.json", rep)
+        p = self.compare(path, path, "--json", spread=None)
+        out = json.loads(p.stdout)
+        self.assertTrue(out["same_session"])
+        self.assertNotIn("between_session", out)
+        self.assertNotIn("different sessions", p.stderr)
+        self.assertEqual(out["verdict"], "same")
+        # another report of that one session: the same
+        other = report(groups_of(rng, 5, 200, 1.0, between_sd=0.002))
+        other["session"] = rep["session"]
+        out = self.compare_json(rep, other, spread=None)
+        self.assertTrue(out["same_session"])
+        # and a report of another session is widened by the drift
+        third = report(groups_of(rng, 5, 200, 1.0, between_sd=0.002))
+        out = self.compare_json(rep, third, spread=None)
+        self.assertFalse(out["same_session"])
+        self.assertIn("between_session", out)
 
 
 class CompareRunMessagesTest(TempDirTest):

@@ -385,6 +385,119 @@ static void test_edges(void **st)
     json_decref(ser);
 }
 
+/* issue 36 review: the default confirm is the calibration's 3; the head is
+ * every trailing session of the newest commit, with confirm 0 too; the why
+ * text says how many sessions to record (history check runs nothing) */
+static void test_defaults_head_and_why(void **st)
+{
+    json_t *ser = series_new(), *out;
+    const json_t *nw;
+    rpx_history_check_opts o;
+    int i;
+    (void)st;
+    rpx_history_check_defaults(&o);
+    assert_int_equal(o.confirm, 3);
+    rs = 91;
+    for (i = 0; i < 10; i++) add(ser, 1.0, "a");
+    add(ser, 1.0, "b");
+    add(ser, 1.0, "b");
+    out = check(ser, 0, 1);
+    nw = json_object_get(out, "newest");
+    assert_int_equal(json_integer_value(json_object_get(nw, "head_sessions")), 2);
+    assert_int_equal(json_integer_value(json_object_get(nw, "baseline_sessions")), 10);
+    json_decref(out);
+    json_decref(ser);
+    ser = series_new();
+    rs = 77;
+    for (i = 0; i < 10; i++) add(ser, 1.0, "a");
+    add(ser, 1.2, "b");
+    out = check(ser, 2, 1);
+    nw = json_object_get(out, "newest");
+    print_message("why: %s\n", json_string_value(json_object_get(nw, "why")));
+    assert_string_equal(verdict_of(out), "inconclusive");
+    {
+        char want[96];
+        snprintf(want, sizeof want, "record %lld more session",
+                 (long long)json_integer_value(json_object_get(nw, "sessions_needed")));
+        assert_non_null(strstr(json_string_value(json_object_get(nw, "why")), want));
+    }
+    assert_null(strstr(json_string_value(json_object_get(nw, "why")), "runs them)"));
+    assert_null(strstr(json_string_value(json_object_get(nw, "why")), "0000"));
+    json_decref(out);
+    json_decref(ser);
+}
+
+/* issue 36 review: check's sigma_between_log and compare's spread are one
+ * number on one series (a 6-session history with a loaded session), and the
+ * decidable change is compare's rule with it */
+static void test_check_spread_is_compares(void **st)
+{
+    json_t *ser = series_new(), *out, *sp = NULL;
+    rpx_error err = {0};
+    double a, b, dec;
+    int i;
+    (void)st;
+    rs = 606;
+    for (i = 0; i < 5; i++) add(ser, i == 2 ? 1.25 : 1.0, "a");
+    add(ser, 1.0, "b");
+    out = check(ser, 3, 1);
+    assert_int_equal(rpx_between_session_spread(ser, &sp, &err), 0);
+    a = json_number_value(json_object_get(json_object_get(out, "between_session"), "sigma_between_log"));
+    b = json_number_value(json_object_get(sp, "sigma_between_log"));
+    dec = json_number_value(json_object_get(json_object_get(out, "newest"), "decidable_change"));
+    print_message("check %.4f, compare %.4f, decidable %.4f\n", a, b, dec);
+    assert_true(fabs(a - b) < 1e-12);
+    /* head of 1 against 5: t(df) sigma sqrt(1 + 1/5) beyond 1 % */
+    assert_true(dec > exp(log(1.01) + 1.9 * b * sqrt(1.2)) - 1 && dec < exp(log(1.01) + 2.1 * b * sqrt(1.2)) - 1);
+    /* a history of one commit has no earlier commit to compare with */
+    add(ser, 1.0, "a");
+    json_array_remove(json_object_get(ser, "sessions"), 5);
+    json_decref(out);
+    out = check(ser, 3, 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "newest"), "head_sessions")), 6);
+    assert_string_equal(verdict_of(out), "inconclusive");
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(out, "newest"), "why")), "commit"));
+    json_decref(sp);
+    json_decref(out);
+    json_decref(ser);
+}
+
+/* issue 36 review: a change's interval holds the between-session spread as
+ * the newest verdict's does (6 + 6 sessions, a 3 % step: the two intervals
+ * alike in width), and its text counts sessions from 1 */
+static void test_change_interval_holds_the_spread(void **st)
+{
+    size_t h;
+    (void)st;
+    for (h = 0; h < 5; h++) {
+        json_t *ser = series_new(), *out;
+        const json_t *c, *nw;
+        int i;
+        rs = 700 + h;
+        for (i = 0; i < 6; i++) add(ser, 1.0, "aaa");
+        for (i = 0; i < 6; i++) add(ser, 1.03, "bbb");
+        rpx_history_check_opts o;
+        rpx_error err = {0};
+        rpx_history_check_defaults(&o);
+        o.min_segment = 3;
+        out = NULL;
+        assert_int_equal(rpx_history_check(ser, &o, &out, &err), 0);
+        nw = json_object_get(out, "newest");
+        c = json_array_get(json_object_get(out, "changes"), 0);
+        if (c) {
+            const json_t *ci = json_object_get(c, "ratio_ci"), *ni = json_object_get(nw, "ratio_ci");
+            double wc = log(json_number_value(json_array_get(ci, 1)) / json_number_value(json_array_get(ci, 0)));
+            double wn = log(json_number_value(json_array_get(ni, 1)) / json_number_value(json_array_get(ni, 0)));
+            print_message("change %s: width %.4f, newest's %.4f\n", json_string_value(json_object_get(c, "text")), wc, wn);
+            assert_true(wc > 0.5 * wn);
+            if (json_integer_value(json_object_get(c, "index")) == 6)
+                assert_non_null(strstr(json_string_value(json_object_get(c, "text")), "between session 6 and 7"));
+        }
+        json_decref(out);
+        json_decref(ser);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +508,9 @@ int main(void)
         cmocka_unit_test(test_newest_5_percent_slower_is_called_slower),
         cmocka_unit_test(test_spread_of_the_measured_sessions),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_defaults_head_and_why),
+        cmocka_unit_test(test_check_spread_is_compares),
+        cmocka_unit_test(test_change_interval_holds_the_spread),
     };
     return cmocka_run_group_tests(tests, load_noise, NULL);
 }
