@@ -31,7 +31,9 @@ static const char usage[] =
     "                        remove sessions: per series all but the newest N, and/or\n"
     "                        those started more than DAYS days ago\n"
     "  check [--json] [--benchmark B] [--fail-on-regression] [--threshold 1%] [--confirm N]\n"
-    "                        change points of each series and the newest session's verdict\n"
+    "                        change points of each series and the newest session's verdict;\n"
+    "                        --confirm N (default 3): a head of one session is never slower,\n"
+    "                        the verdict says how many more sessions of its commit to record\n"
     "\n"
     "Options:\n"
     "  --history PATH  the history: an SQLite file or postgresql://USER@HOST/DB\n"
@@ -89,6 +91,7 @@ int rpx__cli_history_parse(const char *cmd, int argc, char **argv, rpx__cli_hist
                 return rpx_cli_fail(cmd, RPX_EXIT_USAGE, "--confirm '%s': give a number of "
                                     "sessions from 0 to 1000", optarg);
             a->confirm = (unsigned)v;
+            a->confirm_given = 1;
             break;
         case 's':
             if (rpx_cli_parse_long(optarg, &v) || v < 0 || v > 10000000L)

@@ -33,15 +33,19 @@ static void print_check(const json_t *r)
     if (!json_array_size(json_object_get(r, "changes"))) puts("  changes: none");
     json_array_foreach(json_object_get(r, "changes"), i, c) {
         const json_t *ci = json_object_get(c, "ratio_ci");
-        rpx_cli_term_printf(stdout, "  change at session %lld: %s -> %s", 
-                            (long long)json_integer_value(json_object_get(c, "index")),
-                            str(c, "before_commit"), str(c, "after_commit"));
-        printf(" ratio %.4f", json_number_value(json_object_get(c, "ratio")));
-        if (json_array_size(ci) == 2)
-            printf(" [%.4f, %.4f]", json_number_value(json_array_get(ci, 0)),
-                   json_number_value(json_array_get(ci, 1)));
+        if (json_is_string(json_object_get(c, "text"))) { /* counts from 1, digits by the interval */
+            rpx_cli_term_printf(stdout, "  change %s", str(c, "text"));
+        } else {
+            rpx_cli_term_printf(stdout, "  change before session %lld: %s -> %s",
+                                (long long)json_integer_value(json_object_get(c, "index")) + 1,
+                                str(c, "before_commit"), str(c, "after_commit"));
+            printf(" ratio %.4g", json_number_value(json_object_get(c, "ratio")));
+            if (json_array_size(ci) == 2)
+                printf(" [%.4g, %.4g]", json_number_value(json_array_get(ci, 0)),
+                       json_number_value(json_array_get(ci, 1)));
+        }
         if (json_is_number(json_object_get(c, "p_value")))
-            printf(" p %.3g", json_number_value(json_object_get(c, "p_value")));
+            printf(" p %.2g", json_number_value(json_object_get(c, "p_value")));
         putchar('\n');
     }
     const json_t *sk = json_object_get(r, "newest_skipped");
@@ -51,8 +55,7 @@ static void print_check(const json_t *r)
     if (json_is_object(nw)) {
         rpx_cli_term_printf(stdout, "  newest %s (commit %s): %s", str(nw, "session"),
                             str(nw, "commit"), str(nw, "verdict"));
-        if (json_is_number(json_object_get(nw, "ratio")))
-            printf(" ratio %.4f", json_number_value(json_object_get(nw, "ratio")));
+        /* the ratio and its interval are in `why`, to the digits the interval supports */
         rpx_cli_term_printf(stdout, "%s%s\n", json_is_string(json_object_get(nw, "why")) ? ": " : "",
                             json_is_string(json_object_get(nw, "why")) ? str(nw, "why") : "");
     }
@@ -119,7 +122,7 @@ int rpx__cli_history_check(rpx__cli_history_args *a)
     rpx_history_check_opts o;
     rpx_history_check_defaults(&o);
     if (a->threshold_given) o.threshold = a->threshold;
-    o.confirm = a->confirm;
+    if (a->confirm_given) o.confirm = a->confirm; /* else the default (3) */
     json_array_foreach(list, i, s) {
         json_t *r = NULL;
         if (rc < 0 || (rc = rpx_history_check(s, &o, &r, &err)) < 0) break;

@@ -7,7 +7,7 @@
 
 typedef struct rpx__cli_history_args {
     const char *history;          /* --history, else RPXPROF_HISTORY */
-    int json, dry_run, fail_on_regression, threshold_given;
+    int json, dry_run, fail_on_regression, threshold_given, confirm_given;
     const char *benchmark;
     unsigned keep_last, confirm;
     double older_than_days, threshold;

@@ -158,17 +158,33 @@ static json_t *changes_json(const rpx__sessions *S, const size_t *cps, const dou
 
 /* ---- the newest session ---- */
 
+/* Two sessions of one version under test: the same commit, model file digest
+ * and module source digest (session.version), at least one of them known: a
+ * rebuilt model in a dirty checkout is a new version though its commit is not */
+static int same_version(const json_t *a, const json_t *b)
+{
+    static const char *const keys[] = {"model_sha256", "module_source_sha256"};
+    const json_t *va = json_object_get(a, "version"), *vb = json_object_get(b, "version");
+    int known = json_is_string(json_object_get(a, "commit"));
+    size_t i;
+    if (!json_equal(json_object_get(a, "commit"), json_object_get(b, "commit")) &&
+        (json_object_get(a, "commit") || json_object_get(b, "commit")))
+        return 0;
+    for (i = 0; i < 2; i++) {
+        const json_t *x = json_object_get(va, keys[i]), *y = json_object_get(vb, keys[i]);
+        if ((x || y) && !json_equal(x, y) && !(json_is_null(x) && json_is_null(y))) return 0;
+        known |= json_is_string(x);
+    }
+    return known;
+}
+
 /* The head: the newest session and every session just before it of the same
- * (non-null) commit (whatever confirm is: a second session of the new commit
- * is never baseline) */
+ * version (same_version; whatever confirm is: a second session of the new
+ * version is never baseline); a session of no known version is a head alone */
 static size_t head_size(const rpx__sessions *S)
 {
-    const json_t *c = json_object_get(S->s[S->n - 1], "commit");
     size_t r = 1;
-    if (!json_is_string(c)) return 1;
-    while (r < S->n &&
-           json_equal(json_object_get(S->s[S->n - 1 - r], "commit"), (json_t *)c))
-        r++;
+    while (r < S->n && same_version(S->s[S->n - 1 - r], S->s[S->n - 1])) r++;
     return r;
 }
 
@@ -205,8 +221,8 @@ static int newest_json(const newest_in *in, const rpx_history_check_opts *o, rpx
         json_object_set_new(*out, "verdict", json_string("inconclusive"));
         json_object_set_new(*out, "decidable_change", json_null());
         json_object_set_new(*out, "sessions_needed", json_null());
-        json_object_set_new(*out, "why", json_string(in->r > 1 ? "every session of this series is of the newest commit: no earlier commit's "
-                                                       "session to compare with (the head is every trailing session of one commit)"
+        json_object_set_new(*out, "why", json_string(in->r > 1 ? "every session of this series is of the newest version (commit and model digest): no "
+                                                       "earlier version's session to compare with (the head is every trailing session of one version)"
                                                      : "no earlier session of this benchmark on this fingerprint to compare with"));
         json_decref(needed);
         return 0;

@@ -406,6 +406,20 @@ static void test_defaults_head_and_why(void **st)
     assert_int_equal(json_integer_value(json_object_get(nw, "head_sessions")), 2);
     assert_int_equal(json_integer_value(json_object_get(nw, "baseline_sessions")), 10);
     json_decref(out);
+    /* a model rebuilt in a dirty checkout: the same commit, another model digest, is a
+     * new version: the head is its one session, the commit's earlier sessions baseline */
+    {
+        json_t *ss = json_object_get(ser, "sessions");
+        size_t k;
+        for (k = 0; k < json_array_size(ss); k++)
+            json_object_set_new(json_array_get(ss, k), "version",
+                                json_pack("{ss}", "model_sha256", k + 1 < json_array_size(ss) ? "x" : "y"));
+        out = check(ser, 0, 1);
+        nw = json_object_get(out, "newest");
+        assert_int_equal(json_integer_value(json_object_get(nw, "head_sessions")), 1);
+        assert_int_equal(json_integer_value(json_object_get(nw, "baseline_sessions")), 11);
+        json_decref(out);
+    }
     json_decref(ser);
     ser = series_new();
     rs = 77;
