@@ -215,6 +215,33 @@ static void read_audit(agg *a, rep *p, const json_t *r, int allow_failures)
     if (len) p->audit = strdup(cell);
 }
 
+/* A report of the reference's (profile_callable.py, profile_depth_efficiency.py)
+ * in rpxprof's shape, with a warning naming what it does not record; r is
+ * taken. NULL when it does not hold up (the errors say why). */
+static json_t *reference_normalized(agg *a, rep *p, json_t *r, int allow_incomplete)
+{
+    json_t *missing = json_array(), *n;
+    rpx_strbuf list = {0};
+    size_t k;
+    n = rpx_pipeline_normalize(r, p->kind, p->file, p->task, p->model, allow_incomplete, a->errors,
+                               a->warnings, missing);
+    json_decref(r);
+    if (!n) {
+        json_decref(missing);
+        return NULL;
+    }
+    for (k = 0; k < json_array_size(missing); k++) {
+        if (k) rpx__sb_str(&list, ", ");
+        rpx__sb_str(&list, json_string_value(json_array_get(missing, k)));
+    }
+    msg(a->warnings, "%s: written by %s, not by rpxprof: its task and model are its path, its percentiles "
+        "are checked at the reference's 1 us rounding, it has no intervals, and what it does not record is "
+        "n/a: %s", p->file, rpx_pipeline_kind_name(p->kind), list.p ? list.p : "nothing");
+    free(list.p);
+    json_decref(missing);
+    return n;
+}
+
 static void read_report(agg *a, rep *p, int allow_incomplete, int allow_audit)
 {
     json_error_t je;
@@ -236,28 +263,7 @@ static void read_report(agg *a, rep *p, int allow_incomplete, int allow_audit)
     }
     p->kind = rpx_pipeline_report_kind(r);
     if (p->kind == RPX_REPORT_REF_CALLABLE || p->kind == RPX_REPORT_REF_DEPTH) {
-        json_t *missing = json_array(), *n;
-        n = rpx_pipeline_normalize(r, p->kind, p->file, p->task, p->model, allow_incomplete, a->errors,
-                                   a->warnings, missing);
-        json_decref(r);
-        if (!n) {
-            json_decref(missing);
-            return;
-        }
-        {
-            rpx_strbuf list = {0};
-            size_t k;
-            for (k = 0; k < json_array_size(missing); k++) {
-                if (k) rpx__sb_str(&list, ", ");
-                rpx__sb_str(&list, json_string_value(json_array_get(missing, k)));
-            }
-            msg(a->warnings, "%s: written by %s, not by rpxprof: its task and model are its path, its percentiles "
-                "are checked at the reference's 1 us rounding, it has no intervals, and what it does not record is "
-                "n/a: %s", p->file, rpx_pipeline_kind_name(p->kind), list.p ? list.p : "nothing");
-            free(list.p);
-        }
-        json_decref(missing);
-        r = n;
+        if (!(r = reference_normalized(a, p, r, allow_incomplete))) return;
     } else if ((prob = rpx__report_shape_problem(r)) != NULL) {
         if (p->kind == RPX_REPORT_UNKNOWN)
             msg(a->errors, "%s: not a report rpxprof knows: no 'schema' (rpxprof.profile/1), and not one of the "

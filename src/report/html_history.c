@@ -406,7 +406,8 @@ static void verdict_words(hout *o, const view *v, const json_t *check)
     }
     if (v->in->threshold > 0) put(o, ", threshold %s %%", pct(b, sizeof b, v->in->threshold));
     put(o, ".");
-    if (jstr(nw, "why") && *jstr(nw, "why")) {   /* the check's reason, as a sentence of its own */
+    /* the check's reason, as a sentence of its own, when the page has not said its ratio */
+    if (!isfinite(jnum(nw, "ratio")) && jstr(nw, "why") && *jstr(nw, "why")) {
         const char *why = jstr(nw, "why");
         put(o, " %c", why[0] >= 'a' && why[0] <= 'z' ? why[0] - 'a' + 'A' : why[0]);
         rpx__h_esc(o, why + 1);
@@ -415,8 +416,9 @@ static void verdict_words(hout *o, const view *v, const json_t *check)
     if (isfinite(jnum(nw, "decidable_change")))
         put(o, " A change of %s %% or more would be decided.", pct(b, sizeof b, jnum(nw, "decidable_change")));
     if (isfinite(jnum(nw, "sessions_needed")) && jnum(nw, "sessions_needed") > 0)
-        put(o, " %.0f more session%s would decide it (<code>rpxprof history check --confirm %.0f</code>, or record them).",
-            jnum(nw, "sessions_needed"), jnum(nw, "sessions_needed") == 1 ? "" : "s", jnum(nw, "sessions_needed"));
+        put(o, " One session may be a bad session of the machine: record %.0f more session%s of this commit "
+            "and check again (<code>rpxprof history check</code> runs nothing; the pytest plugin runs them itself).",
+            jnum(nw, "sessions_needed"), jnum(nw, "sessions_needed") == 1 ? "" : "s");
     put(o, "</p>\n");
 }
 
@@ -436,20 +438,24 @@ static void changes_list(hout *o, const json_t *check)
             put_commit(o, jstr(c, "after_commit"), 12);
             put(o, ": after / before <b>");
             put_ci(o, jnum(c, "ratio"), json_object_get(c, "ratio_ci"), 1, 1);
-            put(o, "</b>, p %s.</li>", rpx_format_3g(b, sizeof b, jnum(c, "p_value")));
+            snprintf(b, sizeof b, "%.2g", jnum(c, "p_value")); /* a permutation test's p: 2 digits */
+            put(o, "</b>, p %s.</li>", b);
         }
         put(o, "</ul>\n");
     } else if (check) {
         put(o, "<p>No change point in this series.</p>\n");
     }
     if (json_is_object(bs) && isfinite(jnum(bs, "sigma_between_log"))) {
-        put(o, "<p class=\"muted\">Between sessions the p50 moves by about %s %% (the check's sigma_between_log of "
-               "log p50. Its model: ", rpx_format_3g(b, sizeof b, jnum(bs, "sigma_between_log") * 100));
+        put(o, "<p class=\"muted\">Between sessions the p50 moves by about %s %% (the standard deviation of "
+               "log p50 from one session to the next", rpx_format_3g(b, sizeof b, jnum(bs, "sigma_between_log") * 100));
+        if (isfinite(jnum(bs, "sessions"))) put(o, ", from %.0f sessions", jnum(bs, "sessions"));
+        put(o, ").</p>\n<details class=\"muted\"><summary>How the spread between sessions is estimated</summary><p>");
+        rpx__h_esc(o, jstr(bs, "how") ? jstr(bs, "how") : "not said");
+        put(o, ". Model: ");
         rpx__h_esc(o, jstr(bs, "model") ? jstr(bs, "model") : "not named");
-        put(o, ". Its estimator: ");
+        put(o, ". Estimator: ");
         rpx__h_esc(o, jstr(bs, "estimator") ? jstr(bs, "estimator") : "not named");
-        if (isfinite(jnum(bs, "sessions"))) put(o, "; from %.0f sessions", jnum(bs, "sessions"));
-        put(o, ".)</p>\n");
+        put(o, ". docs/statistics.md, \"Across sessions\", says why.</p></details>\n");
     }
 }
 
