@@ -438,8 +438,12 @@ static void changes_list(hout *o, const json_t *check)
             put_commit(o, jstr(c, "after_commit"), 12);
             put(o, ": after / before <b>");
             put_ci(o, jnum(c, "ratio"), json_object_get(c, "ratio_ci"), 1, 1);
-            snprintf(b, sizeof b, "%.2g", jnum(c, "p_value")); /* a permutation test's p: 2 digits */
-            put(o, "</b>, p %s.</li>", b);
+            put(o, "</b>");
+            if (isfinite(jnum(c, "p_value"))) { /* a permutation test's p: 2 digits */
+                snprintf(b, sizeof b, "%.2g", jnum(c, "p_value"));
+                put(o, ", p %s", b);
+            }
+            put(o, ".</li>");
         }
         put(o, "</ul>\n");
     } else if (check) {
