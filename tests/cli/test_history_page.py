@@ -190,7 +190,7 @@ class HistoryPageTest(unittest.TestCase):
         self.assertIn('class="sess open', s1)
         # the change and the request for another session, in words
         self.assertIn("Change before session 15, between commit", s1)
-        self.assertIn("1 more session would decide it", s1)
+        self.assertIn("record 1 more session of this commit and check again", s1)
         # the second series is the same benchmark on a new fingerprint: marked, with what changed
         self.assertNotIn("fpchange", s1)
         self.assertIn('class="alert fpchange"', secs[1])
