@@ -474,7 +474,8 @@ static void flatten(json_t *flat, const json_t *obj, const char *prefix, int dep
     json_object_foreach((json_t *)obj, k, v) {
         char key[256];
         if (depth == 0 && !strcmp(k, "digest")) continue;
-        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
+        int n = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", k);
+        if (n < 0 || (size_t)n >= sizeof key) continue; /* a key path this long names nothing we show */
         if (json_is_object(v) && depth < 3) flatten(flat, v, key, depth + 1);
         else json_object_set(flat, key, v);
     }
