@@ -17,8 +17,8 @@ record OUTDIR [--sessions 44] [--every 90] [--rpxprof BUILD/rpxprof] [--repeats-
     so later builds of the worktree do not change it mid-recording. Rerunning `record` on the
     same OUTDIR resumes after the last complete slot (--sessions is the total, so a larger
     number extends it). Run it under nohup; its PID is in OUTDIR/recorder.pid:
-        setsid nohup /usr/bin/python3 bench/bench_sessions.py record /work/bench-sessions \
-            --sessions 44 --every 90 >> /work/bench-sessions/recorder.out 2>&1 < /dev/null &
+        setsid nohup /usr/bin/python3 bench/bench_sessions.py record OUTDIR \
+            --sessions 44 --every 90 >> OUTDIR/recorder.out 2>&1 < /dev/null &
 
 analyse OUTDIR --rpxprof PATH/TO/rpxprof [--confirm 2] [--threshold 1%]
     For each benchmark, imports the sessions into fresh SQLite histories with
