@@ -132,6 +132,26 @@ static void lite_close(void *db)
 static const rpx__hist_backend sqlite_backend = {"sqlite", lite_exec, lite_begin_write,
                                                  lite_has_table, lite_close};
 
+/* Switching a file to the write-ahead log takes an exclusive lock, and SQLite
+ * answers SQLITE_BUSY at once, without calling the busy handler, when another
+ * process holds the file (two writers opening a new history at the same
+ * moment): retry for as long as the busy timeout, sleeping a little between. */
+static int to_wal(lite *l, rpx_error *err)
+{
+    for (int waited_ms = 0;; waited_ms += 5) {
+        rpx__hist_rows r = {0};
+        rpx_error quiet = {0};
+        int rc = lite_exec(l, "PRAGMA journal_mode=WAL", 0, NULL, &r, &quiet);
+        rpx__hist_rows_free(&r);
+        int busy = sqlite3_errcode(l->db) == SQLITE_BUSY;
+        if (rc == 0 || !busy || waited_ms >= BUSY_TIMEOUT_MS) {
+            if (rc < 0 && err) *err = quiet;
+            return rc;
+        }
+        sqlite3_sleep(5);
+    }
+}
+
 int rpx__hist_sqlite_open(const char *location, int create, int readonly, void **db,
                           const rpx__hist_backend **be, rpx_error *err)
 {
@@ -164,12 +184,8 @@ int rpx__hist_sqlite_open(const char *location, int create, int readonly, void *
     sqlite3_busy_timeout(l->db, BUSY_TIMEOUT_MS);
     sqlite3_extended_result_codes(l->db, 0);
     int rc = 0;
-    if (!readonly) {
-        rpx__hist_rows r = {0};
-        rc = lite_exec(l, "PRAGMA journal_mode=WAL", 0, NULL, &r, err);
-        rpx__hist_rows_free(&r);
-        if (!rc) rc = lite_exec(l, "PRAGMA synchronous=NORMAL", 0, NULL, NULL, err);
-    }
+    if (!readonly) rc = to_wal(l, err);
+    if (!rc && !readonly) rc = lite_exec(l, "PRAGMA synchronous=NORMAL", 0, NULL, NULL, err);
     if (!rc) rc = lite_exec(l, "PRAGMA foreign_keys=ON", 0, NULL, NULL, err);
     if (rc < 0) {
         lite_close(l);
