@@ -93,13 +93,18 @@ int rpx__cmp_between_sessions(json_t *o, const rpx_compare_opts *opts, json_t *w
     json_object_set_new(o, "between_session", between);
     json_object_set_new(o, "within_session", within);
     if (!given) {
+        char decided[96];
+        if (isfinite(decidable))
+            snprintf(decided, sizeof decided, "a change is decided from %.1f %% on", 100 * decidable);
+        else /* no p50 interval in one of the reports (too few calls) */
+            snprintf(decided, sizeof decided, "the smallest change it decides is not known (no p50 interval)");
         snprintf(w, sizeof w,
                  "the two reports were measured in different sessions: their own intervals cover the processes of one "
                  "session each, not the machine's drift between sessions; with the default allowance for that drift "
-                 "(up to 11 %% between sessions of the same code on a 2-vCPU KVM guest) a change is decided from "
-                 "%.1f %% on; for smaller ones record sessions in a history (--history PATH: its own spread replaces "
-                 "the allowance as it grows, about 30 sessions) or use rpxprof compare --run",
-                 isfinite(decidable) ? 100 * decidable : NAN);
+                 "(up to 11 %% between sessions of the same code on a 2-vCPU KVM guest) %s; for smaller ones "
+                 "record sessions in a history (--history PATH: its own spread replaces the allowance as it grows, "
+                 "about 30 sessions) or use rpxprof compare --run",
+                 decided);
         json_array_append_new(warnings, json_string(w));
     }
     return 0;

@@ -590,6 +590,19 @@ class SeparateSessionsTest(CompareFiles):
         # the same report against itself is not "same" either: the drift is +-11 %
         self.assertEqual(self.compare_json(report(base), report(base), spread=None)["verdict"], "inconclusive")
 
+    def test_no_p50_interval_says_so_in_words(self):
+        """Too few calls in a process for a p50 interval (CI's fuzz seeds: 3 calls in 3
+        processes): the warning says the decidable change is not known, never "nan %"."""
+        rng = np.random.default_rng(24)
+        base = groups_of(rng, 3, 1, 1.0)
+        new = groups_of(rng, 5, 200, 1.05, between_sd=0.002)
+        p = self.compare(report(base), report(new), "--json", spread=None)
+        out = json.loads(p.stdout)
+        self.assertIsNone(out["between_session"]["decidable_change"])
+        self.assertIn("different sessions", p.stderr)
+        self.assertNotIn("nan", p.stderr.lower())
+        self.assertIn("not known (no p50 interval)", p.stderr)
+
     def test_a_spread_from_history_widens_by_its_own_sigma(self):
         rng = np.random.default_rng(22)
         base = groups_of(rng, 5, 200, 1.0, between_sd=0.002)
