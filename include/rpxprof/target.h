@@ -79,6 +79,17 @@ typedef struct rpx_target_hooks {
      * rpx_measure_run hands it its arguments and returns what it returns */
     int (*run)(void *state, const struct rpx_run_config *cfg, const rpx_inputs *inputs,
                struct rpx_run_result *result, rpx_error *error);
+    /* --layers (docs/runtimes.md): the runtime's own per-node profiler, for
+     * separate profiled calls after the timed ones (never during them).
+     * layers_begin turns it on; the runner then makes its profiled calls
+     * through `call`; layers_end turns it off and returns (a new reference)
+     * a JSON array with one object per node run in each of those calls:
+     * {"call": k (0-based among the profiled calls), "name": the node as the
+     * runtime ran it, "op_type": its operator, "nodes": [the model file's
+     * node names it covers] or null when it is the node of that name itself,
+     * "time_ms": its time}. NULL: the kind has no per-node profiler. */
+    int (*layers_begin)(void *state, rpx_error *error);
+    int (*layers_end)(void *state, json_t **events, rpx_error *error);
     int counts_failures;          /* see RPX_CALL_COUNTED_FAILURE */
     /* with counts_failures: 0 (the default), a counted failure of a warmup call
      * ends the run at once (status RPX_RUN_TOO_MANY_FAILURES, the reason in the

@@ -12,7 +12,7 @@
 #define RPX_HTTP_PLUGIN_FILE "librpxprof-http.so"
 /* Bumped whenever rpx_target, rpx_target_hooks, rpx_kv or this contract
  * change; a new option of a kind changes none of them. */
-#define RPX_PLUGIN_ABI 3
+#define RPX_PLUGIN_ABI 4
 
 /* A kind's own options as they cross to its plugin: name = value pairs that
  * the plugin reads by name (loader/kv.h), never a struct whose fields the
