@@ -323,7 +323,8 @@ class OrtPluginTest(unittest.TestCase):
         p, _, _ = self.probe(self.tiny, self.tiny_in, "graph_opt=max", check=1)
         self.assertIn("graph_opt 'max' is none of none, basic, extended, all", p.stderr)
         p, _, _ = self.probe(self.tiny, self.tiny_in, "threads=-2", check=1)
-        self.assertIn("threads", p.stderr)
+        self.assertIn("threads -2 / inter_threads 0: give 0 (ONNX Runtime's default) or a count "
+                      "of threads", p.stderr)
 
 
 if __name__ == "__main__":
