@@ -186,10 +186,11 @@ static void alias_forward(graphs *g)
                 if (!ok) break;
                 a = n->output[0];
             }
-            if (a) {
-                json_object_set_new(g->alias, f->output[k], json_string(a));
+            if (a) { /* `a` may be the alias's own string, which the first set frees */
+                json_t *name = json_string(a);
                 json_object_set_new(g->shown, a, json_true());
                 json_object_set_new(g->opt_prod, a, json_integer((json_int_t)i));
+                json_object_set_new(g->alias, f->output[k], name);
             }
         }
         json_decref(fin);

@@ -86,6 +86,7 @@ int rpx__ort_layers_begin(void *state, rpx_error *err)
     if (rc == 0) {
         /* the dropped first run (layers_end skips the first model_run) */
         OrtValue **in = s->bound[0].values;
+        rpx__ort_results_release(s); /* Run would write into values left there */
         st = s->api.Run(s->prof, NULL, s->in_names, (const OrtValue *const *)in, s->n_in,
                         s->out_names, s->n_out, s->results);
         rpx__ort_results_release(s);
