@@ -134,6 +134,7 @@ int rpx__http_options_read(const struct rpx_kv_list *kv, rpx_target_options *opt
 
 /* The kinds (one file each). */
 extern const rpx_kind rpx__kind_http;
+extern const rpx_kind rpx__kind_model_file;
 extern const rpx_kind rpx__kind_shared_object;
 extern const rpx_kind rpx__kind_python;
 
