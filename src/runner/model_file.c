@@ -159,6 +159,43 @@ static json_t *generated_json(const rpx_runner_config *c, const model_file_prep 
     return g;
 }
 
+/* Given inputs bind the graph's shapes (for its cost) by name: the first
+ * sample's arrays, then --shape and --input, which win. */
+static int bind_given(rpx_runner_config *c, model_file_prep *m, rpx_error *err)
+{
+    const char *first = c->inputs ? c->inputs : c->sample_files[0];
+    const rpx_inputs *in;
+    rpx_npz *npz = NULL;
+    rpx_error ignored = {0};
+    size_t i, n = 0;
+    if (rpx_npz_load(first, &npz, &ignored) != 0) return 0; /* a folder: the cost binds as given */
+    in = rpx_npz_inputs(npz);
+    m->binds = calloc(in->count + c->n_bind_inputs + 1, sizeof *m->binds);
+    if (!m->binds) {
+        rpx_npz_free(npz);
+        return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < in->count; i++) {
+        const rpx_tensor *t = &in->tensors[i];
+        char text[1024];
+        size_t at = (size_t)snprintf(text, sizeof text, "%s=", t->name);
+        int k;
+        if (t->ndim == 0) continue; /* a scalar binds nothing */
+        for (k = 0; k < t->ndim && at < sizeof text; k++)
+            at += (size_t)snprintf(text + at, sizeof text - at, "%s%lld", k ? "x" : "",
+                                   (long long)t->shape[k]);
+        if (!(m->binds[n] = strdup(text))) break;
+        n++;
+    }
+    rpx_npz_free(npz);
+    if (i < in->count) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    m->n_npz_binds = n;
+    for (i = 0; i < c->n_bind_inputs; i++) m->binds[n++] = (char *)c->bind_inputs[i];
+    c->bind_inputs = (const char *const *)m->binds;
+    c->n_bind_inputs = n;
+    return 0;
+}
+
 int rpx__model_file_prepare(rpx_runner_config *c, const rpx_kind *row, model_file_prep *m,
                             rpx_error *err)
 {
@@ -173,7 +210,7 @@ int rpx__model_file_prepare(rpx_runner_config *c, const rpx_kind *row, model_fil
     /* the file costed as with --cost, unless a cost was declared or given */
     if (m->choice.graph && !c->cost && !(c->flops == c->flops) && !(c->params == c->params))
         c->cost = c->model;
-    if (c->inputs || c->n_sample_files) return 0;
+    if (c->inputs || c->n_sample_files) return m->choice.graph ? bind_given(c, m, err) : 0;
     if (!(specs = calloc(MODEL_INPUTS_MAX, sizeof *specs)))
         return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     rc = m->choice.graph ? graph_specs(c, specs, &n, err) : shape_specs(c, specs, &n, err);
@@ -198,6 +235,9 @@ void rpx__model_file_report(const model_file_prep *m, json_t *report)
 
 void rpx__model_file_free(model_file_prep *m)
 {
+    size_t i;
+    for (i = 0; i < m->n_npz_binds; i++) free(m->binds[i]);
+    free(m->binds);
     if (m->made) unlink(m->inputs_path);
     json_decref(m->generated);
     memset(m, 0, sizeof *m);

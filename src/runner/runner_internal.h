@@ -111,6 +111,8 @@ typedef struct model_file_prep {
     int made;                     /* inputs_path was made (and is removed by _free) */
     char inputs_path[4096];
     json_t *generated;            /* the report's inputs_generated, or NULL */
+    char **binds;                 /* given inputs: their shapes, then --shape/--input */
+    size_t n_npz_binds;           /* the first ones, malloc'ed */
 } model_file_prep;
 /* Before the run: the runtime (refused with the fix when it cannot run), the
  * file costed (c->cost), the inputs made (c->inputs). 0 for other kinds. */
