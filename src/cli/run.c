@@ -73,7 +73,8 @@ static const char usage[] =
     "\n"
     "Model files (--model MODEL.onnx, MODEL.pt; docs/runtimes.md): no --inputs: made\n"
     "from the model's inputs (seeded random data); no --output: STEM-report.json here;\n"
-    "an ONNX file is costed as with --cost\n"
+    "no --repeats, --duration, --rate or --target-precision: --auto; an ONNX file is\n"
+    "costed as with --cost\n"
     "@runtime\n"
     "@threads\n"
     "@inter-threads\n"
@@ -451,6 +452,18 @@ static int parse(int argc, char **argv, run_opts *o)
         return rpx_cli_fail("run", -1, "--shape is for model files run by a runtime (--model "
                                        "MODEL.onnx or MODEL.pt); to bind a graph input for "
                                        "--cost give --input NAME=DIMS");
+    if (rpx__kind_has(kind, RPX_KIND_RUNTIME)) {
+        /* a model file alone is timed as `--auto` times it (within --max-time, 10 s), as
+         * trtexec's and benchmark_app's default durations do, unless the calls are given */
+        static const char *const fixing[] = {"repeats", "duration", "rate", "auto",
+                                             "target-precision"};
+        size_t f;
+        for (f = 0; f < sizeof fixing / sizeof fixing[0]; f++)
+            if (rpx_run_option_given(&o->c, rpx_run_option_find(fixing[f]))) break;
+        if (f == sizeof fixing / sizeof fixing[0] &&
+            rpx_run_option_set_text(&o->c, rpx_run_option_find("auto"), NULL, "--auto", &err) != 0)
+            return rpx_cli_fail("run", -1, "%s", err.message);
+    }
     if (!o->c.output && rpx__kind_has(kind, RPX_KIND_RUNTIME))
         o->c.output = model_file_output(o->c.model, o->default_output,
                                                 sizeof o->default_output);

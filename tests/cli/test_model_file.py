@@ -24,7 +24,7 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import BIN, BUILD, TempDirTest, load_json, main, run, validate_profile  # noqa: E402
+from common import BIN, BUILD, SOURCE, TempDirTest, load_json, main, run, validate_profile  # noqa: E402
 
 STAND_IN = os.path.join(BUILD, "test-models", "librpxtest_runtime_stand_in.so")
 PYTHON = "/usr/bin/python3"
@@ -100,6 +100,12 @@ class ModelFileHostTest(TempDirTest):
         self.assertIn("host-cpu", r["roofline"])
         self.assertIsNotNone(r["roofline"]["host-cpu"]["bound_ms"] if "bound_ms" in
                              r["roofline"]["host-cpu"] else r["roofline"]["host-cpu"])
+        # no --repeats: auto-ranged (within --max-time)
+        e = dict(self.env)
+        run("run", "--model", "tiny.onnx", "--dim", "batch=1", "--max-time", "2", check=0,
+            env=e, cwd=self.tmp)
+        self.assertIsNotNone(load_json(out)["autorange"])
+        self.assertIsNone(r["autorange"])
         # the session's version digests the model file
         self.assertEqual(r["session"]["version"]["model_sha256"], sha256(self.onnx))
         self.assertEqual(rt["model_sha256"], sha256(self.onnx))
@@ -186,13 +192,19 @@ CACHE = os.path.join(BUILD, "model-file-cache")
 NETS = ("resnet18", "mobilenet_v3_small")
 EXPORT = r"""
 import sys, numpy as np, torch, torchvision
-name, out, inputs = sys.argv[1:4]
+name, out, inputs, examples = sys.argv[1:5]
+sys.path.insert(0, examples)
+from export_model import drop_initializer_identities
 torch.manual_seed(0)
 m = getattr(torchvision.models, name)(weights=None).eval()
 x = torch.from_numpy(np.load(inputs)["input"])
 torch.onnx.export(m, x, out + ".onnx", input_names=["input"], output_names=["logits"],
                   opset_version=13, do_constant_folding=True)
 torch.jit.save(torch.jit.trace(m, x), out + ".pt")
+# what OpenCV 4.6 reads (examples/export_model.py): opset 10, no Identity on an initializer
+torch.onnx.export(m, x, out + ".cv.onnx", input_names=["input"], output_names=["logits"],
+                  opset_version=10)
+drop_initializer_identities(out + ".cv.onnx")
 with torch.no_grad():
     np.savez(out + ".ref.npz", logits=m(x).numpy())
 """
@@ -204,11 +216,12 @@ def export(name):
     os.makedirs(CACHE, exist_ok=True)
     base = os.path.join(CACHE, name)
     inputs = base + ".inputs.npz"
-    if not all(os.path.exists(base + s) for s in (".onnx", ".pt", ".ref.npz")):
+    if not all(os.path.exists(base + s) for s in (".onnx", ".cv.onnx", ".pt", ".ref.npz")):
         run("inputs", "make", inputs, "input=1x3x224x224:float32=random", "--seed", "0",
             "--force", check=0)
-        subprocess.run([PYTHON, "-c", EXPORT, name, base, inputs], check=True,
-                       capture_output=True, timeout=600)
+        subprocess.run([PYTHON, "-c", EXPORT, name, base, inputs,
+                        os.path.join(SOURCE, "examples")], check=True, capture_output=True,
+                       timeout=600)
     return base
 
 
@@ -250,12 +263,13 @@ class RealRuntimesTest(TempDirTest):
                                    (["--shape", "input=1x3x224x224"] if suffix == ".pt" else []),
                                    cwd=self.tmp, capture_output=True, text=True, timeout=900)
                 self.assertEqual(p.returncode, 0, p.stderr)
-                r = load_json(self.path(f"{name}-report.json"))
+                stem = os.path.basename(model).rsplit(".", 1)[0]
+                r = load_json(self.path(f"{stem}-report.json"))
                 validate_profile(r)
                 self.assertEqual(r["runtime"]["name"],
                                  {"ort": "onnxruntime"}.get(runtime, runtime))
                 self.assertGreater(r["runtime"]["setup_ms"], 0)
-                if suffix == ".onnx":
+                if suffix.endswith(".onnx"):
                     cost = json.loads(run("cost", model, "--json", check=0).stdout)
                     self.assertEqual(r["efficiency"]["flops"], cost["flops"])
                 # outputs against torch's own on the same inputs
@@ -272,7 +286,15 @@ class RealRuntimesTest(TempDirTest):
         self.through("ort", ".onnx")
 
     def test_opencv(self):
-        self.through("opencv", ".onnx")
+        self.through("opencv", ".cv.onnx")
+        # a plain export (opset 13, an Identity on an initializer): refused naming the node and
+        # OpenCV's words, with the other runtime suggested
+        p = subprocess.run([BIN, "run", "--model", export("resnet18") + ".onnx", "--runtime",
+                            "opencv"], cwd=self.tmp, capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("at node 'Identity_", p.stderr)
+        self.assertIn("OpenCV says", p.stderr)
+        self.assertIn("try --runtime ort", p.stderr)
 
     def test_torch(self):
         self.through("torch", ".pt")
