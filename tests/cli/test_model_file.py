@@ -239,11 +239,13 @@ def ort_library():
 
 
 class RealRuntimesTest(TempDirTest):
-    def reference(self, base):
-        ref = self.path("ref")
+    def reference(self, base, name):
+        """torch's outputs as --save-outputs saves them, under the name the runtime gives its
+        output (a TorchScript module's has none of its own: the plugin's 'output')."""
+        ref = self.path("ref-" + os.path.basename(base))
         os.makedirs(ref, exist_ok=True)
         with np.load(base + ".ref.npz") as z:
-            np.savez(os.path.join(ref, "outputs-00000.npz"), logits=z["logits"])
+            np.savez(os.path.join(ref, "outputs-00000.npz"), **{name: z["logits"]})
         return ref
 
     def through(self, runtime, suffix):
@@ -276,7 +278,8 @@ class RealRuntimesTest(TempDirTest):
                 p = subprocess.run([BIN, "run", "--model", model, "--runtime", runtime,
                                     "--repeats", "20", "--processes", "1", "--warmup", "1",
                                     "--inputs", base + ".inputs.npz",
-                                    "--reference-outputs", self.reference(base),
+                                    "--reference-outputs",
+                                    self.reference(base, r["runtime"]["outputs"][0]["name"]),
                                     "--rtol", "1e-4", "--atol", "1e-5", "--output", out],
                                    cwd=self.tmp, capture_output=True, text=True, timeout=900)
                 self.assertEqual(p.returncode, 0, p.stderr)
