@@ -112,7 +112,7 @@ class ModelFileHostTest(TempDirTest):
 
     def test_the_runtime_chosen_and_refused(self):
         # no library: .onnx goes to OpenCV; --runtime ort is refused naming the fix
-        gone = {"RPXPROF_ORT_LIBRARY": self.path("nowhere", "libonnxruntime.so.1")}
+        gone = {"RPXPROF_ORT_LIBRARY": "", "XDG_CACHE_HOME": self.path("empty-cache")}
         p = self.go("--model", "tiny.onnx", "--dim", "batch=1", env=gone)
         self.assertEqual(load_json(self.path("tiny-report.json"))["runtime"]["name"], "opencv")
         p = self.go("--model", "tiny.onnx", "--dim", "batch=1", "--runtime", "ort", env=gone,
@@ -120,6 +120,12 @@ class ModelFileHostTest(TempDirTest):
         self.assertIn("ONNX Runtime's library was not found", p.stderr)
         self.assertIn("./scripts/setup.sh", p.stderr)
         self.assertIn("RPXPROF_ORT_LIBRARY", p.stderr)
+        self.assertIn("RPXPROF_ORT_LIBRARY is not set", p.stderr)
+        # RPXPROF_ORT_LIBRARY naming no file is said, never passed over for OpenCV
+        nowhere = self.path("nowhere", "libonnxruntime.so.1")
+        p = self.go("--model", "tiny.onnx", "--dim", "batch=1", check=1,
+                    env={"RPXPROF_ORT_LIBRARY": nowhere})
+        self.assertIn(f"RPXPROF_ORT_LIBRARY={nowhere} is not a file", p.stderr)
         # a runtime that does not run the file's format
         p = self.go("--model", "tiny.onnx", "--runtime", "torch", check=2)
         self.assertIn("torch runs TorchScript files", p.stderr)
