@@ -304,6 +304,24 @@ class RealRuntimesTest(TempDirTest):
         self.assertIn("at node 'Identity_", p.stderr)
         self.assertIn("OpenCV says", p.stderr)
         self.assertIn("try --runtime ort", p.stderr)
+        # a file whose weights are empty: OpenCV 4.6 dies with SIGFPE in its setup; the report
+        # says it is the runtime's crash, not the model's
+        import onnx
+        m = onnx.load(export("resnet18") + ".cv.onnx")
+        for t in m.graph.initializer:
+            t.ClearField("raw_data")
+            t.ClearField("float_data")
+        onnx.save(m, self.path("empty_weights.onnx"))
+        p = subprocess.run([BIN, "run", "--model", "empty_weights.onnx", "--runtime", "opencv"],
+                           cwd=self.tmp, capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        r = load_json(self.path("empty_weights-report.json"))
+        validate_profile(r)
+        self.assertEqual((r["status"], r["failure"]["phase"]), ("crashed", "setup"))
+        self.assertIn("signal 8", r["error"])
+        self.assertIn("the runtime (opencv) crashed while it read the model file: its own crash, "
+                      "not one measured in the model", r["error"])
+        self.assertIn("try --runtime ort", r["error"])
 
     def test_torch(self):
         self.through("torch", ".pt")
