@@ -137,14 +137,15 @@ class _Plugin:
 class OpenCVPluginTest(_Plugin, unittest.TestCase):
     runtime = "opencv"
 
-    # OpenCV's own float32 kernels (Winograd, fused BatchNorm) do not reproduce torch's
-    # rounding: resnet18 with random weights agrees to about 1e-5 of the largest logit
-    # (measured); the bound checked is 1e-4 of it, with rtol 1e-3.
+    # OpenCV's own float32 kernels (its convolutions, the fused ReLU) do not reproduce
+    # torch's rounding: on resnet18 with random weights the largest difference was 4.8e-6
+    # with logits up to 5.9 (8e-7 of the largest), but 2e-3 relative on a logit near zero,
+    # so rtol 1e-4 alone does not hold; checked: rtol 1e-4 with atol 1e-5 of the largest.
     def test_outputs_match_torch(self):
         harness("opencv", "r18.onnx", outputs="out_cv.npz")
         got, ref = np.load(path("out_cv.npz"))["output"], np.load(path("ref.npz"))["output"]
         self.assertEqual(got.shape, ref.shape)
-        np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-4 * np.abs(ref).max())
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
 
     def test_runtime_block(self):
         _, out, _ = harness("opencv", "r18.onnx", integer=["threads=2", "seed=7"],
