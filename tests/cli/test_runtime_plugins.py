@@ -253,7 +253,8 @@ class TorchPluginTest(_Plugin, unittest.TestCase):
         self.refused("r18.pt", ["the torch plugin: no option 'color'"], text=["color=red"])
         self.refused("r18.pt", ["the torch plugin was asked for runtime 'opencv'"],
                      text=["runtime=opencv"])
-        self.refused("r18.onnx", ["cannot load", "TorchScript", "--runtime ort"])
+        err = self.refused("r18.onnx", ["cannot load", "TorchScript", "--runtime ort"])
+        self.assertNotIn("\n", err.strip())  # libtorch's message, not where it was raised
         self.refused("missing.pt", ["cannot be read"])
         self.refused("r18.pt", ["forward takes 1 input (x), the inputs hold 0"],
                      inputs="empty.npz")
