@@ -19,7 +19,7 @@ import unittest
 
 import numpy as np
 
-from common import BUILD, SOURCE, main
+from common import BIN, BUILD, SOURCE, load_json, main, validate_profile
 
 HARNESS = os.path.join(BUILD, "rpx-runtime-harness")
 PLUGIN = {"opencv": os.path.join(BUILD, "librpxprof-opencv.so"),
@@ -263,6 +263,39 @@ class TorchPluginTest(_Plugin, unittest.TestCase):
     def setUpClass(cls):
         super().setUpClass()
         np.savez(path("empty.npz"))
+
+
+class RunTest(unittest.TestCase):
+    """The same plugins reached the way users reach them: `rpxprof run --model FILE --runtime
+    opencv|torch` with the runtime options, the report's runtime block holding what was set."""
+
+    def go(self, runtime, model, *opts):
+        if not os.path.exists(PLUGIN[runtime]):
+            self.skipTest(f"{PLUGIN[runtime]} was not built (its package is absent)")
+        out = path(f"run-{runtime}.json")
+        p = subprocess.run([BIN, "run", "--model", path(model), "--runtime", runtime,
+                            "--inputs", path("inputs.npz"), "--warmup", "1", "--repeats", "3",
+                            "--processes", "1", "--output", out, *opts],
+                           capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = load_json(out)
+        validate_profile(r)
+        self.assertEqual(r["status"], "complete")
+        return r["runtime"]
+
+    def test_opencv(self):
+        block = self.go("opencv", "r18.onnx", "--threads", "1", "--graph-opt", "none")
+        self.assertEqual(block["name"], "opencv")
+        s = block["settings"]
+        self.assertEqual((s["threads"], s["graph_opt"], s["fusion"]), (1, "none", False))
+
+    def test_torch(self):
+        block = self.go("torch", "r18.pt", "--threads", "2", "--inter-threads", "2")
+        self.assertEqual(block["name"], "torch")
+        s = block["settings"]
+        self.assertEqual((s["threads"], s["inter_threads"]), (2, 2))
+        self.assertEqual(block["outputs"], [{"name": "output", "dtype": "float32",
+                                             "shape": [1, 1000]}])
 
 
 if __name__ == "__main__":
