@@ -80,7 +80,9 @@ release_build() {
 }
 
 asan_build_and_test() {
-  # the C++ runtime examples are not instrumented: they are tested by the first stage
+  # the C++ runtime examples are not instrumented: they are tested by the first stage; the
+  # C++ runtime plugins (librpxprof-opencv.so, -torch.so) link no rpxprof code and are built and
+  # tested here too, loaded uninstrumented into the sanitized rpxprof and harness
   cmake -S . -B build-asan -DRPX_WERROR=ON -DRPX_SANITIZE=ON -DRPX_CUDA_EXAMPLES=OFF -DRPX_EXAMPLES=OFF \
     -DCMAKE_BUILD_TYPE=Debug >/dev/null
   cmake --build build-asan -j"$jobs" >/dev/null
@@ -126,8 +128,9 @@ JSON
 
 fuzz_bounded() {
   # -Werror: clang's warnings (-Wmacro-redefined, -Wformat-nonliteral) stay fixed
+  # (the C++ runtime plugins are not fuzzed: RPX_RUNTIME_PLUGINS=OFF saves compiling libtorch's headers)
   CC=clang cmake -S . -B build-fuzz -DRPX_FUZZ=ON -DRPX_WERROR=ON -DRPX_TESTS=OFF -DRPX_CUDA_EXAMPLES=OFF \
-    -DRPX_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+    -DRPX_EXAMPLES=OFF -DRPX_RUNTIME_PLUGINS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
   cmake --build build-fuzz -j"$jobs" >/dev/null
   tests/fuzz/run_fuzz.sh build-fuzz "${RPX_FUZZ_SECONDS:-60}"
 }

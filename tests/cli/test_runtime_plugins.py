@@ -19,7 +19,7 @@ import unittest
 
 import numpy as np
 
-from common import BUILD, SOURCE, main
+from common import BIN, BUILD, SOURCE, load_json, main, validate_profile
 
 HARNESS = os.path.join(BUILD, "rpx-runtime-harness")
 PLUGIN = {"opencv": os.path.join(BUILD, "librpxprof-opencv.so"),
@@ -137,14 +137,15 @@ class _Plugin:
 class OpenCVPluginTest(_Plugin, unittest.TestCase):
     runtime = "opencv"
 
-    # OpenCV's own float32 kernels (Winograd, fused BatchNorm) do not reproduce torch's
-    # rounding: resnet18 with random weights agrees to about 1e-5 of the largest logit
-    # (measured); the bound checked is 1e-4 of it, with rtol 1e-3.
+    # OpenCV's own float32 kernels (its convolutions, the fused ReLU) do not reproduce
+    # torch's rounding: on resnet18 with random weights the largest difference was 4.8e-6
+    # with logits up to 5.9 (8e-7 of the largest), but 2e-3 relative on a logit near zero,
+    # so rtol 1e-4 alone does not hold; checked: rtol 1e-4 with atol 1e-5 of the largest.
     def test_outputs_match_torch(self):
         harness("opencv", "r18.onnx", outputs="out_cv.npz")
         got, ref = np.load(path("out_cv.npz"))["output"], np.load(path("ref.npz"))["output"]
         self.assertEqual(got.shape, ref.shape)
-        np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-4 * np.abs(ref).max())
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
 
     def test_runtime_block(self):
         _, out, _ = harness("opencv", "r18.onnx", integer=["threads=2", "seed=7"],
@@ -252,7 +253,8 @@ class TorchPluginTest(_Plugin, unittest.TestCase):
         self.refused("r18.pt", ["the torch plugin: no option 'color'"], text=["color=red"])
         self.refused("r18.pt", ["the torch plugin was asked for runtime 'opencv'"],
                      text=["runtime=opencv"])
-        self.refused("r18.onnx", ["cannot load", "TorchScript", "--runtime ort"])
+        err = self.refused("r18.onnx", ["cannot load", "TorchScript", "--runtime ort"])
+        self.assertNotIn("\n", err.strip())  # libtorch's message, not where it was raised
         self.refused("missing.pt", ["cannot be read"])
         self.refused("r18.pt", ["forward takes 1 input (x), the inputs hold 0"],
                      inputs="empty.npz")
@@ -261,6 +263,39 @@ class TorchPluginTest(_Plugin, unittest.TestCase):
     def setUpClass(cls):
         super().setUpClass()
         np.savez(path("empty.npz"))
+
+
+class RunTest(unittest.TestCase):
+    """The same plugins reached the way users reach them: `rpxprof run --model FILE --runtime
+    opencv|torch` with the runtime options, the report's runtime block holding what was set."""
+
+    def go(self, runtime, model, *opts):
+        if not os.path.exists(PLUGIN[runtime]):
+            self.skipTest(f"{PLUGIN[runtime]} was not built (its package is absent)")
+        out = path(f"run-{runtime}.json")
+        p = subprocess.run([BIN, "run", "--model", path(model), "--runtime", runtime,
+                            "--inputs", path("inputs.npz"), "--warmup", "1", "--repeats", "3",
+                            "--processes", "1", "--output", out, *opts],
+                           capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = load_json(out)
+        validate_profile(r)
+        self.assertEqual(r["status"], "complete")
+        return r["runtime"]
+
+    def test_opencv(self):
+        block = self.go("opencv", "r18.onnx", "--threads", "1", "--graph-opt", "none")
+        self.assertEqual(block["name"], "opencv")
+        s = block["settings"]
+        self.assertEqual((s["threads"], s["graph_opt"], s["fusion"]), (1, "none", False))
+
+    def test_torch(self):
+        block = self.go("torch", "r18.pt", "--threads", "2", "--inter-threads", "2")
+        self.assertEqual(block["name"], "torch")
+        s = block["settings"]
+        self.assertEqual((s["threads"], s["inter_threads"]), (2, 2))
+        self.assertEqual(block["outputs"], [{"name": "output", "dtype": "float32",
+                                             "shape": [1, 1000]}])
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ std::string node_in(const std::string &what)
 int cv_failure(const state &s, const char *doing, const cv::Exception &e, rpx_error *err)
 {
     std::string what = rpx_rt::first_lines(e.what(), 2), node = node_in(e.what());
+    for (char &c : what)
+        if (c == '\n') c = ' '; // one line: OpenCV's second line names the node
     return fail(err, RPX_EUNSUPPORTED, "the opencv runtime cannot %s %s%s%s%s: OpenCV says: %s; %s",
                 doing, s.display.c_str(), node.empty() ? "" : " (at node '", node.c_str(),
                 node.empty() ? "" : "')", what.c_str(), kSuggest);

@@ -60,7 +60,8 @@ bool dtype_of(c10::ScalarType t, rpx_dtype &out)
     return false;
 }
 
-std::string short_what(const std::exception &e) { return rpx_rt::first_lines(e.what(), 2); }
+// libtorch's first line is its message; the next say where in libtorch it was raised
+std::string short_what(const std::exception &e) { return rpx_rt::first_lines(e.what(), 1); }
 
 // Match the arrays to forward's arguments (after self): by name, else in order.
 int bind_inputs(state &s, const rpx_inputs *in, rpx_error *err)
