@@ -121,6 +121,9 @@ static const char usage[] =
     "                         note event says what the bound left out)\n"
     "@timeline\n"
     "\n"
+    "Every layer (docs/runtimes.md#every-layer):\n"
+    "@layers\n"
+    "\n"
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
     "\n"
@@ -304,6 +307,7 @@ static int parse(int argc, char **argv, run_opts *o)
     for (k = 0; k < n_table; k++) {
         longs[n_own + k].name = table[k].name;
         longs[n_own + k].has_arg = table[k].kind == RPX_OPT_FLAG ? no_argument : required_argument;
+        if (strcmp(table[k].name, "layers") == 0) longs[n_own + k].has_arg = no_argument; /* [N] */
         longs[n_own + k].flag = NULL;
         longs[n_own + k].val = O_TABLE + (int)k;
     }
@@ -317,6 +321,10 @@ static int parse(int argc, char **argv, run_opts *o)
             const rpx_run_option *t = &table[c - O_TABLE];
             char label[64];
             snprintf(label, sizeof label, "--%s", t->name);
+            if (strcmp(t->name, "layers") == 0) /* `--layers` alone or `--layers N` */
+                optarg = optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9'
+                             ? argv[optind++]
+                             : RPX_LAYERS_DEFAULT_TEXT;
             if (rpx_run_option_set_text(&o->c, t, optarg, label, &err) != 0)
                 return rpx_cli_fail("run", -1, "%s", err.message);
             /* `--check-outputs DIR` (run takes no other bare argument): the saved
