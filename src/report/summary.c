@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "report/layers_view.h"
 #include "rpxprof/summary.h"
 
 char *rpx_format_3g(char *buf, size_t cap, double x)
@@ -272,6 +273,7 @@ char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
     lines_roofline(&s, json_object_get(rep, "roofline"));
     line_budget(&s, json_object_get(rep, "realtime_budget"));
     lines_audit(&s, json_object_get(rep, "audit"), json_object_get(rep, "server_metrics"));
+    rpx__layers_summary(&s, json_object_get(rep, "layers"));
     if (s.oom || !s.p) {
         free(s.p);
         return NULL;

@@ -160,7 +160,9 @@ void rpx__layers_join(json_t *value, const rpx_runner_config *o, const layers *l
     if (rpx_cpu_peak_estimate(&cpu, &e) == 0) {
         rpx_cpu_target_spec(&cpu, NULL, &cpu_spec, &storage);
         have_cpu = roof_of(&cpu_spec, o, &host) == 0;
-        snprintf(text, sizeof text, "host CPU (%s)", cpu_spec.name ? cpu_spec.name : "unknown");
+        const char *name = cpu_spec.name ? cpu_spec.name : "unknown";
+        if (strncmp(name, "Host CPU: ", 10) == 0) name += 10;
+        snprintf(text, sizeof text, "host CPU (%s)", name);
         json_object_set_new(value, "device", json_string(text));
     } else {
         snprintf(text, sizeof text, "--layers: no host-CPU bound for the rows: %s", e.message);

@@ -27,6 +27,7 @@
 #include "rpxprof/npz.h"
 #include "rpxprof/options.h"
 #include "rpxprof/runner.h"
+#include "rpxprof/summary.h"
 #include "rpxprof/target.h"
 
 typedef struct row {
@@ -280,6 +281,15 @@ static void test_rows_cost_bound(void **state)
     assert_int_equal(json_array_size(ops), N_ROWS);
     assert_non_null(strstr(json_string_value(json_object_get(ly, "device")), "host CPU"));
     rpx_cost_free(cost);
+    { /* the summary: the slowest rows, slowest first, and the share below 10 % of the bound */
+        char *text = rpx_report_summary(rep, NULL);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "slowest rows"));
+        assert_non_null(strstr(text, "conv_relu_fused"));
+        assert_true(strstr(text, "conv_relu_fused") < strstr(text, "flatten"));
+        assert_non_null(strstr(text, "of the layers' time runs below 10 % of its bound"));
+        free(text);
+    }
     json_decref(rep);
 }
 

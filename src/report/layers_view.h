@@ -1,0 +1,25 @@
+/* layers_view.h — the report's `layers` block (--layers) as words: the text
+ * summary's lines, and the per-operator-type sentence that `compare` and
+ * `aggregate` print ("Conv 61 % of the time at 0.42 of its bound"). Pure
+ * functions of the report's JSON (layers_view.c). */
+#ifndef RPX_REPORT_LAYERS_VIEW_H
+#define RPX_REPORT_LAYERS_VIEW_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/strbuf.h"
+
+/* The summary's lines: the sum of rows against the unprofiled p50, the ten
+ * slowest rows, the share of the time below 10 % of its bound, the overhead
+ * note. Nothing when `layers` is not an object. */
+void rpx__layers_summary(rpx_strbuf *s, const json_t *layers);
+
+/* "Conv 61 % of the time at 0.42 of its bound" for one by_op_type entry
+ * (the achieved fraction "n/a" when unknown). */
+void rpx__layers_op_words(const json_t *op, char *buf, size_t size);
+
+/* The by_op_type entry of `layers` for op_type `op`, or NULL. */
+const json_t *rpx__layers_op(const json_t *layers, const char *op);
+
+#endif
