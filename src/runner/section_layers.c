@@ -22,10 +22,18 @@
 #include "runner/runner_internal.h"
 #include "runner/section.h"
 
+/* The slice: when this process's load began (its own mark, beside the
+ * timeline's), the origin of the profiled calls' start times. */
+typedef struct layers_slice {
+    int64_t load_ns;
+} layers_slice;
+
 typedef struct layers_state {
     long asked;                   /* profiled calls to make */
     long done;                    /* made (each one timed whole) */
     double *call_ms;              /* `asked` entries */
+    double *start_ms;             /* when each began, ms after the process's load */
+    int64_t load_ns;
     json_t *events;               /* layers_end's array, or NULL */
     char error[RPX_ERROR_MESSAGE_SIZE + 96]; /* why the profiled calls stopped ("": they did not) */
 } layers_state;
@@ -33,6 +41,18 @@ typedef struct layers_state {
 static int ly_on(const run_plan *plan)
 {
     return plan->c->layers > 0;
+}
+
+static size_t ly_bytes(long repeats, long warmup_keep)
+{
+    (void)repeats;
+    (void)warmup_keep;
+    return sizeof(layers_slice);
+}
+
+static void ly_mark(section_proc *sp, section_event event)
+{
+    if (event == SECTION_LOAD) ((layers_slice *)sp->slice)->load_ns = rpx_clock_now_ns();
 }
 
 static int ly_begin(section_proc *sp, rpx_error *err)
@@ -44,12 +64,14 @@ static int ly_begin(section_proc *sp, rpx_error *err)
                              "layers_begin and layers_end); drop --layers",
                              sp->target->display_spec);
     s = calloc(1, sizeof *s);
-    if (s) s->call_ms = calloc((size_t)sp->p->plan->c->layers, sizeof *s->call_ms);
+    if (s) s->call_ms = calloc(2 * (size_t)sp->p->plan->c->layers, sizeof *s->call_ms);
     if (!s || !s->call_ms) {
         free(s);
         return rpx_error_set(err, RPX_ENOMEM, "--layers: out of memory");
     }
     s->asked = sp->p->plan->c->layers;
+    s->start_ms = s->call_ms + s->asked;
+    s->load_ns = ((layers_slice *)sp->slice)->load_ns;
     sp->state = s;
     return 0;
 }
@@ -96,6 +118,7 @@ static void ly_after_loop(section_proc *sp)
                      e.message[0] ? e.message : "no message given");
             break;
         }
+        s->start_ms[s->done] = (double)(t0 - s->load_ns) / 1e6;
         s->call_ms[s->done++] = (double)(t1 - t0) / 1e6;
     }
     if (t->hooks.layers_end(t->hooks.state, &s->events, &e) != 0) {
@@ -138,14 +161,18 @@ static json_t *row_of(json_t *rows, const json_t *ev, long calls)
 static json_t *ly_export(section_proc *sp)
 {
     layers_state *s = sp->state;
-    json_t *o, *rows, *calls, *ev;
+    json_t *o, *rows, *calls, *starts, *ev;
     size_t i;
     long k;
     if (!s) return NULL;
     o = json_object();
     rows = json_array();
     calls = json_array();
-    for (k = 0; k < s->done; k++) json_array_append_new(calls, json_real(s->call_ms[k]));
+    starts = json_array();
+    for (k = 0; k < s->done; k++) {
+        json_array_append_new(calls, json_real(s->call_ms[k]));
+        json_array_append_new(starts, json_real(s->start_ms[k]));
+    }
     json_array_foreach(s->events, i, ev) {
         json_t *call = json_object_get(ev, "call"), *t = json_object_get(ev, "time_ms"), *slot;
         if (!json_is_string(json_object_get(ev, "name")) || !json_is_integer(call) ||
@@ -158,6 +185,7 @@ static json_t *ly_export(section_proc *sp)
     }
     json_object_set_new(o, "calls", json_integer(s->done));
     json_object_set_new(o, "call_ms", calls);
+    json_object_set_new(o, "start_ms", starts);
     json_object_set_new(o, "rows", rows);
     json_object_set_new(o, "error", s->error[0] ? json_string(s->error) : json_null());
     return o;
@@ -297,6 +325,28 @@ static json_t *report_row(const char *name, const json_t *op, const json_t *node
     return r;
 }
 
+/* --timeline: each process's profiled calls as they ran (for the trace): when
+ * each began (ms after the process's load, timeline's load_ms[0]), its time,
+ * and each row's time in it, in the order the rows first ran. */
+static json_t *by_process(const section_merge *m)
+{
+    json_t *a = json_array(), *r, *rows;
+    size_t i;
+    int j;
+    for (j = 0; j < m->n; j++) {
+        const json_t *ex = m->exports[j];
+        if (!json_is_object(ex)) continue;
+        rows = json_array();
+        json_array_foreach(json_object_get(ex, "rows"), i, r)
+            json_array_append_new(rows, json_pack("{s:O,s:O}", "name", json_object_get(r, "name"),
+                                                  "ms", json_object_get(r, "ms")));
+        json_array_append_new(a, json_pack("{s:i,s:O,s:O,s:o}", "process", j, "start_ms",
+                                           json_object_get(ex, "start_ms"), "call_ms",
+                                           json_object_get(ex, "call_ms"), "rows", rows));
+    }
+    return a;
+}
+
 static int ly_merge(const section_merge *m, section_out *out)
 {
     json_t *o, *rows, *names, *r, *ci;
@@ -366,6 +416,7 @@ static int ly_merge(const section_merge *m, section_out *out)
     json_object_set_new(o, "below_10pct_share", json_null());
     json_object_set_new(o, "rows", rows);
     json_object_set_new(o, "by_op_type", json_array());
+    if (m->plan->c->timeline) json_object_set_new(o, "by_process", by_process(m));
     out->value = o;
     return 0;
 }
@@ -374,6 +425,8 @@ const rpx_section rpx__section_layers = {
     .off_is_null = 1,
     .key = "layers",
     .on = ly_on,
+    .slice_bytes = ly_bytes,
+    .mark = ly_mark,
     .begin = ly_begin,
     .after_loop = ly_after_loop,
     .export_json = ly_export,

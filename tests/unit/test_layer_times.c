@@ -158,6 +158,7 @@ static json_t *run_layers(const char *out_name, long layers, const char *gpus, r
     c.cost = g_onnx;
     c.gpus = gpus;
     c.progress = 0;
+    c.timeline = layers == 10; /* run.json: the trace nests the layers */
     *rc = rpx_runner_run(&c, &res, err);
     if (*rc != 0) return NULL;
     report = json_incref(res.report);
