@@ -4,10 +4,11 @@
  * bound shapes) by node name (a fused row sums the nodes it covers; one node
  * not costed leaves the row's cost null, never a part of it), its intensity,
  * its roofline bound on the host CPU (and on each --gpu), the fraction of the
- * bound it achieved, the view by operator type, and the share of the time
+ * bound it achieved, the view by operator type (slowest first), and the share of the time
  * spent below 10 % of the bound. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
@@ -109,6 +110,25 @@ static double num(const json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : (double)NAN;
 }
 
+static int slower_first(const void *x, const void *y)
+{
+    double a = num(*(json_t *const *)x, "time_ms"), b = num(*(json_t *const *)y, "time_ms");
+    return (a < b) - (a > b);
+}
+
+/* The array's entries, slowest first. */
+static void sort_by_time(json_t *a)
+{
+    size_t n = json_array_size(a), i;
+    json_t **v = n ? malloc(n * sizeof *v) : NULL;
+    if (!v) return;
+    for (i = 0; i < n; i++) v[i] = json_incref(json_array_get(a, i));
+    qsort(v, n, sizeof *v, slower_first);
+    json_array_clear(a);
+    for (i = 0; i < n; i++) json_array_append_new(a, v[i]);
+    free(v);
+}
+
 /* by_op_type: each operator type's rows, time, share, FLOPs, bound and achieved
  * fraction (sums; null where a row of the type has none). */
 static json_t *by_op_type(const json_t *rows, double total)
@@ -131,6 +151,7 @@ static json_t *by_op_type(const json_t *rows, double total)
         set_real(hit, "flops", num(hit, "flops") + num(r, "flops"));
         set_real(hit, "bound_ms", num(hit, "bound_ms") + num(r, "bound_ms"));
     }
+    sort_by_time(out);
     json_array_foreach(out, k, g) {
         set_real(g, "share", num(g, "time_ms") / total);
         set_real(g, "achieved", num(g, "time_ms") > 0 ? num(g, "bound_ms") / num(g, "time_ms")
