@@ -5,3 +5,4 @@
 rpx_unit_test(test_layer_times ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_layer_times.c)
 set_tests_properties(unit.test_layer_times PROPERTIES FIXTURES_REQUIRED onnx_small
                      FIXTURES_SETUP layer_reports)
+rpx_py_test(cli.layer_times cli/test_layer_times.py FIXTURES_REQUIRED layer_reports)
