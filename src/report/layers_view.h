@@ -1,5 +1,5 @@
-/* layers_view.h — the report's `layers` block (--layers) as words: the text
- * summary's lines, and the per-operator-type sentence that `compare` and
+/* layers_view.h — the report's `layers` block (--layers) as words for two
+ * reports or many (the summary's lines are summary.c's): the per-operator-type sentence that `compare` and
  * `aggregate` print ("Conv 61 % of the time at 0.42 of its bound"). Pure
  * functions of the report's JSON (layers_view.c). */
 #ifndef RPX_REPORT_LAYERS_VIEW_H
@@ -9,11 +9,6 @@
 #include <stddef.h>
 
 #include "common/strbuf.h"
-
-/* The summary's lines: the sum of rows against the unprofiled p50, the ten
- * slowest rows, the share of the time below 10 % of its bound, the overhead
- * note. Nothing when `layers` is not an object. */
-void rpx__layers_summary(rpx_strbuf *s, const json_t *layers);
 
 /* "Conv 61 % of the time at 0.42 of its bound" for one by_op_type entry
  * (the achieved fraction "n/a" when unknown). */
