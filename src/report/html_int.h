@@ -107,6 +107,10 @@ void rpx__h_fig_timeline(hout *o, const rpx_h_run *run, const char *id);
 void rpx__h_fig_cpus(hout *o, const rpx_h_run *run, const char *id);
 void rpx__h_fig_boxes(hout *o, const rpx_h_run *run, const char *id);
 void rpx__h_fig_roofline(hout *o, const json_t *report, const char *id);
+/* The run view's per-layer part (html_layers.c), from the report's `layers`
+ * block: nothing when it has none. Its roofline figure alone too. */
+void rpx__h_layers_section(hout *o, const json_t *report, const char *id);
+void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id);
 /* Rows of statistics objects ({p50_ms, p95_ms, p99_ms, min_ms, max_ms}) as ranges. */
 void rpx__h_fig_stat_rows(hout *o, const char *const *labels, const json_t *const *stats, size_t n,
                           const char *id, const char *caption);
