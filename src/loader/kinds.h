@@ -34,6 +34,9 @@ enum {
     /* the call is a C function of the model ABI: a failure shows its return
      * code and names NAME_setup */
     RPX_KIND_C_ABI = 1u << 4,
+    /* its targets' hooks have a per-node profiler (layers_begin/layers_end of
+     * rpx_target_hooks): --layers is taken (a model file's runtimes) */
+    RPX_KIND_LAYERS = 1u << 5,
 };
 
 /* A plugin that ships with rpxprof (loaded only by a run of its kind). It

@@ -1,0 +1,8 @@
+# layer_times.cmake — --layers without a real runtime (tests/unit/test_layer_times.c):
+# a stand-in target with a per-node profiler of known busy-waits, joined with the per-op
+# cost of the onnx_small fixture's conv_small.onnx. Its reports (under
+# ${CMAKE_BINARY_DIR}/fixtures/layers) are the CLI tests' fixture (cli.layer_times.*).
+rpx_unit_test(test_layer_times ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_layer_times.c)
+set_tests_properties(unit.test_layer_times PROPERTIES FIXTURES_REQUIRED onnx_small
+                     FIXTURES_SETUP layer_reports)
+rpx_py_test(cli.layer_times cli/test_layer_times.py FIXTURES_REQUIRED layer_reports)
