@@ -64,6 +64,11 @@ static const char css[] =
     ".side0{fill:var(--s0);fill-opacity:.3;stroke:var(--s0)}.side1{fill:var(--s1);fill-opacity:.3;stroke:var(--s1)}"
     ".sidem0{stroke:var(--s0);fill:var(--s0);stroke-width:2}.sidem1{stroke:var(--s1);fill:var(--s1);stroke-width:2}"
     ".band{fill:var(--accent);fill-opacity:.15}.one{stroke:var(--muted);stroke-dasharray:3 3}\n"
+    ".ldot{fill:var(--c);fill-opacity:.5;stroke:var(--c);stroke-width:1.2}.lroof path{fill:none;stroke:var(--fg);stroke-width:1.8}"
+    "table.layers{font-size:12px}table.layers td,table.layers th{padding:2px 5px}table.layers td[data-v]{white-space:nowrap}"
+    "table.layers td.nm{overflow-wrap:anywhere;min-width:7em;max-width:16em}table.layers td.nodes{font-size:11px;color:var(--muted)}"
+    "td .ci{display:block;color:var(--muted);font-size:11px}tr.unattributed td{font-style:italic;background:var(--card)}"
+    "tr.unattributed .why{display:block;font-size:11px;color:var(--muted);white-space:normal}\n"
     "#rpx-tip{position:fixed;pointer-events:none;background:var(--card);color:var(--fg);border:1px solid var(--grid);"
     "padding:2px 6px;font-size:12px;border-radius:3px;display:none;z-index:9}\n"
     "details>summary{cursor:pointer;font-weight:600;margin:8px 0}.muted{color:var(--muted)}\n"
@@ -71,7 +76,8 @@ static const char css[] =
     "#rpx-tip{display:none}figure,table,.alert,.headline{break-inside:avoid}h2{break-after:avoid}"
     "table.sortable th::after{content:''}details{display:block}}\n";
 
-/* Hover readouts, zoom of the per-call plots along x, sortable tables. Ours,
+/* Hover readouts, zoom of the per-call plots along x, sortable tables (by a
+ * cell's data-v where it has one: a number with its interval or unit). Ours,
  * small, no dependency. It prints no statistic: only where the pointer is. */
 static const char js[] =
     "(function(){'use strict';\n"
@@ -109,7 +115,8 @@ static const char js[] =
     "});\n"
     "document.querySelectorAll('table.sortable').forEach(function(t){var hs=t.tHead?t.tHead.rows[0].cells:[];\n"
     " Array.prototype.forEach.call(hs,function(th,i){var asc=true;th.addEventListener('click',function(){var b=t.tBodies[0];\n"
-    "  var rows=Array.prototype.slice.call(b.rows);function key(r){var s=r.cells[i]?r.cells[i].textContent.trim():'';"
+    "  var rows=Array.prototype.slice.call(b.rows);function key(r){var c=r.cells[i],s=c?c.textContent.trim():'';"
+    "if(c&&c.hasAttribute('data-v')){var v=c.getAttribute('data-v');return{na:v==='',n:v===''?null:+v,s:s};}"
     "var n=parseFloat(s);return{na:s==='n/a'||s==='',n:(isFinite(n)&&/^[-+0-9.eE]+$/.test(s))?n:null,s:s};}\n"
     "  rows.sort(function(x,y){var a=key(x),c=key(y);if(a.na!==c.na)return a.na?1:-1;var d=(a.n!==null&&c.n!==null)?a.n-c.n:"
     "a.s.localeCompare(c.s);return asc?d:-d;});asc=!asc;rows.forEach(function(r){b.appendChild(r);});});});});\n"

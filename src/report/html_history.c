@@ -9,7 +9,6 @@
  * Every number is the series' or the check's own, printed to the digits its
  * interval supports; nothing is recomputed. */
 #include <limits.h>
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,40 +47,7 @@ static const char *jstr(const json_t *o, const char *k)
 
 static double jnum(const json_t *o, const char *k) { return rpx__h_jnum(json_object_get(o, k)); }
 
-/* ---- numbers: the digits their interval supports ------------------------- */
-
-/* Decimals that show v to the second significant digit of its interval's
- * half width, never more than six significant digits and never fewer than
- * one (docs/statistics.md, the comparison's rule); -1: no interval (then the
- * summary's three significant digits). */
-static int ci_decimals(double v, double lo, double hi)
-{
-    double hw = (hi - lo) / 2;
-    int e, sig, d;
-    if (!isfinite(v) || !isfinite(lo) || !isfinite(hi) || !(fabs(v) >= 1e-9 && fabs(v) < 1e15)) return -1; /* fixed point's range */
-    e = (int)floor(log10(fabs(v)));
-    if (!(hw > 1e-9 * fabs(v))) sig = 4;          /* a zero-width interval: 4 digits */
-    else sig = e - (int)floor(log10(hw)) + 2;
-    if (sig < 1) sig = 1;
-    if (sig > 6) sig = 6;
-    d = sig - 1 - e;
-    return d < 0 ? 0 : d > 15 ? 15 : d;
-}
-
-/* v with `dec` decimals (dec < 0: the summary's rule), '.' whatever the locale. */
-static const char *fmt_dec(char *b, size_t n, double v, int dec)
-{
-    static locale_t c;
-    locale_t old;
-    if (!isfinite(v)) return "n/a";
-    if (dec < 0) return rpx_format_3g(b, n, v);
-    if (!c) c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    old = c ? uselocale(c) : (locale_t)0;
-    snprintf(b, n, "%.*f", dec, v);
-    if (old) uselocale(old);
-    if (!strcmp(b, "-0")) snprintf(b, n, "0");
-    return b;
-}
+/* ---- numbers: the digits their interval supports (html_util.c) ---------- */
 
 /* "68.1 [67.9, 68.3]" (scaled), or "68.1" with no interval; the words
  * "n/a" for a value not measured. */
@@ -92,10 +58,10 @@ static void put_ci(hout *o, double v, const json_t *ci, double scale, int bracke
     int dec;
     v *= scale;
     if (!isfinite(v)) { put(o, "<span class=\"na\">n/a</span>"); return; }
-    dec = json_array_size(ci) == 2 ? ci_decimals(v, lo, hi) : -1;
-    if (dec < 0) { put(o, "%s", fmt_dec(a, sizeof a, v, -1)); return; }
-    put(o, brackets ? "%s [%s, %s]" : "%s (%s to %s)", fmt_dec(a, sizeof a, v, dec), fmt_dec(b, sizeof b, lo, dec),
-        fmt_dec(c, sizeof c, hi, dec));
+    dec = json_array_size(ci) == 2 ? rpx__h_ci_decimals(v, lo, hi) : -1;
+    if (dec < 0) { put(o, "%s", rpx__h_fmt_dec(a, sizeof a, v, -1)); return; }
+    put(o, brackets ? "%s [%s, %s]" : "%s (%s to %s)", rpx__h_fmt_dec(a, sizeof a, v, dec), rpx__h_fmt_dec(b, sizeof b, lo, dec),
+        rpx__h_fmt_dec(c, sizeof c, hi, dec));
 }
 
 /* The panel's unit: ms, or µs / ns when every p50 is below 1 ms / 1 µs. */
@@ -558,7 +524,7 @@ static void sessions_table(hout *o, const view *v, const json_t *ss)
     for (i = 0; i < json_array_size(ss); i++) {
         const json_t *s = json_array_get(ss, i), *ci = json_object_get(s, "p50_ci_ms"), *w = json_object_get(s, "warnings");
         double p = jnum(s, "p50_ms") * v->scale;
-        int dec = json_array_size(ci) == 2 ? ci_decimals(p, rpx__h_jnum(json_array_get(ci, 0)) * v->scale,
+        int dec = json_array_size(ci) == 2 ? rpx__h_ci_decimals(p, rpx__h_jnum(json_array_get(ci, 0)) * v->scale,
                                                           rpx__h_jnum(json_array_get(ci, 1)) * v->scale) : -1;
         char a[48], b[48];
         size_t j;
@@ -570,10 +536,10 @@ static void sessions_table(hout *o, const view *v, const json_t *ss)
         put_commit(o, jstr(s, "commit"), 12);
         put(o, "</td><td>");
         rpx__h_esc(o, jstr(s, "status") ? jstr(s, "status") : "n/a");
-        put(o, "</td><td>%s</td><td>", fmt_dec(a, sizeof a, p, dec));
+        put(o, "</td><td>%s</td><td>", rpx__h_fmt_dec(a, sizeof a, p, dec));
         if (dec >= 0)
-            put(o, "%s to %s", fmt_dec(a, sizeof a, rpx__h_jnum(json_array_get(ci, 0)) * v->scale, dec),
-                fmt_dec(b, sizeof b, rpx__h_jnum(json_array_get(ci, 1)) * v->scale, dec));
+            put(o, "%s to %s", rpx__h_fmt_dec(a, sizeof a, rpx__h_jnum(json_array_get(ci, 0)) * v->scale, dec),
+                rpx__h_fmt_dec(b, sizeof b, rpx__h_jnum(json_array_get(ci, 1)) * v->scale, dec));
         else put(o, "<span class=\"na\">n/a</span>");
         put(o, "</td><td>");
         put_json_value(o, json_object_get(s, "processes"));

@@ -23,6 +23,13 @@ void rpx__h_esc_py(hout *o, const char *s);
 const char *rpx__h_num(char *buf, size_t size, double v);
 /* The summary's number rule (rpx_format_3g): every number the page shows. */
 const char *rpx__h_num3(char *buf, size_t size, double v);
+/* The digits an interval supports (html_history.c's rule, docs/statistics.md):
+ * the decimals that show v to the second significant digit of the half width
+ * of [lo, hi], one to six significant digits; -1 where there is no interval
+ * (then the summary's rule). v with `dec` decimals ('.' in any locale; dec < 0:
+ * the summary's rule), "n/a" when not finite. */
+int rpx__h_ci_decimals(double v, double lo, double hi);
+const char *rpx__h_fmt_dec(char *buf, size_t size, double v, int dec);
 /* A JSON number (integer or real) or NaN. */
 double rpx__h_jnum(const json_t *v);
 /* o[k] when it is a string, else NULL. */
@@ -100,6 +107,10 @@ void rpx__h_fig_timeline(hout *o, const rpx_h_run *run, const char *id);
 void rpx__h_fig_cpus(hout *o, const rpx_h_run *run, const char *id);
 void rpx__h_fig_boxes(hout *o, const rpx_h_run *run, const char *id);
 void rpx__h_fig_roofline(hout *o, const json_t *report, const char *id);
+/* The run view's per-layer part (html_layers.c), from the report's `layers`
+ * block: nothing when it has none. Its roofline figure alone too. */
+void rpx__h_layers_section(hout *o, const json_t *report, const char *id);
+void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id);
 /* Rows of statistics objects ({p50_ms, p95_ms, p99_ms, min_ms, max_ms}) as ranges. */
 void rpx__h_fig_stat_rows(hout *o, const char *const *labels, const json_t *const *stats, size_t n,
                           const char *id, const char *caption);

@@ -1,7 +1,8 @@
 /* html_run.c — owns the run view of the HTML report (docs/report.md, "The
  * HTML report"): the headline, the status and warnings, then the page as an
  * answer, top-down: what was measured, how fast, how sure, why it varied,
- * what to do; then memory, cost and roofline, HTTP, pacing, the system card
+ * what to do; then memory, cost and roofline, the layers (html_layers.c),
+ * HTTP, pacing, the system card
  * and the run's settings. Each section opens with one sentence that says its
  * answer; every number is the report's, by the summary's rule. html.c makes
  * the page around it, html_fig.c draws the figures. */
@@ -544,6 +545,7 @@ void rpx__h_run_view(hout *o, const json_t *r, const char *name, const char *id)
     todo_section(o, r, id);
     if (json_is_object(mem)) memory_section(o, mem);
     cost_section(o, r, id);
+    rpx__h_layers_section(o, r, id);   /* html_layers.c: only where the report has `layers` */
     run_http(o, r, id);
     if (json_is_object(json_object_get(r, "pacing"))) { put(o, "<h3>Pacing</h3>"); rpx__h_kv_table(o, json_object_get(r, "pacing"), NULL); }
     if (json_is_object(card)) {

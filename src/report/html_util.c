@@ -1,9 +1,11 @@
 /* html_util.c — what the HTML report's rooms share (html_int.h): escaping,
- * the numbers as the page prints them, the few report fields both the page
+ * the numbers as the page prints them (the summary's rule, the digits an
+ * interval supports), the few report fields both the page
  * and the glance read (an interval, the inputs in words), and one run's
  * samples read from its report (per call: latency, process, intended send
  * time, CPU; the warmup calls). html.c lays out the page, html_fig.c draws
  * the figures, html_glance.c is Jupyter's fragment. */
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +74,39 @@ const char *rpx__h_num(char *buf, size_t size, double v)
         }
     rpx__fmt_shortest(buf, size, v);
     return buf;
+}
+
+/* Decimals that show v to the second significant digit of its interval's
+ * half width, never more than six significant digits and never fewer than
+ * one (docs/statistics.md, the comparison's rule); -1: no interval (then the
+ * summary's three significant digits). */
+int rpx__h_ci_decimals(double v, double lo, double hi)
+{
+    double hw = (hi - lo) / 2;
+    int e, sig, d;
+    if (!isfinite(v) || !isfinite(lo) || !isfinite(hi) || !(fabs(v) >= 1e-9 && fabs(v) < 1e15)) return -1; /* fixed point's range */
+    e = (int)floor(log10(fabs(v)));
+    if (!(hw > 1e-9 * fabs(v))) sig = 4;          /* a zero-width interval: 4 digits */
+    else sig = e - (int)floor(log10(hw)) + 2;
+    if (sig < 1) sig = 1;
+    if (sig > 6) sig = 6;
+    d = sig - 1 - e;
+    return d < 0 ? 0 : d > 15 ? 15 : d;
+}
+
+/* v with `dec` decimals (dec < 0: the summary's rule), '.' whatever the locale. */
+const char *rpx__h_fmt_dec(char *b, size_t n, double v, int dec)
+{
+    static locale_t c;
+    locale_t old;
+    if (!isfinite(v)) return "n/a";
+    if (dec < 0) return rpx_format_3g(b, n, v);
+    if (!c) c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    old = c ? uselocale(c) : (locale_t)0;
+    snprintf(b, n, "%.*f", dec, v);
+    if (old) uselocale(old);
+    if (!strcmp(b, "-0")) snprintf(b, n, "0");
+    return b;
 }
 
 /* The summary's number rule (rpx_format_3g): three significant digits, no
