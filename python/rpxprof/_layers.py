@@ -474,3 +474,70 @@ def _failed_block(report, errors):
             "errors": errors or ["no worker process wrote its profiled calls (the run "
                                  "ended before its timed loop completed)"],
             "rows": [], "by_op_type": []}
+
+
+# ---- at a glance (Report.summary, Report._repr_html_) -----------------------------------
+
+def _g(x, unit=""):
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return "n/a"
+    return "%.4g%s" % (x, unit)
+
+
+def _pct(x):
+    return "n/a" if not isinstance(x, (int, float)) else "%.1f %%" % (100 * x)
+
+
+def slowest(block, n=10):
+    rows = [r for r in block.get("rows") or [] if isinstance(r.get("time_ms"), (int, float))]
+    return sorted(rows, key=lambda r: -r["time_ms"])[:n]
+
+
+def summary_lines(block):
+    """The layers block in words: the headline, the ten slowest rows, the share of the
+    time spent below 10 % of the bound."""
+    if not isinstance(block, dict):
+        return []
+    out = ["layers (%s, %s profiled calls x %s process%s, %s): %s ms in all against the "
+           "unprofiled p50 of %s ms (overhead %s)"
+           % (block.get("runtime"), block.get("profiled_calls"), block.get("processes"),
+              "" if block.get("processes") == 1 else "es", block.get("device"),
+              _g(block.get("total_ms")), _g(block.get("unprofiled_p50_ms")),
+              _pct(block.get("overhead")))]
+    if block.get("overhead_note"):
+        out.append("  " + block["overhead_note"])
+    for e in block.get("errors") or []:
+        out.append("  not profiled: " + e)
+    rows = slowest(block)
+    if rows:
+        w = max(len(r["name"]) for r in rows)
+        out.append("  %-*s  %-12s %10s %7s %12s %9s" % (w, "module", "op type", "time ms",
+                                                      "share", "FLOPs", "achieved"))
+        for r in rows:
+            out.append("  %-*s  %-12s %10s %7s %12s %9s"
+                       % (w, r["name"], r.get("op_type") or "-", _g(r["time_ms"]),
+                          _pct(r.get("share")), _g(r.get("flops")), _g(r.get("achieved"))))
+    if block.get("below_10pct_share") is not None:
+        out.append("  %s of the time is spent in modules below 10 %% of their bound"
+                   % _pct(block["below_10pct_share"]))
+    return out
+
+
+def html_table(block):
+    """The ten slowest rows as an HTML table (Report._repr_html_)."""
+    import html
+    if not isinstance(block, dict):
+        return ""
+    head = html.escape(summary_lines(block)[0])
+    cells = ["<tr><th>module</th><th>op type</th><th>time ms</th><th>95 % CI</th>"
+             "<th>share</th><th>FLOPs</th><th>bound ms</th><th>achieved</th></tr>"]
+    for r in slowest(block):
+        ci = r.get("time_ci_ms")
+        cells.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+                     "<td>%s</td><td>%s</td></tr>" % (
+                         html.escape(r["name"]), html.escape(r.get("op_type") or "-"),
+                         _g(r["time_ms"]), "%s-%s" % (_g(ci[0]), _g(ci[1])) if ci else "n/a",
+                         _pct(r.get("share")), _g(r.get("flops")), _g(r.get("bound_ms")),
+                         _g(r.get("achieved"))))
+    return ("<div class=\"rpxprof-layers\"><p>%s</p><table>%s</table></div>"
+            % (head, "".join(cells)))
