@@ -166,7 +166,8 @@ class Plan:
         return flops, traffic, how
 
     def block(self, report, gpus=None):
-        """The report's `layers` block from the processes' files (None: none wrote)."""
+        """(the report's `layers` block from the processes' files, None) or, when no
+        process profiled, (None, why)."""
         files = sorted(f for f in os.listdir(self.folder) if f.startswith("layers-")
                        and f.endswith(".json"))
         procs, errors = [], []
@@ -175,9 +176,9 @@ class Plan:
                 d = json.load(fh)
             (errors.append(d["error"]) if "error" in d else procs.append(d))
         if not procs:
-            return _failed_block(report, errors)
+            return None, failure_text(errors)
         flops, traffic, how = self.cost()
-        return _assemble(self, report, procs, errors, flops, traffic, how, gpus)
+        return _assemble(self, report, procs, errors, flops, traffic, how, gpus), None
 
 
 # ---- FLOPs --------------------------------------------------------------------------------
@@ -429,6 +430,7 @@ def _assemble(plan, report, procs, errors, flops, traffic, how, gpus):
                       len(procs))),
         "unprofiled_p50_ms": p50,
         "total_ms": total_ms,
+        "profiled_call_ms": total_ms,   # the rows add up to the whole profiled call
         "total_ci_ms": _t_interval(totals, True),
         "overhead": overhead,
         "overhead_note": note,
@@ -465,15 +467,11 @@ def by_op_type(rows, total_ms):
     return out
 
 
-def _failed_block(report, errors):
-    """No process profiled: the block says why, with nothing measured."""
-    return {"runtime": "torch", "profiled_calls": 0, "processes": 0,
-            "covers": "no profiled call completed", "unprofiled_p50_ms": _unprofiled_p50(report),
-            "total_ms": None, "total_ci_ms": None, "overhead": None,
-            "overhead_note": None, "device": "host CPU", "below_10pct_share": None,
-            "errors": errors or ["no worker process wrote its profiled calls (the run "
-                                 "ended before its timed loop completed)"],
-            "rows": [], "by_op_type": []}
+def failure_text(errors):
+    """Why no process profiled (the block is then null, and this a warning)."""
+    return ("layers: no worker process made its profiled calls, so the report's layers is "
+            "null: %s" % ("; ".join(errors) if errors else
+                          "none wrote what it measured (its timed loop did not complete)"))
 
 
 # ---- at a glance (Report.summary, Report._repr_html_) -----------------------------------

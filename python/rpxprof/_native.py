@@ -171,7 +171,13 @@ def profile(fn, *args, kwargs=None, warmup=10, repeats=None, device="cpu",
             gpus = options.get("gpus")
             if isinstance(gpus, str):
                 gpus = [g for g in gpus.split(",") if g]
-            report["layers"] = plan.block(report, gpus)
+            report["layers"], why = plan.block(report, gpus)
+            if why:  # said, never silent: a warning of the report and of Python's
+                import warnings
+                report.warnings = tuple(report.warnings) + (why,)
+                if isinstance(report.get("notes"), list):
+                    report["notes"].append(why)
+                warnings.warn(why, RuntimeWarning, stacklevel=2)
     finally:
         if ctx is not None:
             ctx.__exit__(None, None, None)

@@ -120,7 +120,8 @@ class ReportView:
         if self.get("isolated"):
             asked = self.get("processes") or 1
         text = _core.summary(_json.dumps(self, allow_nan=False), asked)
-        if isinstance(self.get("layers"), dict) and "unattributed" not in text:
+        if isinstance(self.get("layers"), dict) and not any(
+                line.lstrip().startswith("layers") for line in text.splitlines()):
             from . import _layers  # profile(model, x, layers=True): its ten slowest modules
             text = text.rstrip("\n") + "\n" + "\n".join(_layers.summary_lines(self["layers"]))
         return text

@@ -212,6 +212,24 @@ def test_the_timed_calls_run_without_hooks():
     assert report.layers["rows"][0]["flops"] == 2 * 2 * 4 * 4
 
 
+class FailsWhenHooked(Watched):
+    def forward(self, x):
+        if self.lin._forward_hooks:
+            raise ValueError("hooked")
+        return self.lin(x)
+
+
+def test_profiled_calls_that_fail_leave_layers_null_and_say_why():
+    m = FailsWhenHooked().eval()
+    with pytest.warns(RuntimeWarning, match=r"layers: no worker process .*ValueError: hooked"):
+        report = rpxprof.profile(m, torch.randn(2, 4), warmup=2, repeats=20, quiet=True,
+                                 layers=True, processes=2)
+    assert report.status == "complete" and report.layers is None and report["layers"] is None
+    assert any("ValueError: hooked" in w for w in report.warnings)
+    assert any("ValueError: hooked" in n for n in report["notes"])
+    common.validate_profile(json.loads(json.dumps(report)))
+
+
 # ---- the pytest fixture ----
 
 def test_the_pytest_fixture_takes_layers(tmp_path):
