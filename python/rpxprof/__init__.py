@@ -186,7 +186,7 @@ def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precisio
                  audit_threshold=None,
                  call_records=None, check_outputs=None, check_fraction=None, rtol=None,
                  atol=None, output_field=None, save_outputs=None, reference_outputs=None,
-                 timeline=False, trace=None, commit=None, history=None):
+                 timeline=False, trace=None, commit=None, history=None, after_loop=None):
     """Time `fn(**arrays)` as `rpxprof run` does and return its report (a Report, a dict).
     An option left None takes the default of the run options' table (src/runner/options.c:
     warmup 10, repeats 1000, device "cpu", ...), as on the command line.
@@ -329,6 +329,7 @@ def _profile_run(fn, inputs, *, warmup=None, repeats=None, device=None, precisio
             audit=audit,
             audit_threshold=None if audit_threshold is None else float(audit_threshold),
             call_records=call_records, timeline=bool(timeline or trace), commit=commit,
+            **({"after_loop": after_loop} if after_loop is not None else {}),
             **({"history": _os.fspath(history)} if history is not None else {}), **checks)
     finally:
         _shutil.rmtree(tmp, ignore_errors=True)

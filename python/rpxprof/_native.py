@@ -14,6 +14,7 @@ from . import _core, _torch
 OPTIONS = tuple(o["key"] for o in _core.run_options()
                 if "python" in o["front_ends"] and o["key"] != "auto") + (
     "name", "meta", "quiet", "inference_mode", "trace")
+OPTIONS += tuple(k for k in ("layers", "layers_calls") if k not in OPTIONS)
 
 def _is_legacy(x):
     """The old inputs forms: a dict name -> numpy array, an NPZ path, a list of those."""
@@ -43,7 +44,7 @@ def profile(fn, *args, kwargs=None, warmup=10, repeats=None, device="cpu",
             cost=None, flops=None, params=None, gpus=None, meta=None, timeout=None,
             call_timeout=None, name=None, cpus=None, spread=False, min_time=None,
             max_time=None, target_precision=None, quiet=False, inference_mode=None,
-            **unknown):
+            layers=False, layers_calls=None, **unknown):
     """Time fn(*args, **kwargs) as `rpxprof run` does and return its report.
 
     fn: a function, any callable, or a torch.nn.Module (called under torch.inference_mode()
@@ -57,15 +58,25 @@ def profile(fn, *args, kwargs=None, warmup=10, repeats=None, device="cpu",
     call would pass max_time s (10); report.autorange (the report's "autorange") and a
     note say what was chosen and what limited it. processes: None (this process) or N forked workers.
     quiet=True: no progress line (it is drawn on a terminal only, after 1 s).
+    layers=True (or DEPTH, an int): fn is an nn.Module; after the timed calls, each worker
+    process makes layers_calls (20) profiled calls that time every leaf module (or the
+    modules down to DEPTH), and the report's `layers` block (report.layers) gives each
+    module's time, FLOPs, bytes and bound on the host CPU's roofline (docs/python.md,
+    "Per module").
     Other options as `rpxprof run` (src/runner/options.c). See docs/python.md."""
     options = dict(warmup=warmup, repeats=repeats, device=device, precision=precision,
                    unit=unit, processes=processes, writable_inputs=writable_inputs, cost=cost,
                    flops=flops, params=params, gpus=gpus, meta=meta, timeout=timeout,
                    call_timeout=call_timeout, name=name, cpus=cpus, spread=spread,
                    min_time=min_time, max_time=max_time, target_precision=target_precision,
-                   quiet=quiet, inference_mode=inference_mode)
+                   quiet=quiet, inference_mode=inference_mode, layers=layers,
+                   layers_calls=layers_calls)
     device_given = device != "cpu"
     options.update(unknown)
+    from . import _layers
+    layers_given = options.pop("layers", False)
+    layers_on, depth = _layers.depth_of(layers_given)
+    layers_calls = options.pop("layers_calls", None)
     from . import RpxprofError, RpxprofTypeError, _check_fn, _profile_run
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
@@ -100,6 +111,9 @@ def profile(fn, *args, kwargs=None, warmup=10, repeats=None, device="cpu",
                                       else "; a fraction: 0.01 is +-1 %", v))
     progress = not quiet and os.isatty(2)
 
+    if layers_on or layers_calls is not None:
+        _layers.check(fn, layers_given, layers_calls,
+                      kwargs is None and len(args) == 1 and _is_legacy(args[0]))
     # the old form: arrays by name through an NPZ file, read-only views
     if kwargs is None and len(args) == 1 and _is_legacy(args[0]):
         if repeats is None:
@@ -139,15 +153,36 @@ def profile(fn, *args, kwargs=None, warmup=10, repeats=None, device="cpu",
     ctx = _torch.inference_mode() if inference else None
     if ctx is not None:
         ctx.__enter__()
+    import tempfile
+    import shutil
+    folder = plan = None
     try:
         if repeats is None:  # auto-ranging: the runner's (src/runner/autorange.c)
             options.update(repeats=None, autorange=True, min_time=min_time,
                            max_time=max_time, target_precision=precision)
+        if layers_on:  # profiled calls in each worker after its timed loop (_layers.py)
+            folder = tempfile.mkdtemp(prefix="rpxprof-layers-")
+            plan = _layers.Plan(fn, args, call_kw, depth, layers_calls, folder,
+                                options.get("device") == "cuda")
+            options["after_loop"] = plan.after_loop
         report = _profile_run(fn, None, native=(tuple(args), call_kw), progress=progress,
                               **options)
+        if plan is not None:  # the report's `layers`, its cost pass here, after the run
+            gpus = options.get("gpus")
+            if isinstance(gpus, str):
+                gpus = [g for g in gpus.split(",") if g]
+            report["layers"], why = plan.block(report, gpus)
+            if why:  # said, never silent: a warning of the report and of Python's
+                import warnings
+                report.warnings = tuple(report.warnings) + (why,)
+                if isinstance(report.get("notes"), list):
+                    report["notes"].append(why)
+                warnings.warn(why, RuntimeWarning, stacklevel=2)
     finally:
         if ctx is not None:
             ctx.__exit__(None, None, None)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
     report.autorange = report.get("autorange")
     return report
 

@@ -55,6 +55,13 @@ class ReportView:
         return self.get("model_callable")
 
     @property
+    def layers(self):
+        """The report's `layers` block (rpxprof.profile(model, x, layers=True)): each
+        module's time, interval, share, FLOPs, bytes and bound; None when not asked."""
+        v = self.get("layers")
+        return v if isinstance(v, dict) else None
+
+    @property
     def p50_ms(self):
         """The median latency in ms (latency.p50_ms), None when not measured."""
         return self._num("latency", "p50_ms")
@@ -112,7 +119,12 @@ class ReportView:
         asked = 0
         if self.get("isolated"):
             asked = self.get("processes") or 1
-        return _core.summary(_json.dumps(self, allow_nan=False), asked)
+        text = _core.summary(_json.dumps(self, allow_nan=False), asked)
+        if isinstance(self.get("layers"), dict) and not any(
+                line.lstrip().startswith("layers") for line in text.splitlines()):
+            from . import _layers  # profile(model, x, layers=True): its ten slowest modules
+            text = text.rstrip("\n") + "\n" + "\n".join(_layers.summary_lines(self["layers"]))
+        return text
 
     def __str__(self):
         return self.summary()
@@ -135,7 +147,11 @@ class ReportView:
         """Jupyter's view: the headline (p50 with its interval), the latency figure, the
         cost and the roofline bounds. Self-contained HTML (the SVG inline), from the library
         (rpx_html_glance; the full page is `rpxprof report`'s)."""
-        return _core.html_glance(_json.dumps(self, allow_nan=False))
+        page = _core.html_glance(_json.dumps(self, allow_nan=False))
+        if isinstance(self.get("layers"), dict) and "unattributed" not in page:
+            from . import _layers
+            page += _layers.html_table(self["layers"])
+        return page
 
 
 def _as_report(x, what):

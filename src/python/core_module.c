@@ -123,6 +123,12 @@ typedef struct core_state {
     char *file;                   /* compare_run("base/m.py:fn", ...): the module's file,
                                      imported in the worker's setup (owned), or NULL */
     char dotted[256];             /* that file's module name, once imported */
+    /* profile(..., after_loop=f): f() in each worker process after its timed
+     * loop completed, before teardown, outside every timed span (borrowed: the
+     * call's keywords hold it); rpxprof.profile's layers= profiles the
+     * modules there (python/rpxprof/_layers.py) */
+    PyObject *after_loop;
+    int loop_done;                /* the loop completed: core_section ran */
 } core_state;
 
 /* A module given by its file: imported here, in the worker, outside timing; the
@@ -166,6 +172,13 @@ static void core_teardown(void *state)
 {
     core_state *s = state;
     Py_CLEAR(s->call.result);
+    if (s->after_loop && s->loop_done) {
+        /* it reports through its own files and catches its own errors; an
+         * exception that still escapes is not the run's */
+        PyObject *r = PyObject_CallNoArgs(s->after_loop);
+        if (!r) PyErr_Clear();
+        Py_XDECREF(r);
+    }
 }
 
 static json_t *core_section(void *state)
@@ -173,6 +186,7 @@ static json_t *core_section(void *state)
     core_state *s = state;
     json_t *o = json_object();
     PyObject *sys = PyImport_ImportModule("sys"), *exe = NULL, *mod = NULL, *file = NULL;
+    s->loop_done = 1; /* asked only after a loop that did not fail (stage.c) */
     if (!o) return NULL;
     rpx__pycall_version(o);
     if (sys) exe = PyObject_GetAttrString(sys, "executable");
@@ -288,7 +302,7 @@ static int py_option(rpx_runner_config *c, const rpx_run_option *o, PyObject *v)
 
 /* profile()'s own keywords: what is not a run option of the table */
 typedef struct profile_args {
-    PyObject *samples, *args, *kwargs, *stop_after, *processes;
+    PyObject *samples, *args, *kwargs, *stop_after, *processes, *after_loop;
     const char *module, *qualname, *inputs, *label, *meta;
     int progress;
 } profile_args;
@@ -313,6 +327,7 @@ static int profile_keywords(PyObject *kw, profile_args *p, rpx_runner_config *c)
         else if (strcmp(k, "args") == 0) p->args = v;
         else if (strcmp(k, "kwargs") == 0) p->kwargs = v;
         else if (strcmp(k, "stop_after") == 0) p->stop_after = v;
+        else if (strcmp(k, "after_loop") == 0) p->after_loop = v;
         else if (strcmp(k, "progress") == 0) {
             if ((p->progress = PyObject_IsTrue(v)) < 0) return -1;
         } else if (strcmp(k, "processes") == 0 && PyLong_Check(v) && PyLong_AsLong(v) == 0) {
@@ -335,7 +350,9 @@ static int profile_keywords(PyObject *kw, profile_args *p, rpx_runner_config *c)
  * output checks: as `rpxprof run --check-outputs ...` (docs/output-checks.md).
  * args (a tuple) / kwargs (a dict or None): fn(*args, **kwargs) with the caller's
  * own objects, and no inputs file (model may be any name); progress: the
- * loop's progress line on stderr (the caller checked the terminal).
+ * loop's progress line on stderr (the caller checked the terminal);
+ * after_loop: a callable run in each worker process after its timed loop
+ * completed, before teardown (rpxprof.profile's layers=).
  * -> (report_json, status, exit_code, warnings, error) */
 static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -383,6 +400,14 @@ static PyObject *core_profile(PyObject *self, PyObject *args, PyObject *kw)
     custom_target(&custom, &st, fn, p.module, p.qualname);
     custom.outputs = rpx__pycall_outputs;
     c.target.custom = &custom;
+    if (p.after_loop && p.after_loop != Py_None) {
+        if (!PyCallable_Check(p.after_loop)) {
+            rpx__pycall_clear(&st.call);
+            PyErr_SetString(PyExc_TypeError, "after_loop: a callable of no arguments");
+            return NULL;
+        }
+        st.after_loop = p.after_loop;
+    }
     /* ranges and every rule combining options, worded for Python (max_time=); the
      * runner checks them again as manifests' keys */
     if (rpx_runner_config_check(&c, RPX_SPELL_PY, &err) != 0) {

@@ -3,7 +3,7 @@
 # sanitized and python3 is not: the ASan and UBSan runtimes are preloaded (leak checks
 # off: the interpreter is never finalised), or the tests skip saying why.
 set(RPX_PY_PACKAGE_TESTS package reference results pytest_plugin torch autorange views new_user signals
-    compare_checkouts pytest_history)
+    compare_checkouts pytest_history layers)
 if(TARGET rpxprof_core)
   get_filename_component(rpx_pypath ${RPX_PYTHON_PACKAGE_DIR} DIRECTORY)
   set(rpx_pyenv "${RPX_TEST_ENV};PYTHONPATH=${rpx_pypath};RPX_BIN=$<TARGET_FILE:rpxprof_cli>;RPX_BUILD=${CMAKE_BINARY_DIR};RPX_SOURCE=${CMAKE_SOURCE_DIR};RPX_FIXTURES=${CMAKE_BINARY_DIR}/fixtures")
@@ -29,6 +29,7 @@ if(TARGET rpxprof_core)
   set(rpx_pyopts_package SLOW pip_install)
   set(rpx_pyopts_reference SLOW torch)
   set(rpx_pyopts_torch SLOW)
+  set(rpx_pyopts_layers SLOW)
   foreach(t ${RPX_PY_PACKAGE_TESTS})
     set(script ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${t}.py)
     if(NOT EXISTS ${script})
