@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -609,7 +610,7 @@ static int run_points(sweep_args *a, rpx_output *hout)
         pts[k].report = res[k].report;
         if (!res[k].report)
             snprintf(pts[k].invalid_reason, sizeof pts[k].invalid_reason, "no report: %.1000s",
-                     rc != 0 ? err.message : "not run");
+                     rc != 0 ? err.message : res[k].error[0] ? res[k].error : "not run");
         else if (res[k].status != RPX_RUNNER_COMPLETE)
             snprintf(pts[k].invalid_reason, sizeof pts[k].invalid_reason, "%s%s%.1000s",
                      rpx_runner_status_word(res[k].status), res[k].error[0] ? ": " : "",
@@ -647,7 +648,10 @@ static int run_points(sweep_args *a, rpx_output *hout)
     fprintf(stderr, "rpxprof sweep: %d point reports and %s kept\n", n, path);
     if (rc == 0)
         for (k = 0; k < n; k++) {
-            int code = res[k].status == RPX_RUNNER_COMPLETE ? 0 : rpx_runner_exit_code(&res[k]);
+            int code = res[k].status == RPX_RUNNER_COMPLETE ? 0
+                       : !res[k].report && res[k].stop_signal
+                           ? (res[k].stop_signal == SIGTERM ? RPX_EXIT_TERMINATED : 130)
+                           : rpx_runner_exit_code(&res[k]);
             if (code != 0 && (rc == 0 || code > rc)) rc = code;
         }
 out:

@@ -903,7 +903,14 @@ int rpx_runner_run_many(const rpx_runner_config *cfgs, int k, rpx_runner_result 
     rc = 0;
     for (i = 0; i < k; i++) {
         rpx_error e = {0};
-        int r = ctx_finish(&x[i], sig, &res[i], &e);
+        int r;
+        if (sig && x[i].w.n == 0) { /* a signal before its first process: no report, no error */
+            res[i].stop_signal = sig;
+            res[i].status = RPX_RUNNER_INTERRUPTED;
+            snprintf(res[i].error, sizeof res[i].error, "interrupted before its first process");
+            continue;
+        }
+        r = ctx_finish(&x[i], sig, &res[i], &e);
         if (r != 0 && rc == 0) {
             rc = r;
             *err = e;

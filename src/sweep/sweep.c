@@ -126,12 +126,23 @@ static json_t *point_json(const rpx_sweep_point *p)
     double p50 = num(lat, "p50_ms"), flops = num(json_object_get(r, "efficiency"), "flops");
     double bound = NAN;
     json_t *o = json_object();
-    const char *key;
-    json_t *t;
-    /* the roofline's first target: its ideal bound (docs/roofline.md) */
-    json_object_foreach((json_t *)json_object_get(r, "roofline"), key, t) {
+    const char *key, *bound_of = NULL;
+    json_t *t, *roof = json_object_get(r, "roofline");
+    /* the ideal bound (docs/roofline.md) of the device the run ran on: host-cpu on
+     * the CPU, else the roofline's first target */
+    json_object_foreach(roof, key, t) {
+        if (bound_of && strcmp(key, "host-cpu") != 0) continue;
         bound = num(json_object_get(t, "ideal"), "latency_ms");
-        break;
+        bound_of = key;
+        if (strcmp(key, "host-cpu") == 0) break;
+    }
+    if (json_is_object(roof) && json_object_get(roof, "host-cpu") &&
+        strcmp(json_string_value(json_object_get(r, "device")) ? json_string_value(json_object_get(r, "device")) : "cpu", "cpu") != 0) {
+        const char *first = NULL;
+        json_object_foreach(roof, key, t) {
+            if (strcmp(key, "host-cpu") != 0) { first = key; break; }
+        }
+        if (first) bound_of = first, bound = num(json_object_get(json_object_get(roof, first), "ideal"), "latency_ms");
     }
     json_object_set(o, "value", p->value);
     json_object_set_new(o, "label", json_string(p->label));
@@ -150,6 +161,7 @@ static json_t *point_json(const rpx_sweep_point *p)
     json_object_set_new(o, "throughput_per_s", num_or_null(p50 > 0 ? p->items * 1000.0 / p50 : NAN));
     json_object_set_new(o, "flops", num_or_null(flops));
     json_object_set_new(o, "bound_ms", num_or_null(bound));
+    json_object_set_new(o, "bound_of", bound_of && isfinite(bound) ? json_string(bound_of) : json_null());
     json_object_set_new(o, "achieved", num_or_null(p50 > 0 ? bound / p50 : NAN));
     json_object_set_new(o, "valid", json_boolean(p->invalid_reason[0] == '\0'));
     json_object_set_new(o, "invalid_reason",
