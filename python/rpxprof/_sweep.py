@@ -116,9 +116,9 @@ class Sweep(dict):
         try:
             import pandas
         except ImportError:
-            from . import RpxprofError
-            raise RpxprofError("Sweep.to_dataframe() needs pandas, which is not installed "
-                               "here: pip install pandas (or use .points, a list of dicts)", 1)
+            raise ImportError("Sweep.to_dataframe() needs pandas, which is not installed "
+                              "here: pip install pandas (Debian: python3-pandas), or use "
+                              ".points, a list of dicts") from None
         rows = []
         for p in self["points"]:
             row = dict(p)
