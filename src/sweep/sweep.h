@@ -47,4 +47,10 @@ int rpx_sweep_paired_ratio(const json_t *a, const json_t *b, double *ratio, doub
 int rpx_sweep_json(const char *model, const json_t *vary, const char *size_of,
                    const rpx_sweep_point *pts, size_t n, json_t **out, rpx_error *err);
 
+/* `rpxprof aggregate` over sweep folders (src/sweep/aggregate.c): each
+ * DIRS[i]/sweep.json, OUT/sweeps.csv (a row a point) and OUT/sweeps.svg (a line
+ * a model, latency against size), written atomically. 0, or a negative code
+ * naming the file. */
+int rpx_sweep_aggregate(const char *const *dirs, size_t n, const char *out_dir, rpx_error *err);
+
 #endif

@@ -7,6 +7,7 @@ sweep.json against schemas/sweep.json, every point's report against profile.json
 all in one session; the page parsed (and drawn by Chromium in the normal build); what
 is refused; a sweep interrupted keeps every point's report and sweep.json. No test
 asserts a speed."""
+import csv
 import html.parser
 import json
 import os
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -66,6 +68,22 @@ class ScalingTest(TempDirTest):
                 self.assertEqual(r["inputs"]["image"]["shape"], [1, p["value"], 4])
                 self.assertTrue(p["valid"])
             self.assertEqual(ids, {sw["session"]["id"]})
+        # aggregate over the two models' sweeps: the paper's figure, a line a model
+        out = self.path("agg")
+        run("aggregate", self.path("by_height"), self.path("by_height_squared"), "--out-dir", out,
+            check=0)
+        with open(os.path.join(out, "sweeps.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 10)
+        self.assertEqual({r["model"].rsplit(":", 1)[1] for r in rows},
+                         {"by_height", "by_height_squared"})
+        svg = ET.parse(os.path.join(out, "sweeps.svg")).getroot()
+        ns = "{http://www.w3.org/2000/svg}"
+        groups = svg.findall(f"{ns}g")
+        self.assertEqual(len(groups), 2)
+        for g in groups:
+            self.assertEqual(len(g.findall(f"{ns}polyline")), 1)
+            self.assertEqual(len(g.findall(f"{ns}circle")), 5)
 
     def test_the_processes_of_the_points_interleave(self):
         """round k runs process k of every point, starting at point k mod K: in the order
