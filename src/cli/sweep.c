@@ -314,9 +314,9 @@ static int is_model_file(const char *model)
 }
 
 /* What the command line asks beyond its parts. */
-static int check(sweep_args *a)
+static int check(const sweep_args *a)
 {
-    int i, sizes = 0, batch = 0, needs_inputs = 0;
+    int i, sizes = 0;
     rpx_error e = {0};
     if (rpx_target_check_spec(a->model, &e) != 0)
         return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "%s", e.message);
@@ -326,35 +326,24 @@ static int check(sweep_args *a)
     for (i = 0; i < a->nvary; i++) {
         vary_kind k = a->v[i].kind;
         sizes += k == V_SHAPE || k == V_DIM;
-        batch += k == V_BATCH;
-        if (k == V_SHAPE || k == V_BATCH || (k == V_DIM && !is_model_file(a->model)))
-            needs_inputs = 1;
         if (k == V_INPUTS && (a->inputs || a->n_make))
             return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--vary inputs=DIR takes each point's "
                                 "inputs from DIR: drop --inputs and --make");
+        /* a model file binds its dimensions itself (--dim); other targets need to be told
+         * where the dimension lies in the inputs */
         if (k == V_DIM && !is_model_file(a->model) && !a->n_make)
             return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--vary dim:%s: say where the dimension "
                                 "lies with --make NAME=SHAPE naming it (--make image=1x%sx64:float32)",
                                 a->v[i].name, a->v[i].name);
+        if (k == V_BATCH && !is_model_file(a->model) && !a->inputs && !a->n_make)
+            return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--vary batch needs inputs to batch: "
+                                "--inputs FILE.npz (its arrays' leading dimension) or --make "
+                                "NAME=SHAPE");
     }
-    if (needs_inputs && is_model_file(a->model) && !a->inputs && !a->n_make) needs_inputs = 0;
     if (sizes && a->cfg.flops == a->cfg.flops)
         return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--flops is one number for every point, "
                             "but the points' sizes differ: give --cost MODEL.onnx (each point "
                             "costed at its size)");
-    if (needs_inputs && !a->inputs && !a->n_make)
-        for (i = 0; i < a->nvary; i++)
-            if (a->v[i].kind == V_BATCH)
-                return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--vary batch needs inputs to batch: "
-                                    "--inputs FILE.npz (its arrays' leading dimension) or --make "
-                                    "NAME=SHAPE");
-    if (!needs_inputs && !a->inputs && !is_model_file(a->model)) {
-        for (i = 0; i < a->nvary; i++)
-            if (a->v[i].kind == V_INPUTS) break;
-        if (i == a->nvary && !a->n_make && !rpx_run_option_given(&a->cfg, rpx_run_option_find("body")))
-            needs_inputs = 0; /* an HTTP target with its own body, or the runner says what is missing */
-    }
-    (void)batch;
     return 0;
 }
 
@@ -646,6 +635,12 @@ static int run_points(sweep_args *a, rpx_output *hout)
         hout = NULL;
     }
     fprintf(stderr, "rpxprof sweep: %d point reports and %s kept\n", n, path);
+    for (k = 0; k < n; k++) /* a session not recorded in the history: exit 9 (as run's) */
+        if (res[k].history_failed) {
+            rpx_cli_term_printf(stderr, "rpxprof sweep: error: %s: %s\n", pts[k].label,
+                                res[k].history_error);
+            if (rc == 0) rc = RPX_EXIT_HISTORY;
+        }
     if (rc == 0)
         for (k = 0; k < n; k++) {
             int code = res[k].status == RPX_RUNNER_COMPLETE ? 0

@@ -105,6 +105,23 @@ class ScalingTest(TempDirTest):
                          [(k, (k + j) % 3) for k in range(4) for j in range(3)], forks)
 
 
+class WrongWayTest(TempDirTest):
+    def test_a_larger_point_that_is_faster_is_found_and_real(self):
+        """by_height_kinked is 1.6x slower at height 20 alone: 20 -> 24 went the wrong way
+        (ratio 24/(20 x 1.6) = 0.75), and its interval says it is real; no other pair"""
+        _, d = sweep(self, "--model", f"{SWEEP_MODELS}:by_height_kinked", "--make",
+                     "image=1xheightx4:float32", "--vary", "dim:height=16,20,24,28", *SMALL)
+        sw = load(d)
+        validate(sw, "sweep.json")
+        ww = sw["wrong_way"]
+        self.assertEqual([(w["from"], w["to"]) for w in ww], [("height-20", "height-24")], ww)
+        w = ww[0]
+        self.assertTrue(w["real"], w)
+        self.assertLess(w["ratio_ci"][1], 1)
+        self.assertTrue(w["ratio_ci"][0] <= w["ratio"] <= w["ratio_ci"][1])
+        self.assertEqual(w["along"], "height")
+
+
 class BatchTest(TempDirTest):
     def test_batch_on_a_shared_object_with_generated_inputs(self):
         _, d = sweep(self, "--model", f"{SWEEP_MODELS}:by_height", "--make",

@@ -6,6 +6,9 @@
  *                      latency goes as height^1, and as batch^1
  *   by_height_squared  spins RPX_TEST_NS_PER_CELL ns (default 40) x B x H^2:
  *                      latency goes as height^2
+ *   by_height_kinked   by_height, but RPX_TEST_KINK_FACTOR (default 1.6) times
+ *                      slower at the height RPX_TEST_KINK (default 20): the next
+ *                      larger height is faster (a runtime's kernel choice)
  * The time is the thread's CPU time (see now_ns). Each worker process scales its time by its own factor in [0.97, 1.03)
  * (from its pid; RPX_TEST_JITTER=0 turns it off), as the processes of a real
  * model differ by where their pages and caches fell: without it a busy-wait is
@@ -24,6 +27,7 @@
 EXPORT const int rpx_model_abi_version = RPX_MODEL_ABI_VERSION;
 EXPORT int by_height(void *state, const rpx_inputs *in, rpx_error *err);
 EXPORT int by_height_squared(void *state, const rpx_inputs *in, rpx_error *err);
+EXPORT int by_height_kinked(void *state, const rpx_inputs *in, rpx_error *err);
 
 /* the thread's CPU time: a call burns a known amount of CPU, so that on a
  * shared machine its wall time stretches in proportion (a wall-clock spin
@@ -91,5 +95,17 @@ int by_height_squared(void *state, const rpx_inputs *in, rpx_error *err)
     (void)state;
     if (shape_of(in, err, &b, &h) != 0) return -1;
     spin(env_long("RPX_TEST_NS_PER_CELL", 40) * b * h * h);
+    return 0;
+}
+
+int by_height_kinked(void *state, const rpx_inputs *in, rpx_error *err)
+{
+    long long b, h;
+    double f = 1;
+    const char *kf = getenv("RPX_TEST_KINK_FACTOR");
+    (void)state;
+    if (shape_of(in, err, &b, &h) != 0) return -1;
+    if (h == env_long("RPX_TEST_KINK", 20)) f = kf && *kf ? strtod(kf, NULL) : 1.6;
+    spin((long long)((double)(env_long("RPX_TEST_NS_PER_ROW", 4000) * b * h) * f));
     return 0;
 }
