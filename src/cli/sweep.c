@@ -57,6 +57,8 @@ static const char usage[] =
     "      --seed N            seed of the made arrays' random fills (default 0)\n"
     "      --batch-dim NAME    the symbol of the batch in --make shapes and --cost's graph\n"
     "                          (default batch)\n"
+    "      --dim NAME=N        bind a symbolic dimension at every point (model files, --cost)\n"
+    "      --shape NAME=DIMS   bind an input's shape at every point (model files, --cost)\n"
     "      --out-dir DIR       the points' reports, their inputs and sweep.json\n"
     "      --html FILE         also write the sweep's page\n"
     "  -j, --json              print sweep.json instead of a table\n"
@@ -83,6 +85,8 @@ typedef struct sweep_args {
     const char *model, *out_dir, *html, *inputs, *batch_dim;
     const char *make[MAX_MAKE];
     size_t n_make;
+    const char *dims[MAX_MAKE], *shapes[MAX_MAKE]; /* --dim, --shape: every point's bindings */
+    size_t n_dims, n_shapes;
     long seed;
     vary v[RPX_SWEEP_MAX_VARY];
     int nvary, json;
@@ -226,12 +230,14 @@ static int table_option(sweep_args *a, const rpx_run_option *t, const char *arg)
 
 static int parse(int argc, char **argv, sweep_args *a)
 {
-    enum { O_VARY = 256, O_OUT_DIR, O_HTML, O_MAKE, O_SEED, O_BATCH_DIM, O_TABLE = 512 };
+    enum { O_VARY = 256, O_OUT_DIR, O_HTML, O_MAKE, O_SEED, O_BATCH_DIM, O_DIM, O_SHAPE,
+           O_TABLE = 512 };
     static const struct option own[] = {
         {"model", required_argument, NULL, 'm'},   {"vary", required_argument, NULL, O_VARY},
         {"inputs", required_argument, NULL, 'i'},  {"make", required_argument, NULL, O_MAKE},
         {"seed", required_argument, NULL, O_SEED}, {"batch-dim", required_argument, NULL, O_BATCH_DIM},
         {"out-dir", required_argument, NULL, O_OUT_DIR}, {"html", required_argument, NULL, O_HTML},
+        {"dim", required_argument, NULL, O_DIM},   {"shape", required_argument, NULL, O_SHAPE},
         {"json", no_argument, NULL, 'j'},          {"help", no_argument, NULL, 'h'}};
     struct option longs[sizeof own / sizeof own[0] + RPX_RUN_OPTIONS_MAX + 1];
     size_t n_table, k, n = sizeof own / sizeof own[0];
@@ -278,6 +284,18 @@ static int parse(int argc, char **argv, sweep_args *a)
                                     "0 or above", optarg);
             break;
         case O_BATCH_DIM: a->batch_dim = optarg; break;
+        case O_DIM:
+        case O_SHAPE:
+            if (!strchr(optarg, '=') || optarg[0] == '=')
+                return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--%s '%s': expected NAME=%s",
+                                    c == O_DIM ? "dim" : "shape", optarg,
+                                    c == O_DIM ? "N" : "DIMS (1x3x224x224)");
+            if ((c == O_DIM ? a->n_dims : a->n_shapes) == MAX_MAKE)
+                return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "at most %d --dim and --shape each",
+                                    MAX_MAKE);
+            if (c == O_DIM) a->dims[a->n_dims++] = optarg;
+            else a->shapes[a->n_shapes++] = optarg;
+            break;
         case O_OUT_DIR: a->out_dir = optarg; break;
         case O_HTML: a->html = optarg; break;
         case 'j': a->json = 1; break;
@@ -350,8 +368,9 @@ static int check(const sweep_args *a)
 /* What each point holds beyond its config (the strings the config points at). */
 typedef struct point_bufs {
     char output[4200], inputs[4200];
-    char dims[RPX_SWEEP_MAX_VARY + 8][160];
-    const char *bind_dims[RPX_SWEEP_MAX_VARY + 8];
+    char dims[RPX_SWEEP_MAX_VARY][160], shape[160];
+    const char *bind_dims[MAX_MAKE + RPX_SWEEP_MAX_VARY];
+    const char *bind_inputs[MAX_MAKE + 1];
 } point_bufs;
 
 static void safe_label(const char *in, char *out, size_t size)
@@ -392,7 +411,7 @@ static int make_point(const sweep_args *a, const int *idx, const rpx_npz *base,
     long sym_values[RPX_SWEEP_MAX_VARY];
     rpx_sweep_inputs_point ip;
     const char *batch_dim = a->batch_dim ? a->batch_dim : "batch";
-    size_t nd = 0, ns = 0, len = 0;
+    size_t nd = 0, ns = 0, len = 0, ni = 0, nb = 0;
     int i, make = 0;
     double size = 1;
     int sized = 0;
@@ -402,8 +421,8 @@ static int make_point(const sweep_args *a, const int *idx, const rpx_npz *base,
     cfg->inputs = a->inputs;
     p->items = 1;
     p->value = a->nvary == 1 ? value_json(&a->v[0], idx[0]) : json_object();
-    for (i = 0; i < (int)a->cfg.n_bind_dims && nd < RPX_SWEEP_MAX_VARY + 4; i++)
-        b->bind_dims[nd++] = a->cfg.bind_dims[i];
+    for (i = 0; i < (int)a->n_dims; i++) b->bind_dims[nd++] = a->dims[i];
+    for (i = 0; i < (int)a->n_shapes; i++) b->bind_inputs[ni++] = a->shapes[i];
     for (i = 0; i < a->nvary; i++) {
         const vary *v = &a->v[i];
         const char *val = v->values[idx[i]];
@@ -417,15 +436,15 @@ static int make_point(const sweep_args *a, const int *idx, const rpx_npz *base,
         case V_DIM:
             sym_names[ns] = v->name;
             sym_values[ns++] = strtol(val, NULL, 10);
-            snprintf(b->dims[nd], sizeof b->dims[nd], "%s=%s", v->name, val);
-            b->bind_dims[nd] = b->dims[nd], nd++;
+            snprintf(b->dims[nb], sizeof b->dims[nb], "%s=%s", v->name, val);
+            b->bind_dims[nd++] = b->dims[nb++];
             size *= strtod(val, NULL), sized = 1, make = 1;
             break;
         case V_BATCH:
             ip.batch = strtol(val, NULL, 10);
             p->items = (double)ip.batch;
-            snprintf(b->dims[nd], sizeof b->dims[nd], "%s=%s", batch_dim, val);
-            b->bind_dims[nd] = b->dims[nd], nd++;
+            snprintf(b->dims[nb], sizeof b->dims[nb], "%s=%s", batch_dim, val);
+            b->bind_dims[nd++] = b->dims[nb++];
             if (cfg->flops == cfg->flops) cfg->flops *= (double)ip.batch; /* one item's FLOPs */
             size *= (double)ip.batch, sized = 1, make = 1;
             break;
@@ -433,6 +452,9 @@ static int make_point(const sweep_args *a, const int *idx, const rpx_npz *base,
             const char *s = val;
             ip.shape_name = v->name;
             ip.shape_value = val;
+            /* a model file's (and --cost's) input bound at this shape, as --shape binds it */
+            snprintf(b->shape, sizeof b->shape, "%s=%s", v->name, val);
+            b->bind_inputs[ni++] = b->shape;
             while (*s) { /* the product of the shape's elements */
                 size *= strtod(s, (char **)&s);
                 if (*s == 'x') s++;
@@ -452,6 +474,8 @@ static int make_point(const sweep_args *a, const int *idx, const rpx_npz *base,
     p->size = sized ? size : NAN;
     cfg->bind_dims = b->bind_dims;
     cfg->n_bind_dims = nd;
+    cfg->bind_inputs = b->bind_inputs;
+    cfg->n_bind_inputs = ni;
     snprintf(b->output, sizeof b->output, "%s/%s.json", a->out_dir, p->label);
     cfg->output = b->output;
     if (make && (a->inputs || a->n_make || !is_model_file(a->model))) {

@@ -184,6 +184,44 @@ class BatchTest(TempDirTest):
         self.assertEqual(console, [], "chromium's console log")
 
 
+class ModelFileTest(TempDirTest):
+    """A model file's points through the stand-in runtime plugin (tests/models/
+    runtime_stand_in.c): the batch bound as --dim binds it, each point costed at its batch,
+    a runtime option varied per point."""
+
+    def setUp(self):
+        super().setUp()
+        from test_model_file import STAND_IN, tiny_onnx
+        tiny_onnx(self.path("tiny.onnx"))
+        fake = self.path("libonnxruntime.so.1")
+        with open(fake, "wb") as f:
+            f.write(b"not a library: the stand-in plugin never loads it")
+        self.env = {"RPX_ORT_PLUGIN": STAND_IN, "RPX_OPENCV_PLUGIN": STAND_IN,
+                    "RPX_TORCH_PLUGIN": STAND_IN, "RPXPROF_ORT_LIBRARY": fake}
+
+    def test_batch_and_threads_on_an_onnx_file(self):
+        _, d = sweep(self, "--model", self.path("tiny.onnx"), "--vary", "batch=1,2,4,8",
+                     "--repeats", "20", "--processes", "2", "--warmup", "1", env=self.env)
+        sw = load(d)
+        validate(sw, "sweep.json")
+        pts = sw["points"]
+        self.assertEqual(len(pts), 4)
+        for p in pts:
+            r = load(d, p["report"])
+            self.assertEqual(r["target_kind"], "model_file")
+            self.assertEqual(r["runtime"]["inputs"][0]["shape"], [p["value"], 3, 32, 32])
+            self.assertEqual(p["flops"], p["value"] * pts[0]["flops"])  # exactly batch x
+            self.assertGreater(p["bound_ms"], 0)
+            self.assertGreater(p["throughput_per_s"], 0)
+        _, d = sweep(self, "--model", self.path("tiny.onnx"), "--vary", "threads=1,2",
+                     "--dim", "batch=1", "--repeats", "20", "--processes", "2", "--warmup", "1",
+                     out="threads", env=self.env)
+        sw = load(d)
+        self.assertIsNone(sw["scaling"])
+        self.assertEqual([load(d, p["report"])["runtime"]["settings"]["threads"]
+                          for p in sw["points"]], [1, 2])
+
+
 class RefusedTest(TempDirTest):
     def test_what_is_refused(self):
         m = f"{SWEEP_MODELS}:by_height"
