@@ -478,7 +478,7 @@ static int make_point(const sweep_args *a, const int *idx, const rpx_npz *base,
     cfg->n_bind_inputs = ni;
     snprintf(b->output, sizeof b->output, "%s/%s.json", a->out_dir, p->label);
     cfg->output = b->output;
-    if (make && (a->inputs || a->n_make || !is_model_file(a->model))) {
+    if (a->n_make || (make && (a->inputs || !is_model_file(a->model)))) {
         rpx_error e = {0};
         snprintf(b->inputs, sizeof b->inputs, "%s/inputs", a->out_dir);
         if (mkdir(b->inputs, 0777) != 0 && errno != EEXIST)

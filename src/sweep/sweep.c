@@ -158,7 +158,16 @@ static json_t *point_json(const rpx_sweep_point *p)
     json_object_set_new(o, "p95_ms", num_or_null(num(lat, "p95_ms")));
     json_object_set_new(o, "p99_ms", num_or_null(num(lat, "p99_ms")));
     json_object_set_new(o, "processes", num_or_null((double)json_array_size(json_object_get(r, "latency_by_process"))));
-    json_object_set_new(o, "throughput_per_s", num_or_null(p50 > 0 ? p->items * 1000.0 / p50 : NAN));
+    {   /* a paced or open-loop run: the rate it achieved; else back to back at the p50 */
+        double rate = num(json_object_get(r, "pacing"), "achieved_rate_hz");
+        if (!isfinite(rate))
+            rate = num(json_object_get(json_object_get(r, "http"), "load"), "achieved_rate_per_s");
+        json_object_set_new(o, "throughput_per_s",
+                            num_or_null(isfinite(rate) ? p->items * rate
+                                        : p50 > 0 ? p->items * 1000.0 / p50 : NAN));
+        json_object_set_new(o, "throughput_of", json_string(isfinite(rate) ? "achieved rate"
+                                                                          : "p50"));
+    }
     json_object_set_new(o, "flops", num_or_null(flops));
     json_object_set_new(o, "bound_ms", num_or_null(bound));
     json_object_set_new(o, "bound_of", bound_of && isfinite(bound) ? json_string(bound_of) : json_null());

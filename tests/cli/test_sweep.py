@@ -184,6 +184,23 @@ class BatchTest(TempDirTest):
         self.assertEqual(console, [], "chromium's console log")
 
 
+class RateTest(TempDirTest):
+    def test_a_paced_local_target_at_two_rates(self):
+        """--vary rate: each point paced at its rate (the run option set per point), its
+        throughput the rate it achieved; no size, so no scaling fit"""
+        _, d = sweep(self, "--model", f"{SWEEP_MODELS}:by_height", "--make",
+                     "image=1x16x4:float32", "--vary", "rate=200,400", "--repeats", "60",
+                     "--processes", "2", "--warmup", "1")
+        sw = load(d)
+        validate(sw, "sweep.json")
+        self.assertIsNone(sw["scaling"])
+        for p in sw["points"]:
+            r = load(d, p["report"])
+            self.assertEqual(r["pacing"]["rate_hz"], p["value"])
+            self.assertEqual(p["throughput_of"], "achieved rate")
+            self.assertEqual(p["throughput_per_s"], r["pacing"]["achieved_rate_hz"])
+
+
 class ModelFileTest(TempDirTest):
     """A model file's points through the stand-in runtime plugin (tests/models/
     runtime_stand_in.c): the batch bound as --dim binds it, each point costed at its batch,
