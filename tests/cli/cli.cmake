@@ -87,3 +87,6 @@ rpx_py_test(cli.history cli/test_history.py)
 # compare --run of two checkouts of one Python module (issue 36 §5): each side imports its own
 # file in its own workers; busy-waits of different lengths, so alone.
 rpx_py_test(cli.compare_checkouts cli/test_compare_checkouts.py SERIAL)
+# rpxprof sweep (issue 40 §1, §3): scaling exponents of busy-waiting models, the points'
+# processes interleaved, --vary batch, the page, refusals, a signal; busy-waits, so alone.
+rpx_py_test(cli.sweep cli/test_sweep.py SERIAL)
