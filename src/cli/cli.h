@@ -76,6 +76,7 @@ typedef struct rpx_report_history_args {
 int rpx__cli_report_history(const rpx_report_history_args *a);
 int rpx_cli_trace(int argc, char **argv);
 int rpx_cli_history(int argc, char **argv);
+int rpx_cli_capacity(int argc, char **argv); /* until sweep's --vary rate=auto takes it */
 /* the trace file of `run --trace` and `trace` (trace.c): its guard opened
  * before any work (never one of protect), then the trace of `report`
  * written through it (or discarded). 0, or the exit code after a message */
