@@ -29,7 +29,7 @@ json_t *rpx_send_delay_json(const rpx_send_delay_stats *st, const char *covers)
         valid = 0;
         snprintf(reason, sizeof reason,
                  "the client fell behind its schedule: its own send delay's p99 was %.0f us, "
-                 "over the %.0f us tolerance (this machine's client cannot send at this rate)",
+                 "over the %.0f us tolerance (the machine held the client up, or it cannot send at this rate)",
                  st->p99_ns / 1e3, RPX_SEND_DELAY_TOLERANCE_NS / 1e3);
     } else if (st->requested_rate > 0 && st->achieved_rate == st->achieved_rate &&
                st->achieved_rate < RPX_SEND_RATE_TOLERANCE * st->requested_rate &&
