@@ -49,6 +49,12 @@ RPX_API int rpx_html_report(const rpx_html_input *in, char **html, rpx_error *er
  * Report): the headline (p50 with its interval), the statistics with their
  * intervals, the latency figure inline, the cost and the roofline bounds, every
  * number by the summary's rule. 0 and a malloc'ed fragment, or < 0 (err). */
+/* A sweep's page (src/report/html_sweep.c, docs/sweep.md): sweep.json's
+ * points, latency with its intervals against the varied value (log axes over
+ * a decade), the roofline bound a second line, throughput against latency
+ * (the Pareto front), the capacity block's SLO lines when it has one. 0 and a
+ * malloc'ed page, or < 0 (err). */
+RPX_API int rpx_html_sweep(const json_t *sweep, char **html, rpx_error *err);
 RPX_API int rpx_html_glance(const json_t *report, char **html, rpx_error *err);
 
 /* The history page (src/report/html_history.c, docs/report.md "The history

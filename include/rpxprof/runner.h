@@ -300,6 +300,15 @@ RPX_API const char *rpx_runner_status_word(rpx_runner_status st);
 RPX_API int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
                         rpx_runner_result *res_a, rpx_runner_result *res_b, rpx_error *err);
 
+/* K targets measured in one session, their worker processes interleaved by
+ * round (process i of each in turn, the order rotating by one each round: a
+ * sweep's points). Each needs isolation and a fixed --repeats. res holds k
+ * results, each as rpx_runner_run's; every report is built and written (one
+ * whose processes failed or were interrupted with what they finished). The
+ * first error is returned. */
+RPX_API int rpx_runner_run_many(const rpx_runner_config *cfgs, int k, rpx_runner_result *res,
+                                rpx_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,7 @@ except ImportError as _e:  # pragma: no cover - a build without the extension
 __all__ = ["profile", "cost", "roofline", "system_card", "gpus", "Report", "RpxprofError",
            "RpxprofTypeError", "Interrupted", "__version__"]
 __all__ += ["compare", "compare_run", "Comparison", "to_dataframe"]
+__all__ += ["sweep", "Sweep"]
 __version__ = _core.version
 
 
@@ -502,3 +503,4 @@ def _list(x):
 
 
 from ._results import Comparison, compare, compare_run, to_dataframe  # noqa: E402
+from ._sweep import Sweep, sweep  # noqa: E402  (docs/sweep.md)

@@ -10,6 +10,21 @@
 #include "cli/cli.h"
 #include "rpxprof/aggregate.h"
 #include "rpxprof/error.h"
+#include "sweep/sweep.h"
+
+/* 1 when every DIR holds a sweep.json (rpxprof sweep's --out-dir) */
+static int all_sweeps(const char *const *dirs, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        char path[PATH_MAX + 16];
+        FILE *f;
+        snprintf(path, sizeof path, "%s/sweep.json", dirs[i]);
+        if (!(f = fopen(path, "r"))) return 0;
+        fclose(f);
+    }
+    return n > 0;
+}
 
 static const char usage[] =
     "Usage: rpxprof aggregate DIR... --out-dir OUT [--expect MANIFEST.json]\n"
@@ -17,6 +32,9 @@ static const char usage[] =
     "Check every report DIR/<task>/<model>.json of rpxprof batch (schema, identity,\n"
     "status, samples against statistics, same work across models, same machine) and\n"
     "write OUT/summary.csv, OUT/summary.md, OUT/validation.json and OUT/figure.svg.\n"
+    "Given the --out-dir of rpxprof sweep for each model (DIR/sweep.json), write the\n"
+    "paper's figure instead: OUT/sweeps.svg (a line a model, latency against size)\n"
+    "and OUT/sweeps.csv (a row a point) (docs/sweep.md).\n"
     "Reports the reference wrote (its profile_callable.py, profile_depth_efficiency.py)\n"
     "are read too, with a warning naming the tool (docs/batch.md).\n"
     "\n"
@@ -74,6 +92,15 @@ int rpx_cli_aggregate(int argc, char **argv)
     }
     o.dirs = (const char *const *)(argv + optind);
     o.ndirs = (size_t)(argc - optind);
+    if (all_sweeps(o.dirs, o.ndirs)) { /* sweeps of several models: the paper's figure */
+        if (html || o.expect)
+            return rpx_cli_fail("aggregate", RPX_EXIT_USAGE, "--html and --expect are batch "
+                                "folders'; sweep folders give OUT/sweeps.csv and OUT/sweeps.svg");
+        if (rpx_sweep_aggregate(o.dirs, o.ndirs, o.out_dir, &err) != 0)
+            return rpx_cli_fail("aggregate", RPX_EXIT_FAILURE, "%s", err.message);
+        if (!quiet) printf("%s/sweeps.csv\n%s/sweeps.svg\n", o.out_dir, o.out_dir);
+        return RPX_EXIT_OK;
+    }
     if (html) {   /* the page is never one of the out-dir's files */
         static const char *const names[] = {"summary.csv", "summary.md", "figure.svg",
                                             "validation.json"};

@@ -48,6 +48,9 @@ int rpx_cli_batch(int argc, char **argv);
 int rpx_cli_aggregate(int argc, char **argv);
 int rpx_cli_plot(int argc, char **argv);
 int rpx_cli_compare(int argc, char **argv);
+int rpx_cli_sweep(int argc, char **argv);
+/* the sweep's page (rpx_html_sweep) of sweep.json `sweep` into out (taken) */
+int rpx__cli_html_sweep(const char *cmd, rpx_output *out, const json_t *sweep);
 int rpx_cli_report(int argc, char **argv);
 /* report.c: --html FILE of run, batch, compare and aggregate. Open the page's
  * output before the work (RPX_OUTPUT_HTML, `protect` never replaced); then

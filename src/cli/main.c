@@ -26,6 +26,7 @@ static const char usage[] =
     "  plot      draw the latency distribution of reports as an SVG figure\n"
     "  report    one self-contained HTML page of runs, a comparison or a batch\n"
     "  compare   compare two reports (or two batch folders): ratios, intervals, verdict\n"
+    "  sweep     measure a target over sizes, batches, threads or rates in one session\n"
     "  trace     a run report as a Chrome trace (Perfetto, chrome://tracing)\n"
     "  history   every run kept: add, show, prune and check a history of sessions\n"
     "\n"
@@ -79,6 +80,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "plot") == 0) return rpx_cli_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "report") == 0) return rpx_cli_report(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0) return rpx_cli_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "sweep") == 0) return rpx_cli_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "trace") == 0) return rpx_cli_trace(argc - 1, argv + 1);
     if (strcmp(cmd, "history") == 0) return rpx_cli_history(argc - 1, argv + 1);
     if (strcmp(cmd, "capacity") == 0) return rpx_cli_capacity(argc - 1, argv + 1);

@@ -341,6 +341,22 @@ int rpx__cli_html_compare(const char *cmd, rpx_output *out, const json_t *res, c
     return rc;
 }
 
+int rpx__cli_html_sweep(const char *cmd, rpx_output *out, const json_t *sweep)
+{
+    char *html = NULL;
+    rpx_error err = {0};
+    if (rpx_html_sweep(sweep, &html, &err)) {
+        rpx_output_discard(out);
+        return rpx_cli_fail(cmd, 1, "%s", err.message);
+    }
+    if (rpx_output_commit(out, html, strlen(html), &err)) {
+        free(html);
+        return rpx_cli_fail(cmd, 1, "%s", err.message);
+    }
+    free(html);
+    return 0;
+}
+
 int rpx__cli_html_open(const char *cmd, const char *path, int force, const char *const *protect, size_t np,
                        rpx_output **out)
 {

@@ -34,6 +34,7 @@
 #include "rpxprof/summary.h"
 #include "rpxprof/system.h"
 #include "rpxprof/target.h"
+#include "sweep/sweep.h"
 
 static PyObject *g_error_class; /* rpxprof.RpxprofError, set by the package */
 
@@ -1168,6 +1169,193 @@ done:
     return out;
 }
 
+/* profile_many(fn, name, module, qualname, calls, label=, spread=, and the run options
+ * compare --run takes, by their keys) -> ([(report_json, status), ...], error): one
+ * callable measured at K points (rpxprof.sweep), calls a list of (args tuple, kwargs
+ * dict or None), interleaved by process as `rpxprof sweep` measures its points
+ * (rpx_runner_run_many). */
+static PyObject *core_profile_many(PyObject *self, PyObject *args, PyObject *kw)
+{
+    PyObject *fn, *calls, *key, *v, *list = NULL, *out = NULL;
+    const char *name, *module = NULL, *qualname = NULL, *label = NULL;
+    Py_ssize_t pos = 0, k, n;
+    rpx_runner_config base, *c = NULL;
+    rpx_runner_result *res = NULL;
+    rpx_target_hooks *custom = NULL;
+    core_state *st = NULL;
+    rpx_error err = {0};
+    int rc;
+    (void)self;
+    rpx_runner_config_init(&base);
+    base.processes = 6;
+    base.spread = 1;
+    if (!PyArg_ParseTuple(args, "OszzO", &fn, &name, &module, &qualname, &calls)) return NULL;
+    while (kw && PyDict_Next(kw, &pos, &key, &v)) {
+        const char *kname = PyUnicode_AsUTF8(key);
+        const rpx_run_option *o;
+        if (!kname) return NULL;
+        if (strcmp(kname, "label") == 0) {
+            if (v != Py_None && !(label = PyUnicode_AsUTF8(v))) return NULL;
+        } else if (strcmp(kname, "spread") == 0) {
+            if ((base.spread = PyObject_IsTrue(v)) < 0) return NULL;
+        } else if ((o = rpx_run_option_find(kname)) && strcmp(o->key, kname) == 0 &&
+                   rpx_run_option_accepted(o, RPX_SPELL_COMPARE)) {
+            if (py_option(&base, o, v) != 0) return NULL;
+        } else {
+            PyErr_Format(PyExc_TypeError, "sweep(): unknown keyword '%s'", kname);
+            return NULL;
+        }
+    }
+    if (!PyCallable_Check(fn) || !PyList_Check(calls) || (n = PyList_Size(calls)) < 1) {
+        PyErr_SetString(PyExc_TypeError, "profile_many: a callable and a list of calls");
+        return NULL;
+    }
+    base.inputs_label = label;
+    base.isolate = 1;
+    base.spelling = RPX_SPELL_PY;
+    base.model = name;
+    if (rpx_runner_config_check(&base, RPX_SPELL_PY, &err) != 0)
+        return raise_error(err.message, RPX_EXIT_USAGE);
+    c = calloc((size_t)n, sizeof *c);
+    res = calloc((size_t)n, sizeof *res);
+    custom = calloc((size_t)n, sizeof *custom);
+    st = calloc((size_t)n, sizeof *st);
+    if (!c || !res || !custom || !st) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (k = 0; k < n; k++) {
+        PyObject *item = PyList_GetItem(calls, k), *a, *kwa;
+        if (!PyTuple_Check(item) || PyTuple_Size(item) != 2 ||
+            !PyTuple_Check(a = PyTuple_GetItem(item, 0)) ||
+            ((kwa = PyTuple_GetItem(item, 1)) != Py_None && !PyDict_Check(kwa))) {
+            PyErr_SetString(PyExc_TypeError, "profile_many: each call (args tuple, kwargs dict or None)");
+            goto done;
+        }
+        c[k] = base;
+        custom_target(&custom[k], &st[k], fn, module, qualname);
+        Py_INCREF(a);
+        st[k].args = a;
+        st[k].kwargs = kwa != Py_None ? kwa : NULL;
+        c[k].target.custom = &custom[k];
+    }
+    rc = rpx_runner_run_many(c, (int)n, res, &err);
+    if (rc != 0 && !res[0].report) {
+        raise_error(err.message[0] ? err.message : rpx_strerror(rc),
+                    rc == RPX_EUSAGE ? RPX_EXIT_USAGE : RPX_EXIT_FAILURE);
+        goto done;
+    }
+    if (!(list = PyList_New(n))) goto done;
+    for (k = 0; k < n; k++) {
+        PyObject *rep = res[k].report ? json_text(json_incref(res[k].report)) : (Py_INCREF(Py_None), Py_None);
+        if (!rep) goto done;
+        PyList_SetItem(list, k, Py_BuildValue("(Ns)", rep, res[k].report ? status_text(res[k].status)
+                                                                        : "failed"));
+    }
+    out = Py_BuildValue("(Os)", list, err.message);
+done:
+    Py_XDECREF(list);
+    for (k = 0; st && k < n; k++) {
+        rpx_runner_result_free(&res[k]);
+        rpx__pycall_clear(&st[k].call);
+        Py_XDECREF(st[k].args);
+    }
+    free(c);
+    free(res);
+    free(custom);
+    free(st);
+    return out;
+}
+
+/* sweep_json(model, vary_json, size_of, points_json, reports) -> sweep.json text:
+ * what the points of rpxprof.sweep say together (src/sweep/sweep.c). points_json:
+ * [{value, label, index, size, items, invalid_reason}]; reports: JSON texts or None. */
+static PyObject *core_sweep_json(PyObject *self, PyObject *args)
+{
+    const char *model, *vary_text, *size_of, *points_text;
+    PyObject *reports, *out = NULL;
+    json_t *vary = NULL, *points = NULL, *sw = NULL, **reps = NULL;
+    rpx_sweep_point *pts = NULL;
+    json_error_t je;
+    rpx_error err = {0};
+    size_t i, n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "sszsO", &model, &vary_text, &size_of, &points_text, &reports))
+        return NULL;
+    vary = json_loads(vary_text, 0, &je);
+    points = json_loads(points_text, 0, &je);
+    n = json_array_size(points);
+    if (!vary || !points || !PyList_Check(reports) || (size_t)PyList_Size(reports) != n) {
+        PyErr_SetString(PyExc_TypeError, "sweep_json: vary and points JSON, one report a point");
+        goto done;
+    }
+    pts = calloc(n ? n : 1, sizeof *pts);
+    reps = calloc(n ? n : 1, sizeof *reps);
+    if (!pts || !reps) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        const json_t *p = json_array_get(points, i), *idx = json_object_get(p, "index");
+        PyObject *r = PyList_GetItem(reports, (Py_ssize_t)i);
+        size_t a;
+        pts[i].value = json_incref(json_object_get(p, "value"));
+        snprintf(pts[i].label, sizeof pts[i].label, "%s", json_string_value(json_object_get(p, "label")));
+        pts[i].size = json_is_number(json_object_get(p, "size")) ? json_number_value(json_object_get(p, "size")) : NAN;
+        pts[i].items = json_is_number(json_object_get(p, "items")) ? json_number_value(json_object_get(p, "items")) : 1;
+        for (a = 0; a < RPX_SWEEP_MAX_VARY && a < json_array_size(idx); a++)
+            pts[i].index[a] = (int)json_integer_value(json_array_get(idx, a));
+        if (json_is_string(json_object_get(p, "invalid_reason")))
+            snprintf(pts[i].invalid_reason, sizeof pts[i].invalid_reason, "%s",
+                     json_string_value(json_object_get(p, "invalid_reason")));
+        if (r != Py_None) {
+            const char *t = PyUnicode_AsUTF8(r);
+            if (!t) goto done;
+            reps[i] = json_loads(t, 0, &je);
+            pts[i].report = reps[i];
+        }
+    }
+    if (rpx_sweep_json(model, vary, size_of, pts, n, &sw, &err) != 0) {
+        raise_error(err.message, RPX_EXIT_FAILURE);
+        goto done;
+    }
+    out = json_text(sw);
+    sw = NULL;
+done:
+    for (i = 0; pts && i < n; i++) {
+        json_decref(pts[i].value);
+        json_decref(reps[i]);
+    }
+    free(pts);
+    free(reps);
+    json_decref(vary);
+    json_decref(points);
+    json_decref(sw);
+    return out;
+}
+
+/* the sweep's page (rpx_html_sweep) of a sweep.json text */
+static PyObject *core_html_sweep(PyObject *self, PyObject *args)
+{
+    const char *text;
+    json_t *sw;
+    json_error_t je;
+    char *html = NULL;
+    rpx_error err = {0};
+    PyObject *out;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "s", &text)) return NULL;
+    if (!(sw = json_loads(text, 0, &je))) return raise_error(je.text, RPX_EXIT_FAILURE);
+    if (rpx_html_sweep(sw, &html, &err) != 0) {
+        json_decref(sw);
+        return raise_error(err.message, RPX_EXIT_FAILURE);
+    }
+    json_decref(sw);
+    out = PyUnicode_FromString(html);
+    free(html);
+    return out;
+}
+
 /* Every call into the library runs in the C locale on this thread (uselocale), whatever
  * the user's script set with locale.setlocale: numbers are read from /proc and written
  * into formulas and notes with a decimal point, and system errors read in English, as
@@ -1221,6 +1409,7 @@ RPX_C_LOCALE(core_html_glance)
 RPX_C_LOCALE(core_plot_svg)
 RPX_C_LOCALE(core_compare)
 RPX_C_LOCALE(core_profile_pair)
+RPX_C_LOCALE(core_profile_many)
 
 /* the history's calls (core_history.c), raising this module's RpxprofError */
 static PyObject *core_history_record(PyObject *self, PyObject *args, PyObject *kw)
@@ -1296,6 +1485,10 @@ static PyMethodDef methods[] = {
      "Two reports compared (as rpxprof compare): (result JSON, text)."},
     {"profile_pair", (PyCFunction)(void (*)(void))core_profile_pair_c, METH_VARARGS | METH_KEYWORDS,
      "Two callables measured interleaved (as rpxprof compare --run)."},
+    {"profile_many", (PyCFunction)(void (*)(void))core_profile_many_c, METH_VARARGS | METH_KEYWORDS,
+     "One callable measured at several points, interleaved (as rpxprof sweep)."},
+    {"sweep_json", core_sweep_json, METH_VARARGS, "What a sweep's points say together: sweep.json."},
+    {"html_sweep", core_html_sweep, METH_VARARGS, "The sweep's page of a sweep.json text."},
     {"history_record", (PyCFunction)(void (*)(void))core_history_record_c,
      METH_VARARGS | METH_KEYWORDS, "Record a report's session in a history (JSON text)."},
     {"history_compare", (PyCFunction)(void (*)(void))core_history_compare_c,

@@ -691,6 +691,16 @@ static void session_begin(run_ctx *x, int n)
     }
 }
 
+/* The other contexts of a sweep's n (rpx_runner_run_many) in the first's session. */
+static void session_share(run_ctx *x, int n)
+{
+    int i;
+    for (i = 1; i < n; i++) {
+        memcpy(x[i].session_id, x[0].session_id, sizeof x[i].session_id);
+        memcpy(x[i].session_started, x[0].session_started, sizeof x[i].session_started);
+    }
+}
+
 static int result_init(rpx_runner_result *res, rpx_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -827,5 +837,87 @@ int rpx_runner_run_pair(const rpx_runner_config *a, const rpx_runner_config *b,
 out:
     ctx_free(&x[0]);
     ctx_free(&x[1]);
+    return rc;
+}
+
+/* K targets interleaved by process (a sweep's points): round i runs process i
+ * of every target, starting at target i mod K and going round (0 1 2, 1 2 0,
+ * 2 0 1, ...), so that a drift of the machine falls on every one. Fixed
+ * --repeats only (no auto-ranging: one budget over K is not defined yet). */
+int rpx_runner_run_many(const rpx_runner_config *cfgs, int k, rpx_runner_result *res,
+                        rpx_error *err)
+{
+    run_ctx *x;
+    int rc = 0, sig = 0, i, j, go = 1, n = 0, prepared;
+    if (k < 1) return rpx_error_set(err, RPX_EINVAL, "no targets to run");
+    for (i = 0; i < k; i++)
+        if ((rc = result_init(&res[i], err)) != 0) return rc;
+    for (i = 0; i < k; i++) {
+        if (!cfgs[i].isolate)
+            return rpx_error_set(err, RPX_EINVAL, "interleaved targets need isolation");
+        if (cfgs[i].autorange)
+            return rpx_error_set(err, RPX_EUSAGE, "interleaved targets take a fixed --repeats, "
+                                 "not --auto");
+    }
+    if (!(x = calloc((size_t)k, sizeof *x))) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    for (prepared = 0; prepared < k; prepared++)
+        if ((rc = ctx_prepare(&cfgs[prepared], &x[prepared], err)) != 0) goto out;
+    for (i = 0; i < k; i++)
+        if (x[i].plan.processes > n) n = x[i].plan.processes;
+    session_begin(x, 1);
+    session_share(x, k);
+    cpu_probe(&x[0]);
+    for (i = 1; i < k; i++) {
+        if (x[0].cpu_probe) x[i].cpu_probe = json_incref(x[0].cpu_probe);
+        snprintf(x[i].cpu_probe_why, sizeof x[i].cpu_probe_why, "%s", x[0].cpu_probe_why);
+    }
+    for (i = 0; i < k; i++) {
+        x[i].procs_start = rpx_system_procs_take(x[i].procs_why, sizeof x[i].procs_why);
+        x[i].cond_start = rpx_system_conditions(x[i].nvml);
+    }
+    rpx__stage_begin(1, 0);
+    for (i = 0; go && i < n; i++) {
+        for (j = 0; go && j < k; j++) {
+            run_ctx *y = &x[(i + j) % k];
+            if (i >= y->plan.processes) continue;
+            rc = rpx__workers_step(&y->plan, rpx__workers_slice(y->c.repeats, y->plan.processes, i),
+                                   &y->w, err);
+            if (rc < 0) break;
+            go = rc == 1;
+        }
+        if (rc < 0) break;
+    }
+    sig = rpx__stage_stop_signal();
+    rpx__stage_end();
+    for (i = 0; sig && i < k; i++) /* a target with processes left to run was interrupted */
+        if (x[i].w.n < x[i].plan.processes)
+            rpx__workers_interrupted(&x[i].w, sig, "between two worker processes");
+    for (i = 0; i < k; i++) {
+        x[i].cond_end = rpx_system_conditions(x[i].nvml);
+        if (x[i].procs_start)
+            x[i].procs_end = rpx_system_procs_take(x[i].procs_why, sizeof x[i].procs_why);
+    }
+    if (rc < 0) goto out;
+    /* every target's report, each from what its processes left (one that
+     * failed or was interrupted still writes the processes it finished) */
+    rc = 0;
+    for (i = 0; i < k; i++) {
+        rpx_error e = {0};
+        int r;
+        if (sig && x[i].w.n == 0) { /* a signal before its first process: no report, no error */
+            res[i].stop_signal = sig;
+            res[i].status = RPX_RUNNER_INTERRUPTED;
+            snprintf(res[i].error, sizeof res[i].error, "interrupted before its first process");
+            continue;
+        }
+        r = ctx_finish(&x[i], sig, &res[i], &e);
+        if (r != 0 && rc == 0) {
+            rc = r;
+            *err = e;
+        }
+    }
+out:
+    for (i = 0; i < k; i++) ctx_free(&x[i]); /* zeroed ones too, as run_pair's */
+    free(x);
     return rc;
 }

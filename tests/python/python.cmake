@@ -3,7 +3,7 @@
 # sanitized and python3 is not: the ASan and UBSan runtimes are preloaded (leak checks
 # off: the interpreter is never finalised), or the tests skip saying why.
 set(RPX_PY_PACKAGE_TESTS package reference results pytest_plugin torch autorange views new_user signals
-    compare_checkouts pytest_history)
+    compare_checkouts pytest_history sweep)
 if(TARGET rpxprof_core)
   get_filename_component(rpx_pypath ${RPX_PYTHON_PACKAGE_DIR} DIRECTORY)
   set(rpx_pyenv "${RPX_TEST_ENV};PYTHONPATH=${rpx_pypath};RPX_BIN=$<TARGET_FILE:rpxprof_cli>;RPX_BUILD=${CMAKE_BINARY_DIR};RPX_SOURCE=${CMAKE_SOURCE_DIR};RPX_FIXTURES=${CMAKE_BINARY_DIR}/fixtures")
@@ -25,6 +25,7 @@ if(TARGET rpxprof_core)
   set(rpx_pyopts_results SERIAL)
   set(rpx_pyopts_pytest_plugin SERIAL SLOW)
   set(rpx_pyopts_compare_checkouts SERIAL)
+  set(rpx_pyopts_sweep SERIAL)
   set(rpx_pyopts_pytest_history SERIAL SLOW)
   set(rpx_pyopts_package SLOW pip_install)
   set(rpx_pyopts_reference SLOW torch)

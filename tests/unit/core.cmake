@@ -17,3 +17,4 @@ rpx_unit_test(test_library_api ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_library_api
 rpx_unit_test(test_summary ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_summary.c)
 # The session API (src/session/, rpxprof/session.h): derived blocks, comparability.
 rpx_unit_test(test_session ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_session.c)
+rpx_unit_test(test_sweep ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_sweep.c)
