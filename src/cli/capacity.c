@@ -41,6 +41,8 @@ typedef struct cap_ctx {
     rpx_runner_config cfg;
     const rpx_run_option *rate, *duration;
     int quiet;
+    rpx_capacity_keep_fn keep;    /* each step's report (borrowed); NULL: none kept */
+    void *keep_ud;
 } cap_ctx;
 
 static int run_at(void *ud, double rate, double duration_s, json_t **report, rpx_error *err)
@@ -68,10 +70,13 @@ static int run_at(void *ud, double rate, double duration_s, json_t **report, rpx
     c.no_history = 1;
     if ((rc = rpx_runner_config_check(&c, RPX_SPELL_CLI, err)) != 0) return rc;
     if (!x->quiet) fprintf(stderr, "capacity: %.4g per second for %.3g s\n", rate, duration_s);
+    c.progress = 0;
     rc = rpx_runner_run(&c, &res, err);
     if (rc == 0) {
         *report = res.report;
         res.report = NULL;
+        if (x->keep && x->keep(x->keep_ud, rate, *report) != 0)
+            rc = rpx_error_set(err, RPX_ENOMEM, "out of memory keeping a step's report");
     }
     rpx_runner_result_free(&res);
     return rc;
@@ -82,6 +87,28 @@ static int own_number(const char *name, const char *arg, double lo, double *out)
     if (rpx_cli_parse_number(arg, out) || !(*out >= lo))
         return rpx_cli_fail("capacity", RPX_EXIT_USAGE, "--%s '%s': give a number of at least %g",
                             name, arg, lo);
+    return 0;
+}
+
+int rpx__cli_capacity(const char *cmd, const rpx_runner_config *cfg, const char *slo,
+                      rpx_capacity_opts *o, int quiet, rpx_capacity_keep_fn keep, void *keep_ud,
+                      json_t **cap)
+{
+    cap_ctx x;
+    rpx_error err = {0};
+    memset(&x, 0, sizeof x);
+    x.cfg = *cfg;
+    x.cfg.progress = 0;
+    x.quiet = quiet;
+    x.keep = keep;
+    x.keep_ud = keep_ud;
+    x.rate = rpx_run_option_find("rate");
+    x.duration = rpx_run_option_find("duration");
+    if (rpx_capacity_slo_parse(slo, &o->slo, &err) != 0)
+        return rpx_cli_fail(cmd, RPX_EXIT_USAGE, "%s", err.message);
+    if (rpx_capacity_search(o, run_at, &x, cap, &err) != 0)
+        return rpx_cli_fail(cmd, RPX_EXIT_FAILURE, "%s", err.message);
+    fprintf(stderr, "%s: %s\n", cmd, json_string_value(json_object_get(*cap, "sentence")));
     return 0;
 }
 
@@ -156,12 +183,7 @@ int rpx_cli_capacity(int argc, char **argv)
     }
     if (!x.cfg.model) return rpx_cli_fail("capacity", RPX_EXIT_USAGE, "--model is required");
     if (!slo) return rpx_cli_fail("capacity", RPX_EXIT_USAGE, "--slo is required, e.g. 'p99<50ms'");
-    if (rpx_capacity_slo_parse(slo, &o.slo, &err) != 0)
-        return rpx_cli_fail("capacity", RPX_EXIT_USAGE, "%s", err.message);
-    x.cfg.progress = 0;
-    if ((rc = rpx_capacity_search(&o, run_at, &x, &cap, &err)) != 0)
-        return rpx_cli_fail("capacity", RPX_EXIT_FAILURE, "%s", err.message);
-    fprintf(stderr, "capacity: %s\n", json_string_value(json_object_get(cap, "sentence")));
+    if ((rc = rpx__cli_capacity("capacity", &x.cfg, slo, &o, x.quiet, NULL, NULL, &cap)) != 0) return rc;
     if (rpx_json_write_file(out ? out : "-", cap, &err) != 0) {
         json_decref(cap);
         return rpx_cli_fail("capacity", RPX_EXIT_FAILURE, "%s", err.message);

@@ -63,8 +63,16 @@ class CapacityTest(TempDirTest):
     def test_one_worker_queue(self):
         S, X = 10.0, 200.0
         self.server = QueueServer(S)
-        p, c = self.capacity("--model", self.server.url, "--method", "GET",
-                             "--slo", f"p99<{X:g}ms", "--start-rate", "50", "--concurrency", "64")
+        out = self.path("sweep")
+        p = run("sweep", "--model", self.server.url, "--method", "GET", "--vary", "rate=auto",
+                "--slo", f"p99<{X:g}ms", "--rate", "50", "--concurrency", "64",
+                "--out-dir", out, check=0, timeout=600)
+        with open(os.path.join(out, "sweep.json")) as f:
+            sw = json.load(f)
+        import jsonschema
+        with open(os.path.join(SOURCE, "schemas", "sweep.json")) as f:
+            jsonschema.validate(sw, json.load(f))
+        c = sw["capacity"]
         steps = c["search"]
         n_max = max(s["objectives"][0]["n"] for s in steps)
         truth, band_hi = 1e3 / S, 1e3 / (S - (X - S) / n_max)
@@ -84,7 +92,14 @@ class CapacityTest(TempDirTest):
             self.assertEqual((v["rate"], v["pass"], v["phase"]), (lo, True, "verify"))
         self.assertIn("sustains", c["sentence"])
         self.assertIn("p99 < 200 ms", c["sentence"])
-        self.assertIn(c["sentence"], p.stderr)
+        self.assertIn(c["sentence"], p.stdout)
+        # every run a point with its report kept, in order of rate; an invalid one says why
+        self.assertEqual(len(sw["points"]), c["runs"])
+        self.assertEqual([pt["value"] for pt in sw["points"]],
+                         sorted(s["rate"] for s in steps))
+        for pt in sw["points"]:
+            self.assertTrue(os.path.exists(os.path.join(out, pt["report"])), pt)
+            self.assertEqual(pt["valid"], pt["invalid_reason"] is None, pt)
 
     # ---- send delay ----
     def test_send_delay_beside_the_latency(self):
@@ -121,6 +136,12 @@ class CapacityTest(TempDirTest):
     def test_objectives_refused_with_the_grammar(self):
         p, _ = self.capacity("--model", "http://127.0.0.1:9/", "--slo", "p99=50ms", check=2)
         self.assertIn("NAME<DURATION", p.stderr)
+        p = run("sweep", "--model", "http://127.0.0.1:9/", "--vary", "rate=auto", "--slo",
+                "p99<5parsecs", "--out-dir", self.path("s"), check=2)
+        self.assertIn("NAME<DURATION", p.stderr)
+        p = run("sweep", "--model", "http://127.0.0.1:9/", "--vary", "rate=auto",
+                "--out-dir", self.path("s"), check=2)
+        self.assertIn("--slo 'p99<50ms'", p.stderr)
 
 
 if __name__ == "__main__":
