@@ -79,6 +79,20 @@ typedef struct rpx_report_history_args {
 int rpx__cli_report_history(const rpx_report_history_args *a);
 int rpx_cli_trace(int argc, char **argv);
 int rpx_cli_history(int argc, char **argv);
+int rpx_cli_capacity(int argc, char **argv); /* the search alone (sweep --vary rate=auto too) */
+/* The capacity search (rpxprof/capacity.h) over runs of `cfg` at each rate (its --rate and
+ * --duration set per step, nothing written): the objectives parsed from `slo` into o->slo,
+ * the sentence on stderr; 0 and *cap, or the exit status (the message printed as `cmd`'s). */
+struct rpx_capacity_opts;
+typedef int (*rpx_capacity_keep_fn)(void *ud, double rate, const json_t *report);
+int rpx__cli_capacity(const char *cmd, const rpx_runner_config *cfg, const char *slo,
+                      struct rpx_capacity_opts *o, int quiet, rpx_capacity_keep_fn keep,
+                      void *keep_ud, json_t **cap);
+/* sweep --vary rate=auto (sweep_capacity.c): the search, each step's report kept as
+ * DIR/rate-R.json and a point of DIR/sweep.json (an invalid run a point marked invalid,
+ * never the curve's), the capacity block; hout: the page (taken). The exit status. */
+int rpx__cli_sweep_capacity(const rpx_runner_config *cfg, const char *model, const char *inputs,
+                            const char *slo, const char *out_dir, rpx_output *hout);
 /* the trace file of `run --trace` and `trace` (trace.c): its guard opened
  * before any work (never one of protect), then the trace of `report`
  * written through it (or discarded). 0, or the exit code after a message */

@@ -83,6 +83,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "sweep") == 0) return rpx_cli_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "trace") == 0) return rpx_cli_trace(argc - 1, argv + 1);
     if (strcmp(cmd, "history") == 0) return rpx_cli_history(argc - 1, argv + 1);
+    if (strcmp(cmd, "capacity") == 0) return rpx_cli_capacity(argc - 1, argv + 1);
     return rpx_cli_fail(NULL, RPX_EXIT_USAGE,
                         "unknown command '%s'; see 'rpxprof --help' for the commands", cmd);
 }

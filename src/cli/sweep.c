@@ -50,6 +50,9 @@ static const char usage[] =
     "                          OPTION=V,V,...         a run option per point: threads=1,2,\n"
     "                                                 rate=10,20,40 (paced and HTTP targets)\n"
     "                          inputs=DIR             one NPZ a point: DIR's *.npz in name order\n"
+    "                          rate=auto              the capacity search, with --slo\n"
+    "      --slo LIST          with --vary rate=auto: the objectives, e.g. 'p99<50ms' (pN,\n"
+    "                          e2e_pN, ttft_pN, tpot_pN < DURATION; docs/capacity.md)\n"
     "  -i, --inputs FILE       NPZ whose arrays the points copy (a varied array's dtype too)\n"
     "      --make SPEC         an array made for every point as 'rpxprof inputs make' makes\n"
     "                          it, NAME=SHAPE[:DTYPE[=FILL]] (DTYPE float32, FILL random by\n"
@@ -90,6 +93,8 @@ typedef struct sweep_args {
     long seed;
     vary v[RPX_SWEEP_MAX_VARY];
     int nvary, json;
+    const char *capacity_slo;     /* --slo 'p99<50ms': the capacity search's objectives */
+    int rate_auto;                /* --vary rate=auto: the capacity search (sweep_capacity.c) */
 } sweep_args;
 
 static void args_free(sweep_args *a)
@@ -175,8 +180,7 @@ static int parse_vary(const char *spec, vary *v)
         v->kind = V_OPTION;
         if (strcmp(v->name, "threads") == 0) v->direction = -1;
         if (strcmp(v->name, "rate") == 0 && strcmp(eq + 1, "auto") == 0)
-            return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--vary rate=auto is the capacity "
-                                "search (--slo): not in this build; give the rates: rate=10,20,40");
+            return 0; /* the capacity search: no values (v->n 0) */
     } else if (v->kind != V_DIM && strcmp(v->name, "threads") == 0) {
         return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--vary threads: this build has no "
                             "--threads run option (a model file's runtime threads); vary "
@@ -218,6 +222,10 @@ static int table_option(sweep_args *a, const rpx_run_option *t, const char *arg)
 {
     rpx_error err = {0};
     char label[64];
+    if (strcmp(t->name, "slo") == 0 && strchr(arg, '<')) { /* 'p99<50ms': the capacity's */
+        a->capacity_slo = arg;
+        return 0;
+    }
     if (strcmp(t->name, "auto") == 0 || strcmp(t->name, "force") == 0)
         return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--%s: a sweep takes a fixed --repeats a "
                             "point, and keeps rpxprof's reports in --out-dir (replaced there)",
@@ -271,6 +279,7 @@ static int parse(int argc, char **argv, sweep_args *a)
                 a->nvary++;
                 return c;
             }
+            if (a->v[a->nvary].kind == V_OPTION && a->v[a->nvary].n == 0) a->rate_auto = 1;
             a->nvary++;
             break;
         case O_MAKE:
@@ -362,6 +371,23 @@ static int check(const sweep_args *a)
         return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--flops is one number for every point, "
                             "but the points' sizes differ: give --cost MODEL.onnx (each point "
                             "costed at its size)");
+    return 0;
+}
+
+/* --vary rate=auto and --slo 'p99<...' go together, alone (no grid) */
+static int check_capacity(const sweep_args *a)
+{
+    if (a->rate_auto && !a->capacity_slo)
+        return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--vary rate=auto is the capacity search "
+                            "(the largest rate meeting objectives): give them, e.g. --slo "
+                            "'p99<50ms' (docs/capacity.md)");
+    if (a->capacity_slo && !a->rate_auto)
+        return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--slo '%s' is the capacity search's: give "
+                            "--vary rate=auto with it (run's goodput SLO is written "
+                            "ttft=500ms,...)", a->capacity_slo);
+    if (a->rate_auto && a->nvary > 1)
+        return rpx_cli_fail("sweep", RPX_EXIT_USAGE, "--vary rate=auto is a search of its own: "
+                            "give it as the only --vary");
     return 0;
 }
 
@@ -701,7 +727,8 @@ int rpx_cli_sweep(int argc, char **argv)
     a.cfg.no_force_option = 1;
     a.cfg.spelling = RPX_SPELL_CLI;
     a.cfg.spread = 1; /* process k of every point on one CPU: the neighbours pair (compare --run) */
-    if ((rc = parse(argc, argv, &a)) != 0 || (rc = check(&a)) != 0) {
+    if ((rc = parse(argc, argv, &a)) != 0 || (rc = check(&a)) != 0 ||
+        (rc = check_capacity(&a)) != 0) {
         args_free(&a);
         return rc == -2 ? RPX_EXIT_OK : rc;
     }
@@ -717,7 +744,9 @@ int rpx_cli_sweep(int argc, char **argv)
             return rc;
         }
     }
-    rc = run_points(&a, hout);
+    rc = a.rate_auto ? rpx__cli_sweep_capacity(&a.cfg, a.model, a.inputs, a.capacity_slo,
+                                               a.out_dir, hout)
+                     : run_points(&a, hout);
     args_free(&a);
     return rc;
 }

@@ -115,6 +115,7 @@ int rpx__http_curl_run(rpx_http_sched *l, CURL *tmpl, const rpx_run_config *cfg,
     slot *slots = calloc((size_t)c, sizeof *slots);
     slot **free_slots = malloc((size_t)c * sizeof *free_slots); /* a stack of idle slots */
     long in_flight = 0, i, n_free = c;
+    long long free_since = 0;     /* when free_slots last went from empty to not */
     int rc = 0;
 
     if (!m || !slots || !free_slots) {
@@ -153,7 +154,7 @@ int rpx__http_curl_run(rpx_http_sched *l, CURL *tmpl, const rpx_run_config *cfg,
                                        rpx__sched_sent_count(l));
                     goto out;
                 }
-                rpx__sched_sent(l, now, ++in_flight);
+                rpx__sched_sent(l, now, free_since, ++in_flight);
             } else if (now - due > drop_ns) {
                 rpx__sched_dropped(l, cfg);
             } else {
@@ -170,6 +171,7 @@ int rpx__http_curl_run(rpx_http_sched *l, CURL *tmpl, const rpx_run_config *cfg,
             rc = slot_done(l, cfg, res, s, result, 0);
             curl_multi_remove_handle(m, easy);
             s->busy = 0;
+            if (n_free == 0 || in_flight == c) free_since = rpx__load_now_ns();
             free_slots[n_free++] = s;
             in_flight--;
             if (rc) {

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "http/http_engines.h"
+#include "rpxprof/send_delay.h"
 
 #define SCAN_NS 50000000LL        /* timeouts are looked for every 50 ms at most */
 #define READ_SIZE 65536
@@ -81,6 +82,7 @@ typedef struct loop {
     int ep;
     long in_flight;
     conn *free_list;
+    long long free_since;         /* when free_list last went from empty to not (CLOCK_MONOTONIC) */
     int stop;                     /* too many failures */
     char *buf;
     long long req_ns, conn_ns;    /* --request-timeout, --connect-timeout */
@@ -435,6 +437,7 @@ static void finish_as(loop *L, conn *c, const char *key, const char *text, int c
             watch(L, c, EPOLL_CTL_MOD, EPOLLIN);
         }
     }
+    if (!L->free_list) L->free_since = rpx__load_now_ns();
     c->next_free = L->free_list;
     L->free_list = c;
     L->in_flight--;
@@ -787,7 +790,7 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_sched *l, const rpx_run_config
                 c->write_failed = 0;
                 c->intended = due;
                 c->sent = now;
-                rpx__sched_sent(l, now, ++L.in_flight);
+                rpx__sched_sent(l, now, L.free_since, ++L.in_flight);
                 begin(&L, c);
             } else if (now - due > drop_ns) {
                 rpx__sched_dropped(l, cfg);
@@ -799,7 +802,7 @@ int rpx__http_sock_run(rpx_http_sock *k, rpx_http_sched *l, const rpx_run_config
         due = rpx__sched_due(l);
         now = rpx__load_now_ns();
         if (due == LLONG_MAX) wait = scan_ns;
-        else if (L.free_list) wait = due - now;
+        else if (L.free_list) wait = due - RPX_SEND_SPIN_NS - now; /* wake early, spin the rest */
         else wait = due + drop_ns - now;
         if (wait > scan_ns) wait = scan_ns;
         if (cut_ns != LLONG_MAX && wait > cut_ns - now) wait = cut_ns - now;

@@ -19,6 +19,7 @@
 #include "rpxprof/histogram.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/report.h"
+#include "rpxprof/send_delay.h"
 
 #define LATE_NS 1000000LL         /* a send more than 1 ms after its time is late */
 
@@ -43,6 +44,10 @@ struct rpx_http_sched {
     double last_offset_ns;        /* the same, known before the first send (Poisson: drawn
                                    * ahead with the same generator) */
     rpx_histogram *service, *send_delay; /* bounded: about 30 KiB each, whatever the count */
+    rpx_histogram *own_delay;     /* the client's own delay: send minus ready (see sched_sent) */
+    rpx_histogram *latency;       /* from the intended send (the samples' statistics, for the
+                                   * send delay's share) */
+    long waited;                  /* sends that waited for a free connection */
     double *sched_ms;             /* per latency sample (completion order): its intended send, */
     long n_sched;                 /* ms from the schedule's start; as many as the samples */
     unsigned long long rng;
@@ -74,7 +79,8 @@ int rpx__sched_create(const rpx_http_load_opts *o, rpx_http_sched **out, rpx_err
     s->o = *o;
     if (s->o.concurrency < 1) s->o.concurrency = 1;
     s->concurrency_asked = s->o.concurrency;
-    if (rpx_histogram_create(&s->service) != 0 || rpx_histogram_create(&s->send_delay) != 0)
+    if (rpx_histogram_create(&s->service) != 0 || rpx_histogram_create(&s->send_delay) != 0 ||
+        rpx_histogram_create(&s->own_delay) != 0 || rpx_histogram_create(&s->latency) != 0)
         return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     return 0;
 }
@@ -84,6 +90,8 @@ void rpx__sched_destroy(rpx_http_sched *s)
     if (!s) return;
     rpx_histogram_destroy(s->service);
     rpx_histogram_destroy(s->send_delay);
+    rpx_histogram_destroy(s->own_delay);
+    rpx_histogram_destroy(s->latency);
     free(s->sched_ms);
     free(s);
 }
@@ -162,10 +170,13 @@ static void advance(rpx_http_sched *s)
     s->next_t = s->t0 + (long long)s->offset;
 }
 
-void rpx__sched_sent(rpx_http_sched *s, long long now, long in_flight)
+void rpx__sched_sent(rpx_http_sched *s, long long now, long long free_since, long in_flight)
 {
     const long long intended = s->next_t;
+    const long long ready = free_since > intended ? free_since : intended;
     s->sent++;
+    if (free_since > intended) s->waited++;
+    rpx_histogram_add(s->own_delay, now > ready ? now - ready : 0);
     if (!s->first_send) s->first_send = now;
     s->last_send = now;
     if (now - intended > LATE_NS) s->late++;
@@ -199,6 +210,7 @@ int rpx__sched_finished(rpx_http_sched *s, long long intended, const rpx_run_con
         cfg->samples[res->measured++] = r->end_ns - intended;
         s->sched_ms[s->n_sched++] = (double)(intended - s->t0) / 1e6;
         rpx_histogram_add(s->service, r->end_ns - r->sent_ns);
+        rpx_histogram_add(s->latency, r->end_ns - intended);
         s->completed++;
     } else {
         res->failed_calls++;
@@ -287,6 +299,31 @@ void rpx__sched_json(const rpx_http_sched *s, json_t *o)
     }
     json_object_set_new(o, "service_latency_ms", stats_json(s->service));
     json_object_set_new(o, "send_delay_ms", stats_json(s->send_delay));
+    {
+        rpx_send_delay_stats sd;
+        rpx_latency_stats st;
+        memset(&sd, 0, sizeof sd);
+        sd.n = (long)rpx_histogram_count(s->own_delay);
+        sd.p50_ns = rpx_histogram_percentile_ns(s->own_delay, 50);
+        sd.p99_ns = rpx_histogram_percentile_ns(s->own_delay, 99);
+        sd.max_ns = sd.mean_ns = (double)NAN;
+        if (rpx_histogram_stats(s->own_delay, &st) == 0 && st.available) {
+            sd.max_ns = st.max_ms * 1e6;
+            sd.mean_ns = st.mean_ms * 1e6;
+        }
+        sd.latency_p50_ns = rpx_histogram_percentile_ns(s->latency, 50);
+        sd.latency_p99_ns = rpx_histogram_percentile_ns(s->latency, 99);
+        sd.waited = s->waited;
+        sd.requested_rate = s->o.rate;
+        sd.achieved_rate = achieved;
+        sd.target_bound = s->waited > 0 || s->dropped > 0;
+        json_object_set_new(
+            o, "send_delay",
+            rpx_send_delay_json(&sd, "the client's own delay per request: from when it could "
+                                     "be sent (its intended time, or when a connection came "
+                                     "free if it waited for one) to the start of its send; "
+                                     "share: of the latency from the intended send"));
+    }
     json_object_set_new(o, "stats_method",
                         json_string("service_latency_ms and send_delay_ms: a log-bucketed "
                                     "histogram (64 buckets per power of two; percentiles within "

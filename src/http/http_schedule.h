@@ -85,8 +85,12 @@ long long rpx__load_now_ns(void);
 long long rpx__sched_due(const rpx_http_sched *s);
 /* When --duration and --drain end (CLOCK_MONOTONIC ns); LLONG_MAX: no bound. */
 long long rpx__sched_cut_ns(const rpx_http_sched *s);
-/* The request due now was sent at `now` (in_flight: counting it), or dropped. */
-void rpx__sched_sent(rpx_http_sched *s, long long now, long in_flight);
+/* The request due now was sent at `now` (in_flight: counting it), or dropped.
+ * free_since: when the connection (slot) it went out on came free, when that was
+ * after the request's intended time (it waited for one: the server's slowness,
+ * not the client's); else anything not later than it (0). The client's own send
+ * delay is `now` minus the later of the two. */
+void rpx__sched_sent(rpx_http_sched *s, long long now, long long free_since, long in_flight);
 void rpx__sched_dropped(rpx_http_sched *s, const rpx_run_config *cfg);
 /* --duration and --drain ended: every request not yet sent is dropped. */
 void rpx__sched_drop_rest(rpx_http_sched *s, const rpx_run_config *cfg);

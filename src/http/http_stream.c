@@ -463,6 +463,16 @@ static json_t *plain_stats(const rpx_latency *lat)
     return o;
 }
 
+static json_t *samples_ms(const rpx_latency *lat)
+{
+    json_t *a = json_array();
+    const double *x = rpx_latency_samples_ns(lat);
+    size_t i, n = rpx_latency_count(lat);
+    for (i = rpx_latency_first_used(lat); a && i < n; i++)
+        json_array_append_new(a, json_real(x[i] / 1e6));
+    return a ? a : json_null();
+}
+
 static json_t *slo_ms(double v)
 {
     return v == v ? json_real(v) : json_null();
@@ -491,6 +501,10 @@ json_t *rpx__stream_json(const rpx_http_stream *s)
     json_object_set_new(o, "itl_ms", rpx_latency_json(s->st[ST_ITL]));
     json_object_set_new(o, "tpot_ms", rpx_latency_json(s->st[ST_TPOT]));
     json_object_set_new(o, "e2e_ms", rpx_latency_json(s->st[ST_E2E]));
+    /* under an open-loop load, every request's TTFT and TPOT (what a capacity search
+     * bounds their percentiles from: src/sweep/capacity.c) */
+    json_object_set_new(o, "ttft_samples_ms", s->open_loop ? samples_ms(s->st[ST_TTFT]) : json_null());
+    json_object_set_new(o, "tpot_samples_ms", s->open_loop ? samples_ms(s->st[ST_TPOT]) : json_null());
     json_object_set_new(o, "events_per_response", plain_stats(s->st[ST_EVENTS]));
     json_object_set_new(o, "content_events_per_response", plain_stats(s->st[ST_CONTENT]));
     json_object_set_new(o, "tokens_per_response", plain_stats(s->st[ST_TOKENS]));

@@ -1,5 +1,6 @@
 /* run.c — owns the timing loop and its progress line. */
 #include "measure/run.h"
+#include "rpxprof/send_delay.h"
 #include "loader/kinds.h"
 
 #include <errno.h>
@@ -162,7 +163,10 @@ static void restore_sample(const rpx_inputs *dst, const rpx_inputs *src)
 }
 
 /* Wait for timed call i's deadline (absolute: a late call does not move the
- * ones after it), and record how late it starts. */
+ * ones after it), and record how late it starts. The sleep ends
+ * RPX_SEND_SPIN_NS early (the timer slack and the wake-up are longer than
+ * that), and the rest is spun on the monotonic clock: the start lag of a call
+ * that was not late is then the clock's read, not the scheduler's. */
 static void pace(const rpx_run_config *cfg, int64_t pace_start, long i)
 {
     int64_t due = pace_start + (int64_t)i * cfg->period_ns, now = rpx_clock_now_ns();
@@ -172,13 +176,14 @@ static void pace(const rpx_run_config *cfg, int64_t pace_start, long i)
         /* in slices of at most 20 ms: a stop asked through shared memory (the
          * parent's SIGTERM reaches no worker) ends the wait at once, and no
          * call is left to abandon */
-        const int64_t slice = 20 * 1000 * 1000;
-        while (now < due && !(cfg->stop && *cfg->stop)) {
-            int64_t until = due - now > slice ? now + slice : due;
+        const int64_t slice = 20 * 1000 * 1000, wake = due - RPX_SEND_SPIN_NS;
+        while (now < wake && !(cfg->stop && *cfg->stop)) {
+            int64_t until = wake - now > slice ? now + slice : wake;
             struct timespec ts = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
             (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
             now = rpx_clock_now_ns();
         }
+        while (now < due && !(cfg->stop && *cfg->stop)) now = rpx_clock_now_ns();
     }
     if (cfg->start_lag_ns) cfg->start_lag_ns[i] = now - due;
 }

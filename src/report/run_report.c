@@ -15,6 +15,7 @@
 #include "report/run_report.h"
 #include "report/variance.h"
 #include "rpxprof/latency.h"
+#include "rpxprof/send_delay.h"
 #include "rpxprof/stats.h"
 
 /* A note for the report that the user should also see (warnings may be NULL). */
@@ -315,14 +316,17 @@ static json_t *pacing_json(const rpx_run_data *d)
     json_t *back_to_back = d->back_to_back;
     const rpx_latency *paced = d->desc.latency;
     json_t *o = json_object();
-    rpx_latency *lag = NULL, *sched = NULL;
+    rpx_latency *lag = NULL, *sched = NULL, *own = NULL;
+    json_t *sched_samples = json_array();
     double period_ns = 1e9 / rate_hz, calls_minus = 0, span_ns = 0;
     long late = 0, calls = 0;
     int i;
-    if (!o) return NULL;
-    if (rpx_latency_create(0, &lag) != 0 || rpx_latency_create(0, &sched) != 0) {
+    if (!o || !sched_samples || rpx_latency_create(0, &lag) != 0 ||
+        rpx_latency_create(0, &sched) != 0 || rpx_latency_create(0, &own) != 0) {
         rpx_latency_destroy(lag);
+        rpx_latency_destroy(sched);
         json_decref(o);
+        json_decref(sched_samples);
         return NULL;
     }
     for (i = 0; i < d->n_procs; i++) {
@@ -331,8 +335,17 @@ static json_t *pacing_json(const rpx_run_data *d)
         late += sh->late_starts;
         calls += (long)n;
         for (m = 0; m < n; m++) {
+            /* the client's own delay: the lag past the later of the deadline and the end
+             * of the call before (a call still running is the model's queue, not ours) */
+            double queued = m > 0 ? (double)(sh->start_lag[m - 1] + sh->samples[m - 1]) -
+                                        period_ns
+                                  : 0;
+            double mine = (double)sh->start_lag[m] - (queued > 0 ? queued : 0);
             rpx_latency_add_ns(lag, (double)sh->start_lag[m]);
             rpx_latency_add_ns(sched, (double)(sh->start_lag[m] + sh->samples[m]));
+            rpx_latency_add_ns(own, mine > 0 ? mine : 0);
+            json_array_append_new(sched_samples,
+                                  json_real((double)(sh->start_lag[m] + sh->samples[m]) / 1e6));
         }
         if (n >= 2) {
             /* call k started at pace_start + k * period + lag[k] */
@@ -352,6 +365,36 @@ static json_t *pacing_json(const rpx_run_data *d)
                                                            : json_null());
     json_object_set_new(o, "start_lag_ms", rpx_latency_json(lag));
     json_object_set_new(o, "latency_from_schedule_ms", rpx_latency_json(sched));
+    json_object_set_new(o, "latency_from_schedule_samples_ms", sched_samples);
+    {
+        rpx_send_delay_stats sd;
+        rpx_latency_stats so, ss;
+        memset(&sd, 0, sizeof sd);
+        sd.waited = -1;
+        sd.requested_rate = rate_hz;
+        sd.achieved_rate = span_ns > 0 ? calls_minus / (span_ns / 1e9) : (double)NAN;
+        sd.target_bound = rpx_latency_stats_get(d->desc.latency, &so) == 0 && so.available &&
+                          so.p50_ms * 1e6 >= period_ns;
+        sd.p50_ns = sd.p99_ns = sd.max_ns = sd.mean_ns = (double)NAN;
+        sd.latency_p50_ns = sd.latency_p99_ns = (double)NAN;
+        if (rpx_latency_stats_get(own, &so) == 0 && so.available) {
+            sd.n = (long)rpx_latency_count(own);
+            sd.p50_ns = so.p50_ms * 1e6;
+            sd.p99_ns = so.p99_ms * 1e6;
+            sd.max_ns = so.max_ms * 1e6;
+            sd.mean_ns = so.mean_ms * 1e6;
+        }
+        if (rpx_latency_stats_get(sched, &ss) == 0 && ss.available) {
+            sd.latency_p50_ns = ss.p50_ms * 1e6;
+            sd.latency_p99_ns = ss.p99_ms * 1e6;
+        }
+        json_object_set_new(
+            o, "send_delay",
+            rpx_send_delay_json(&sd, "the pacer's own delay per call: from the later of its "
+                                     "deadline and the previous call's end to the call's start "
+                                     "(sleep to 200 us before, then spin); share: of the "
+                                     "latency from the schedule"));
+    }
     if (back_to_back) {
         /* the same model called back to back, before the paced run */
         json_t *b = json_object();
@@ -369,6 +412,7 @@ static json_t *pacing_json(const rpx_run_data *d)
     }
     rpx_latency_destroy(lag);
     rpx_latency_destroy(sched);
+    rpx_latency_destroy(own);
     return o;
 }
 

@@ -292,6 +292,28 @@ static void lines_layers(rpx_strbuf *s, const json_t *layers)
     if (note) rpx__sb_printf(s, "  layers: %s\n", note);
 }
 
+/* The client's own send delay of an open-loop load or paced run, and whether
+ * the run is valid (rpxprof/send_delay.h). */
+static void line_send_delay(rpx_strbuf *s, const json_t *rep)
+{
+    const json_t *b = json_object_get(json_object_get(json_object_get(rep, "http"), "load"),
+                                      "send_delay");
+    char a[40], c[40], d[40], e[40];
+    if (!json_is_object(b)) b = json_object_get(json_object_get(rep, "pacing"), "send_delay");
+    if (!json_is_object(b) || !json_is_number(json_object_get(b, "p50_us"))) return;
+    rpx__sb_printf(s, "  send delay (the client's own): p50 %s us, p99 %s us, max %s us",
+                   rpx_format_3g(a, sizeof a, num(b, "p50_us")),
+                   rpx_format_3g(c, sizeof c, num(b, "p99_us")),
+                   rpx_format_3g(d, sizeof d, num(b, "max_us")));
+    if (json_is_number(json_object_get(b, "share_p50")))
+        rpx__sb_printf(s, "; %s %% of the p50 latency",
+                       rpx_format_3g(e, sizeof e, 100 * num(b, "share_p50")));
+    rpx__sb_str(s, "\n");
+    if (json_is_false(json_object_get(b, "valid")))
+        rpx__sb_printf(s, "  INVALID run: %s\n",
+                       json_string_value(json_object_get(b, "invalid_reason")));
+}
+
 char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
 {
     rpx_strbuf s = {0};
@@ -324,6 +346,7 @@ char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
         rpx__sb_printf(&s, "  outliers: %lld mild, %lld severe (Tukey's fences; kept)\n",
                        (long long)json_integer_value(json_object_get(out, "mild")),
                        (long long)json_integer_value(json_object_get(out, "severe")));
+    line_send_delay(&s, rep);
     lines_variance(&s, json_object_get(rep, "variance"), py);
     if (json_is_number(json_object_get(mem, "cpu_inference_peak_mb")))
         rpx__sb_printf(&s, "  inference peak RSS %s MiB\n",

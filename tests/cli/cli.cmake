@@ -87,6 +87,9 @@ rpx_py_test(cli.history cli/test_history.py)
 # compare --run of two checkouts of one Python module (issue 36 §5): each side imports its own
 # file in its own workers; busy-waits of different lengths, so alone.
 rpx_py_test(cli.compare_checkouts cli/test_compare_checkouts.py SERIAL)
+# The capacity under an SLO (issue 40 §2) against a one-worker queue on 127.0.0.1
+# (tests/cli/capacity_server.py), and the client's own send delay: timing truth, so alone.
+rpx_py_test(cli.capacity cli/test_capacity.py SERIAL SLOW CapacityTest.one_worker_queue)
 # rpxprof sweep (issue 40 §1, §3): scaling exponents of busy-waiting models, the points'
 # processes interleaved, --vary batch, the page, refusals, a signal; busy-waits, so alone.
 rpx_py_test(cli.sweep cli/test_sweep.py SERIAL)
