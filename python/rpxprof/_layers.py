@@ -424,10 +424,10 @@ def _assemble(plan, report, procs, errors, flops, traffic, how, gpus):
         "depth": plan.depth,
         "covers": ("each module's time is the median over the %d profiled calls of each "
                    "process (forward pre/post hooks, time.perf_counter_ns%s), run after its "
-                   "timed calls; the time is the median of the processes' medians and the "
-                   "interval a 95 %% t interval across the %d processes (null with one)"
+                   "timed calls; the time is the median of the processes' medians and %s"
                    % (plan.calls, ", torch.cuda.synchronize() at each" if plan.cuda else "",
-                      len(procs))),
+                      "the interval a 95 %% t interval across the %d processes" % len(procs)
+                      if len(procs) > 1 else "there is no interval: one process")),
         "unprofiled_p50_ms": p50,
         "total_ms": total_ms,
         "profiled_call_ms": total_ms,   # the rows add up to the whole profiled call
