@@ -42,7 +42,7 @@ LAYERS = [
     ("history",),                    # the history of sessions: SQLite / PostgreSQL store
     ("runner",),                     # a whole run as one call
     ("batch",),                      # manifests, batch jobs, aggregate, compare
-    ("http", "python"),              # plugins and the Python extension, over the library
+    ("http", "python", "runtimes"),  # plugins and the Python extension, over the library
     ("cli",),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}

@@ -3,6 +3,7 @@
  *   ort_api.c     loading the library, the API table, statuses, dtypes
  *   ort_target.c  the plugin's open (its options), setup (the session, the
  *                 model's inputs and outputs), the call, outputs, section
+ *   ort_session.c the session options (both sessions')
  *   ort_bind.c    the inputs bound by name as OrtValues (checked against the
  *                 model), the outputs as rpx_tensors
  *   ort_layers.c  --layers: a second session with ORT's profiler on, its
@@ -65,9 +66,9 @@ typedef struct ort_state {
     const char *map_note;         /* how the map was found */
 } ort_state;
 
-/* ort_target.c */
+/* ort_session.c */
 int rpx__ort_session_options(ort_state *s, OrtSessionOptions **out, rpx_error *err);
-int rpx__ort_io_read(ort_state *s, OrtSession *sess, rpx_error *err);
+int rpx__ort_graph_level(const char *name); /* none|basic|extended|all -> its level; -1 */
 /* ort_bind.c */
 OrtValue **rpx__ort_bind(ort_state *s, const rpx_inputs *inputs, rpx_error *err);
 void rpx__ort_bind_free(ort_state *s);

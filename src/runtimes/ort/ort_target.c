@@ -41,14 +41,6 @@ static const rpx_kv_field fields[] = {
 #undef F
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
-static const struct {
-    const char *name;
-    int level;
-} levels[] = {{"none", RPX_ORT_DISABLE_ALL},
-              {"basic", RPX_ORT_ENABLE_BASIC},
-              {"extended", RPX_ORT_ENABLE_EXTENDED},
-              {"all", RPX_ORT_ENABLE_ALL}};
-
 static double now_ms(void)
 {
     struct timespec ts;
@@ -61,26 +53,6 @@ static double now_ms(void)
         OrtStatus *st_ = (expr);                                                              \
         if (st_) return rpx__ort_fail(&s->api, st_, err, RPX_EUNAVAILABLE, what);             \
     } while (0)
-
-int rpx__ort_session_options(ort_state *s, OrtSessionOptions **out, rpx_error *err)
-{
-    OrtSessionOptions *o = NULL;
-    int level = RPX_ORT_ENABLE_ALL;
-    size_t i;
-    *out = NULL;
-    for (i = 0; i < sizeof levels / sizeof levels[0]; i++)
-        if (strcmp(levels[i].name, s->graph_opt) == 0) level = levels[i].level;
-    ORT_CHECK(s->api.CreateSessionOptions(&o), "ONNX Runtime: CreateSessionOptions");
-    *out = o;
-    ORT_CHECK(s->api.SetSessionLogSeverityLevel(o, RPX_ORT_LOGGING_ERROR), "ONNX Runtime: log level");
-    ORT_CHECK(s->api.SetSessionGraphOptimizationLevel(o, level), "ONNX Runtime: graph_opt");
-    ORT_CHECK(s->api.SetSessionExecutionMode(
-                  o, strcmp(s->execution_mode, "parallel") == 0 ? RPX_ORT_PARALLEL : RPX_ORT_SEQUENTIAL),
-              "ONNX Runtime: execution mode");
-    ORT_CHECK(s->api.SetIntraOpNumThreads(o, (int)s->threads), "ONNX Runtime: threads");
-    ORT_CHECK(s->api.SetInterOpNumThreads(o, (int)s->inter_threads), "ONNX Runtime: inter_threads");
-    return 0;
-}
 
 static void io_free(ort_io *io, size_t n)
 {
@@ -130,7 +102,7 @@ static int io_one(ort_state *s, OrtSession *sess, int output, size_t i, ort_io *
     return rc;
 }
 
-int rpx__ort_io_read(ort_state *s, OrtSession *sess, rpx_error *err)
+static int io_read(ort_state *s, OrtSession *sess, rpx_error *err)
 {
     size_t i;
     int rc = 0;
@@ -190,7 +162,7 @@ static int ort_setup(void **state, const rpx_inputs *inputs, const rpx_run_info 
         return rpx__ort_fail(&s->api, st, err, RPX_EFORMAT, what);
     }
     s->active = s->session;
-    if ((rc = rpx__ort_io_read(s, s->session, err)) != 0) return rc;
+    if ((rc = io_read(s, s->session, err)) != 0) return rc;
     /* the inputs of setup bound now, so the first timed call binds nothing */
     if (inputs && inputs->count > 0 && !rpx__ort_bind(s, inputs, err)) return err->code ? err->code : -1;
     return 0;
@@ -325,10 +297,7 @@ static const char *library_path(const char *given, char *buf, size_t size)
 
 static int check_opts(const ort_opts *o, const char *spec, rpx_error *err)
 {
-    size_t i;
-    int ok = !o->graph_opt;
-    for (i = 0; !ok && i < sizeof levels / sizeof levels[0]; i++) ok = strcmp(o->graph_opt, levels[i].name) == 0;
-    if (!ok)
+    if (o->graph_opt && rpx__ort_graph_level(o->graph_opt) < 0)
         return rpx_error_set(err, RPX_EINVAL,
                              "the ort plugin: graph_opt '%s' is none of none, basic, extended, all",
                              o->graph_opt);
