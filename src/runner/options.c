@@ -343,7 +343,7 @@ static const rpx_run_option table[] = {
      "keep when each process set up and tore down the model and when each call and input "
      "restore began, in the report's timeline (for rpxprof trace; implied by --trace)",
      F(timeline)},
-    {"layers", "layers", RPX_OPT_INT, CLI | MAN, 1, RPX_LAYERS_MAX_CALLS, 0, NULL, "[N]", 0,
+    {"layers", "layers", RPX_OPT_INT, CLI, 1, RPX_LAYERS_MAX_CALLS, 0, NULL, "[N]", 0,
      NULL, NULL, "profiled calls per process",
      "after each process's timed calls (never during them), N profiled calls (--layers alone: "
      "20) through the runtime's own per-node profiler: each layer's time, cost and roofline "

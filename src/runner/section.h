@@ -94,6 +94,8 @@ typedef struct section_proc {
     struct rpx_cuda *cuda;        /* NULL: not a cuda run */
     rpx_run_config *loop;         /* the timing loop's configuration (begin wires into it) */
     void *state;                  /* the section's own, set by begin */
+    int64_t event_ns;             /* in mark: when the event happened (CLOCK_MONOTONIC, one
+                                     clock read for every section, so that they agree) */
 } section_proc;
 
 /* What merge sees: every process's slice and export. */

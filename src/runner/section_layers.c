@@ -6,7 +6,7 @@
  * node as the runtime ran it) with its time in every profiled call; merge
  * gives the report's `layers`: per row the median over a process's profiled
  * calls, then across processes the median of those and the between-process
- * interval (rpx_stats_interval), the "unattributed" row (a profiled call's
+ * interval (rpx_stats_interval), the "unattributed" row (the profiled calls'
  * time that no node accounts for, never spread over the others), the sum of
  * rows against the unprofiled p50 (the profiler's overhead). The cost and
  * bound of each row are joined afterwards (layers_join.c). */
@@ -22,8 +22,8 @@
 #include "runner/runner_internal.h"
 #include "runner/section.h"
 
-/* The slice: when this process's load began (its own mark, beside the
- * timeline's), the origin of the profiled calls' start times. */
+/* The slice: when this process's load began (the same clock read as the
+ * timeline's load_ms[0]), the origin of the profiled calls' start times. */
 typedef struct layers_slice {
     int64_t load_ns;
 } layers_slice;
@@ -52,7 +52,8 @@ static size_t ly_bytes(long repeats, long warmup_keep)
 
 static void ly_mark(section_proc *sp, section_event event)
 {
-    if (event == SECTION_LOAD) ((layers_slice *)sp->slice)->load_ns = rpx_clock_now_ns();
+    if (event == SECTION_LOAD) ((layers_slice *)sp->slice)->load_ns = sp->event_ns; /* the
+                                                                          timeline's load too */
 }
 
 static int ly_begin(section_proc *sp, rpx_error *err)
@@ -248,23 +249,18 @@ static double across(const double *samples, const size_t *offsets, const size_t 
 }
 
 /* Process j's per-call values of row `name` (NULL: the profiled call's whole
- * time; "" the unattributed time) into out; their count. */
+ * time; a row absent from a call took 0 in it) into out; their count. */
 static size_t values_of(const json_t *ex, const char *name, double *out)
 {
     const json_t *calls = json_object_get(ex, "call_ms"), *rows = json_object_get(ex, "rows"), *r;
     size_t n = json_array_size(calls), i, c;
-    for (c = 0; c < n; c++) out[c] = json_number_value(json_array_get(calls, c));
+    for (c = 0; c < n; c++)
+        out[c] = name ? 0 : json_number_value(json_array_get(calls, c));
     if (!name) return n;
-    if (*name) {
-        for (c = 0; c < n; c++) out[c] = 0;
-        json_array_foreach(rows, i, r)
-            if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
-                for (c = 0; c < n; c++)
-                    out[c] = json_number_value(json_array_get(json_object_get(r, "ms"), c));
-        return n;
-    }
     json_array_foreach(rows, i, r)
-        for (c = 0; c < n; c++) out[c] -= json_number_value(json_array_get(json_object_get(r, "ms"), c));
+        if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0)
+            for (c = 0; c < n; c++)
+                out[c] = json_number_value(json_array_get(json_object_get(r, "ms"), c));
     return n;
 }
 
@@ -353,7 +349,8 @@ static int ly_merge(const section_merge *m, section_out *out)
     long calls = 0;
     int j, with = 0;
     size_t i;
-    double total = 0, p50 = (double)NAN, un;
+    double total = 0, p50 = (double)NAN, un, prof;
+    json_t *prof_ci;
     rpx_latency_stats st;
     char text[RPX_ERROR_MESSAGE_SIZE + 256];
     for (j = 0; j < m->n; j++) {
@@ -382,9 +379,15 @@ static int ly_merge(const section_merge *m, section_out *out)
                                                json_object_get(r, "nodes"), ms, ci));
     }
     json_decref(names);
-    un = measure_row(m, "", calls, &ci);
-    total += un;
-    json_array_append_new(rows, report_row("unattributed", NULL, NULL, un, ci));
+    /* the profiled calls' median time less the rows' medians: the rows then add up to the
+     * profiled total exactly, and a node slowed in a few calls (a busy machine) does not
+     * read as the profiler's overhead */
+    prof = measure_row(m, NULL, calls, &prof_ci);
+    un = prof - total;
+    total = prof;
+    json_array_append_new(rows, report_row("unattributed", NULL, NULL, un, json_null()));
+    if (un < 0) note(m, "--layers: the rows' medians add up to more than the profiled calls' "
+                        "median time; the unattributed row is negative by that much");
     if (m->rd->desc.latency && rpx_latency_stats_get(m->rd->desc.latency, &st) == 0 && st.available)
         p50 = st.p50_ms;
     json_array_foreach(rows, i, r)
@@ -396,11 +399,13 @@ static int ly_merge(const section_merge *m, section_out *out)
     json_object_set_new(o, "covers", json_string(
         "each row's time is the median over each process's profiled calls, then the median "
         "over processes; its interval is between processes (null with fewer than 2); the "
-        "profiled calls ran after the timed ones, whose latency they do not touch"));
+        "unattributed row is the profiled calls' median time less the other rows' (no "
+        "interval); the profiled calls ran after the timed ones, whose latency they do not "
+        "touch"));
     json_object_set_new(o, "unprofiled_p50_ms", rpx_json_real_or_null(p50));
     json_object_set_new(o, "total_ms", rpx_json_real_or_null(total));
-    json_object_set_new(o, "profiled_call_ms", rpx_json_real_or_null(measure_row(m, NULL, calls, &ci)));
-    json_object_set_new(o, "total_ci_ms", ci);
+    json_object_set_new(o, "profiled_call_ms", rpx_json_real_or_null(prof));
+    json_object_set_new(o, "total_ci_ms", prof_ci);
     json_object_set_new(o, "overhead", rpx_json_real_or_null(p50 > 0 ? total / p50 - 1 : NAN));
     if (p50 > 0 && fabs(total / p50 - 1) > 0.15) {
         snprintf(text, sizeof text,

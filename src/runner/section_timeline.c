@@ -38,7 +38,7 @@ static size_t tl_bytes(long repeats, long warmup_keep)
 static void tl_mark(section_proc *sp, section_event event)
 {
     timeline_slice *s = sp->slice;
-    int64_t now = rpx_clock_now_ns();
+    int64_t now = sp->event_ns;
     switch (event) {
     case SECTION_LOAD:
         s->on = 1;

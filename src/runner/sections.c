@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "rpxprof/clock.h"
+
 /* A row per section (RPX_SECTIONS): the order in which their hooks run and
  * their keys are set. */
 #define ROW(name) &rpx__section_##name,
@@ -62,9 +64,12 @@ void rpx__sections_open(section_set *set, const run_params *p, run_shared *sh)
 
 void rpx__sections_mark(section_set *set, section_event event)
 {
+    int64_t now = rpx_clock_now_ns();
     int i;
-    for (i = 0; i < set->n; i++)
+    for (i = 0; i < set->n; i++) {
+        set->sp[i].event_ns = now;
         if (set->s[i]->mark) set->s[i]->mark(&set->sp[i], event);
+    }
 }
 
 /* Several timed_call hooks: each in table order (one is wired straight). */
