@@ -34,12 +34,10 @@ RPX_API json_t *rpx_latency_stats_json(const rpx_latency_stats *st);
 /* Everything a profile report is made of. Strings may be NULL (→ null). */
 typedef struct rpx_profile_desc {
     const char *model_callable;   /* the --model text */
-    const char *target_kind;      /* "shared_object", "python", "http" */
+    const char *target_kind;      /* "shared_object", "python", "http", "model_file" */
     const char *timing_scope;     /* what one sample spans; NULL: a shared object's call */
     json_t *target_section;       /* the kind's section, reported under the kind's name
                                      ("python", "http") (borrowed), or NULL for none */
-    const char *target_section_key; /* the report's key for it when not the kind's name (a
-                                     model file's: "runtime"), or NULL */
     long failed_calls;            /* counted failures among timed calls (HTTP) */
     long failed_warmup_calls;
     const char *device;           /* "cpu" | "cuda" */
@@ -73,6 +71,8 @@ typedef struct rpx_profile_desc {
     int64_t wall_ns;              /* loop wall time, < 0 if unknown */
     void *lazy;                   /* the runner's: per-call arrays written without being
                                      held (src/common/json.h); NULL: made at once */
+    const char *target_section_key; /* the report's key for target_section when not the
+                                     kind's name (a model file's: "runtime"), or NULL */
 } rpx_profile_desc;
 
 /* Build the report object. NULL only when out of memory. */

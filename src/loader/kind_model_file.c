@@ -81,14 +81,16 @@ static int is_file(const char *path)
 
 /* Where ONNX Runtime's library is: RPXPROF_ORT_LIBRARY (which must exist),
  * the cache scripts/setup.sh fills, then the loader's own search path. NULL
- * when none is found; *why then says what was looked at. */
-static const char *ort_library(char *why, size_t size)
+ * when none is found; *why then says what was looked at, and *asked is 1 when
+ * RPXPROF_ORT_LIBRARY named a file that is not there (never passed over). */
+static const char *ort_library(char *why, size_t size, int *asked)
 {
     static char found[PATH_MAX];
     const char *env = getenv("RPXPROF_ORT_LIBRARY");
     const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char path[PATH_MAX];
     void *h;
+    *asked = env && *env;
     if (env && *env) {
         if (is_file(env)) return snprintf(found, sizeof found, "%s", env), found;
         snprintf(why, size, "RPXPROF_ORT_LIBRARY=%s is not a file", env);
@@ -123,6 +125,7 @@ static int choose(const char *spec, const rpx_target_options *opt, rpx_runtime_c
     const runtime_row *r = runtime_named(opt ? opt->runtime : NULL);
     const int onnx = is_onnx(spec);
     char why[PATH_MAX + 200] = "";
+    int asked = 0;
     memset(out, 0, sizeof *out);
     out->graph = onnx;
     out->defaulted = !r;
@@ -131,7 +134,7 @@ static int choose(const char *spec, const rpx_target_options *opt, rpx_runtime_c
                              opt->runtime);
     if (!r) { /* by the suffix: ONNX Runtime where its library is found */
         if (!onnx) r = runtime_named("torch");
-        else r = runtime_named(ort_library(why, sizeof why) ? "ort" : "opencv");
+        else r = runtime_named(ort_library(why, sizeof why, &asked) || asked ? "ort" : "opencv");
     }
     if (onnx == (strcmp(r->word, "torch") == 0))
         return rpx_error_set(err, RPX_EUSAGE,
@@ -144,7 +147,7 @@ static int choose(const char *spec, const rpx_target_options *opt, rpx_runtime_c
     out->name = r->name;
     out->other = onnx ? (strcmp(r->word, "ort") == 0 ? "opencv" : "ort") : NULL;
     if (strcmp(r->word, "ort") == 0) {
-        out->library = ort_library(why, sizeof why);
+        out->library = ort_library(why, sizeof why, &asked);
         if (!out->library)
             return rpx_error_set(err, RPX_EUNSUPPORTED,
                                  "--model %s --runtime ort: ONNX Runtime's library was not "

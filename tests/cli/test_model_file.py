@@ -112,7 +112,7 @@ class ModelFileHostTest(TempDirTest):
 
     def test_the_runtime_chosen_and_refused(self):
         # no library: .onnx goes to OpenCV; --runtime ort is refused naming the fix
-        gone = {"RPXPROF_ORT_LIBRARY": self.path("nowhere", "libonnxruntime.so.1")}
+        gone = {"RPXPROF_ORT_LIBRARY": "", "XDG_CACHE_HOME": self.path("empty-cache")}
         p = self.go("--model", "tiny.onnx", "--dim", "batch=1", env=gone)
         self.assertEqual(load_json(self.path("tiny-report.json"))["runtime"]["name"], "opencv")
         p = self.go("--model", "tiny.onnx", "--dim", "batch=1", "--runtime", "ort", env=gone,
@@ -120,6 +120,12 @@ class ModelFileHostTest(TempDirTest):
         self.assertIn("ONNX Runtime's library was not found", p.stderr)
         self.assertIn("./scripts/setup.sh", p.stderr)
         self.assertIn("RPXPROF_ORT_LIBRARY", p.stderr)
+        self.assertIn("RPXPROF_ORT_LIBRARY is not set", p.stderr)
+        # RPXPROF_ORT_LIBRARY naming no file is said, never passed over for OpenCV
+        nowhere = self.path("nowhere", "libonnxruntime.so.1")
+        p = self.go("--model", "tiny.onnx", "--dim", "batch=1", check=1,
+                    env={"RPXPROF_ORT_LIBRARY": nowhere})
+        self.assertIn(f"RPXPROF_ORT_LIBRARY={nowhere} is not a file", p.stderr)
         # a runtime that does not run the file's format
         p = self.go("--model", "tiny.onnx", "--runtime", "torch", check=2)
         self.assertIn("torch runs TorchScript files", p.stderr)
@@ -239,11 +245,13 @@ def ort_library():
 
 
 class RealRuntimesTest(TempDirTest):
-    def reference(self, base):
-        ref = self.path("ref")
+    def reference(self, base, name):
+        """torch's outputs as --save-outputs saves them, under the name the runtime gives its
+        output (a TorchScript module's has none of its own: the plugin's 'output')."""
+        ref = self.path("ref-" + os.path.basename(base))
         os.makedirs(ref, exist_ok=True)
         with np.load(base + ".ref.npz") as z:
-            np.savez(os.path.join(ref, "outputs-00000.npz"), logits=z["logits"])
+            np.savez(os.path.join(ref, "outputs-00000.npz"), **{name: z["logits"]})
         return ref
 
     def through(self, runtime, suffix):
@@ -276,7 +284,8 @@ class RealRuntimesTest(TempDirTest):
                 p = subprocess.run([BIN, "run", "--model", model, "--runtime", runtime,
                                     "--repeats", "20", "--processes", "1", "--warmup", "1",
                                     "--inputs", base + ".inputs.npz",
-                                    "--reference-outputs", self.reference(base),
+                                    "--reference-outputs",
+                                    self.reference(base, r["runtime"]["outputs"][0]["name"]),
                                     "--rtol", "1e-4", "--atol", "1e-5", "--output", out],
                                    cwd=self.tmp, capture_output=True, text=True, timeout=900)
                 self.assertEqual(p.returncode, 0, p.stderr)
@@ -295,6 +304,24 @@ class RealRuntimesTest(TempDirTest):
         self.assertIn("at node 'Identity_", p.stderr)
         self.assertIn("OpenCV says", p.stderr)
         self.assertIn("try --runtime ort", p.stderr)
+        # a file whose weights are empty: OpenCV 4.6 dies with SIGFPE in its setup; the report
+        # says it is the runtime's crash, not the model's
+        import onnx
+        m = onnx.load(export("resnet18") + ".cv.onnx")
+        for t in m.graph.initializer:
+            t.ClearField("raw_data")
+            t.ClearField("float_data")
+        onnx.save(m, self.path("empty_weights.onnx"))
+        p = subprocess.run([BIN, "run", "--model", "empty_weights.onnx", "--runtime", "opencv"],
+                           cwd=self.tmp, capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        r = load_json(self.path("empty_weights-report.json"))
+        validate_profile(r)
+        self.assertEqual((r["status"], r["failure"]["phase"]), ("crashed", "setup"))
+        self.assertIn("signal 8", r["error"])
+        self.assertIn("the runtime (opencv) crashed while it read the model file: its own crash, "
+                      "not one measured in the model", r["error"])
+        self.assertIn("try --runtime ort", r["error"])
 
     def test_torch(self):
         self.through("torch", ".pt")
