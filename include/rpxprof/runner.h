@@ -37,6 +37,10 @@ extern "C" {
 #define RPX_RUNNER_MAX_REPEATS 10000000L
 #define RPX_RUNNER_MAX_WARMUP 1000000000L
 #define RPX_RUNNER_DEFAULT_PROCESSES 5
+/* --layers: profiled calls per process when no N is given, and the most */
+#define RPX_LAYERS_DEFAULT_CALLS 20
+#define RPX_LAYERS_DEFAULT_TEXT "20"
+#define RPX_LAYERS_MAX_CALLS 10000
 #define RPX_RUNNER_NOTICE_S 5
 /* at most this many options in the run options' table (rpxprof/options.h) */
 #define RPX_RUN_OPTIONS_MAX 128
@@ -166,6 +170,11 @@ typedef struct rpx_runner_config {
      * call and input restore began (the report's `timeline`, which `rpxprof
      * trace` draws); 0 (default): not kept */
     int timeline;
+    /* --layers [N]: N profiled calls in each worker process after its timed
+     * calls, through the target's per-node profiler (layers_begin/layers_end
+     * of rpx_target_hooks; the report's `layers`, docs/runtimes.md "Every
+     * layer"); 0 (default): off */
+    long layers;
     /* which options of the run options' table a front end set, by the option's
      * index (rpx_run_option_set_text/_number mark them): the rules that ask
      * whether an option was given (--max-time, --repeats beside --rate x

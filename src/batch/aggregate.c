@@ -30,6 +30,7 @@
 #include "rpxprof/stats.h"
 
 #include "compare/report_check.h"
+#include "report/layers_view.h"
 
 /* What is kept of one report once its JSON is freed. */
 typedef struct rep {
@@ -43,6 +44,7 @@ typedef struct rep {
     char *placement;              /* the placement policy and its CPUs (placement_of) */
     char *audit;                  /* the audits' verdicts ("cache suspect, seed pass"), NULL: none */
     char *session;                /* its session's id (rpx_session_of_report), NULL: not read */
+    json_t *layers_ops;           /* --layers: its layers.by_op_type (a copy), NULL: none */
     long warmup, measured;
     double xnum[7];               /* streamed, load and paced runs (x_cols), NaN when n/a */
     double num[16];               /* the CSV's numbers, NaN when unknown */
@@ -323,6 +325,8 @@ static void read_report(agg *a, rep *p, int allow_incomplete, int allow_audit)
     }
     p->complete = 1;
     read_audit(a, p, r, allow_audit);
+    if (json_is_array(json_object_get(json_object_get(r, "layers"), "by_op_type")))
+        p->layers_ops = json_deep_copy(json_object_get(json_object_get(r, "layers"), "by_op_type"));
     read_modes(p, r);
     p->sha = canon(json_object_get(r, "inputs_sha256"));
     v = json_object_get(r, "inputs");
@@ -797,6 +801,31 @@ static void md_reasons(sbuf *m, const agg *a)
     }
 }
 
+/* --layers: each model's time by operator type, after the main table ("Conv 61 % of
+ * the time at 0.42 of its bound"); nothing when no report has layers. */
+static void md_layers(sbuf *m, const agg *a)
+{
+    size_t i, k, any = 0;
+    char words[256];
+    for (i = 0; i < a->nreps; i++) any += a->reps[i].layers_ops != NULL;
+    if (!any) return;
+    sb_str(m, "\nPer operator type (--layers: share of the profiled time, fraction of its "
+              "roofline bound achieved on the report's layers.device):\n\n"
+              "| task | model | operator types, slowest first |\n|---|---|---|\n");
+    for (i = 0; i < a->nreps; i++) {
+        const rep *p = &a->reps[i];
+        const json_t *g;
+        if (!p->layers_ops) continue;
+        sb_str(m, "| "); md_cell(m, p->task); sb_str(m, " | "); md_cell(m, p->model); sb_str(m, " | ");
+        json_array_foreach(p->layers_ops, k, g) {
+            rpx__layers_op_words(g, words, sizeof words);
+            if (k) sb_str(m, "; ");
+            md_cell(m, words);
+        }
+        sb_str(m, " |\n");
+    }
+}
+
 static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
 {
     static const int stat_col[4] = {N_P50, N_P95, N_P99, N_MEAN};
@@ -904,6 +933,7 @@ static int write_tables(agg *a, const char *out, rpx_output **g, rpx_error *err)
         sb_str(&m, " |\n");
     }
     md_reasons(&m, a);
+    md_layers(&m, a);
     if (c.oom || m.oom) { free(c.p); free(m.p); return rpx_error_set(err, RPX_ENOMEM, "%s: out of memory", out); }
     rc = rpx_output_commit(g[OUT_CSV], c.p, c.len, err);
     g[OUT_CSV] = NULL;
@@ -1081,6 +1111,7 @@ done:
         free(p->driver); free(p->governor); free(p->os); free(p->created); free(p->audit); free(p->samples); free(p->mode);
         free(p->placement);
         free(p->session);
+        json_decref(p->layers_ops);
         free(p->covers);
         for (k = 0; k < 4; k++) free(p->ci_reason[k]);
     }

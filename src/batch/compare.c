@@ -17,6 +17,7 @@
 #include "compare/report_check.h"
 #include "compare/two_reports.h"
 #include "loader/kinds.h"
+#include "report/layers_view.h"
 #include "rpxprof/aggregate.h"
 #include "rpxprof/compare.h"
 #include "rpxprof/summary.h"
@@ -484,6 +485,7 @@ char *rpx_compare_text(const json_t *res)
     }
     rpx__sb_printf(&s, "\nverdict: %s (p50; %s)\n", json_string_value(json_object_get(res, "verdict")),
                    json_string_value(json_object_get(res, "p_value_method")));
+    rpx__layers_compare_text(&s, json_object_get(res, "layers"));
     if (s.oom) { free(s.p); return NULL; }
     return s.p;
 }

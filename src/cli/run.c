@@ -137,6 +137,9 @@ static const char usage[] =
     "                         note event says what the bound left out)\n"
     "@timeline\n"
     "\n"
+    "Every layer (docs/runtimes.md#every-layer):\n"
+    "@layers\n"
+    "\n"
     "The machine (docs/system.md):\n"
     "@no-cpu-probe\n"
     "\n"
@@ -295,6 +298,20 @@ static int add_meta(json_t *meta, const char *arg)
     return v ? json_object_set_new(meta, key, v) : -1;
 }
 
+/* getopt's has_arg of a table option: --layers [N] reads its N itself (layers_value). */
+static int has_arg(const rpx_run_option *t)
+{
+    return t->kind == RPX_OPT_FLAG || !strcmp(t->name, "layers") ? no_argument : required_argument;
+}
+
+/* `--layers` alone (the default number of profiled calls) or `--layers N`. */
+static char *layers_value(int argc, char **argv)
+{
+    static char dflt[] = RPX_LAYERS_DEFAULT_TEXT;
+    if (optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9') return argv[optind++];
+    return dflt;
+}
+
 /* A model file's report without --output: STEM-report.json in the current
  * folder (resnet50.onnx -> resnet50-report.json). */
 static const char *model_file_output(const char *model, char *buf, size_t size)
@@ -334,7 +351,7 @@ static int parse(int argc, char **argv, run_opts *o)
     memcpy(longs, own, sizeof own);
     for (k = 0; k < n_table; k++) {
         longs[n_own + k].name = table[k].name;
-        longs[n_own + k].has_arg = table[k].kind == RPX_OPT_FLAG ? no_argument : required_argument;
+        longs[n_own + k].has_arg = has_arg(&table[k]);
         longs[n_own + k].flag = NULL;
         longs[n_own + k].val = O_TABLE + (int)k;
     }
@@ -348,6 +365,7 @@ static int parse(int argc, char **argv, run_opts *o)
             const rpx_run_option *t = &table[c - O_TABLE];
             char label[64];
             snprintf(label, sizeof label, "--%s", t->name);
+            if (strcmp(t->name, "layers") == 0) optarg = layers_value(argc, argv);
             if (rpx_run_option_set_text(&o->c, t, optarg, label, &err) != 0)
                 return rpx_cli_fail("run", -1, "%s", err.message);
             /* `--check-outputs DIR` (run takes no other bare argument): the saved

@@ -17,6 +17,7 @@
 #include "compare/report_check.h"
 #include "compare/comparable.h"
 #include "compare/two_reports.h"
+#include "report/layers_view.h"
 #include "rpxprof/error.h"
 #include "rpxprof/latency.h"
 #include "rpxprof/stats.h"
@@ -385,6 +386,8 @@ int rpx__cmp_sides(const rpx__cmp_side *b, const rpx__cmp_side *n, const rpx_com
     json_object_set_new(o, "base_stats", run_stats(b, &rb, opts->confidence));
     json_object_set_new(o, "new_stats", run_stats(n, &rn, opts->confidence));
     json_object_set_new(o, "warnings", warnings);
+    /* --layers on both sides: per operator type, side by side (null otherwise) */
+    json_object_set_new(o, "layers", rpx__layers_compare_json(b->r, n->r));
     *out = o;
     return 0;
 }

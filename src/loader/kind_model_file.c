@@ -249,7 +249,7 @@ const rpx_kind rpx__kind_model_file = {
     .open = open_model_file,
     .files = files,
     .local_path = local_path,
-    .caps = RPX_KIND_RUNTIME,
+    .caps = RPX_KIND_RUNTIME | RPX_KIND_LAYERS,
     .words = "a model file run by a runtime",
     .what = "a run of the model file in its runtime (ONNX Runtime, OpenCV DNN or libtorch) in "
             "this process, inputs bound and outputs read back",

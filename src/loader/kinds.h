@@ -40,6 +40,9 @@ enum {
      * own (src/runner/model_file.c); an ONNX file is costed without --cost;
      * its section is the report's `runtime` */
     RPX_KIND_RUNTIME = 1u << 5,
+    /* its targets' hooks have a per-node profiler (layers_begin/layers_end of
+     * rpx_target_hooks): --layers is taken (a model file's runtimes) */
+    RPX_KIND_LAYERS = 1u << 6,
 };
 
 /* The runtime that runs a model file, as the row's `runtime` hook resolves it

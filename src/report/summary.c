@@ -231,6 +231,67 @@ static void line_outputs(rpx_strbuf *s, const json_t *o)
                    cmp && strcmp(cmp, "tolerance") == 0 ? "within --rtol/--atol" : "bit-exact");
 }
 
+/* Row indices by time, slowest first (the unattributed row too: it is time). */
+static int by_time_desc(const void *x, const void *y)
+{
+    double a = num(*(json_t *const *)x, "time_ms"), b = num(*(json_t *const *)y, "time_ms");
+    if (isnan(a)) a = -1;
+    if (isnan(b)) b = -1;
+    return (a < b) - (a > b);
+}
+
+static void line_row(rpx_strbuf *s, const json_t *r)
+{
+    char t[40], lo[40], hi[40], sh[40], ac[40];
+    const json_t *ci = json_object_get(r, "time_ci_ms");
+    const char *op = json_string_value(json_object_get(r, "op_type"));
+    rpx__sb_printf(s, "    %-28.60s %8s ms", json_string_value(json_object_get(r, "name")),
+                   rpx_format_3g(t, sizeof t, num(r, "time_ms")));
+    if (json_is_array(ci))
+        rpx__sb_printf(s, " [%s, %s]", rpx_format_3g(lo, sizeof lo, json_number_value(json_array_get(ci, 0))),
+                       rpx_format_3g(hi, sizeof hi, json_number_value(json_array_get(ci, 1))));
+    rpx__sb_printf(s, "  %s %%", rpx_format_3g(sh, sizeof sh, 100 * num(r, "share")));
+    if (json_is_number(json_object_get(r, "achieved")))
+        rpx__sb_printf(s, "  at %s of its bound", rpx_format_3g(ac, sizeof ac, num(r, "achieved")));
+    else
+        rpx__sb_str(s, "  bound n/a");
+    rpx__sb_printf(s, "  (%s)\n", op ? op : "no node accounts for it");
+}
+
+/* --layers: the sum of rows against the unprofiled p50, the ten slowest rows,
+ * the share of the time below 10 % of its bound, the overhead note. */
+static void lines_layers(rpx_strbuf *s, const json_t *layers)
+{
+    const json_t *rows = json_object_get(layers, "rows");
+    const char *rt = json_string_value(json_object_get(layers, "runtime"));
+    const char *dev = json_string_value(json_object_get(layers, "device"));
+    const char *note = json_string_value(json_object_get(layers, "overhead_note"));
+    size_t n = json_array_size(rows), i;
+    const json_t **order;
+    char a[40], b[40], c[40];
+    if (!json_is_object(layers)) return;
+    rpx__sb_printf(s, "  layers%s%s%s: %lld profiled calls x %lld processes, rows sum to %s ms "
+                      "(unprofiled p50 %s ms, overhead %s %%)\n",
+                   rt ? " (" : "", rt ? rt : "", rt ? ")" : "",
+                   (long long)json_integer_value(json_object_get(layers, "profiled_calls")),
+                   (long long)json_integer_value(json_object_get(layers, "processes")),
+                   rpx_format_3g(a, sizeof a, num(layers, "total_ms")),
+                   rpx_format_3g(b, sizeof b, num(layers, "unprofiled_p50_ms")),
+                   rpx_format_3g(c, sizeof c, 100 * num(layers, "overhead")));
+    order = n ? malloc(n * sizeof *order) : NULL;
+    for (i = 0; order && i < n; i++) order[i] = json_array_get(rows, i);
+    if (order) qsort(order, n, sizeof *order, by_time_desc);
+    if (n) rpx__sb_printf(s, "  the %sslowest rows (median ms [interval], share, achieved):\n",
+                          n > 10 ? "ten " : "");
+    for (i = 0; order && i < n && i < 10; i++) line_row(s, order[i]);
+    free(order);
+    if (json_is_number(json_object_get(layers, "below_10pct_share")))
+        rpx__sb_printf(s, "  %s %% of the layers' time runs below 10 %% of its bound%s%s%s\n",
+                       rpx_format_3g(a, sizeof a, 100 * num(layers, "below_10pct_share")),
+                       dev ? " on the " : "", dev ? dev : "", "");
+    if (note) rpx__sb_printf(s, "  layers: %s\n", note);
+}
+
 char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
 {
     rpx_strbuf s = {0};
@@ -272,6 +333,7 @@ char *rpx_report_summary(const json_t *rep, const rpx_summary_opts *opts)
     lines_roofline(&s, json_object_get(rep, "roofline"));
     line_budget(&s, json_object_get(rep, "realtime_budget"));
     lines_audit(&s, json_object_get(rep, "audit"), json_object_get(rep, "server_metrics"));
+    lines_layers(&s, json_object_get(rep, "layers"));
     if (s.oom || !s.p) {
         free(s.p);
         return NULL;

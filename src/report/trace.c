@@ -20,6 +20,9 @@
  *   "b"/"e" pairs (cat "request", id the sample's index) on the process's
  *   track, from the intended send time to the response's end (its sample),
  *   so that requests in flight together stack instead of overlapping;
+ * - --layers with --timeline: each process's profiled calls (cat "profiled")
+ *   after its timed calls, the rows the runtime's profiler timed nested in
+ *   each (cat "layer", one after another in the order they ran);
  * - at most max_events events; when the bound cuts a process's events, the
  *   first ones are kept and a global "i" instant event (cat "note") says how
  *   many were left out. */
@@ -203,6 +206,59 @@ static void request_events(const json_t *report, const json_t *intended, size_t 
 }
 
 /* One process's events. */
+/* A name that goes into the trace's text as it is (no quote, backslash or control). */
+static int plain(const char *n)
+{
+    for (; *n; n++)
+        if (*n == '"' || *n == '\\' || (unsigned char)*n < 0x20) return 0;
+    return 1;
+}
+
+static void put_quoted(rpx_strbuf *b, const char *text)
+{
+    json_t *n = json_string(text);
+    char *q = n ? json_dumps(n, JSON_ENCODE_ANY) : NULL;
+    rpx__sb_str(b, q ? q : "\"?\"");
+    free(q);
+    json_decref(n);
+}
+
+/* --layers with --timeline: the process's profiled calls (cat "profiled", after
+ * its timed calls) and in each the rows the runtime's profiler timed (cat
+ * "layer"), one after another in the order they first ran (the profiler gives
+ * each node's time, not its start), so that they nest under their call; what
+ * no node accounts for is the call's time after them. */
+static void layer_events(const json_t *report, const json_t *tp, int pid, sink *s)
+{
+    const json_t *bp = NULL, *p, *r, *rows, *starts, *calls;
+    json_int_t proc = json_integer_value(json_object_get(tp, "process"));
+    double load, end;
+    size_t i, k;
+    char name[48];
+    json_array_foreach(json_object_get(json_object_get(report, "layers"), "by_process"), i, p)
+        if (json_integer_value(json_object_get(p, "process")) == proc) bp = p;
+    if (!bp || !span_of(json_object_get(tp, "load_ms"), &load, &end)) return;
+    starts = json_object_get(bp, "start_ms");
+    calls = json_object_get(bp, "call_ms");
+    rows = json_object_get(bp, "rows");
+    for (k = 0; k < json_array_size(starts); k++) {
+        double at = load + num_at(starts, k);
+        snprintf(name, sizeof name, "profiled call %zu", k);
+        if (!complete(s, name, "profiled", pid, at, num_at(calls, k))) return;
+        rpx__sb_printf(s->b, ",\"args\":{\"index\":%zu}}", k);
+        json_array_foreach(rows, i, r) {
+            double d = num_at(json_object_get(r, "ms"), k);
+            const char *n = json_string_value(json_object_get(r, "name"));
+            if (!(d > 0) || !n) continue;
+            if (!complete(s, plain(n) ? n : "layer", "layer", pid, at, d)) return;
+            rpx__sb_str(s->b, ",\"args\":{\"row\":");
+            put_quoted(s->b, n);
+            rpx__sb_printf(s->b, ",\"profiled_call\":%zu}}", k);
+            at += d;
+        }
+    }
+}
+
 static void process_events(const json_t *report, const json_t *tp, sink *s, int *no_calls)
 {
     const json_t *samples = json_object_get(report, "latency_samples_ms");
@@ -263,6 +319,7 @@ static void process_events(const json_t *report, const json_t *tp, sink *s, int 
     if (proc == 0 && n_calls > 0) stream_events(report, starts, n_calls, pid, s);
     if (json_is_array(json_object_get(tp, "request_intended_ms")))
         request_events(report, json_object_get(tp, "request_intended_ms"), offset, pid, s);
+    layer_events(report, tp, pid, s);
     for (i = 0; json_is_array(rc) && i < json_array_size(rc) && n_calls > 0; i++) {
         json_int_t after = json_integer_value(json_array_get(rc, i)); /* 1-based */
         size_t k = after >= 1 && (size_t)after <= n_calls ? (size_t)after - 1 : n_calls - 1;

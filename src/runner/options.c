@@ -343,6 +343,12 @@ static const rpx_run_option table[] = {
      "keep when each process set up and tore down the model and when each call and input "
      "restore began, in the report's timeline (for rpxprof trace; implied by --trace)",
      F(timeline)},
+    {"layers", "layers", RPX_OPT_INT, CLI | MAN, 1, RPX_LAYERS_MAX_CALLS, 0, NULL, "[N]", 0,
+     NULL, NULL, "profiled calls per process",
+     "after each process's timed calls (never during them), N profiled calls (--layers alone: "
+     "20) through the runtime's own per-node profiler: each layer's time, cost and roofline "
+     "bound in the report's layers (a model file's runtimes have one; docs/runtimes.md)",
+     F(layers)},
     {"no-isolate", "no_isolate", RPX_OPT_FLAG, RPX_OPT_INVERT | RPX_OPT_INT_FIELD | CLI, 0, 1, 0,
      NULL,
      NULL, 1, NULL, NULL, NULL,
@@ -987,6 +993,32 @@ static int check_outputs_audits(const rpx_runner_config *c, rpx_option_spelling 
     return 0;
 }
 
+/* --layers: a target whose hooks have a per-node profiler (a caller-made
+ * target's own layers_begin, else its kind's RPX_KIND_LAYERS). */
+static int check_layers(const rpx_runner_config *c, rpx_option_spelling sp, const rpx_kind *kind,
+                        rpx_error *err)
+{
+    char a[40], list[256] = "";
+    size_t n, i, at = 0;
+    const rpx_kind *const *rows = rpx__kinds(&n);
+    if (c->layers <= 0 || !kind) return 0;
+    if (c->target.custom ? c->target.custom->layers_begin && c->target.custom->layers_end
+                         : rpx__kind_has(kind, RPX_KIND_LAYERS))
+        return 0;
+    for (i = 0; i < n && at < sizeof list; i++)
+        if (rpx__kind_has(rows[i], RPX_KIND_LAYERS))
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "",
+                                   rows[i]->name);
+    return rpx_error_set(err, RPX_EUSAGE,
+                         "%s times each layer with the runtime's own per-node profiler, and a "
+                         "%s target has none (its hooks have no layers_begin); the kinds that "
+                         "have one: %s; drop %s",
+                         sp_("layers", sp, a, sizeof a), kind->name,
+                         list[0] ? list : "none in this build (a model file's, --model "
+                                          "FILE.onnx, once its runtime is built)",
+                         a);
+}
+
 int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, rpx_error *err)
 {
     size_t i;
@@ -998,5 +1030,6 @@ int rpx_runner_config_check(const rpx_runner_config *c, rpx_option_spelling sp, 
     if ((rc = check_processes(c, sp, kind, err)) != 0) return rc;
     if ((rc = check_outputs_audits(c, sp, kind, err)) != 0) return rc;
     if ((rc = check_given(c, sp, kind, err)) != 0) return rc;
+    if ((rc = check_layers(c, sp, kind, err)) != 0) return rc;
     return check_rate(c, sp, kind, err);
 }

@@ -626,6 +626,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     if (merge_sections(x, &f) != 0) goto oom;
     run_notes(x, f.sh, f.lat, f.devjson, section_value(&f, &rpx__section_gpu_time), &f.trend,
               f.notes, res->warnings, &f.roofline, &f.budget);
+    rpx__layers_join(section_value(&f, &rpx__section_layers), &x->c, &x->lay, f.section, f.notes);
     f.rd.autorange = f.autorange = rpx__autorange_json(&x->ar, wp, f.notes); /* and its note */
     f.rd.desc.roofline = f.roofline;
     f.rd.desc.realtime_budget = f.budget;

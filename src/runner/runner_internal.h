@@ -129,6 +129,11 @@ void rpx__layers_finish(const rpx_runner_config *o, layers *l, const rpx_inputs 
                         double p50_ms, json_t *cuda_section, json_t *notes, json_t **roofline,
                         json_t **budget);
 void rpx__layers_free(layers *l);
+/* --layers (layers_join.c): the measured rows of the report's `layers` (section_layers.c)
+ * joined in place with the per-op cost of l->cost, the host CPU's bound and each --gpu's;
+ * notes for what could not be joined. */
+void rpx__layers_join(json_t *value, const rpx_runner_config *o, const layers *l,
+                      const json_t *target_section, json_t *notes);
 /* --budget-hz's rates into hz (at most 16); 0: the defaults. */
 size_t rpx__budget_rates(const rpx_runner_config *o, double hz[16]);
 

@@ -1,6 +1,6 @@
 /* section.h — a measured section as a module: something a run measures
  * beside the latency samples (where each call ran, the timeline, the output
- * checks, the GPU busy time; next the per-layer times), with its own slice
+ * checks, the GPU busy time, the per-layer times), with its own slice
  * of each worker process's shared block (run_shared) and its own key in the
  * report. The runner knows sections only through this table (sections.c);
  * adding one is one file that defines an rpx_section and one row in
@@ -37,6 +37,13 @@
  *                    after_call(state, timed)
  *                                        after every call, warmup included,
  *                                        outside the timed span
+ *                    after_loop(sp)      after a timed loop that completed
+ *                                        (every timed call made), before the
+ *                                        exports and the target's teardown:
+ *                                        untimed work of its own through the
+ *                                        target (--layers' profiled calls);
+ *                                        what goes wrong there is the
+ *                                        section's to report in its export
  *                    export_json(sp)     after a loop that did not fail: its
  *                                        findings as JSON, carried to the
  *                                        parent under its key in the
@@ -119,6 +126,7 @@ typedef struct rpx_section {
     int (*begin)(section_proc *sp, rpx_error *err);
     void (*timed_call)(void *state, long i, size_t k, int rc);
     void (*after_call)(void *state, int timed);
+    void (*after_loop)(section_proc *sp);
     json_t *(*export_json)(section_proc *sp);
     void (*end)(section_proc *sp);
     int (*merge)(const section_merge *m, section_out *out);
@@ -131,7 +139,8 @@ typedef struct rpx_section {
     X(gpu_time)                                                                          \
     X(outputs)                                                                           \
     X(call_records)                                                                      \
-    X(timeline)
+    X(timeline)                                                                          \
+    X(layers)
 
 #define RPX__SECTION_DECLARE(name) extern const rpx_section rpx__section_##name;
 RPX_SECTIONS(RPX__SECTION_DECLARE)
@@ -184,6 +193,8 @@ static inline void rpx__sections_after_call(const section_set *set, int timed)
     int i;
     for (i = 0; i < set->n_after; i++) set->after[i](set->after_state[i], timed);
 }
+/* Each begun section's after_loop, in table order (a completed timed loop). */
+void rpx__sections_after_loop(section_set *set);
 /* Each export under its key into `o`. */
 void rpx__sections_export(section_set *set, json_t *o);
 void rpx__sections_end(section_set *set);

@@ -106,6 +106,13 @@ int rpx__sections_begin(section_set *set, rpx_target *t, struct rpx_cuda *cuda,
     return 0;
 }
 
+void rpx__sections_after_loop(section_set *set)
+{
+    int i;
+    for (i = 0; i < set->begun; i++)
+        if (set->s[i]->after_loop) set->s[i]->after_loop(&set->sp[i]);
+}
+
 void rpx__sections_export(section_set *set, json_t *o)
 {
     int i;

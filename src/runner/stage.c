@@ -62,7 +62,10 @@ run_shared *rpx__run_shared_create(const run_plan *plan, long repeats)
     if (repeats < 1 || warmup < 0) return NULL;
     samples = (size_t)repeats * sizeof(int64_t);
     warm = (size_t)keep * sizeof(int64_t);
-    json_cap = (export_cap(repeats) + 63) & ~(size_t)63;
+    json_cap = export_cap(repeats);
+    if (plan->c->layers > 0) /* --layers: each profiled call's time of every node */
+        json_cap += (size_t)plan->c->layers * ((size_t)16 << 10);
+    json_cap = (json_cap + 63) & ~(size_t)63;
     secs = rpx__sections_bytes(plan, repeats, keep); /* touched only by the sections on */
     /* the samples, the warmup's, the export, the restore times (touched only
      * with --writable-inputs), the start lags (--rate), the sections' slices */
@@ -375,6 +378,10 @@ static void measure(const run_params *p, run_shared *sh)
     sh->timer_ok = 1;
     set_phase(sh, PHASE_LOOP);
     rc = stage_loop(&st);
+    if (rc == 0 && st.res.status == RPX_RUN_COMPLETE && !sh->stop) {
+        rpx__sections_after_loop(&st.secs); /* untimed: --layers' profiled calls */
+        numeric_locale_restore(st.numeric);
+    }
     if (rc == 0 && st.res.status != RPX_RUN_FAILED)
         export_json(sh, st.cuda, st.gmem, st.target, &st.secs);
     if (rc == 0 && st.res.status == RPX_RUN_COMPLETE && st.res.measured == 0 &&

@@ -189,6 +189,7 @@ class OrtPluginTest(unittest.TestCase):
         self.assertEqual((s["threads"], s["inter_threads"], s["graph_opt"], s["seed"]),
                          (2, 1, "basic", 11))
         self.assertEqual(s["execution_mode"], "sequential")
+        self.assertEqual(s["ORT_DISABLE_TELEMETRY"], "1")
         self.assertGreater(r["setup_ms"], 0)
         self.assertEqual(r["inputs"], [{"name": "X", "dtype": "float32", "shape": ["batch", 3]}])
         self.assertEqual(r["outputs"], [{"name": "Y", "dtype": "float32", "shape": ["batch", 4]},
@@ -237,28 +238,42 @@ class OrtPluginTest(unittest.TestCase):
         self.assertEqual(os.listdir(self.tmp_profiles()), [], "profile files left behind")
 
     def test_layers_fused_nodes_cover_the_model_nodes(self):
-        _, doc, _ = self.probe(self.resnet, self.resnet_in, "graph_opt=all", "threads=1")
+        """At every optimisation level each node of the file that runs in a call (not the
+        Identity nodes on shared weights, folded at session creation) is covered by exactly one
+        node ORT ran; fusions are named: FusedConv = Conv+Relu at `extended`, the NCHWc Conv
+        with the residual Add and Relu at `all` (named after the Conv's output)."""
+        import onnx
+        m = onnx.load(self.resnet)
+        weights = {i.name for i in m.graph.initializer}
+        runs = [n.name for n in m.graph.node
+                if not all(i in weights for i in n.input if i)]
         orig = self.original_nodes(self.resnet)
-        self.check_events(doc)
-        ev = [e for e in doc["events"] if e["call"] == 0]
-        covered = []
-        for e in ev:
-            if e["nodes"] is None:
-                self.assertIn(e["name"], orig)
-            else:
-                for n in e["nodes"]:
-                    self.assertIn(n, orig)
-                covered += e["nodes"] if e["nodes"] is not None else [e["name"]]
-        covered += [e["name"] for e in ev if e["nodes"] is None]
-        # every Conv of the file is covered by exactly one node ORT ran
-        convs = [n for n, op in orig.items() if op == "Conv"]
-        self.assertEqual(sorted(c for c in covered if c in convs), sorted(convs))
-        # fusion happened: some node covers a Conv and its Relu
-        fused = [e for e in ev if e["nodes"] and len(e["nodes"]) >= 2 and
-                 any(orig[n] == "Conv" for n in e["nodes"]) and
-                 any(orig[n] == "Relu" for n in e["nodes"])]
-        self.assertTrue(fused, json.dumps(ev[:8], indent=1))
-        self.assertEqual(os.listdir(self.tmp_profiles()), [], "profile files left behind")
+        for level in ("basic", "extended", "all"):
+            with self.subTest(graph_opt=level):
+                _, doc, _ = self.probe(self.resnet, self.resnet_in, f"graph_opt={level}",
+                                       "threads=1")
+                self.check_events(doc)
+                ev = [e for e in doc["events"] if e["call"] == 0]
+                covered = []
+                for e in ev:
+                    if e["nodes"] is None:
+                        self.assertIn(e["name"], orig)
+                        covered.append(e["name"])
+                    else:
+                        for n in e["nodes"]:
+                            self.assertIn(n, orig)
+                        covered += e["nodes"]
+                self.assertEqual(sorted(covered), sorted(runs))
+                if level == "extended":
+                    fused = [e for e in ev if e["op_type"] == "FusedConv"]
+                    self.assertTrue(fused)
+                    for e in fused:
+                        self.assertEqual([orig[n] for n in e["nodes"]], ["Conv", "Relu"], e)
+                if level == "all":
+                    self.assertTrue([e for e in ev if e["nodes"] and [orig[n] for n in e["nodes"]]
+                                     == ["Conv", "Add", "Relu"]], json.dumps(ev[:8], indent=1))
+                    self.assertTrue([e for e in ev if e["name"].endswith("_nchwc")])
+                self.assertEqual(os.listdir(self.tmp_profiles()), [], "profile files left behind")
 
     # --- errors -------------------------------------------------------------------------
     def test_input_of_wrong_dtype_is_named(self):
@@ -308,7 +323,8 @@ class OrtPluginTest(unittest.TestCase):
         p, _, _ = self.probe(self.tiny, self.tiny_in, "graph_opt=max", check=1)
         self.assertIn("graph_opt 'max' is none of none, basic, extended, all", p.stderr)
         p, _, _ = self.probe(self.tiny, self.tiny_in, "threads=-2", check=1)
-        self.assertIn("threads", p.stderr)
+        self.assertIn("threads -2 / inter_threads 0: give 0 (ONNX Runtime's default) or a count "
+                      "of threads", p.stderr)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,44 @@ static int fail(const char *what, const rpx_error *err)
     return 1;
 }
 
+/* setup, calls, outputs, layers: 0 or 1 with the error printed */
+static int drive(rpx_target *t, const rpx_inputs *in, const char *out, json_t **events,
+                 json_t *names)
+{
+    rpx_error err;
+    rpx_outputs outs;
+    rpx_npz_writer *w = NULL;
+    char path[4096];
+    int i;
+    memset(&err, 0, sizeof err);
+    if (t->hooks.setup(&t->hooks.state, in, NULL, &err) != 0) return fail("setup", &err);
+    t->setup_done = 1;
+    for (i = 0; i < CALLS; i++) {
+        if (t->hooks.call(t->hooks.state, in, &err) != 0) return fail("call", &err);
+        if (i + 1 < CALLS) t->hooks.after_call(t->hooks.state, 1, 0);
+    }
+    if (t->hooks.outputs(t->hooks.state, &outs, &err) != 0) return fail("outputs", &err);
+    snprintf(path, sizeof path, "%s.npz", out);
+    if (rpx_npz_writer_open(path, 0, &w, &err) != 0) return fail("write", &err);
+    for (i = 0; i < (int)outs.count; i++) {
+        const rpx_tensor *o = &outs.tensors[i];
+        json_array_append_new(names, json_string(o->name));
+        if (rpx_npz_writer_add(w, o->name, o->dtype, o->ndim, o->shape, o->data, &err) != 0) {
+            rpx_npz_writer_discard(w);
+            return fail("write", &err);
+        }
+    }
+    if (rpx_npz_writer_close(w, &err) != 0) return fail("write", &err);
+    t->hooks.after_call(t->hooks.state, 1, 0);
+    if (t->hooks.layers_begin(t->hooks.state, &err) != 0) return fail("layers_begin", &err);
+    for (i = 0; i < CALLS; i++) {
+        if (t->hooks.call(t->hooks.state, in, &err) != 0) return fail("call", &err);
+        t->hooks.after_call(t->hooks.state, 0, 0);
+    }
+    if (t->hooks.layers_end(t->hooks.state, events, &err) != 0) return fail("layers_end", &err);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     rpx_plugin_open_fn open_fn;
@@ -31,12 +69,10 @@ int main(int argc, char **argv)
     rpx_kv kv[32];
     rpx_kv_list list = {kv, 0};
     rpx_npz *npz = NULL;
-    rpx_outputs outs;
-    rpx_npz_writer *w = NULL;
-    json_t *doc, *events = NULL, *names = json_array();
+    json_t *events = NULL, *names = json_array();
     char path[4096];
     void *h;
-    int i, rc;
+    int i, rc = 1;
     if (argc < 5) {
         fprintf(stderr, "usage: ort_probe PLUGIN MODEL INPUTS.npz OUT [NAME=VALUE ...]\n");
         return 2;
@@ -59,42 +95,20 @@ int main(int argc, char **argv)
                                                      : (rpx_kv){argv[i], RPX_KV_TEXT, eq + 1, 0, 0};
     }
     t.spec = t.display_spec = argv[2];
-    if (!open_fn || (rc = open_fn(&t, &list, &err)) != 0) {
-        if (t.hooks.unload) t.hooks.unload(t.hooks.state);
-        return fail("open", &err);
+    if (!open_fn || open_fn(&t, &list, &err) != 0)
+        fail("open", &err);
+    else if (rpx_npz_load(argv[3], &npz, &err) != 0)
+        fail("inputs", &err);
+    else if (drive(&t, rpx_npz_inputs(npz), argv[4], &events, names) == 0) {
+        json_t *doc = json_pack("{s:o, s:o, s:O, s:i}", "section", t.hooks.section(t.hooks.state),
+                                "events", events, "outputs", names, "profiled_calls", CALLS);
+        snprintf(path, sizeof path, "%s.json", argv[4]);
+        rc = json_dump_file(doc, path, JSON_INDENT(1)) == 0 ? 0 : 1;
+        json_decref(doc);
     }
-    if ((rc = rpx_npz_load(argv[3], &npz, &err)) != 0) return fail("inputs", &err);
-    if ((rc = t.hooks.setup(&t.hooks.state, rpx_npz_inputs(npz), NULL, &err)) != 0)
-        return fail("setup", &err);
-    for (i = 0; i < CALLS; i++) {
-        if ((rc = t.hooks.call(t.hooks.state, rpx_npz_inputs(npz), &err)) != 0) return fail("call", &err);
-        if (i + 1 < CALLS) t.hooks.after_call(t.hooks.state, 1, 0);
-    }
-    if ((rc = t.hooks.outputs(t.hooks.state, &outs, &err)) != 0) return fail("outputs", &err);
-    snprintf(path, sizeof path, "%s.npz", argv[4]);
-    if ((rc = rpx_npz_writer_open(path, 0, &w, &err)) != 0) return fail("write", &err);
-    for (i = 0; i < (int)outs.count; i++) {
-        const rpx_tensor *o = &outs.tensors[i];
-        json_array_append_new(names, json_string(o->name));
-        if ((rc = rpx_npz_writer_add(w, o->name, o->dtype, o->ndim, o->shape, o->data,
-                                     &err)) != 0)
-            return fail("write", &err);
-    }
-    if ((rc = rpx_npz_writer_close(w, &err)) != 0) return fail("write", &err);
-    t.hooks.after_call(t.hooks.state, 1, 0);
-    if ((rc = t.hooks.layers_begin(t.hooks.state, &err)) != 0) return fail("layers_begin", &err);
-    for (i = 0; i < CALLS; i++) {
-        if ((rc = t.hooks.call(t.hooks.state, rpx_npz_inputs(npz), &err)) != 0) return fail("call", &err);
-        t.hooks.after_call(t.hooks.state, 0, 0);
-    }
-    if ((rc = t.hooks.layers_end(t.hooks.state, &events, &err)) != 0) return fail("layers_end", &err);
-    doc = json_pack("{s:o, s:o, s:o, s:i}", "section", t.hooks.section(t.hooks.state), "events",
-                    events, "outputs", names, "profiled_calls", CALLS);
-    snprintf(path, sizeof path, "%s.json", argv[4]);
-    rc = json_dump_file(doc, path, JSON_INDENT(1));
-    json_decref(doc);
-    t.hooks.teardown(t.hooks.state);
-    t.hooks.unload(t.hooks.state);
+    if (t.setup_done && t.hooks.teardown) t.hooks.teardown(t.hooks.state);
+    if (t.hooks.unload) t.hooks.unload(t.hooks.state);
+    json_decref(names);
     rpx_npz_free(npz);
-    return rc == 0 ? 0 : 1;
+    return rc;
 }

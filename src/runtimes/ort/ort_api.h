@@ -50,6 +50,7 @@ enum { RPX_ORT_ONNX_TYPE_TENSOR = 1 };
     X(1, GetErrorCode, int, (const OrtStatus *status))                                         \
     X(2, GetErrorMessage, const char *, (const OrtStatus *status))                             \
     X(3, CreateEnv, OrtStatus *, (int level, const char *logid, OrtEnv **out))                 \
+    X(6, DisableTelemetryEvents, OrtStatus *, (const OrtEnv *env))                            \
     X(7, CreateSession, OrtStatus *,                                                           \
       (const OrtEnv *env, const char *path, const OrtSessionOptions *o, OrtSession **out))     \
     X(9, Run, OrtStatus *,                                                                     \

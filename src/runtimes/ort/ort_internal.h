@@ -47,6 +47,7 @@ typedef struct ort_state {
     OrtMemoryInfo *mem;
     OrtAllocator *alloc;          /* ORT's default allocator (names) */
     double setup_ms;
+    const char *telemetry_env;    /* ORT_DISABLE_TELEMETRY as the session saw it */
     char model_sha256[65], library_sha256[65];
     int have_library_sha;
     ort_io *in, *out;

@@ -55,7 +55,7 @@ int rpx__ort_layers_begin(void *state, rpx_error *err)
     OrtStatus *st = NULL;
     char tmpl[PATH_MAX], prefix[PATH_MAX], optimised[PATH_MAX];
     const char *tmp = getenv("TMPDIR");
-    int rc;
+    int rc = 0, save;
     if (!s->session || s->n_bound == 0)
         return rpx_error_set(err, RPX_EINVAL, "--layers: the ONNX Runtime session has no inputs yet");
     rpx__ort_layers_free(s);
@@ -66,10 +66,19 @@ int rpx__ort_layers_begin(void *state, rpx_error *err)
     if (!(s->prof_dir = strdup(tmpl))) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     snprintf(prefix, sizeof prefix, "%s/profile", s->prof_dir);
     snprintf(optimised, sizeof optimised, "%s/optimised.onnx", s->prof_dir);
-    if ((rc = rpx__ort_session_options(s, &o, err)) == 0) {
+    /* with the optimised graph saved; where ORT cannot save it (a model over
+     * protobuf's 2 GB), without: nodes are then named but not mapped */
+    for (save = 1; save >= 0 && rc == 0 && !s->prof; save--) {
+        if ((rc = rpx__ort_session_options(s, &o, err)) != 0) break;
         st = s->api.EnableProfiling(o, prefix);
-        if (!st) st = s->api.SetOptimizedModelFilePath(o, optimised);
+        if (!st && save) st = s->api.SetOptimizedModelFilePath(o, optimised);
         if (!st) st = s->api.CreateSession(s->env, s->model, o, &s->prof);
+        s->api.ReleaseSessionOptions(o);
+        o = NULL;
+        if (st && save) {
+            s->api.ReleaseStatus(st);
+            st = NULL;
+        }
     }
     if (o) s->api.ReleaseSessionOptions(o);
     if (rc == 0 && st) rc = rpx__ort_fail(&s->api, st, err, RPX_EUNAVAILABLE,
@@ -77,6 +86,7 @@ int rpx__ort_layers_begin(void *state, rpx_error *err)
     if (rc == 0) {
         /* the dropped first run (layers_end skips the first model_run) */
         OrtValue **in = s->bound[0].values;
+        rpx__ort_results_release(s); /* Run would write into values left there */
         st = s->api.Run(s->prof, NULL, s->in_names, (const OrtValue *const *)in, s->n_in,
                         s->out_names, s->n_out, s->results);
         rpx__ort_results_release(s);
@@ -86,7 +96,9 @@ int rpx__ort_layers_begin(void *state, rpx_error *err)
         rpx__ort_layers_free(s);
         return rc;
     }
-    if (rpx__ort_node_map(s->model, optimised, &s->node_map, NULL) != 0) s->node_map = NULL;
+    if (access(optimised, R_OK) != 0 ||
+        rpx__ort_node_map(s->model, optimised, &s->node_map, NULL) != 0)
+        s->node_map = NULL; /* every event's nodes: null */
     s->active = s->prof;
     return 0;
 }

@@ -165,7 +165,13 @@ static int ort_setup(void **state, const rpx_inputs *inputs, const rpx_run_info 
         return rpx_error_set(err, RPX_ENOTFOUND, "--model %s: %s", s->model, strerror(errno));
     if ((rc = rpx_file_sha256(s->model, s->model_sha256, err)) != 0) return rc;
     s->have_library_sha = rpx_file_sha256(s->api.path, s->library_sha256, NULL) == 0;
+    /* ONNX Runtime 1.31's Linux build carries a telemetry client (1DS) that
+     * writes $TMPDIR/.ses and may send events: off, unless the user set the
+     * variable, before the environment starts it; its events off too */
+    setenv("ORT_DISABLE_TELEMETRY", "1", 0);
+    s->telemetry_env = getenv("ORT_DISABLE_TELEMETRY");
     ORT_CHECK(s->api.CreateEnv(RPX_ORT_LOGGING_ERROR, "rpxprof", &s->env), "ONNX Runtime: CreateEnv");
+    ORT_CHECK(s->api.DisableTelemetryEvents(s->env), "ONNX Runtime: DisableTelemetryEvents");
     ORT_CHECK(s->api.GetAllocatorWithDefaultOptions(&s->alloc), "ONNX Runtime: allocator");
     ORT_CHECK(s->api.CreateCpuMemoryInfo(RPX_ORT_ARENA_ALLOCATOR, RPX_ORT_MEM_DEFAULT, &s->mem),
               "ONNX Runtime: memory info");
@@ -255,6 +261,9 @@ static json_t *ort_section(void *state)
                            "inter-op unused in sequential execution",
         "memory_arena", 1, "memory_pattern", 1);
     if (settings && s->has_seed) json_object_set_new(settings, "seed", json_integer(s->seed));
+    if (settings)
+        json_object_set_new(settings, "ORT_DISABLE_TELEMETRY",
+                            s->telemetry_env ? json_string(s->telemetry_env) : json_null());
     return json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:s, s:s, s:o, s:o}", "name",
                      "onnxruntime", "version", s->api.version, "library",
                      s->api.path ? s->api.path : "", "library_sha256",
