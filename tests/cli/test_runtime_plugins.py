@@ -176,6 +176,10 @@ class OpenCVPluginTest(_Plugin, unittest.TestCase):
             self.assertEqual(len(covered), len(set(covered)), "a node covered twice")
             # every Conv ran, as a row of its own name; every Relu OpenCV fused is in a row
             self.assertEqual({e["name"] for e in ev if e["op_type"] == "Conv"}, convs)
+            # every row is a node of the file (a layer OpenCV made for a part of a node,
+            # "onnx_node!/Flatten/flatten", is that node's), once per call
+            self.assertLessEqual({e["name"] for e in ev}, {n.name for n in graph.node})
+            self.assertEqual(len(ev), len({e["name"] for e in ev}))
             self.assertLessEqual(relus, set(covered))
             fused = [e for e in ev if e["nodes"] and len(e["nodes"]) > 1]
             self.assertTrue(fused, "OpenCV fuses Relu into Conv: some row covers two nodes")
@@ -296,6 +300,53 @@ class RunTest(unittest.TestCase):
         self.assertEqual((s["threads"], s["inter_threads"]), (2, 2))
         self.assertEqual(block["outputs"], [{"name": "output", "dtype": "float32",
                                              "shape": [1, 1000]}])
+
+
+class LayersRunTest(unittest.TestCase):
+    """`rpxprof run --model FILE --runtime opencv|torch --layers N`: the plugins' events
+    joined by the --layers section (issue 39 §2's acceptance on resnet18, through OpenCV)."""
+
+    def go(self, runtime, model):
+        if not os.path.exists(PLUGIN[runtime]):
+            self.skipTest(f"{PLUGIN[runtime]} was not built (its package is absent)")
+        out = path(f"layers-{runtime}.json")
+        p = subprocess.run([BIN, "run", "--model", path(model), "--runtime", runtime,
+                            "--inputs", path("inputs.npz"), "--warmup", "1", "--repeats", "3",
+                            "--processes", "1", "--layers", "2", "--output", out],
+                           capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = load_json(out)
+        validate_profile(r)
+        return r["layers"]
+
+    def test_opencv(self):
+        import onnx
+        layers = self.go("opencv", "r18.onnx")
+        self.assertEqual(layers["runtime"], "opencv")
+        cost = json.loads(subprocess.run([BIN, "cost", path("r18.onnx"), "--per-op", "--json"],
+                                         capture_output=True, text=True, check=True).stdout)
+        per_op = {n["name"]: n for n in cost["nodes"]}
+        rows = [r for r in layers["rows"] if r["name"] != "unattributed"]
+        convs = {n.name for n in onnx.load(path("r18.onnx")).graph.node if n.op_type == "Conv"}
+        covered = [n for r in rows for n in r["nodes"]]
+        self.assertEqual(len(covered), len(set(covered)))
+        self.assertLessEqual(convs, set(covered))
+        for r in rows:
+            if r["op_type"] != "Conv":
+                continue
+            with self.subTest(row=r["name"]):
+                # a Conv row's FLOPs are the cost of the nodes it covers (its fused Relu too)
+                self.assertEqual(r["flops"], sum(per_op[n]["flops"] for n in r["nodes"]))
+                self.assertGreaterEqual(r["time_ms"], r["bound_ms"])  # never faster than its bound
+        self.assertAlmostEqual(sum(r["time_ms"] for r in layers["rows"]), layers["total_ms"],
+                               delta=1e-6 * layers["total_ms"])
+
+    def test_torch(self):
+        layers = self.go("torch", "r18.pt")
+        self.assertEqual(layers["runtime"], "torch")
+        ops = [r["op_type"] for r in layers["rows"]]
+        self.assertEqual(ops.count("aten::_convolution"), 20)
+        self.assertGreater(layers["total_ms"], 0)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
  * (librpxprof-opencv.so, librpxprof-torch.so) through its C exports alone,
  * as rpxprof's loader would: rpx_NAME_plugin_abi, rpx_NAME_plugin_open with
  * name = value pairs, then setup, calls, outputs, layers_begin / profiled
- * calls / layers_end, section, unload. For tests/cli/test_runtime_plugins.py
- * until the model_file kind reaches the plugins from `rpxprof run`.
+ * calls / layers_end, section, unload. tests/cli/test_runtime_plugins.py
+ * checks the hooks with it one by one (the raw layer events of each call, the
+ * outputs), apart from the runner that `rpxprof run --model FILE` adds.
  *
  * usage: rpx-runtime-harness PLUGIN.so NAME INPUTS.npz [--calls N]
  *          [--profiled K] [--outputs OUT.npz] [-t name=text] [-i name=integer]...

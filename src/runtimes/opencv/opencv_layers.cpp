@@ -12,7 +12,9 @@
 // layer computed last). The covering is thus read from OpenCV's own timings
 // and graph, not from its private fusion flags. OpenCV may run one node as
 // several layers (a Gemm as its InnerProduct and a layer named after the
-// node's output): their times are summed into the node's one row.
+// node's output, or after the node and a part: "/Flatten/flatten"): their
+// times are summed into the node's one row.
+#include <algorithm>
 #include <map>
 
 #include "opencv_state.hpp"
@@ -32,6 +34,12 @@ layer_info describe(const state &s, const cv::dnn::Net &net, int id, const std::
     auto by_output = s.graph.by_output.find(n);
     if (by_name != s.graph.by_name.end()) node = &s.graph.nodes[by_name->second];
     else if (by_output != s.graph.by_output.end()) node = &s.graph.nodes[by_output->second];
+    // a layer OpenCV made for part of a node is named after it ("/Flatten/flatten")
+    for (std::string head = n; !node && head.rfind('/') != std::string::npos && head.rfind('/') > 0;) {
+        head.erase(head.rfind('/'));
+        auto part_of = s.graph.by_name.find(head);
+        if (part_of != s.graph.by_name.end()) node = &s.graph.nodes[part_of->second];
+    }
     if (node) {
         l.name = node->name.empty() ? n : node->name;
         l.op_type = node->op_type;
@@ -70,7 +78,10 @@ void build_layer_table(state &s, const std::vector<double> &timings)
     }
     for (size_t i = 0; i < s.layers.size(); i++) {
         layer_info &owner = s.layers[(size_t)absorber[i]];
-        if (s.layers[i].known) owner.covers.push_back(s.layers[i].name);
+        const std::string &n = s.layers[i].name;
+        if (s.layers[i].known && std::find(owner.covers.begin(), owner.covers.end(), n) ==
+                                     owner.covers.end())
+            owner.covers.push_back(n);
     }
 }
 
