@@ -41,7 +41,7 @@ LAYERS = [
     ("compare",),                    # two reports compared in memory, the report validator
     ("history",),                    # the history of sessions: SQLite / PostgreSQL store
     ("runner",),                     # a whole run as one call
-    ("batch",),                      # manifests, batch jobs, aggregate, compare
+    ("batch", "sweep"),              # manifests, batch jobs, aggregate, compare; sweeps, capacity
     ("http", "python"),              # plugins and the Python extension, over the library
     ("cli",),
 ]
