@@ -41,7 +41,7 @@ LAYERS = [
     ("compare",),                    # two reports compared in memory, the report validator
     ("history",),                    # the history of sessions: SQLite / PostgreSQL store
     ("runner",),                     # a whole run as one call
-    ("sweep",),                      # a sweep's points together (sweep.json), aggregate over sweeps
+    ("sweep",),                      # a sweep's points together (sweep.json), aggregate over sweeps, capacity
     ("batch",),                      # manifests, batch jobs, aggregate, compare
     ("http", "python", "runtimes"),  # plugins and the Python extension, over the library
     ("cli",),

@@ -73,7 +73,7 @@ RPX_API size_t rpx_capacity_upper_rank(size_t n, double q, double confidence);
 /* One run at `rate` per second for `duration_s` seconds: *report (a new
  * reference) is the run's report, with its per-request samples
  * (latency_samples_ms, or pacing.latency_from_schedule_samples_ms; streamed
- * answers: http.stream.ttft_samples_ms / tpot_samples_ms). 0 or a negative
+ * answers: http.streaming.ttft_samples_ms / tpot_samples_ms). 0 or a negative
  * code (err says why: the search stops with it). */
 typedef int (*rpx_capacity_run_fn)(void *ctx, double rate, double duration_s, json_t **report,
                                    rpx_error *err);

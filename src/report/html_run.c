@@ -547,7 +547,13 @@ void rpx__h_run_view(hout *o, const json_t *r, const char *name, const char *id)
     cost_section(o, r, id);
     rpx__h_layers_section(o, r, id);   /* html_layers.c: only where the report has `layers` */
     run_http(o, r, id);
-    if (json_is_object(json_object_get(r, "pacing"))) { put(o, "<h3>Pacing</h3>"); rpx__h_kv_table(o, json_object_get(r, "pacing"), NULL); }
+    if (json_is_object(json_object_get(r, "pacing"))) {
+        json_t *pc = json_deep_copy(json_object_get(r, "pacing"));
+        json_object_del(pc, "latency_from_schedule_samples_ms"); /* per call: the figure's */
+        put(o, "<h3>Pacing</h3>");
+        rpx__h_kv_table(o, pc, NULL);
+        json_decref(pc);
+    }
     if (json_is_object(card)) {
         json_t *c = json_deep_copy(card);
         json_t *cond = json_incref(json_object_get(card, "conditions"));

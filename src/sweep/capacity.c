@@ -119,7 +119,7 @@ static int cmp_double(const void *a, const void *b)
 /* The per-request samples an objective is judged on, from a run's report (borrowed). */
 static const json_t *samples_of(const json_t *report, rpx_slo_metric m)
 {
-    const json_t *stream = json_object_get(json_object_get(report, "http"), "stream");
+    const json_t *stream = json_object_get(json_object_get(report, "http"), "streaming");
     const json_t *pacing = json_object_get(report, "pacing");
     if (m == RPX_SLO_TTFT) return json_object_get(stream, "ttft_samples_ms");
     if (m == RPX_SLO_TPOT) return json_object_get(stream, "tpot_samples_ms");

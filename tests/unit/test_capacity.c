@@ -72,7 +72,7 @@ static int sim_run(void *ctx, double rate, double duration_s, json_t **report, r
     sim *q = ctx;
     long n = lround(rate * duration_s), k;
     json_t *r = json_object(), *a = json_array(), *http = json_object(), *load = json_object(),
-           *sd = json_object();
+           *sd = json_object(), *stream = json_object(), *ttft = json_array();
     double gap = 1e3 / rate, finish = 0;
     (void)err;
     if (q->runs < 64) q->rates[q->runs] = rate;
@@ -81,6 +81,7 @@ static int sim_run(void *ctx, double rate, double duration_s, json_t **report, r
         double arrival = (double)k * gap;
         finish = fmax(arrival, finish) + q->service_ms;
         json_array_append_new(a, json_real(finish - arrival));
+        json_array_append_new(ttft, json_real(finish - arrival - 5.0)); /* the first token */
     }
     json_object_set_new(r, "status", json_string("complete"));
     json_object_set_new(r, "latency_samples_ms", a);
@@ -88,6 +89,8 @@ static int sim_run(void *ctx, double rate, double duration_s, json_t **report, r
     json_object_set_new(sd, "p99_us", json_real(rate > q->client_max ? 20000.0 : 20.0));
     json_object_set_new(load, "send_delay", sd);
     json_object_set_new(http, "load", load);
+    json_object_set_new(stream, "ttft_samples_ms", ttft);
+    json_object_set_new(http, "streaming", stream);
     json_object_set_new(r, "http", http);
     *report = r;
     return 0;
@@ -130,6 +133,27 @@ static void search_finds_the_queue_capacity(void **state)
     json_decref(c);
 }
 
+/* ttft_p99 from http.streaming.ttft_samples_ms (here latency - 5 ms): 'ttft_p99<45ms' and
+ * 'p99<50ms' are the same objective on this queue, so the same capacity */
+static void ttft_objective_from_the_stream(void **state)
+{
+    rpx_capacity_opts o;
+    rpx_error err;
+    sim q = {10.0, 1e9, 0, {0}};
+    json_t *c = NULL, *st;
+    (void)state;
+    memset(&err, 0, sizeof err);
+    rpx_capacity_opts_init(&o);
+    assert_int_equal(rpx_capacity_slo_parse("ttft_p99<45ms", &o.slo, &err), 0);
+    o.start_rate = 7;
+    assert_int_equal(rpx_capacity_search(&o, sim_run, &q, &c, &err), 0);
+    assert_true(fabs(json_number_value(json_object_get(c, "rate")) - 100.0) <= 10.0);
+    st = json_array_get(json_object_get(json_array_get(json_object_get(c, "search"), 0), "objectives"), 0);
+    assert_true(json_integer_value(json_object_get(st, "n")) >= 299);
+    assert_non_null(strstr(json_string_value(json_object_get(c, "sentence")), "ttft p99 < 45 ms"));
+    json_decref(c);
+}
+
 static void invalid_runs_are_never_the_capacity(void **state)
 {
     rpx_capacity_opts o;
@@ -163,6 +187,7 @@ int main(void)
         cmocka_unit_test(min_requests_and_rank),
         cmocka_unit_test(slo_grammar),
         cmocka_unit_test(search_finds_the_queue_capacity),
+        cmocka_unit_test(ttft_objective_from_the_stream),
         cmocka_unit_test(invalid_runs_are_never_the_capacity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
