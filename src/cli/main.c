@@ -27,6 +27,7 @@ static const char usage[] =
     "  report    one self-contained HTML page of runs, a comparison or a batch\n"
     "  compare   compare two reports (or two batch folders): ratios, intervals, verdict\n"
     "  sweep     measure a target over sizes, batches, threads or rates in one session\n"
+    "  capacity  the largest request or frame rate that meets latency objectives (--slo)\n"
     "  trace     a run report as a Chrome trace (Perfetto, chrome://tracing)\n"
     "  history   every run kept: add, show, prune and check a history of sessions\n"
     "\n"
