@@ -35,7 +35,8 @@ static const char usage[] =
     "  --max-runs N          runs of the whole search at most (40)\n"
     "  --send-tolerance MS   a run whose client's own send delay p99 passes this is invalid\n"
     "                        (default: 1 ms or a tenth of the tightest objective)\n"
-    "  --output FILE         the capacity block as JSON (default: stdout)\n";
+    "  --output FILE         the capacity block as JSON (default: stdout)\n"
+    "  -h, --help            show this help and exit\n";
 
 typedef struct cap_ctx {
     rpx_runner_config cfg;
