@@ -290,6 +290,15 @@ static int point(const json_t *row, double *x, double *y)
     return isfinite(*y) && *y > 0;
 }
 
+/* A row's bound as a point of the roof: its FLOPs over its bound_ms
+ * (attainable GFLOP/s) at its intensity; 0 when it has none. */
+static int bound_point(const json_t *row, double *y)
+{
+    double f = num(row, "flops"), b = num(row, "bound_ms");
+    *y = f / (b * 1e-3) / 1e9;
+    return b > 0 && isfinite(*y) && *y > 0;
+}
+
 /* Each op type's colour: the first NCOLOURS - 1 of by_op_type (by time) their
  * own, the others the last. */
 static int colour(const json_t *ops, const char *op)
@@ -339,9 +348,17 @@ static void roofs(hout *o, const rpx_h_axis *x, const rpx_h_axis *y, double pk, 
 
 static void dot(hout *o, const json_t *row, const rpx_h_axis *x, const rpx_h_axis *y, double tmax, int c)
 {
-    double ax, ay, t = num(row, "time_ms"), r = DOT_R * sqrt(t / tmax);
+    double ax, ay, by, t = num(row, "time_ms"), r = DOT_R * sqrt(t / tmax);
     char b1[40], b2[40], b3[40], b4[40];
     point(row, &ax, &ay);
+    if (bound_point(row, &by)) {   /* its bound: a bar on the roof, a dotted line down to the dot */
+        double px = rpx__h_axis_pos(x, ax), pb = rpx__h_axis_pos(y, by);
+        put(o, "<g class=\"lbnd p%d\"><title>", c);
+        rpx__h_esc(o, jstr(row, "name"));
+        put(o, ": its bound %s ms, %s GFLOP/s attainable</title><path class=\"bar\" d=\"M%.1f %.1fH%.1f\"/><path d=\"M%.1f %.1fV%.1f\"/></g>",
+            rpx_format_3g(b1, sizeof b1, num(row, "bound_ms")), rpx_format_3g(b2, sizeof b2, by), px - 6, pb, px + 6, px, pb,
+            rpx__h_axis_pos(y, ay));
+    }
     put(o, "<circle class=\"ldot p%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.2f\" data-name=\"", c, rpx__h_axis_pos(x, ax),
         rpx__h_axis_pos(y, ay), r < DOT_MIN_R ? DOT_MIN_R : r);
     rpx__h_esc(o, jstr(row, "name"));
@@ -356,7 +373,7 @@ static void dot(hout *o, const json_t *row, const rpx_h_axis *x, const rpx_h_axi
 }
 
 /* The figure's caption: what is drawn, the roofs' source, the rows left out. */
-static void roof_caption(hout *o, double pk, double bw, size_t left, size_t un)
+static void roof_caption(hout *o, double pk, double bw, size_t left, size_t un, size_t nb)
 {
     char b1[40], b2[40];
     hout c = {0};
@@ -370,11 +387,16 @@ static void roof_caption(hout *o, double pk, double bw, size_t left, size_t un)
         rpx__sb_printf(&c, "The line: the host CPU's compute ceiling (%s GFLOP/s) from the report's roofline (host-cpu); its "
                            "memory bandwidth is not known, so no memory slope is drawn (rpxprof roofline --measure-cpu measures it). ",
                        rpx_format_3g(b1, sizeof b1, pk));
-    else rpx__sb_printf(&c, "No roof is drawn: the report's roofline holds no host-cpu peak. ");
+    else rpx__sb_printf(&c, "No roof is drawn: the report's roofline holds no host-cpu target (a run with --gpu names "
+                            "its targets; add host-cpu to them). ");
+    if (nb)
+        rpx__sb_printf(&c, "Each row's own bound (bound_ms) is the bar above its dot, at its FLOPs over the bound: the dotted "
+                           "line between them is how far it is from it. ");
     if (left) {
         rpx__sb_printf(&c, "Left out: %s", un ? "the unattributed time" : "");
         if (left > un)
-            rpx__sb_printf(&c, "%s%zu row%s without FLOPs, bytes or time", un ? " and " : "", left - un, left - un == 1 ? "" : "s");
+            rpx__sb_printf(&c, "%s%zu row%s with no FLOPs, bytes or time to place on log axes", un ? " and " : "", left - un,
+                           left - un == 1 ? "" : "s");
         rpx__sb_printf(&c, " (%zu in all).", left);
     } else rpx__sb_printf(&c, "Every row is drawn.");
     if (c.oom) o->oom = 1;
@@ -389,7 +411,7 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
     double pk = num(json_object_get(cpu, "peak_dense"), "tflops") * 1e3, bw = num(cpu, "memory_bandwidth_gbps");
     double xmn = INFINITY, xmx = 0, ymn = INFINITY, ymx = 0, tmax = 0, px, py;
     const double T = 20, B = 330, H = 380, P1 = RPX_H_FIG_W - 56 - 150;
-    size_t i, drawn = 0, un = 0, nl = 0, *ord;
+    size_t i, drawn = 0, un = 0, nl = 0, nb = 0, *ord;
     rpx_h_axis x, y;
     char fid[96];
     json_array_foreach(rows, i, row) {
@@ -398,6 +420,7 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
         drawn++;
         xmn = fmin(xmn, px), xmx = fmax(xmx, px), ymn = fmin(ymn, py), ymx = fmax(ymx, py);
         tmax = fmax(tmax, num(row, "time_ms"));
+        if (bound_point(row, &py)) ymn = fmin(ymn, py), ymx = fmax(ymx, py), nb++;
     }
     if (!drawn) {
         put(o, "<p class=\"na\" id=\"%s-layers-noroof\">No per-layer roofline: no row has FLOPs, bytes and a time "
@@ -448,7 +471,7 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
     put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>", (72 + P1) / 2, B + 32);
     put(o, "<text class=\"ax\" x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" text-anchor=\"middle\">attained GFLOP/s (log)</text>",
         (T + B) / 2, (T + B) / 2);
-    roof_caption(o, pk, bw, json_array_size(rows) - drawn, un);
+    roof_caption(o, pk, bw, json_array_size(rows) - drawn, un, nb);
 }
 
 /* ---- the section ------------------------------------------------------------------- */
@@ -512,7 +535,12 @@ void rpx__h_layers_section(hout *o, const json_t *report, const char *id)
         put(o, "</div>\n");
     }
     put(o, "<p class=\"muted\">");
-    if (jstr(L, "covers")) { rpx__h_esc(o, jstr(L, "covers")); put(o, " "); }
+    if (jstr(L, "covers")) {   /* a sentence of its own, whether or not the report ends it */
+        const char *c = jstr(L, "covers");
+        size_t n = strlen(c);
+        rpx__h_esc(o, c);
+        put(o, "%s ", n && c[n - 1] == '.' ? "" : ".");
+    }
     put(o, "Bounds on ");
     rpx__h_esc(o, jstr(L, "device") ? jstr(L, "device") : "the host CPU");
     put(o, "; achieved: the bound over the time (1: at the bound).</p>\n");
