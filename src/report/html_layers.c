@@ -127,6 +127,17 @@ static void esc_wbr(hout *o, const char *s)
     }
 }
 
+/* The first n bytes of s escaped (a UTF-8 character is not cut). */
+static void esc_prefix(hout *o, const char *s, size_t n)
+{
+    char b[64];
+    if (n >= sizeof b) n = sizeof b - 1;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    memcpy(b, s, n);
+    b[n] = '\0';
+    rpx__h_esc(o, b);
+}
+
 static void put_nodes(hout *o, const json_t *nodes)
 {
     size_t i, n = json_array_size(nodes);
@@ -314,7 +325,7 @@ static int colour(const json_t *ops, const char *op)
 /* A log axis from mn to mx over at least a decade. */
 static void log_axis(rpx_h_axis *a, double mn, double mx, double p0, double p1)
 {
-    double mid = sqrt(mn * mx);
+    double mid = sqrt(mn) * sqrt(mx);   /* not sqrt(mn * mx): that underflows for tiny values */
     if (mx / mn < 10) mn = mid / sqrt(10), mx = mid * sqrt(10);
     rpx__h_axis_make(a, mn, mx, 1, p0, p1);
 }
@@ -465,7 +476,9 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
         nl++;
         put(o, "<g class=\"p%zu\"><rect class=\"sw\" x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\"/><text class=\"ax\" x=\"%.1f\" y=\"%.1f\">",
             i, P1 + 16, ly - 9, P1 + 30, ly);
-        rpx__h_esc(o, i == NCOLOURS - 1 ? "other op types" : k);
+        if (i == NCOLOURS - 1) put(o, "other op types");
+        else if (strlen(k) > 22) { esc_prefix(o, k, 20); put(o, "&hellip;"); }   /* the legend's width */
+        else rpx__h_esc(o, k);
         put(o, "</text></g>");
     }
     put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>", (72 + P1) / 2, B + 32);
