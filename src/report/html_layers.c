@@ -422,7 +422,8 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
     double pk = num(json_object_get(cpu, "peak_dense"), "tflops") * 1e3, bw = num(cpu, "memory_bandwidth_gbps");
     double xmn = INFINITY, xmx = 0, ymn = INFINITY, ymx = 0, tmax = 0, px, py;
     const double T = 20, B = 330, H = 380, P1 = RPX_H_FIG_W - 56 - 150;
-    size_t i, drawn = 0, un = 0, nl = 0, nb = 0, *ord;
+    size_t i, drawn = 0, un = 0, nl = 0, nb = 0;
+    lrow *ord;
     rpx_h_axis x, y;
     char fid[96];
     json_array_foreach(rows, i, row) {
@@ -449,20 +450,18 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
     rpx__h_axis_ticks(o, &x, 0, B, T);
     rpx__h_axis_ticks(o, &y, 1, 72, P1);
     roofs(o, &x, &y, pk, bw);
-    ord = malloc(json_array_size(rows) * sizeof *ord);   /* the slowest drawn first, so that no dot hides a smaller one */
+    ord = malloc(drawn * sizeof *ord);   /* the slowest drawn first, so that no dot hides a smaller one */
     if (!ord) { o->oom = 1; return; }
     {
-        size_t n = 0, a, b;
-        json_array_foreach(rows, i, row) if (point(row, &px, &py)) ord[n++] = i;
-        for (a = 1; a < n; a++)
-            for (b = a; b > 0 && num(json_array_get(rows, ord[b - 1]), "time_ms") < num(json_array_get(rows, ord[b]), "time_ms"); b--) {
-                size_t t = ord[b];
-                ord[b] = ord[b - 1], ord[b - 1] = t;
-            }
-        for (a = 0; a < n; a++) {
-            row = json_array_get(rows, ord[a]);
-            dot(o, row, &x, &y, tmax, colour(ops, jstr(row, "op_type")));
+        size_t n = 0;
+        json_array_foreach(rows, i, row) if (point(row, &px, &py)) {
+            ord[n].row = row;
+            ord[n].t = num(row, "time_ms");
+            ord[n].at = i;
+            n++;
         }
+        qsort(ord, n, sizeof *ord, by_time);
+        for (i = 0; i < n; i++) dot(o, ord[i].row, &x, &y, tmax, colour(ops, jstr(ord[i].row, "op_type")));
     }
     free(ord);
     for (i = 0; i < json_array_size(ops) && i < NCOLOURS; i++) {   /* the legend: op types by time */

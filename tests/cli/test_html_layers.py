@@ -264,6 +264,32 @@ class LayerViewTest(unittest.TestCase):
             end = with_layers.index("</figure>\n", with_layers.index('id="run-0-layers-roof"')) + len("</figure>\n")
             self.assertEqual(with_layers[:start] + with_layers[end:], page, absent)
 
+    def test_odd_blocks_never_break_the_page(self):
+        """Whatever the block holds (wrong types, extreme numbers, markup in an op type,
+        thousands of rows), the page is made and nothing of it runs."""
+        big = [dict(self.L["rows"][0], name=f"n{i}", time_ms=1 + i % 7, time_ci_ms=None) for i in range(3000)]
+        odd = [
+            [],
+            {"rows": "x", "by_op_type": 5},
+            {"rows": [1, "a", None, {"name": 5, "time_ms": "fast", "nodes": [1, {"a": 1}], "time_ci_ms": [1],
+                                     "gpu_bounds": [1, 2], "share": True}], "by_op_type": [None, 3]},
+            {"rows": [dict(self.L["rows"][0], time_ms=1e-300, flops=1e300, intensity=1e-300, bound_ms=1e-300),
+                      dict(self.L["rows"][1], time_ms=1e300, time_ci_ms=[0, 1e308], intensity=1e300),
+                      dict(self.L["rows"][2], op_type="<script>window.__pwned=1</script>", time_ms=-1)],
+             "by_op_type": [{"op_type": "<script>x</script>", "share": 2, "achieved": -1}],
+             "total_ms": "x", "total_ci_ms": [1, "b"], "covers": 7, "overhead_note": ["x"]},
+            {"rows": big, "by_op_type": self.L["by_op_type"]},
+        ]
+        for k, block in enumerate(odd):
+            r = copy.deepcopy(self.r)
+            r["layers"] = block
+            page = self.page(r, f"odd{k}.html")
+            self.assertEqual(page.count("<script"), 1, k)
+            self.assertEqual('<h3 id="run-0-layers">' in page, isinstance(block, dict), k)
+            self.assertTrue(page.rstrip().endswith("</html>"), k)
+        t = self.layer_table(page)
+        self.assertEqual(len(t["tbody"]), 3000)
+
     def test_the_fixture_is_its_script(self):
         """make_layers_fixture.py writes the committed fixture, unchanged."""
         src = os.path.join(SOURCE, "tests", "fixtures", "layers", "make_layers_fixture.py")
