@@ -7,7 +7,8 @@
  * "unattributed" row apart in the table's foot, never sorted among the
  * layers) and the per-layer roofline (arithmetic intensity against attained
  * GFLOP/s, log-log, one dot per costed row with its area proportional to its
- * time, the host CPU's roofs from the report's `roofline`). A time is printed
+ * time, the host CPU's roofs from the report's `roofline`, each row's own
+ * bound as a bar above its dot). A time is printed
  * to the digits its interval supports (rpx__h_ci_decimals), a value derived
  * from it (share, achieved) to the digits of the same relative interval;
  * every other number by the summary's rule; a value not known is "n/a". */
