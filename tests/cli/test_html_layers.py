@@ -399,7 +399,7 @@ class LayerViewChromiumTest(unittest.TestCase):
     tearDown = LayerViewTest.tearDown
     page = LayerViewTest.page
 
-    def probe(self, name, size):
+    def probe(self, name, size, view="layers"):
         if SANITIZED:
             self.skipTest("chromium parts run in the normal build only (slow under ASan)")
         if not CHROMIUM:
@@ -413,7 +413,7 @@ class LayerViewChromiumTest(unittest.TestCase):
         try:
             p = chromium(f"--window-size={size}", "--virtual-time-budget=5000", "--dump-dom", "file://" + probe, prof=prof)
             os.makedirs(ARTIFACTS, exist_ok=True)
-            png = os.path.join(ARTIFACTS, "layers.png")
+            png = os.path.join(ARTIFACTS, view + ".png")
             if os.path.exists(png):
                 os.unlink(png)
             chromium("--hide-scrollbars", "--window-size=1100,5200", f"--screenshot={png}", "file://" + self.path(name),
@@ -477,7 +477,7 @@ class LayerViewChromiumTest(unittest.TestCase):
         with open(REAL) as f:
             r = json.load(f)
         self.page(r, "real.html")
-        found = self.probe("real.html", "1100,2400")
+        found = self.probe("real.html", "1100,2400", view="layers-real")
         self.assertEqual(found["page"][0] <= found["page"][1], True, "the page scrolls sideways")
         self.assertLessEqual(found["wrap"][0], found["wrap"][1] + 1)
         self.assertEqual(found["cells"], [])
