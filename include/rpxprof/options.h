@@ -64,6 +64,7 @@ typedef enum rpx_option_spelling {
 #define RPX_OPT_MANIFEST_MODEL 2048u
 #define RPX_OPT_MANIFEST_DEFAULTS 4096u
 #define RPX_OPT_MANIFEST_TASK 8192u
+#define RPX_OPT_RUNTIME 16384u    /* for model files run by a runtime only (docs/runtimes.md) */
 
 typedef struct rpx_run_option {
     const char *name;             /* the command line's, without "--": "call-timeout" */

@@ -38,6 +38,8 @@ typedef struct rpx_profile_desc {
     const char *timing_scope;     /* what one sample spans; NULL: a shared object's call */
     json_t *target_section;       /* the kind's section, reported under the kind's name
                                      ("python", "http") (borrowed), or NULL for none */
+    const char *target_section_key; /* the report's key for it when not the kind's name (a
+                                     model file's: "runtime"), or NULL */
     long failed_calls;            /* counted failures among timed calls (HTTP) */
     long failed_warmup_calls;
     const char *device;           /* "cpu" | "cuda" */

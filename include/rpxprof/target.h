@@ -159,6 +159,15 @@ typedef struct rpx_target_options {
     int nonce_prefix;
     long bodies_first;            /* the bodies sent by the processes before this one (set by the
                                      runner): the cycle goes on where they stopped */
+    /* A model file run by a runtime (docs/runtimes.md): --runtime ort|opencv|torch (NULL: by
+     * the file's suffix), --threads and --inter-threads (0: the runtime's default),
+     * --graph-opt none|basic|extended|all (NULL: the runtime's default), the seed the
+     * runtime is given (the generated inputs' seed) */
+    const char *runtime;
+    long threads;
+    long inter_threads;
+    const char *graph_opt;
+    unsigned long long model_seed;
 } rpx_target_options;
 
 #define RPX_HTTP_DEFAULT_DRAIN_S 5.0

@@ -25,13 +25,16 @@
 static const char usage[] =
     "Usage: rpxprof run --model TARGET --inputs FILE.npz --output FILE.json [OPTION]...\n"
     "       rpxprof run --model TARGET --inputs A.npz --inputs B.npz ... --output FILE.json\n"
+    "       rpxprof run --model MODEL.onnx     (a model file: inputs made, report written)\n"
     "Time a prediction function on fixed inputs and write a JSON report.\n"
     "\n"
     "  -m, --model TARGET     PATH/lib.so:SYMBOL (a shared object, see model.h),\n"
     "                         rpxprof-demo:SYMBOL (the packaged demo: demo_depth,\n"
     "                         demo_video_depth, demo_pose, demo_noop),\n"
     "                         MODULE:FUNCTION (a Python callable; arrays become\n"
-    "                         keyword arguments) or http(s)://HOST/PATH (an HTTP API)\n"
+    "                         keyword arguments), MODEL.onnx or MODEL.pt (a model\n"
+    "                         file run by a runtime, below) or http(s)://HOST/PATH\n"
+    "                         (an HTTP API)\n"
     "  -i, --inputs FILE      NPZ (or NPY) file; every array is passed to the model.\n"
     "                         Repeat it, or name a folder (its *.npz in name order),\n"
     "                         for distinct samples: one sample per file, the same\n"
@@ -59,13 +62,26 @@ static const char usage[] =
     "Model cost and bounds (the report's efficiency, roofline, realtime_budget):\n"
     "@cost\n"
     "      --input NAME=DIMS  bind a graph input's shape for --cost (1x3x480x640)\n"
-    "      --dim NAME=N       bind a symbolic dimension for --cost\n"
+    "      --dim NAME=N       bind a symbolic dimension for --cost (and a model\n"
+    "                         file's generated inputs)\n"
     "@flops\n"
     "@params\n"
     "@gpu\n"
     "@gpu-spec\n"
     "@tf32\n"
     "      --budget-hz LIST   real-time rates, comma-separated (default 5,10,30)\n"
+    "\n"
+    "Model files (--model MODEL.onnx, MODEL.pt; docs/runtimes.md): no --inputs: made\n"
+    "from the model's inputs (seeded random data); no --output: STEM-report.json here;\n"
+    "no --repeats, --duration, --rate or --target-precision: --auto; an ONNX file is\n"
+    "costed as with --cost\n"
+    "@runtime\n"
+    "@threads\n"
+    "@inter-threads\n"
+    "@graph-opt\n"
+    "      --shape NAME=DIMS  an input's shape for the generated inputs (and the\n"
+    "                         cost): 1x3x224x224; a TorchScript file needs one per\n"
+    "                         input (NAME=DIMS:DTYPE for other than float32)\n"
     "\n"
     "HTTP APIs (--model http://... or https://...):\n"
     "@body\n"
@@ -224,6 +240,8 @@ typedef struct run_opts {
     const char *html;             /* --html FILE */
     const char *trace;            /* --trace FILE, or NULL */
     long trace_max;               /* --trace-max-events */
+    int shape_given;              /* --shape (a model file's input shapes) */
+    char default_output[4096];    /* a model file's report without --output */
 } run_opts;
 
 /* --budget-hz 5,10,30: 1 to 16 rates, each a number above 0. 0, or -1 after
@@ -294,16 +312,29 @@ static char *layers_value(int argc, char **argv)
     return dflt;
 }
 
+/* A model file's report without --output: STEM-report.json in the current
+ * folder (resnet50.onnx -> resnet50-report.json). */
+static const char *model_file_output(const char *model, char *buf, size_t size)
+{
+    const char *base = strrchr(model, '/'), *dot;
+    base = base ? base + 1 : model;
+    dot = strrchr(base, '.');
+    snprintf(buf, size, "%.*s-report.json", (int)(dot && dot > base ? dot - base : (long)strlen(base)),
+             base);
+    return buf;
+}
+
 static int parse(int argc, char **argv, run_opts *o)
 {
     /* the command line's own options; the table's follow them (val O_TABLE + index) */
-    enum { O_META = 256, O_INPUT, O_DIM, O_BUDGET, O_HEADER, O_BACK_TO_BACK, O_HTML, O_TRACE,
+    enum { O_META = 256, O_INPUT, O_DIM, O_SHAPE, O_BUDGET, O_HEADER, O_BACK_TO_BACK, O_HTML, O_TRACE,
            O_TRACE_MAX, O_TABLE = 512 };
     static const struct option own[] = {
         {"model", required_argument, 0, 'm'},     {"inputs", required_argument, 0, 'i'},
         {"output", required_argument, 0, 'o'},    {"meta", required_argument, 0, O_META},
         {"quiet", no_argument, 0, 'q'},           {"input", required_argument, 0, O_INPUT},
         {"dim", required_argument, 0, O_DIM},     {"budget-hz", required_argument, 0, O_BUDGET},
+        {"shape", required_argument, 0, O_SHAPE},
         {"header", required_argument, 0, O_HEADER},
         {"compare-back-to-back", no_argument, 0, O_BACK_TO_BACK},
         {"html", required_argument, 0, O_HTML},
@@ -379,12 +410,14 @@ static int parse(int argc, char **argv, run_opts *o)
             o->headers[o->n_headers++] = optarg;
             break;
         case O_INPUT:
+        case O_SHAPE:
         case O_DIM:
             if (!strchr(optarg, '=') || optarg[0] == '=')
                 return rpx_cli_fail("run", -1, "--%s '%s': expected NAME=%s",
-                                    c == O_INPUT ? "input" : "dim", optarg,
-                                    c == O_INPUT ? "DIMS (1x3x480x640)" : "N");
-            if (c == O_INPUT && o->n_bind_inputs < MAX_BINDINGS)
+                                    c == O_INPUT ? "input" : c == O_SHAPE ? "shape" : "dim",
+                                    optarg, c != O_DIM ? "DIMS (1x3x480x640)" : "N");
+            if (c == O_SHAPE) o->shape_given = 1;
+            if (c != O_DIM && o->n_bind_inputs < MAX_BINDINGS)
                 o->bind_inputs[o->n_bind_inputs++] = optarg;
             else if (c == O_DIM && o->n_bind_dims < MAX_BINDINGS)
                 o->bind_dims[o->n_bind_dims++] = optarg;
@@ -430,9 +463,28 @@ static int parse(int argc, char **argv, run_opts *o)
             return rpx_cli_fail("run", -1, "--inputs or --body is required: the request body "
                                            "(--method GET and HEAD send none); or --body-template "
                                            "with --prompts");
-    } else if (!o->c.inputs)
+    } else if (!o->c.inputs && !rpx__kind_has(kind, RPX_KIND_RUNTIME))
         return rpx_cli_fail("run", -1, "--inputs is required (an NPZ file, several, or a folder "
                                        "of them)");
+    if (o->shape_given && !rpx__kind_has(kind, RPX_KIND_RUNTIME))
+        return rpx_cli_fail("run", -1, "--shape is for model files run by a runtime (--model "
+                                       "MODEL.onnx or MODEL.pt); to bind a graph input for "
+                                       "--cost give --input NAME=DIMS");
+    if (rpx__kind_has(kind, RPX_KIND_RUNTIME)) {
+        /* a model file alone is timed as `--auto` times it (within --max-time, 10 s), as
+         * trtexec's and benchmark_app's default durations do, unless the calls are given */
+        static const char *const fixing[] = {"repeats", "duration", "rate", "auto",
+                                             "target-precision"};
+        size_t f;
+        for (f = 0; f < sizeof fixing / sizeof fixing[0]; f++)
+            if (rpx_run_option_given(&o->c, rpx_run_option_find(fixing[f]))) break;
+        if (f == sizeof fixing / sizeof fixing[0] &&
+            rpx_run_option_set_text(&o->c, rpx_run_option_find("auto"), NULL, "--auto", &err) != 0)
+            return rpx_cli_fail("run", -1, "%s", err.message);
+    }
+    if (!o->c.output && rpx__kind_has(kind, RPX_KIND_RUNTIME))
+        o->c.output = model_file_output(o->c.model, o->default_output,
+                                                sizeof o->default_output);
     if (!o->c.output) return rpx_cli_fail("run", -1, "--output is required (a JSON file, or -)");
     /* ranges and every rule combining options: the same check as manifests',
      * Python's and the runner's, worded with `--` */

@@ -17,6 +17,7 @@
 /* The grammar tries the rows in this order; the last claims the rest. */
 static const rpx_kind *const table[] = {
     &rpx__kind_http,
+    &rpx__kind_model_file,
     &rpx__kind_shared_object,
     &rpx__kind_python,
 };

@@ -34,10 +34,27 @@ enum {
     /* the call is a C function of the model ABI: a failure shows its return
      * code and names NAME_setup */
     RPX_KIND_C_ABI = 1u << 4,
+    /* a model file run by a runtime in this process (docs/runtimes.md): the
+     * runtime options (--runtime, --threads, --inter-threads, --graph-opt)
+     * apply to it only; with no --inputs its inputs are made from the file's
+     * own (src/runner/model_file.c); an ONNX file is costed without --cost;
+     * its section is the report's `runtime` */
+    RPX_KIND_RUNTIME = 1u << 5,
     /* its targets' hooks have a per-node profiler (layers_begin/layers_end of
      * rpx_target_hooks): --layers is taken (a model file's runtimes) */
-    RPX_KIND_LAYERS = 1u << 5,
+    RPX_KIND_LAYERS = 1u << 6,
 };
+
+/* The runtime that runs a model file, as the row's `runtime` hook resolves it
+ * (the options, the file's suffix, where ORT's library is found). */
+typedef struct rpx_runtime_choice {
+    const char *runtime;          /* "ort", "opencv", "torch": the --runtime word */
+    const char *name;             /* the runtime block's name: "onnxruntime", ... */
+    const char *library;          /* ORT: the libonnxruntime path found; NULL otherwise */
+    const char *other;            /* the runtime to suggest when this one fails, or NULL */
+    int graph;                    /* 1: the file is an ONNX graph (costed; inputs read from it) */
+    int defaulted;                /* 1: no --runtime: chosen by the suffix (and the library) */
+} rpx_runtime_choice;
 
 /* A plugin that ships with rpxprof (loaded only by a run of its kind). It
  * exports rpx_<name>_plugin_abi and rpx_<name>_plugin_open (plugins.h). */
@@ -79,6 +96,15 @@ typedef struct rpx_kind {
     const char *scope_load;       /* timing_scope of its own open-loop load */
     const char *outputs_how;      /* --check-outputs refused: how to show outputs (NULL: the
                                      kind has none to check) */
+    /* --- a model file's runtime (RPX_KIND_RUNTIME) --- */
+    const char *section_key;      /* the report's key for the kind's section; NULL: `name` */
+    /* which runtime runs `spec` with these options, refused (naming the fix)
+     * when it cannot run here; `library` points into static storage */
+    int (*runtime)(const char *spec, const rpx_target_options *opt, rpx_runtime_choice *out,
+                   rpx_error *err);
+    /* what a crash while loading or in setup adds to its message (the
+     * runtime's crash, not the model's), or NULL */
+    void (*setup_crash)(const char *spec, const rpx_target_options *opt, char *buf, size_t size);
 } rpx_kind;
 
 /* The row that `spec` names by the grammar (the last row claims what no
@@ -109,8 +135,8 @@ int rpx__kind_match(const char *spec, const char *shown, const rpx_kind **kind, 
 
 /* What the grammar accepts, in the messages that refuse a --model. */
 #define RPX_KIND_EXPECTED \
-    "PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, module:function, PATH/module.py:function " \
-    "or an http(s):// URL"
+    "PATH/lib.so:SYMBOL, rpxprof-demo:SYMBOL, module:function, PATH/module.py:function, " \
+    "a model file (MODEL.onnx, MODEL.pt) or an http(s):// URL"
 
 /* Helpers the kind files share (callable.c). `spec` is MODULE:FUNCTION or PATH:SYMBOL. */
 /* The callable grammar: a ':SYMBOL' that is a valid function name. */
@@ -137,6 +163,7 @@ int rpx__http_options_read(const struct rpx_kv_list *kv, rpx_target_options *opt
 
 /* The kinds (one file each). */
 extern const rpx_kind rpx__kind_http;
+extern const rpx_kind rpx__kind_model_file;
 extern const rpx_kind rpx__kind_shared_object;
 extern const rpx_kind rpx__kind_python;
 

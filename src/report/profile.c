@@ -198,7 +198,9 @@ json_t *rpx_profile_report(const rpx_profile_desc *d)
                                    d->cuda_process_peaks, d->cuda_process_method));
     SET(r, "timer", timer_object(d->timer, d->sync_overhead_ns));
     SET(r, "cuda", borrowed(d->cuda, json_null));
-    if (d->target_section && d->target_kind) SET(r, d->target_kind, json_incref(d->target_section));
+    if (d->target_section && d->target_kind)
+        SET(r, d->target_section_key ? d->target_section_key : d->target_kind,
+            json_incref(d->target_section));
     SET(r, "wall_time_ms", d->wall_ns >= 0 ? json_real((double)d->wall_ns / 1e6) : json_null());
     SET(r, "efficiency", borrowed(d->efficiency, json_null));
     SET(r, "roofline", borrowed(d->roofline, json_null));

@@ -28,6 +28,8 @@ static const char *const engines[] = {"auto", "curl", "sockets", NULL};
 /* index = RPX_CALL_RECORDS_* */
 static const char *const call_records[] = {"cpu", "full", "off", NULL};
 static const char *const prompt_orders[] = {"cycle", "shuffle", NULL};
+static const char *const runtimes[] = {"ort", "opencv", "torch", NULL};
+static const char *const graph_opts[] = {"none", "basic", "extended", "all", NULL};
 
 /* In `rpxprof run --help` order. Options that are not one field of the
  * config (--model, --inputs, --output, --meta, --input, --dim, --header,
@@ -111,6 +113,24 @@ static const rpx_run_option table[] = {
      NULL,
      "fp32 dense ops run on TF32 tensor cores",
      F(tf32)},
+    {"runtime", "runtime", RPX_OPT_ENUM, RPX_OPT_RUNTIME | RPX_OPT_ENUM_TEXT | CLI | MAN | PY, 0,
+     0, 0, runtimes, "R", 0, "ort for .onnx where its library is found, else opencv; torch for "
+     ".pt", NULL, NULL,
+     "the runtime that runs a model file: ort (ONNX Runtime), opencv (OpenCV DNN) or torch "
+     "(libtorch, TorchScript)",
+     F(target.runtime)},
+    {"threads", "threads", RPX_OPT_INT, RPX_OPT_RUNTIME | CLI | MAN | PY, 0, 4096, 0, NULL, "N",
+     0, "0: the runtime's own", NULL, NULL,
+     "the runtime's intra-op threads (0: its default)",
+     F(target.threads)},
+    {"inter-threads", "inter_threads", RPX_OPT_INT, RPX_OPT_RUNTIME | CLI | MAN | PY, 0, 4096, 0,
+     NULL, "N", 0, "0: the runtime's own", NULL, NULL,
+     "the runtime's inter-op threads (0: its default)",
+     F(target.inter_threads)},
+    {"graph-opt", "graph_opt", RPX_OPT_ENUM, RPX_OPT_RUNTIME | RPX_OPT_ENUM_TEXT | CLI | MAN | PY,
+     0, 0, 0, graph_opts, "L", 0, "the runtime's own (ort: all)", NULL, NULL,
+     "graph optimisation level: none, basic, extended or all",
+     F(target.graph_opt)},
     {"body", "body", RPX_OPT_STRING, RPX_OPT_HTTP | CLI, 0, 0, 0, NULL, "FILE", 0, NULL, "a file",
      NULL,
      "send FILE instead of the NPZ file's bytes (then, and with GET or HEAD, --inputs is not "
@@ -323,7 +343,7 @@ static const rpx_run_option table[] = {
      "keep when each process set up and tore down the model and when each call and input "
      "restore began, in the report's timeline (for rpxprof trace; implied by --trace)",
      F(timeline)},
-    {"layers", "layers", RPX_OPT_INT, CLI | MAN, 1, RPX_LAYERS_MAX_CALLS, 0, NULL, "[N]", 0,
+    {"layers", "layers", RPX_OPT_INT, CLI, 1, RPX_LAYERS_MAX_CALLS, 0, NULL, "[N]", 0,
      NULL, NULL, "profiled calls per process",
      "after each process's timed calls (never during them), N profiled calls (--layers alone: "
      "20) through the runtime's own per-node profiler: each layer's time, cost and roofline "
@@ -845,6 +865,18 @@ static int check_given(const rpx_runner_config *c, rpx_option_spelling sp, const
         return rpx_error_set(err, RPX_EUSAGE, "%s bounds %s; give both",
                              sp_("max-time", sp, a, sizeof a),
                              sp_("target-precision", sp, b, sizeof b));
+    }
+    for (i = 0; !rpx__kind_has(kind, RPX_KIND_RUNTIME) && c->model && i < N_TABLE; i++) {
+        char *shown;
+        int rc;
+        if (!(table[i].flags & RPX_OPT_RUNTIME) || !c->given[i]) continue;
+        shown = rpx_target_redact_spec(c->model);
+        rc = rpx_error_set(err, RPX_EUSAGE, "%s is for model files run by a runtime%s, not %s",
+                           rpx_run_option_spelled(&table[i], sp, a, sizeof a),
+                           sp == RPX_SPELL_PY ? "" : " (model MODEL.onnx or MODEL.pt)",
+                           shown ? shown : "this model");
+        free(shown);
+        return rc;
     }
     for (i = 0; !rpx__kind_has(kind, RPX_KIND_REQUESTS) && c->model && i < N_TABLE; i++) {
         char *shown;

@@ -167,6 +167,7 @@ typedef struct run_ctx {
     rpx__autorange ar;            /* --auto (autorange.c); ar.on 0: a fixed --repeats */
     json_t *server_metrics;       /* --server-metrics: the report's (server_metrics.c), or NULL */
     char session_id[32], session_started[32]; /* the report's session (src/session/) */
+    model_file_prep mf;           /* a model file's runtime and made inputs (model_file.c) */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -196,6 +197,7 @@ static void ctx_free(run_ctx *x)
         rpx__samples_free(&x->smp);
     }
     free(x->shown_model);
+    rpx__model_file_free(&x->mf);
     memset(x, 0, sizeof *x);
 }
 
@@ -212,6 +214,8 @@ static int ctx_prepare(const rpx_runner_config *cfg, run_ctx *x, rpx_error *err)
     if (!c->target.custom && (rc = rpx_target_check_spec(c->model, err)) != 0) return rc;
     x->kind = config_kind(c);
     x->row = rpx__kind_of_target(c->model, &c->target);
+    /* a model file: its runtime, its cost, and its inputs when none were given */
+    if ((rc = rpx__model_file_prepare(c, x->row, &x->mf, err)) != 0) return rc;
     /* an HTTP request's body may come from --body (or be none): no inputs file then */
     /* ... nor for a caller-made target that brings its own arguments (rpxprof.profile(fn, x)) */
     if (!c->inputs && c->n_sample_files == 0 && !rpx__kind_has(x->row, RPX_KIND_REQUESTS) &&
@@ -476,6 +480,7 @@ static void fill_data(const run_ctx *x, finish *f, json_t *warnings)
     d->model_callable = x->shown_model;
     d->target_kind = x->kind;
     d->target_section = section;
+    d->target_section_key = x->row ? x->row->section_key : NULL;
     d->failed_calls = sh->failed_calls;
     d->failed_warmup_calls = sh->failed_warmup_calls;
     d->device = c->device;
@@ -637,6 +642,7 @@ static int ctx_finish(run_ctx *x, int stop_signal, rpx_runner_result *res, rpx_e
     }
     if (!(report = rpx__run_report(&f.rd))) goto oom;
     if (rpx__run_session(&x->c, report, x->session_id, x->session_started) != 0) goto oom;
+    rpx__model_file_report(&x->mf, report);
     if (res->status == RPX_RUNNER_OUTPUTS_DIFFER) {
         json_array_append_new(res->warnings, json_string(f.check.message));
         snprintf(res->error, sizeof res->error, "%s", f.check.message);

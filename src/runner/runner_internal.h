@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loader/kinds.h"
 #include "rpxprof/cost.h"
 #include "rpxprof/memory.h"
 #include "rpxprof/model.h"
@@ -101,6 +102,25 @@ typedef struct layers {
     const rpx_gpu_spec *chosen[32];
     size_t n_chosen;
 } layers;
+
+/* A model file's run (model_file.c): the runtime resolved, the inputs made
+ * when none were given (a temporary NPZ file, removed at the end). */
+typedef struct model_file_prep {
+    int on;                       /* the target is a model file run by a runtime */
+    rpx_runtime_choice choice;
+    int made;                     /* inputs_path was made (and is removed by _free) */
+    char inputs_path[4096];
+    json_t *generated;            /* the report's inputs_generated, or NULL */
+    char **binds;                 /* given inputs: their shapes, then --shape/--input */
+    size_t n_npz_binds;           /* the first ones, malloc'ed */
+} model_file_prep;
+/* Before the run: the runtime (refused with the fix when it cannot run), the
+ * file costed (c->cost), the inputs made (c->inputs). 0 for other kinds. */
+int rpx__model_file_prepare(rpx_runner_config *c, const struct rpx_kind *row, model_file_prep *m,
+                            rpx_error *err);
+/* The report's inputs_generated (null when the inputs were given). */
+void rpx__model_file_report(const model_file_prep *m, json_t *report);
+void rpx__model_file_free(model_file_prep *m);
 
 /* The cost layer and the GPU table, before anything is measured. */
 int rpx__layers_prepare(const rpx_runner_config *o, layers *l, rpx_error *err);

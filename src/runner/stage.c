@@ -450,6 +450,18 @@ static void input_fault_hint(const run_params *p, run_shared *sh)
              p->plan->samples[k].tensors[a].name, which);
 }
 
+/* A runtime that crashed while it loaded the model file or set it up says so
+ * (the kind's words: its own crash, not one measured in the model). */
+static void setup_crash_hint(const run_params *p, run_shared *sh)
+{
+    const rpx_kind *row = p->plan->row;
+    int ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
+    size_t len = strlen(sh->error);
+    if (!row || !row->setup_crash || (ph != PHASE_LOAD && ph != PHASE_SETUP)) return;
+    row->setup_crash(p->plan->c->model, &p->plan->c->target, sh->error + len,
+                     sizeof sh->error - len);
+}
+
 /* ---- signals ---- */
 
 static run_shared *g_sh;             /* the block of the stage in progress */
@@ -747,6 +759,7 @@ void rpx__run_stage(const run_params *p, run_shared *sh)
                  strsignal(sig),
                  sig == SIGKILL ? ": the kernel's out-of-memory killer, or another process" : "");
         input_fault_hint(p, sh);
+        setup_crash_hint(p, sh);
     } else if (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) != PHASE_DONE) {
         /* the model called exit() (or the child ended some other way) mid-run */
         note_failed_call(p, sh);

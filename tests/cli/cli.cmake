@@ -51,6 +51,9 @@ rpx_py_test(cli.load_engines cli/test_load_engines.py SERIAL SLOW)
 rpx_py_test(cli.dead_server cli/test_dead_server.py SERIAL SLOW)
 # The runtime examples (OpenCV DNN, libtorch, Python) on a torchvision network.
 rpx_py_test(cli.examples cli/test_examples.py SERIAL SLOW TIMEOUT 1200)
+# Model files as targets (issue 39 §1): the host through a stand-in runtime plugin, then
+# torchvision exports through every runtime built here (tests/cli/test_model_file.py).
+rpx_py_test(cli.model_file cli/test_model_file.py SLOW RealRuntimesTest TIMEOUT 1800)
 # The depth-efficiency pipeline's keys in batch reports (its aggregator's stand-in), and aggregate reading the reference's reports.
 rpx_py_test(cli.pipeline_format cli/test_pipeline_format.py)
 # docs/batch.md's Slurm recipe on a single-node cluster (scripts/slurm-cluster.sh); skipped (77) where it cannot run.

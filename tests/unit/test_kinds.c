@@ -20,7 +20,7 @@ static void test_rows(void **st)
     size_t n, i, j;
     const rpx_kind *const *rows = rpx__kinds(&n);
     (void)st;
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 4);
     for (i = 0; i < n; i++) {
         /* every row opens, says what it is and is found by its name alone */
         assert_non_null(rows[i]->open);
@@ -46,7 +46,11 @@ static void test_grammar_through_the_table(void **st)
         {"pkg.mod:f", &rpx__kind_python}, {"ftp://h/x", &rpx__kind_python},
         /* a module's file: two checkouts of one module (issue 36 §5) */
         {"base/mypkg/model.py:predict", &rpx__kind_python}, {"model.py:f", &rpx__kind_python},
-        {"./a-b/my-model.py:f", &rpx__kind_python}, {"x/m.pyc:f", &rpx__kind_shared_object}};
+        {"./a-b/my-model.py:f", &rpx__kind_python}, {"x/m.pyc:f", &rpx__kind_shared_object},
+        /* a model file run by a runtime, by its suffix (issue 39) */
+        {"resnet50.onnx", &rpx__kind_model_file}, {"models/net.ONNX", &rpx__kind_model_file},
+        {"m/traced.pt", &rpx__kind_model_file}, {"a.torchscript", &rpx__kind_model_file},
+        {"./lib.onnx.so:f", &rpx__kind_shared_object}};
     size_t i;
     rpx_target_options opt;
     rpx_target_hooks custom;
