@@ -64,7 +64,7 @@ static const char css[] =
     ".side0{fill:var(--s0);fill-opacity:.3;stroke:var(--s0)}.side1{fill:var(--s1);fill-opacity:.3;stroke:var(--s1)}"
     ".sidem0{stroke:var(--s0);fill:var(--s0);stroke-width:2}.sidem1{stroke:var(--s1);fill:var(--s1);stroke-width:2}"
     ".band{fill:var(--accent);fill-opacity:.15}.one{stroke:var(--muted);stroke-dasharray:3 3}\n"
-    ".ldot{fill:var(--c);fill-opacity:.5;stroke:var(--c);stroke-width:1.2}.lroof path{fill:none;stroke:var(--fg);stroke-width:1.8}"
+    ".ldot{fill:var(--c);fill-opacity:.5;stroke:var(--c);stroke-width:1.2}.lroof path{fill:none;stroke:var(--fg);stroke-width:1.8}.lbnd path{fill:none;stroke:var(--c);stroke-width:1.2;stroke-dasharray:1 2}.lbnd path.bar{stroke-width:2.2;stroke-dasharray:none}"
     "table.layers{font-size:12px}table.layers td,table.layers th{padding:2px 5px}table.layers td[data-v]{white-space:nowrap}"
     "table.layers td.nm{overflow-wrap:anywhere;min-width:7em;max-width:16em}table.layers td.nodes{font-size:11px;color:var(--muted)}"
     "td .ci{display:block;color:var(--muted);font-size:11px}tr.unattributed td{font-style:italic;background:var(--card)}"

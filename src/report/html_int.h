@@ -1,6 +1,6 @@
 /* html_int.h — what the rooms of the HTML report share (internal):
  * html.c (the page, its style and script, the views), html_fig.c (the SVG
- * figures), html_glance.c (a report at a glance, Jupyter's), html_history.c (the
+ * figures), html_layers.c (the run view's per-layer part), html_glance.c (a report at a glance, Jupyter's), html_history.c (the
  * history page) and html_util.c (escaping, numbers, a report's words, a run's
  * samples). Text goes into an rpx_strbuf; every figure is an inline <svg>
  * with class "fig" and a <title> on each mark that has a value. */

@@ -7,7 +7,8 @@
  * "unattributed" row apart in the table's foot, never sorted among the
  * layers) and the per-layer roofline (arithmetic intensity against attained
  * GFLOP/s, log-log, one dot per costed row with its area proportional to its
- * time, the host CPU's roofs from the report's `roofline`). A time is printed
+ * time, the host CPU's roofs from the report's `roofline`, each row's own
+ * bound as a bar above its dot). A time is printed
  * to the digits its interval supports (rpx__h_ci_decimals), a value derived
  * from it (share, achieved) to the digits of the same relative interval;
  * every other number by the summary's rule; a value not known is "n/a". */
@@ -125,6 +126,17 @@ static void esc_wbr(hout *o, const char *s)
         s += n;
         if (*s && (seg[n - 1] == '/' || seg[n - 1] == '_')) put(o, "<wbr>");
     }
+}
+
+/* The first n bytes of s escaped (a UTF-8 character is not cut). */
+static void esc_prefix(hout *o, const char *s, size_t n)
+{
+    char b[64];
+    if (n >= sizeof b) n = sizeof b - 1;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    memcpy(b, s, n);
+    b[n] = '\0';
+    rpx__h_esc(o, b);
 }
 
 static void put_nodes(hout *o, const json_t *nodes)
@@ -290,6 +302,15 @@ static int point(const json_t *row, double *x, double *y)
     return isfinite(*y) && *y > 0;
 }
 
+/* A row's bound as a point of the roof: its FLOPs over its bound_ms
+ * (attainable GFLOP/s) at its intensity; 0 when it has none. */
+static int bound_point(const json_t *row, double *y)
+{
+    double f = num(row, "flops"), b = num(row, "bound_ms");
+    *y = f / (b * 1e-3) / 1e9;
+    return b > 0 && isfinite(*y) && *y > 0;
+}
+
 /* Each op type's colour: the first NCOLOURS - 1 of by_op_type (by time) their
  * own, the others the last. */
 static int colour(const json_t *ops, const char *op)
@@ -305,7 +326,7 @@ static int colour(const json_t *ops, const char *op)
 /* A log axis from mn to mx over at least a decade. */
 static void log_axis(rpx_h_axis *a, double mn, double mx, double p0, double p1)
 {
-    double mid = sqrt(mn * mx);
+    double mid = sqrt(mn) * sqrt(mx);   /* not sqrt(mn * mx): that underflows for tiny values */
     if (mx / mn < 10) mn = mid / sqrt(10), mx = mid * sqrt(10);
     rpx__h_axis_make(a, mn, mx, 1, p0, p1);
 }
@@ -339,9 +360,17 @@ static void roofs(hout *o, const rpx_h_axis *x, const rpx_h_axis *y, double pk, 
 
 static void dot(hout *o, const json_t *row, const rpx_h_axis *x, const rpx_h_axis *y, double tmax, int c)
 {
-    double ax, ay, t = num(row, "time_ms"), r = DOT_R * sqrt(t / tmax);
+    double ax, ay, by, t = num(row, "time_ms"), r = DOT_R * sqrt(t / tmax);
     char b1[40], b2[40], b3[40], b4[40];
     point(row, &ax, &ay);
+    if (bound_point(row, &by)) {   /* its bound: a bar on the roof, a dotted line down to the dot */
+        double px = rpx__h_axis_pos(x, ax), pb = rpx__h_axis_pos(y, by);
+        put(o, "<g class=\"lbnd p%d\"><title>", c);
+        rpx__h_esc(o, jstr(row, "name"));
+        put(o, ": its bound %s ms, %s GFLOP/s attainable</title><path class=\"bar\" d=\"M%.1f %.1fH%.1f\"/><path d=\"M%.1f %.1fV%.1f\"/></g>",
+            rpx_format_3g(b1, sizeof b1, num(row, "bound_ms")), rpx_format_3g(b2, sizeof b2, by), px - 6, pb, px + 6, px, pb,
+            rpx__h_axis_pos(y, ay));
+    }
     put(o, "<circle class=\"ldot p%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.2f\" data-name=\"", c, rpx__h_axis_pos(x, ax),
         rpx__h_axis_pos(y, ay), r < DOT_MIN_R ? DOT_MIN_R : r);
     rpx__h_esc(o, jstr(row, "name"));
@@ -356,7 +385,7 @@ static void dot(hout *o, const json_t *row, const rpx_h_axis *x, const rpx_h_axi
 }
 
 /* The figure's caption: what is drawn, the roofs' source, the rows left out. */
-static void roof_caption(hout *o, double pk, double bw, size_t left, size_t un)
+static void roof_caption(hout *o, double pk, double bw, size_t left, size_t un, size_t nb)
 {
     char b1[40], b2[40];
     hout c = {0};
@@ -370,11 +399,16 @@ static void roof_caption(hout *o, double pk, double bw, size_t left, size_t un)
         rpx__sb_printf(&c, "The line: the host CPU's compute ceiling (%s GFLOP/s) from the report's roofline (host-cpu); its "
                            "memory bandwidth is not known, so no memory slope is drawn (rpxprof roofline --measure-cpu measures it). ",
                        rpx_format_3g(b1, sizeof b1, pk));
-    else rpx__sb_printf(&c, "No roof is drawn: the report's roofline holds no host-cpu peak. ");
+    else rpx__sb_printf(&c, "No roof is drawn: the report's roofline holds no host-cpu target (a run with --gpu names "
+                            "its targets; add host-cpu to them). ");
+    if (nb)
+        rpx__sb_printf(&c, "Each row's own bound (bound_ms) is the bar above its dot, at its FLOPs over the bound: the dotted "
+                           "line between them is how far it is from it. ");
     if (left) {
         rpx__sb_printf(&c, "Left out: %s", un ? "the unattributed time" : "");
         if (left > un)
-            rpx__sb_printf(&c, "%s%zu row%s without FLOPs, bytes or time", un ? " and " : "", left - un, left - un == 1 ? "" : "s");
+            rpx__sb_printf(&c, "%s%zu row%s with no FLOPs, bytes or time to place on log axes", un ? " and " : "", left - un,
+                           left - un == 1 ? "" : "s");
         rpx__sb_printf(&c, " (%zu in all).", left);
     } else rpx__sb_printf(&c, "Every row is drawn.");
     if (c.oom) o->oom = 1;
@@ -389,7 +423,8 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
     double pk = num(json_object_get(cpu, "peak_dense"), "tflops") * 1e3, bw = num(cpu, "memory_bandwidth_gbps");
     double xmn = INFINITY, xmx = 0, ymn = INFINITY, ymx = 0, tmax = 0, px, py;
     const double T = 20, B = 330, H = 380, P1 = RPX_H_FIG_W - 56 - 150;
-    size_t i, drawn = 0, un = 0, nl = 0, *ord;
+    size_t i, drawn = 0, un = 0, nl = 0, nb = 0;
+    lrow *ord;
     rpx_h_axis x, y;
     char fid[96];
     json_array_foreach(rows, i, row) {
@@ -398,6 +433,7 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
         drawn++;
         xmn = fmin(xmn, px), xmx = fmax(xmx, px), ymn = fmin(ymn, py), ymx = fmax(ymx, py);
         tmax = fmax(tmax, num(row, "time_ms"));
+        if (bound_point(row, &py)) ymn = fmin(ymn, py), ymx = fmax(ymx, py), nb++;
     }
     if (!drawn) {
         put(o, "<p class=\"na\" id=\"%s-layers-noroof\">No per-layer roofline: no row has FLOPs, bytes and a time "
@@ -415,20 +451,18 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
     rpx__h_axis_ticks(o, &x, 0, B, T);
     rpx__h_axis_ticks(o, &y, 1, 72, P1);
     roofs(o, &x, &y, pk, bw);
-    ord = malloc(json_array_size(rows) * sizeof *ord);   /* the slowest drawn first, so that no dot hides a smaller one */
+    ord = malloc(drawn * sizeof *ord);   /* the slowest drawn first, so that no dot hides a smaller one */
     if (!ord) { o->oom = 1; return; }
     {
-        size_t n = 0, a, b;
-        json_array_foreach(rows, i, row) if (point(row, &px, &py)) ord[n++] = i;
-        for (a = 1; a < n; a++)
-            for (b = a; b > 0 && num(json_array_get(rows, ord[b - 1]), "time_ms") < num(json_array_get(rows, ord[b]), "time_ms"); b--) {
-                size_t t = ord[b];
-                ord[b] = ord[b - 1], ord[b - 1] = t;
-            }
-        for (a = 0; a < n; a++) {
-            row = json_array_get(rows, ord[a]);
-            dot(o, row, &x, &y, tmax, colour(ops, jstr(row, "op_type")));
+        size_t n = 0;
+        json_array_foreach(rows, i, row) if (point(row, &px, &py)) {
+            ord[n].row = row;
+            ord[n].t = num(row, "time_ms");
+            ord[n].at = i;
+            n++;
         }
+        qsort(ord, n, sizeof *ord, by_time);
+        for (i = 0; i < n; i++) dot(o, ord[i].row, &x, &y, tmax, colour(ops, jstr(ord[i].row, "op_type")));
     }
     free(ord);
     for (i = 0; i < json_array_size(ops) && i < NCOLOURS; i++) {   /* the legend: op types by time */
@@ -442,13 +476,15 @@ void rpx__h_fig_layer_roofline(hout *o, const json_t *report, const char *id)
         nl++;
         put(o, "<g class=\"p%zu\"><rect class=\"sw\" x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\"/><text class=\"ax\" x=\"%.1f\" y=\"%.1f\">",
             i, P1 + 16, ly - 9, P1 + 30, ly);
-        rpx__h_esc(o, i == NCOLOURS - 1 ? "other op types" : k);
+        if (i == NCOLOURS - 1) put(o, "other op types");
+        else if (strlen(k) > 22) { esc_prefix(o, k, 20); put(o, "&hellip;"); }   /* the legend's width */
+        else rpx__h_esc(o, k);
         put(o, "</text></g>");
     }
     put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>", (72 + P1) / 2, B + 32);
     put(o, "<text class=\"ax\" x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" text-anchor=\"middle\">attained GFLOP/s (log)</text>",
         (T + B) / 2, (T + B) / 2);
-    roof_caption(o, pk, bw, json_array_size(rows) - drawn, un);
+    roof_caption(o, pk, bw, json_array_size(rows) - drawn, un, nb);
 }
 
 /* ---- the section ------------------------------------------------------------------- */
@@ -512,7 +548,12 @@ void rpx__h_layers_section(hout *o, const json_t *report, const char *id)
         put(o, "</div>\n");
     }
     put(o, "<p class=\"muted\">");
-    if (jstr(L, "covers")) { rpx__h_esc(o, jstr(L, "covers")); put(o, " "); }
+    if (jstr(L, "covers")) {   /* a sentence of its own, whether or not the report ends it */
+        const char *c = jstr(L, "covers");
+        size_t n = strlen(c);
+        rpx__h_esc(o, c);
+        put(o, "%s ", n && c[n - 1] == '.' ? "" : ".");
+    }
     put(o, "Bounds on ");
     rpx__h_esc(o, jstr(L, "device") ? jstr(L, "device") : "the host CPU");
     put(o, "; achieved: the bound over the time (1: at the bound).</p>\n");

@@ -68,8 +68,11 @@ rpx_py_test(cli.sections cli/test_sections.py)
 rpx_py_test(cli.html cli/test_html.py SLOW)
 # The history page (rpxprof report --history) of tests/fixtures/history/ in chromium too (issue 36 §4).
 rpx_py_test(cli.history_page cli/test_history_page.py SLOW)
-# The run view's layer part (issue 39 §2) from tests/fixtures/layers/, in chromium too.
-rpx_py_test(cli.html_layers cli/test_html_layers.py)
+# The run view's layer part (issue 39 §2) from tests/fixtures/layers/ and from a --layers report
+# (unit.test_layer_times writes it), in chromium too.
+rpx_py_test(cli.html_layers cli/test_html_layers.py FIXTURES_REQUIRED layer_reports)
+# The same on resnet18 run through ONNX Runtime with --layers (skipped without its library).
+rpx_py_test(cli.html_layers_ort cli/test_html_layers_ort.py SLOW SERIAL FIXTURES_REQUIRED onnx_models)
 # The run options' table read alike by the command line, manifests and Python (issue 35 §2):
 # every option accepted or refused by name, bad values and combination rules in the same
 # words but the spelling; nothing is measured (a few seconds).

@@ -226,7 +226,8 @@ class LayerViewTest(unittest.TestCase):
         self.assertIn("compute ceiling 665 GFLOP/s", fig)
         self.assertIn("memory 20.0 GB/s", fig)
         left = len(self.L["rows"]) - len(rows)
-        self.assertIn(f"Left out: the unattributed time and {left - 1} rows without FLOPs, bytes or time ({left} in all).",
+        self.assertIn(f"Left out: the unattributed time and {left - 1} rows with no FLOPs, bytes or time to place on log "
+                      f"axes ({left} in all).",
                       htmlmod.unescape(fig))
 
     def test_roofs_as_far_as_the_report_knows_them(self):
@@ -263,6 +264,32 @@ class LayerViewTest(unittest.TestCase):
             end = with_layers.index("</figure>\n", with_layers.index('id="run-0-layers-roof"')) + len("</figure>\n")
             self.assertEqual(with_layers[:start] + with_layers[end:], page, absent)
 
+    def test_odd_blocks_never_break_the_page(self):
+        """Whatever the block holds (wrong types, extreme numbers, markup in an op type,
+        thousands of rows), the page is made and nothing of it runs."""
+        big = [dict(self.L["rows"][0], name=f"n{i}", time_ms=1 + i % 7, time_ci_ms=None) for i in range(3000)]
+        odd = [
+            [],
+            {"rows": "x", "by_op_type": 5},
+            {"rows": [1, "a", None, {"name": 5, "time_ms": "fast", "nodes": [1, {"a": 1}], "time_ci_ms": [1],
+                                     "gpu_bounds": [1, 2], "share": True}], "by_op_type": [None, 3]},
+            {"rows": [dict(self.L["rows"][0], time_ms=1e-300, flops=1e300, intensity=1e-300, bound_ms=1e-300),
+                      dict(self.L["rows"][1], time_ms=1e300, time_ci_ms=[0, 1e308], intensity=1e300),
+                      dict(self.L["rows"][2], op_type="<script>window.__pwned=1</script>", time_ms=-1)],
+             "by_op_type": [{"op_type": "<script>x</script>", "share": 2, "achieved": -1}],
+             "total_ms": "x", "total_ci_ms": [1, "b"], "covers": 7, "overhead_note": ["x"]},
+            {"rows": big, "by_op_type": self.L["by_op_type"]},
+        ]
+        for k, block in enumerate(odd):
+            r = copy.deepcopy(self.r)
+            r["layers"] = block
+            page = self.page(r, f"odd{k}.html")
+            self.assertEqual(page.count("<script"), 1, k)
+            self.assertEqual('<h3 id="run-0-layers">' in page, isinstance(block, dict), k)
+            self.assertTrue(page.rstrip().endswith("</html>"), k)
+        t = self.layer_table(page)
+        self.assertEqual(len(t["tbody"]), 3000)
+
     def test_the_fixture_is_its_script(self):
         """make_layers_fixture.py writes the committed fixture, unchanged."""
         src = os.path.join(SOURCE, "tests", "fixtures", "layers", "make_layers_fixture.py")
@@ -273,6 +300,61 @@ class LayerViewTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(tmp, "layers-run.json")) as f:
             self.assertEqual(json.load(f), self.r)
+
+
+REAL = os.path.join(os.environ.get("RPX_FIXTURES", os.path.join(BUILD, "fixtures")), "layers", "run.json")
+
+
+class LayerViewOfARealReportTest(unittest.TestCase):
+    """A report `rpxprof run --layers` wrote (unit.test_layer_times' stand-in target with a
+    per-node profiler of known times, joined with conv_small.onnx's per-op cost; ctest
+    fixture layer_reports): its rows, its dots and each row's bound as the report states it."""
+
+    path = LayerViewTest.path
+    page = LayerViewTest.page
+    layer_table = LayerViewTest.layer_table
+    tearDown = LayerViewTest.tearDown
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="rpxlayers-")
+        self.tmp = self._tmp.name
+        if not os.path.exists(REAL):
+            self.fail(f"no {REAL}: unit.test_layer_times writes it (ctest fixture layer_reports)")
+        with open(REAL) as f:
+            self.r = json.load(f)
+        self.L = self.r["layers"]
+
+    def test_the_real_reports_table_dots_and_bounds(self):
+        page = self.page(out="real.html")
+        t = self.layer_table(page)
+        rows = self.L["rows"]
+        layers = [r for r in rows if r["name"] != "unattributed"]
+        self.assertEqual([row["cells"][0] for row in t["tbody"]],
+                         [r["name"] for r in sorted(layers, key=lambda r: -r["time_ms"])])
+        self.assertEqual(len(t["tfoot"]), 1)
+        for row, r in zip(t["tbody"], sorted(layers, key=lambda r: -r["time_ms"])):
+            self.assertEqual(row["cells"][3], ci_text(r["time_ms"], *r["time_ci_ms"]) if r["time_ci_ms"]
+                             else fmt3(r["time_ms"]))
+            for key, col in NULL_COLUMNS.items():
+                if r[key] is None:
+                    self.assertEqual(row["cells"][col], "n/a", (r["name"], key))
+                elif key not in ("op_type", "nodes"):
+                    self.assertEqual(float(row["v"][col]), r[key] * (100 if key == "share" else 1), (r["name"], key))
+        fig = page[page.index('id="run-0-layers-roof"'):]
+        fig = fig[:fig.index("</figure>")]
+        svg = parse(page).svgs["run-0-layers-roof"]
+        drawn = [r for r in rows if costed(r)]
+        self.assertGreater(len(drawn), 1)
+        self.assertEqual(len([c for c in svg["circles"] if "ldot" in c.get("class", "")]), len(drawn))
+        # each drawn row's bound: a mark at its FLOPs over its bound_ms, named
+        bounds = re.findall(r'<g class="lbnd p\d"><title>([^<]*)</title>', fig)
+        self.assertEqual(len(bounds), len([r for r in drawn if r["bound_ms"]]))
+        for r in drawn:
+            self.assertIn(f"{r['name']}: its bound {fmt3(r['bound_ms'])} ms, "
+                          f"{fmt3(r['flops'] / r['bound_ms'] / 1e6)} GFLOP/s attainable", bounds)
+        if "host-cpu" not in (self.r.get("roofline") or {}):
+            self.assertNotIn('class="lroof"', fig)
+            self.assertIn("No roof is drawn", fig)
 
 
 def run_python(script):
@@ -317,7 +399,7 @@ class LayerViewChromiumTest(unittest.TestCase):
     tearDown = LayerViewTest.tearDown
     page = LayerViewTest.page
 
-    def probe(self, name, size):
+    def probe(self, name, size, view="layers"):
         if SANITIZED:
             self.skipTest("chromium parts run in the normal build only (slow under ASan)")
         if not CHROMIUM:
@@ -331,7 +413,7 @@ class LayerViewChromiumTest(unittest.TestCase):
         try:
             p = chromium(f"--window-size={size}", "--virtual-time-budget=5000", "--dump-dom", "file://" + probe, prof=prof)
             os.makedirs(ARTIFACTS, exist_ok=True)
-            png = os.path.join(ARTIFACTS, "layers.png")
+            png = os.path.join(ARTIFACTS, view + ".png")
             if os.path.exists(png):
                 os.unlink(png)
             chromium("--hide-scrollbars", "--window-size=1100,5200", f"--screenshot={png}", "file://" + self.path(name),
@@ -388,6 +470,26 @@ class LayerViewChromiumTest(unittest.TestCase):
         self.assertEqual(len(found["dots"]), sum(1 for r in L["rows"] if costed(r)))
         self.assertEqual([d for d in found["dots"] if d != [True, True]], [], "a dot not drawn or outside its figure")
         self.assertEqual(found["texts"], [], "labels outside the figure")
+
+    def test_the_real_report_in_the_browser(self):
+        if not os.path.exists(REAL):
+            self.fail(f"no {REAL}: unit.test_layer_times writes it (ctest fixture layer_reports)")
+        with open(REAL) as f:
+            r = json.load(f)
+        self.page(r, "real.html")
+        found = self.probe("real.html", "1100,2400", view="layers-real")
+        self.assertEqual(found["page"][0] <= found["page"][1], True, "the page scrolls sideways")
+        self.assertLessEqual(found["wrap"][0], found["wrap"][1] + 1)
+        self.assertEqual(found["cells"], [])
+        self.assertEqual(len(found["dots"]), sum(1 for x in r["layers"]["rows"] if costed(x)))
+        self.assertEqual([d for d in found["dots"] if d != [True, True]], [])
+        self.assertEqual(found["texts"], [])
+        rows = [x for x in r["layers"]["rows"] if x["name"] != "unattributed"]
+        for head, key in (("time (ms) [95 % interval]", "time_ms"), ("FLOPs", "flops"), ("achieved", "achieved")):
+            i, up, down = found["sorts"][head]
+            want = sorted(x[key] for x in rows if x[key] is not None)
+            self.assertEqual([float(v[i]) for _, v in up][:len(want)], want, head)
+            self.assertEqual([float(v[i]) for _, v in down][:len(want)], want[::-1], head)
 
 
 if __name__ == "__main__":
