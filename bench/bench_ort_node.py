@@ -13,7 +13,7 @@ process.hrtime.bigint(); rpxprof times the call as it times every call.
 
 usage: bench_ort_node.py RPXPROF [ROUNDS (6)] [CALLS (60)]
 Needs node and npm (Debian's), and torch/torchvision (Debian's) to export resnet18 with
-random weights. onnxruntime-node is installed with `npm install --ignore-scripts` into
+random weights (opset 10, as examples/export_model.py exports for OpenCV 4.6). onnxruntime-node is installed with `npm install --ignore-scripts` into
 ${XDG_CACHE_HOME:-~/.cache}/rpxprof/ort-node (its postinstall would fetch CUDA parts; it is
 not needed for the CPU). Prints Markdown for BENCHMARKS.md, then one JSON line per round."""
 import json
@@ -29,9 +29,10 @@ from bench_runs import LoadLog  # noqa: E402
 
 ORT_NODE_VERSION = "1.31.1"
 NODE_LOOP = r"""
-const ort = require(process.argv[2]);
+// node -e CODE A B C: process.argv is [node, A, B, C]
+const ort = require(process.argv[1]);
 (async () => {
-  const [model, warmup, calls] = [process.argv[3], +process.argv[4], +process.argv[5]];
+  const [model, warmup, calls] = [process.argv[2], +process.argv[3], +process.argv[4]];
   const s = await ort.InferenceSession.create(model, {intraOpNumThreads: 1, interOpNumThreads: 1,
       graphOptimizationLevel: 'all', executionMode: 'sequential'});
   const name = s.inputNames[0];
@@ -65,12 +66,18 @@ def ort_node_module():
 
 def export_resnet18(work):
     path = os.path.join(work, "resnet18.onnx")
+    # one file that every ONNX runtime here reads: OpenCV 4.6 needs opset 10 and no Identity
+    # on an initializer (examples/export_model.py), which ONNX Runtime reads as well
+    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
     code = ("import torch, torchvision, sys\n"
+            "sys.path.insert(0, sys.argv[2])\n"
+            "from export_model import drop_initializer_identities\n"
             "torch.manual_seed(0)\n"
             "m = torchvision.models.resnet18().eval()\n"
-            "torch.onnx.export(m, torch.randn(1, 3, 224, 224), sys.argv[1], opset_version=13,\n"
-            "                  input_names=['input'], output_names=['logits'])\n")
-    subprocess.run(["/usr/bin/python3", "-c", code, path], check=True,
+            "torch.onnx.export(m, torch.randn(1, 3, 224, 224), sys.argv[1], opset_version=10,\n"
+            "                  input_names=['input'], output_names=['logits'])\n"
+            "drop_initializer_identities(sys.argv[1])\n")
+    subprocess.run(["/usr/bin/python3", "-c", code, path, examples], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     npz = os.path.join(work, "input.npz")
     code = ("import numpy as np, sys\n"
@@ -158,7 +165,7 @@ def main():
                     print(f"{rt}: failed ({e})", file=sys.stderr)
     ratios = [x["ratio"] for x in rows]
     print(f"Machine: {machine_line()}; {log.line()}.\n")
-    print(f"resnet18 (random weights, opset 13, 1x3x224x224 float32), onnxruntime {rows[0].get('runtime')} "
+    print(f"resnet18 (random weights, opset 10 as OpenCV 4.6 reads it, 1x3x224x224 float32), onnxruntime {rows[0].get('runtime')} "
           f"(rpxprof, --runtime ort) against onnxruntime-node {rows[0].get('node_version')} in Node, one "
           f"thread each, {rounds} rounds ABBA, {calls} timed calls after 10 warmup calls per side and round:\n")
     print("| round | rpxprof p50 ms | Node p50 ms | rpxprof / Node |")
