@@ -4,8 +4,9 @@
  * point's p50 interval and the roofline bound as a second line (log axes where
  * the values span a decade), throughput against latency with the Pareto front
  * marked, the neighbours that went the wrong way, the points' table, and the
- * capacity block's SLO lines and rate when the capacity search filled it
- * (sweep_capacity, the hook issue 40 §2 fills in). */
+ * capacity search's result when it ran: its sentence, its objectives and a
+ * figure of every run's upper bounds against the rate with the objectives'
+ * limits (the SLO lines), the rate found and its interval. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,7 +171,130 @@ static void fig_pareto(hout *o, const pt *v, size_t n)
                         "higher throughput.");
 }
 
-/* The capacity block (issue 40 §2 fills it): its sentence and objectives. */
+/* Every run of a capacity search (its steps and the re-verification runs),
+ * each objective's upper confidence bound against the rate: what each
+ * decision was made from. */
+static void cap_each_run(const json_t *c, void (*fn)(void *, const json_t *run, const json_t *obj),
+                         void *arg)
+{
+    static const char *const lists[] = {"search", "verified_runs"};
+    size_t l, i, k;
+    for (l = 0; l < 2; l++) {
+        const json_t *runs = json_object_get(c, lists[l]);
+        for (i = 0; i < json_array_size(runs); i++) {
+            const json_t *objs = json_object_get(json_array_get(runs, i), "objectives");
+            for (k = 0; k < json_array_size(objs); k++)
+                fn(arg, json_array_get(runs, i), json_array_get(objs, k));
+        }
+    }
+}
+
+typedef struct cap_fig {
+    double xmn, xmx, ymn, ymx;
+    hout *o;
+    const rpx_h_axis *ax, *ay;
+    const json_t *limits;         /* the objectives: their texts, in order */
+} cap_fig;
+
+static void cap_range(void *arg, const json_t *run, const json_t *obj)
+{
+    cap_fig *f = arg;
+    double r = jnum(run, "rate"), u = jnum(obj, "upper_ms");
+    if (r > 0 && r < f->xmn) f->xmn = r;
+    if (r > 0 && r > f->xmx) f->xmx = r;
+    if (u > 0 && u < f->ymn) f->ymn = u;
+    if (u > 0 && u > f->ymx) f->ymx = u;
+}
+
+static int objective_index(const json_t *limits, const char *text)
+{
+    size_t k;
+    for (k = 0; text && k < json_array_size(limits); k++)
+        if (!strcmp(text, rpx__h_jstr(json_array_get(limits, k), "text"))) return (int)k;
+    return 0;
+}
+
+static void cap_mark(void *arg, const json_t *run, const json_t *obj)
+{
+    static const char *const colours[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b"};
+    cap_fig *f = arg;
+    char b1[32], b2[32];
+    double r = jnum(run, "rate"), u = jnum(obj, "upper_ms");
+    int valid = json_is_true(json_object_get(run, "valid"));
+    int k = objective_index(f->limits, rpx__h_jstr(obj, "text"));
+    if (!(r > 0 && u > 0)) return;
+    put(f->o, "<circle class=\"cap-run%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" stroke=\"%s\" "
+              "fill=\"%s\"><title>", valid ? "" : " invalid", rpx__h_axis_pos(f->ax, r),
+        rpx__h_axis_pos(f->ay, u), colours[k % 4], valid ? colours[k % 4] : "none");
+    rpx__h_esc(f->o, rpx__h_jstr(obj, "text"));
+    put(f->o, " at %s /s: upper bound %s ms%s</title></circle>", rpx__h_num3(b1, sizeof b1, r),
+        rpx__h_num3(b2, sizeof b2, u),
+        !valid ? " (an invalid run: never a decision)"
+               : json_is_true(json_object_get(obj, "holds")) ? " (holds)" : " (does not hold)");
+}
+
+/* The runs' upper bounds against the rate, each objective's limit as a
+ * horizontal line (the SLO) and the capacity found as a vertical line with its
+ * interval as a band. */
+static void fig_capacity(hout *o, const json_t *c)
+{
+    rpx_h_axis ax, ay;
+    cap_fig f = {INFINITY, -INFINITY, INFINITY, -INFINITY, o, &ax, &ay,
+                 json_object_get(c, "objectives")};
+    const json_t *ci = json_object_get(c, "ci");
+    double rate = jnum(c, "rate");
+    char b1[32];
+    size_t k;
+    cap_each_run(c, cap_range, &f);
+    for (k = 0; k < json_array_size(f.limits); k++) {
+        double lim = jnum(json_array_get(f.limits, k), "limit_ms");
+        if (lim > 0 && lim < f.ymn) f.ymn = lim;
+        if (lim > 0 && lim > f.ymx) f.ymx = lim;
+    }
+    if (rate > 0 && rate < f.xmn) f.xmn = rate;
+    if (rate > 0 && rate > f.xmx) f.xmx = rate;
+    if (!(isfinite(f.xmn) && isfinite(f.ymn))) return; /* no run with a bound: no figure */
+    rpx__h_axis_make(&ax, f.xmn, f.xmx, f.xmx >= 10 * f.xmn, L, R);
+    rpx__h_axis_make(&ay, f.ymn, f.ymx, f.ymx >= 10 * f.ymn, B, T);
+    rpx__h_fig_open(o, "sweep-capacity-fig", FIG_H, "the capacity search: each run's upper bounds "
+                    "against the rate, the objectives and the rate found", NULL);
+    rpx__h_axis_ticks(o, &ax, 0, B, T);
+    rpx__h_axis_ticks(o, &ay, 1, L, R);
+    if (json_array_size(ci) == 2 && rpx__h_jnum(json_array_get(ci, 0)) > 0 &&
+        rpx__h_jnum(json_array_get(ci, 1)) > 0) {
+        double x0 = rpx__h_axis_pos(&ax, rpx__h_jnum(json_array_get(ci, 0)));
+        double x1 = rpx__h_axis_pos(&ax, rpx__h_jnum(json_array_get(ci, 1)));
+        put(o, "<rect class=\"cap-ci\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
+            fmin(x0, x1), T, fmax(1.0, fabs(x1 - x0)), B - T);
+    }
+    for (k = 0; k < json_array_size(f.limits); k++) {
+        const json_t *ob = json_array_get(f.limits, k);
+        double y = rpx__h_axis_pos(&ay, jnum(ob, "limit_ms"));
+        if (!(jnum(ob, "limit_ms") > 0)) continue;
+        put(o, "<line class=\"cap-slo\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+               "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L, y, R, y, R - 4,
+            y - 4);
+        rpx__h_esc(o, rpx__h_jstr(ob, "text"));
+        put(o, "</text>");
+    }
+    if (rate > 0) {
+        double x = rpx__h_axis_pos(&ax, rate);
+        put(o, "<line class=\"cap-rate\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+               "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\">%s /s</text>", x, T, x, B, x + 4, T + 12,
+            rpx__h_num3(b1, sizeof b1, rate));
+    }
+    cap_each_run(c, cap_mark, &f);
+    put(o, "<text class=\"ax\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">rate (/s)%s</text>"
+           "<text class=\"ax\" x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
+           "text-anchor=\"middle\">upper 95 %% bound of the percentile (ms)</text>",
+        (L + R) / 2, FIG_H - 8, ax.log ? " (log)" : "", (T + B) / 2, (T + B) / 2);
+    rpx__h_fig_close(o, "Every run of the search and of its re-verification: each objective's "
+                        "distribution-free upper 95 % bound (a dot; hollow: an invalid run, never a "
+                        "decision) against the rate; the objectives' limits (the horizontal lines), "
+                        "the capacity found (the vertical line) and its interval (the band).");
+}
+
+/* The capacity block (issue 40 §2 fills it): its sentence, objectives and figure. */
 static void capacity(hout *o, const json_t *sw)
 {
     const json_t *c = json_object_get(sw, "capacity");
@@ -182,8 +306,22 @@ static void capacity(hout *o, const json_t *sw)
     put(o, "<p>");
     rpx__h_esc(o, rpx__h_jstr(c, "sentence"));
     put(o, "</p>");
-    if (json_is_array(json_object_get(c, "objectives")))
-        rpx__h_list_items(o, json_object_get(c, "objectives"), "sweep-slo");
+    if (json_array_size(json_object_get(c, "objectives"))) {
+        const json_t *objs = json_object_get(c, "objectives");
+        size_t k;
+        char b1[32];
+        put(o, "<ul class=\"sweep-slo\">");
+        for (k = 0; k < json_array_size(objs); k++) {
+            const json_t *ob = json_array_get(objs, k);
+            put(o, "<li><code>");
+            rpx__h_esc(o, rpx__h_jstr(ob, "text"));
+            put(o, "</code>: percentile %s of the ", rpx__h_num3(b1, sizeof b1, jnum(ob, "percentile")));
+            rpx__h_esc(o, rpx__h_jstr(ob, "metric"));
+            put(o, " below %s ms, with 95 %% confidence</li>", rpx__h_num3(b1, sizeof b1, jnum(ob, "limit_ms")));
+        }
+        put(o, "</ul>");
+    }
+    fig_capacity(o, c);
     put(o, "</section>\n");
 }
 
@@ -237,7 +375,9 @@ int rpx_html_sweep(const json_t *sw, char **html, rpx_error *err)
         ".sweep-p50{stroke:#1f77b4;stroke-width:2}.sweep-bound{stroke:#d62728;stroke-width:1.5;"
         "stroke-dasharray:6 4}.sweep-ci{stroke:#1f77b4;stroke-width:2}.sweep-point{fill:#1f77b4}"
         ".sweep-point.invalid{fill:#999}.sweep-point.pareto{fill:#ff7f0e}"
-        ".sweep-bound-mark{fill:#d62728}\n";
+        ".sweep-bound-mark{fill:#d62728}.cap-slo{stroke:#d62728;stroke-width:1.5;"
+        "stroke-dasharray:6 4}.cap-rate{stroke:#ff7f0e;stroke-width:2}.cap-ci{fill:#ff7f0e;"
+        "fill-opacity:.15}.cap-run{stroke-width:1.5}\n";
     hout o = {0};
     pt *v = NULL;
     size_t n;

@@ -66,7 +66,7 @@ class CapacityTest(TempDirTest):
         out = self.path("sweep")
         p = run("sweep", "--model", self.server.url, "--method", "GET", "--vary", "rate=auto",
                 "--slo", f"p99<{X:g}ms", "--rate", "50", "--concurrency", "64",
-                "--out-dir", out, check=0, timeout=600)
+                "--out-dir", out, "--html", self.path("sweep.html"), check=0, timeout=600)
         with open(os.path.join(out, "sweep.json")) as f:
             sw = json.load(f)
         import jsonschema
@@ -100,6 +100,19 @@ class CapacityTest(TempDirTest):
         for pt in sw["points"]:
             self.assertTrue(os.path.exists(os.path.join(out, pt["report"])), pt)
             self.assertEqual(pt["valid"], pt["invalid_reason"] is None, pt)
+        # the page: every run's upper bound a dot, the objective's limit a line (the SLO), the
+        # rate found a line and its interval a band
+        with open(self.path("sweep.html")) as f:
+            page = f.read()
+        fig = page[page.index('id="sweep-capacity-fig"'):]
+        fig = fig[:fig.index("</svg>")]
+        runs = [r for r in steps + c["verified_runs"] if r["objectives"][0]["upper_ms"] is not None]
+        self.assertEqual(fig.count('<circle class="cap-run'), len(runs))
+        self.assertEqual(fig.count('class="cap-run invalid"'), sum(1 for r in runs if not r["valid"]))
+        self.assertEqual(fig.count('<line class="cap-slo"'), 1)
+        self.assertIn(">p99&lt;200ms</text>", fig)
+        self.assertEqual(fig.count('<line class="cap-rate"'), 1)
+        self.assertEqual(fig.count('<rect class="cap-ci"'), 1)
 
     # ---- send delay ----
     def test_send_delay_beside_the_latency(self):
