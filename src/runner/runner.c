@@ -876,7 +876,8 @@ int rpx_runner_run_many(const rpx_runner_config *cfgs, int k, rpx_runner_result 
     cpu_probe(&x[0]);
     for (i = 1; i < k; i++) {
         if (x[0].cpu_probe) x[i].cpu_probe = json_incref(x[0].cpu_probe);
-        snprintf(x[i].cpu_probe_why, sizeof x[i].cpu_probe_why, "%s", x[0].cpu_probe_why);
+        /* the same array in every point (i > 0: never x[0]'s own) */
+        memcpy(x[i].cpu_probe_why, x[0].cpu_probe_why, sizeof x[i].cpu_probe_why);
     }
     for (i = 0; i < k; i++) {
         x[i].procs_start = rpx_system_procs_take(x[i].procs_why, sizeof x[i].procs_why);
