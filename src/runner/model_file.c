@@ -187,8 +187,9 @@ static int bind_given(rpx_runner_config *c, model_file_prep *m, rpx_error *err)
         if (!(m->binds[n] = strdup(text))) break;
         n++;
     }
+    int short_of_memory = i < in->count; /* `in` is the NPZ's: read before it is freed */
     rpx_npz_free(npz);
-    if (i < in->count) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
+    if (short_of_memory) return rpx_error_set(err, RPX_ENOMEM, "out of memory");
     m->n_npz_binds = n;
     for (i = 0; i < c->n_bind_inputs; i++) m->binds[n++] = (char *)c->bind_inputs[i];
     c->bind_inputs = (const char *const *)m->binds;
