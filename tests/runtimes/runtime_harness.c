@@ -133,7 +133,10 @@ int main(int argc, char **argv)
     if (rpx_npz_load(argv[3], &npz, &err) != 0) return die("inputs", &err);
     memset(&t, 0, sizeof t);
     t.spec = t.display_spec = t.path = argv[1];
-    if (open_fn(&t, &list, &err) != 0) return die("open", &err);
+    if (open_fn(&t, &list, &err) != 0) {
+        rpx_npz_free(npz); /* refused: nothing else to free (LeakSanitizer in the ASan stage) */
+        return die("open", &err);
+    }
     rc = run(&t, rpx_npz_inputs(npz), calls, profiled, out_path, &err);
     if (t.hooks.unload) t.hooks.unload(t.hooks.state);
     rpx_npz_free(npz);
