@@ -67,27 +67,42 @@ static int run(rpx_target *t, const rpx_inputs *in, long calls, long profiled,
 {
     rpx_run_info info = {RPX_MODEL_ABI_VERSION, "cpu", "fp32", "call", 1, calls};
     json_t *doc = json_object(), *names = json_array(), *events = NULL;
+    const char *failed = NULL;
     long k;
-    if (t->hooks.setup && t->hooks.setup(&t->hooks.state, in, &info, err) != 0) return die("setup", err);
-    for (k = 0; k < calls; k++)
-        if (t->hooks.call(t->hooks.state, in, err) != 0) return die("call", err);
-    if (write_outputs(t, out_path, names, err) != 0) return die("outputs", err);
-    if (profiled > 0) {
-        if (!t->hooks.layers_begin || !t->hooks.layers_end)
-            return die("layers", (rpx_error_set(err, RPX_EUNSUPPORTED, "no layers hooks"), err));
-        if (t->hooks.layers_begin(t->hooks.state, err) != 0) return die("layers_begin", err);
-        for (k = 0; k < profiled; k++)
-            if (t->hooks.call(t->hooks.state, in, err) != 0) return die("profiled call", err);
-        if (t->hooks.layers_end(t->hooks.state, &events, err) != 0) return die("layers_end", err);
+    /* every way out frees what it made (LeakSanitizer in the ASan stage) */
+    if (t->hooks.setup && t->hooks.setup(&t->hooks.state, in, &info, err) != 0) {
+        json_decref(doc);
+        json_decref(names);
+        return die("setup", err);
     }
-    json_object_set_new(doc, "section", t->hooks.section ? t->hooks.section(t->hooks.state) : json_null());
-    json_object_set_new(doc, "layers", events ? events : json_null());
-    json_object_set_new(doc, "outputs", names);
-    json_dumpf(doc, stdout, JSON_INDENT(1));
-    putchar('\n');
+    for (k = 0; !failed && k < calls; k++)
+        if (t->hooks.call(t->hooks.state, in, err) != 0) failed = "call";
+    if (!failed && write_outputs(t, out_path, names, err) != 0) failed = "outputs";
+    if (!failed && profiled > 0) {
+        if (!t->hooks.layers_begin || !t->hooks.layers_end) {
+            rpx_error_set(err, RPX_EUNSUPPORTED, "no layers hooks");
+            failed = "layers";
+        } else if (t->hooks.layers_begin(t->hooks.state, err) != 0) {
+            failed = "layers_begin";
+        }
+        for (k = 0; !failed && k < profiled; k++)
+            if (t->hooks.call(t->hooks.state, in, err) != 0) failed = "profiled call";
+        if (!failed && t->hooks.layers_end(t->hooks.state, &events, err) != 0) failed = "layers_end";
+    }
+    if (!failed) {
+        json_object_set_new(doc, "section", t->hooks.section ? t->hooks.section(t->hooks.state)
+                                                             : json_null());
+        json_object_set_new(doc, "layers", events ? events : json_null());
+        json_object_set_new(doc, "outputs", names);
+        json_dumpf(doc, stdout, JSON_INDENT(1));
+        putchar('\n');
+    } else {
+        json_decref(names);
+        json_decref(events);
+    }
     json_decref(doc);
     if (t->hooks.teardown) t->hooks.teardown(t->hooks.state);
-    return 0;
+    return failed ? die(failed, err) : 0;
 }
 
 int main(int argc, char **argv)
