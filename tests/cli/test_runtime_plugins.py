@@ -19,7 +19,7 @@ import unittest
 
 import numpy as np
 
-from common import BIN, BUILD, SOURCE, load_json, main, validate_profile
+from common import BIN, BUILD, SANITIZED, SOURCE, load_json, main, validate_profile
 
 HARNESS = os.path.join(BUILD, "rpx-runtime-harness")
 PLUGIN = {"opencv": os.path.join(BUILD, "librpxprof-opencv.so"),
@@ -96,7 +96,15 @@ def harness(runtime, model, inputs="inputs.npz", *, calls=3, profiled=0, outputs
         cmd += ["-t", kv]
     for kv in integer:
         cmd += ["-i", kv]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    env = None
+    if SANITIZED and runtime == "torch":
+        # LeakSanitizer's tracer stops every thread to scan them, and with libtorch's thread
+        # pools alive at exit it crashed ("Tracer caught signal 11") in one run of four: the
+        # torch harness runs with ASan's checks but without the leak scan (the plugin links no
+        # rpxprof code; the harness's own leaks are found on the opencv runs)
+        env = dict(os.environ)
+        env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     if check and p.returncode != 0:
         raise AssertionError(f"harness failed ({p.returncode}): {p.stderr}")
     return p.returncode, (json.loads(p.stdout) if p.returncode == 0 else None), p.stderr
